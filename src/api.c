@@ -1,0 +1,163 @@
+/*
+ * api.c: hgemm_nt's argument checks, the status strings, the kernel table and
+ * dispatch. Every check runs before the first CUDA call, so each error path
+ * can be tested on a machine with no GPU.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "internal.h"
+
+/* The one kernel table: dispatch, the CLI, the tests and the benchmark read it. */
+static const hgemm_kernel_info kernel_table[] = {
+    {HGEMM_KERNEL_V0, "v0", HGEMM_ACC_F32, "TMA loads, ldmatrix + mma.sync from registers", hgemm__launch_v0},
+    {HGEMM_KERNEL_V1, "v1", HGEMM_ACC_F32, "WGMMA from 128B-swizzled shared memory", hgemm__launch_v1},
+    {HGEMM_KERNEL_V2, "v2", HGEMM_ACC_F32, "a 4-stage ring of TMA loads ahead of WGMMA", hgemm__launch_v2},
+    {HGEMM_KERNEL_V3, "v3", HGEMM_ACC_F32, "warp specialization: producer warp, consumer warpgroup", hgemm__launch_v3},
+    {HGEMM_KERNEL_V4, "v4", HGEMM_ACC_F32, "two consumer warpgroups, pipeline state, raster groups", hgemm__launch_v4},
+    {HGEMM_KERNEL_V5, "v5", HGEMM_ACC_F32, "one WGMMA group kept in flight, late stage release", hgemm__launch_v5},
+    {HGEMM_KERNEL_V6, "v6", HGEMM_ACC_F16, "256x256 tile, four consumers, fp16 accumulation, TMA store", hgemm__launch_v6},
+};
+
+enum { KERNEL_COUNT = (int)(sizeof(kernel_table) / sizeof(kernel_table[0])) };
+
+int hgemm__kernel_count(void) { return KERNEL_COUNT; }
+
+const hgemm_kernel_info *hgemm__kernel_at(int i) {
+    return (i >= 0 && i < KERNEL_COUNT) ? &kernel_table[i] : NULL;
+}
+
+const hgemm_kernel_info *hgemm__kernel_find(hgemm_kernel id) {
+    for (int i = 0; i < KERNEL_COUNT; i++)
+        if (kernel_table[i].id == id) return &kernel_table[i];
+    return NULL;
+}
+
+const hgemm_kernel_info *hgemm__kernel_by_name(const char *name) {
+    if (name == NULL) return NULL;
+    for (int i = 0; i < KERNEL_COUNT; i++)
+        if (strcmp(kernel_table[i].name, name) == 0) return &kernel_table[i];
+    return NULL;
+}
+
+/* AUTO: the latest fp32-accumulating kernel (the series only gets faster). */
+hgemm_kernel hgemm__auto_kernel(void) {
+    hgemm_kernel best = HGEMM_KERNEL_AUTO;
+    for (int i = 0; i < KERNEL_COUNT; i++)
+        if (kernel_table[i].acc == HGEMM_ACC_F32) best = kernel_table[i].id;
+    return best;
+}
+
+const char *hgemm_kernel_name(hgemm_kernel kernel) {
+    if (kernel == HGEMM_KERNEL_AUTO) return "auto";
+    const hgemm_kernel_info *info = hgemm__kernel_find(kernel);
+    return info ? info->name : NULL;
+}
+
+const char *hgemm_status_string(hgemm_status status) {
+    switch (status) {
+    case HGEMM_SUCCESS: return "success";
+    case HGEMM_ERROR_INVALID_VALUE:
+        return "invalid value: a negative size, a NULL matrix with nonzero size, a leading "
+               "dimension smaller than its row, an unknown kernel, or C overlapping A or B";
+    case HGEMM_ERROR_MISALIGNED:
+        return "misaligned: every matrix must be 16-byte aligned and every leading dimension a "
+               "multiple of 8 elements";
+    case HGEMM_ERROR_NOT_SUPPORTED: return "not supported: a valid request this kernel cannot serve";
+    case HGEMM_ERROR_NO_DEVICE: return "no CUDA device or driver";
+    case HGEMM_ERROR_ARCH_MISMATCH:
+        return "architecture mismatch: the current device is not compute capability 9.0 (Hopper)";
+    case HGEMM_ERROR_CUDA: return "a CUDA call failed";
+    }
+    return "unknown status";
+}
+
+/* Bytes spanned by a row-major (rows x cols) fp16 matrix with leading
+ * dimension ld; 0 when it is empty; -1 when the span cannot exist in memory. */
+static int64_t span_bytes(int64_t rows, int64_t cols, int64_t ld) {
+    if (rows == 0 || cols == 0) return 0;
+    if (cols > INT64_MAX / 2) return -1;
+    if (rows - 1 > (INT64_MAX / 2 - cols) / ld) return -1;
+    return ((rows - 1) * ld + cols) * 2;
+}
+
+static int overlaps(const void *a, int64_t a_bytes, const void *b, int64_t b_bytes) {
+    if (a_bytes == 0 || b_bytes == 0) return 0;
+    uintptr_t a0 = (uintptr_t)a, b0 = (uintptr_t)b;
+    return a0 < b0 + (uintptr_t)b_bytes && b0 < a0 + (uintptr_t)a_bytes;
+}
+
+static int misaligned(const void *p) { return ((uintptr_t)p & 15u) != 0; }
+
+hgemm_status hgemm__validate(hgemm_kernel kernel, int64_t m, int64_t n, int64_t k,
+                             const void *A, int64_t lda, const void *B, int64_t ldb,
+                             const void *C, int64_t ldc) {
+    if (kernel != HGEMM_KERNEL_AUTO && hgemm__kernel_find(kernel) == NULL)
+        return HGEMM_ERROR_INVALID_VALUE;
+    if (m < 0 || n < 0 || k < 0) return HGEMM_ERROR_INVALID_VALUE;
+    /* A leading dimension is at least its row length, and at least 1. */
+    if (lda < (k > 1 ? k : 1) || ldb < (k > 1 ? k : 1) || ldc < (n > 1 ? n : 1))
+        return HGEMM_ERROR_INVALID_VALUE;
+    int64_t a_bytes = span_bytes(m, k, lda), b_bytes = span_bytes(n, k, ldb);
+    int64_t c_bytes = span_bytes(m, n, ldc);
+    if (a_bytes < 0 || b_bytes < 0 || c_bytes < 0) return HGEMM_ERROR_INVALID_VALUE;
+    if ((a_bytes && A == NULL) || (b_bytes && B == NULL) || (c_bytes && C == NULL))
+        return HGEMM_ERROR_INVALID_VALUE;
+    if (lda % 8 || ldb % 8 || ldc % 8) return HGEMM_ERROR_MISALIGNED;
+    if ((a_bytes && misaligned(A)) || (b_bytes && misaligned(B)) || (c_bytes && misaligned(C)))
+        return HGEMM_ERROR_MISALIGNED;
+    if (overlaps(C, c_bytes, A, a_bytes) || overlaps(C, c_bytes, B, b_bytes))
+        return HGEMM_ERROR_INVALID_VALUE;
+    return HGEMM_SUCCESS;
+}
+
+/* The status for a failed CUDA call: "no device or driver" where that is
+ * what CUDA says, otherwise a CUDA error. Clears the (non-sticky) error. */
+hgemm_status hgemm__status_from_cuda(cudaError_t err) {
+    if (err == cudaSuccess) return HGEMM_SUCCESS;
+    (void)cudaGetLastError();
+    switch (err) {
+    case cudaErrorNoDevice:
+    case cudaErrorInsufficientDriver:
+    case cudaErrorStubLibrary:
+    case cudaErrorDevicesUnavailable:
+    case cudaErrorInitializationError:
+        return HGEMM_ERROR_NO_DEVICE;
+    default:
+        return HGEMM_ERROR_CUDA;
+    }
+}
+
+/* The current device must exist and be compute capability 9.0. */
+static hgemm_status check_device(void) {
+    int dev = 0, major = 0, minor = 0;
+    cudaError_t err = cudaGetDevice(&dev);
+    if (err == cudaSuccess) err = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
+    if (err == cudaSuccess) err = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev);
+    if (err != cudaSuccess) return hgemm__status_from_cuda(err);
+    if (major != 9 || minor != 0) return HGEMM_ERROR_ARCH_MISMATCH;
+    return HGEMM_SUCCESS;
+}
+
+/* TMA coordinates are 32-bit signed: larger matrices are not served. */
+enum { MAX_DIM = INT32_MAX };
+
+hgemm_status hgemm_nt(hgemm_kernel kernel, int64_t m, int64_t n, int64_t k, float alpha,
+                      const void *A, int64_t lda, const void *B, int64_t ldb, float beta,
+                      void *C, int64_t ldc, cudaStream_t stream) {
+    hgemm_status st = hgemm__validate(kernel, m, n, k, A, lda, B, ldb, C, ldc);
+    if (st != HGEMM_SUCCESS) return st;
+    if (m == 0 || n == 0) return HGEMM_SUCCESS;
+    if (m > MAX_DIM || n > MAX_DIM || k > MAX_DIM) return HGEMM_ERROR_NOT_SUPPORTED;
+    st = check_device();
+    if (st != HGEMM_SUCCESS) return st;
+
+    hgemm_problem p = {m, n, k, alpha, beta, A, lda, B, ldb, C, ldc};
+    /* Nothing to multiply: C = beta * C, and A and B are never read. */
+    if (k == 0 || alpha == 0.0f) return hgemm__launch_scale(&p, stream);
+    if (kernel == HGEMM_KERNEL_AUTO) kernel = hgemm__auto_kernel();
+    return hgemm__kernel_find(kernel)->launch(&p, stream);
+}

@@ -1,0 +1,76 @@
+/*
+ * internal.h: what the library's own files, tools and tests share and users
+ * do not see: the problem record, the kernel table, tensor-map helpers and the
+ * launchers of each version. C header, usable from CUDA C.
+ */
+#ifndef HGEMM_INTERNAL_H
+#define HGEMM_INTERNAL_H
+
+#include <stdint.h>
+#include <cuda.h> /* CUtensorMap and its enums only; libcuda is never linked */
+#include "hgemm.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One validated request, as hgemm_nt passes it to a launcher. */
+typedef struct hgemm_problem {
+    int64_t m, n, k;
+    float alpha, beta;
+    const void *A; int64_t lda; /* (m, k) row-major */
+    const void *B; int64_t ldb; /* (n, k) row-major */
+    void *C;       int64_t ldc; /* (m, n) row-major */
+} hgemm_problem;
+
+typedef enum hgemm_acc { HGEMM_ACC_F32 = 0, HGEMM_ACC_F16 = 1 } hgemm_acc;
+
+typedef hgemm_status (*hgemm_launch_fn)(const hgemm_problem *p, cudaStream_t stream);
+
+/* A row of the kernel table in src/api.c. */
+typedef struct hgemm_kernel_info {
+    hgemm_kernel id;
+    const char *name;     /* "v0" ... as hgemm_kernel_name returns it */
+    hgemm_acc acc;        /* accumulator type: decides tolerances and AUTO */
+    const char *idea;     /* one line: what this version adds */
+    hgemm_launch_fn launch;
+} hgemm_kernel_info;
+
+int hgemm__kernel_count(void);
+const hgemm_kernel_info *hgemm__kernel_at(int i);        /* NULL when out of range */
+const hgemm_kernel_info *hgemm__kernel_find(hgemm_kernel id);
+const hgemm_kernel_info *hgemm__kernel_by_name(const char *name);
+hgemm_kernel hgemm__auto_kernel(void);
+/* Argument checks of hgemm_nt, without touching CUDA. */
+hgemm_status hgemm__validate(hgemm_kernel kernel, int64_t m, int64_t n, int64_t k,
+                             const void *A, int64_t lda, const void *B, int64_t ldb,
+                             const void *C, int64_t ldc);
+
+/* The status for a failed CUDA call (NO_DEVICE or CUDA); clears the error. */
+hgemm_status hgemm__status_from_cuda(cudaError_t err);
+
+/* Tensor maps (src/tensor_map.c). A 2-D fp16 tensor of `rows` x `cols`
+ * elements, row-major with `ld` elements between rows, read or written in
+ * boxes of box_rows x box_cols. swizzle128 selects the 128-byte swizzle, which
+ * needs box_cols * 2 <= 128. */
+hgemm_status hgemm__tmap_check(const void *ptr, uint64_t rows, uint64_t cols, uint64_t ld,
+                               uint32_t box_rows, uint32_t box_cols, int swizzle128);
+hgemm_status hgemm__tmap_encode(CUtensorMap *map, const void *ptr, uint64_t rows,
+                                uint64_t cols, uint64_t ld, uint32_t box_rows,
+                                uint32_t box_cols, int swizzle128);
+
+/* The launchers, one per file in src/kernels/. */
+hgemm_status hgemm__launch_scale(const hgemm_problem *p, cudaStream_t stream);
+hgemm_status hgemm__launch_v0(const hgemm_problem *p, cudaStream_t stream);
+hgemm_status hgemm__launch_v1(const hgemm_problem *p, cudaStream_t stream);
+hgemm_status hgemm__launch_v2(const hgemm_problem *p, cudaStream_t stream);
+hgemm_status hgemm__launch_v3(const hgemm_problem *p, cudaStream_t stream);
+hgemm_status hgemm__launch_v4(const hgemm_problem *p, cudaStream_t stream);
+hgemm_status hgemm__launch_v5(const hgemm_problem *p, cudaStream_t stream);
+hgemm_status hgemm__launch_v6(const hgemm_problem *p, cudaStream_t stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HGEMM_INTERNAL_H */

@@ -1,0 +1,108 @@
+/*
+ * kernel_common.cuh: what every version's file shares and none should copy:
+ * the kernel's scalar arguments, the fp32 epilogue from WGMMA/MMA fragments,
+ * the 128-byte swizzle, and the launch boilerplate.
+ */
+#ifndef HGEMM_KERNEL_COMMON_CUH
+#define HGEMM_KERNEL_COMMON_CUH
+
+#include <stdint.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include "internal.h"
+#include "raster.h"
+
+/* Scalars every kernel needs next to its tensor maps (sizes fit int32: api.c checks). */
+typedef struct gemm_args {
+    int32_t m, n, k;
+    float alpha, beta;
+    __half *C;
+    int64_t ldc;
+} gemm_args;
+
+enum {
+    WARP_SIZE = 32,
+    WARPGROUP_THREADS = 128,
+    BK = 64,                 /* fp16 per k-tile row: one 128-byte swizzle span */
+    SW128_ROW_BYTES = 128,
+    SW128_ALIGN = 1024,      /* a 128B-swizzle pattern repeats every 8 rows x 128 B */
+};
+
+static inline gemm_args make_args(const hgemm_problem *p) {
+    gemm_args a = {(int32_t)p->m, (int32_t)p->n, (int32_t)p->k, p->alpha, p->beta,
+                   (__half *)p->C, p->ldc};
+    return a;
+}
+
+/* Byte offset of the 16-byte chunk `chunk` (0..7) of row `row` in a tile of
+ * 128-byte rows written by TMA with the 128B swizzle: chunk ^ (row % 8). */
+static __device__ __forceinline__ uint32_t sw128_offset(uint32_t row, uint32_t chunk) {
+    return row * SW128_ROW_BYTES + ((chunk ^ (row & 7)) << 4);
+}
+
+/* Round a dynamic shared-memory pointer up to the swizzle alignment; the
+ * launcher allocates SW128_ALIGN extra bytes for this. */
+static __device__ __forceinline__ void *smem_aligned(void *raw) {
+    return (void *)(((uintptr_t)raw + SW128_ALIGN - 1) & ~(uintptr_t)(SW128_ALIGN - 1));
+}
+
+/* C[row][col], C[row][col+1] = alpha * (v0, v1) + beta * C (col is even).
+ * Skips what lies outside m x n; reads C only when beta != 0. */
+static __device__ __forceinline__ void store_pair(gemm_args a, int32_t row, int32_t col,
+                                                  float v0, float v1) {
+    if (row >= a.m || col >= a.n) return;
+    __half *c = a.C + (int64_t)row * a.ldc + col;
+    v0 *= a.alpha;
+    v1 *= a.alpha;
+    if (col + 1 < a.n) {
+        if (a.beta != 0.0f) {
+            float2 old = __half22float2(*(const __half2 *)c);
+            v0 += a.beta * old.x;
+            v1 += a.beta * old.y;
+        }
+        *(__half2 *)c = __floats2half2_rn(v0, v1);
+    } else {
+        if (a.beta != 0.0f) v0 += a.beta * __half2float(*c);
+        *c = __float2half_rn(v0);
+    }
+}
+
+/* Epilogue of one warpgroup's m64n256 fp32 accumulator, whose top-left
+ * element is C[row0][col0]. Fragment layout (PTX ISA, "wgmma register
+ * fragments"): register 4j+e of thread t holds row 16*(t/32) + (t%32)/4 +
+ * 8*(e/2), column 8j + 2*(t%4) + e%2. */
+static __device__ __forceinline__ void epilogue_m64n256_f32(gemm_args a, const float d[128],
+                                                            int32_t row0, int32_t col0) {
+    int t = threadIdx.x % WARPGROUP_THREADS;
+    int32_t row = row0 + 16 * (t / 32) + (t % 32) / 4;
+    int32_t col = col0 + 2 * (t % 4);
+#pragma unroll
+    for (int j = 0; j < 32; j++) {
+        store_pair(a, row, col + 8 * j, d[4 * j + 0], d[4 * j + 1]);
+        store_pair(a, row + 8, col + 8 * j, d[4 * j + 2], d[4 * j + 3]);
+    }
+}
+
+/* Launch boilerplate: allow `smem` bytes of dynamic shared memory, launch,
+ * and turn CUDA's answer into a status. */
+#define HGEMM_LAUNCH(kernel, grid, block, smem, stream, ...)                                  \
+    do {                                                                                      \
+        if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,        \
+                                 (int)(smem)) != cudaSuccess) {                               \
+            (void)cudaGetLastError();                                                         \
+            return HGEMM_ERROR_CUDA;                                                          \
+        }                                                                                     \
+        kernel<<<(grid), (block), (smem), (stream)>>>(__VA_ARGS__);                           \
+        return cudaGetLastError() == cudaSuccess ? HGEMM_SUCCESS : HGEMM_ERROR_CUDA;          \
+    } while (0)
+
+/* Encode one tensor map or return its status from the launcher. */
+#define HGEMM_TMAP(map, ptr, rows, cols, ld, box_rows, box_cols, swizzle)                     \
+    do {                                                                                      \
+        hgemm_status st_ = hgemm__tmap_encode(&(map), (ptr), (uint64_t)(rows), (uint64_t)(cols), \
+                                              (uint64_t)(ld), (box_rows), (box_cols), (swizzle)); \
+        if (st_ != HGEMM_SUCCESS) return st_;                                                 \
+    } while (0)
+
+#endif

@@ -1,0 +1,97 @@
+/*
+ * V4: two consumer warpgroups, a pipeline abstraction, raster groups.
+ *
+ * Changes from V3:
+ *   - the tile grows to 128x256 and its M is split between two consumer
+ *     warpgroups (64x256 each): two independent WGMMA streams share every B
+ *     tile, and the block does twice the math per byte of B it loads;
+ *   - the stage/phase bookkeeping moves into src/pipeline.cuh
+ *     (acquire / wait / release / advance);
+ *   - a 1-D grid visits tiles in raster groups of V4_RASTER tile-rows
+ *     (src/raster.h), so neighbouring blocks reuse B tiles from L2.
+ * Each consumer still waits for its own WGMMA (wait 0) before releasing a stage.
+ *
+ * Measured: see docs/tutorial/v4.md and bench/results/.
+ */
+#include "kernel_common.cuh"
+#include "pipeline.cuh"
+#include "ptx/tma.cuh"
+#include "ptx/wgmma.cuh"
+
+enum {
+    V4_BM = 128, V4_BN = 256,
+    V4_STAGES = 4,
+    V4_CONSUMERS = 2,                                        /* warpgroups 0 and 1 */
+    V4_CONSUMER_THREADS = V4_CONSUMERS * WARPGROUP_THREADS,
+    V4_THREADS = V4_CONSUMER_THREADS + WARP_SIZE,            /* + warp 8, the producer */
+    V4_PRODUCER_WARP = V4_CONSUMER_THREADS / WARP_SIZE,
+    V4_WG_M = V4_BM / V4_CONSUMERS,                          /* 64 rows per consumer */
+    V4_TX_BYTES = (V4_BM + V4_BN) * BK * 2,
+    V4_RASTER = 4,
+    WGMMA_K = 16,
+};
+
+typedef struct __align__(1024) v4_smem {
+    __half a[V4_STAGES][V4_BM * BK]; /* (STAGES, BM, BK), 128B-swizzled; rows 64g.. for consumer g */
+    __half b[V4_STAGES][V4_BN * BK]; /* (STAGES, BN, BK), 128B-swizzled */
+    uint64_t full[V4_STAGES];
+    uint64_t empty[V4_STAGES];       /* V4_CONSUMERS arrivals per round */
+} v4_smem;
+
+static_assert(sizeof(((v4_smem *)0)->a[0]) % SW128_ALIGN == 0, "stages must stay 1024-byte aligned");
+static_assert((V4_WG_M * BK * 2) % SW128_ALIGN == 0, "each consumer's A slice is 1024-byte aligned");
+static_assert(sizeof(v4_smem) + SW128_ALIGN <= 227 * 1024, "shared memory budget of one block");
+
+__global__ void __launch_bounds__(V4_THREADS)
+v4_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
+          gemm_args args, uint32_t tiles_m, uint32_t tiles_n) {
+    extern __shared__ uint8_t smem_raw[];
+    v4_smem *sm = (v4_smem *)smem_aligned(smem_raw);
+    const int tid = threadIdx.x, warp = tid / WARP_SIZE;
+    const hgemm_tile tile = hgemm_raster(blockIdx.x, tiles_m, tiles_n, V4_RASTER);
+    const int32_t row0 = tile.m * V4_BM, col0 = tile.n * V4_BN;
+    const int k_tiles = (args.k + BK - 1) / BK;
+
+    if (tid == 0) pipe_init(sm->full, sm->empty, V4_STAGES, V4_CONSUMERS);
+    __syncthreads();
+
+    if (warp == V4_PRODUCER_WARP) {
+        if (tid % WARP_SIZE == 0) {
+            pipe_state st = {0, 0};
+            for (int kt = 0; kt < k_tiles; kt++, pipe_advance(&st, V4_STAGES)) {
+                uint64_t *full = pipe_producer_acquire(sm->full, sm->empty, st, V4_TX_BYTES);
+                tma_load_2d(sm->a[st.stage], &tmap_a, kt * BK, row0, full);
+                tma_load_2d(sm->b[st.stage], &tmap_b, kt * BK, col0, full);
+            }
+        }
+        return;
+    }
+
+    const int g = tid / WARPGROUP_THREADS; /* consumer warpgroup: rows 64g .. 64g+63 */
+    const bool leader = tid % WARPGROUP_THREADS == 0;
+    float d[128] = {}; /* (64, 256) fp32 accumulator */
+    pipe_state st = {0, 0};
+    for (int kt = 0; kt < k_tiles; kt++, pipe_advance(&st, V4_STAGES)) {
+        pipe_consumer_wait(sm->full, st);
+        const uint64_t desc_a = wgmma_desc_sw128(&sm->a[st.stage][g * V4_WG_M * BK]);
+        const uint64_t desc_b = wgmma_desc_sw128(sm->b[st.stage]);
+        wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < BK / WGMMA_K; kk++)
+            wgmma_m64n256k16_f32(d, desc_a + 2 * kk, desc_b + 2 * kk, 1);
+        wgmma_commit_group();
+        wgmma_wait_group_0();
+        if (leader) pipe_consumer_release(sm->empty, st);
+    }
+    epilogue_m64n256_f32(args, d, row0 + g * V4_WG_M, col0);
+}
+
+extern "C" hgemm_status hgemm__launch_v4(const hgemm_problem *p, cudaStream_t stream) {
+    CUtensorMap ta, tb;
+    HGEMM_TMAP(ta, p->A, p->m, p->k, p->lda, V4_BM, BK, 1);
+    HGEMM_TMAP(tb, p->B, p->n, p->k, p->ldb, V4_BN, BK, 1);
+    uint32_t tiles_m = hgemm_ceil_div(p->m, V4_BM), tiles_n = hgemm_ceil_div(p->n, V4_BN);
+    if ((uint64_t)tiles_m * tiles_n > INT32_MAX) return HGEMM_ERROR_NOT_SUPPORTED;
+    HGEMM_LAUNCH(v4_kernel, tiles_m * tiles_n, V4_THREADS, sizeof(v4_smem) + SW128_ALIGN, stream,
+                 ta, tb, make_args(p), tiles_m, tiles_n);
+}

@@ -1,0 +1,183 @@
+/*
+ * V6: four consumer warpgroups, fp16 accumulation, a TMA-store epilogue.
+ *
+ * Changes from V5, three that only work together:
+ *   - the tile grows to 256x256: four consumer warpgroups, each owning a
+ *     64x256 quarter, four WGMMA streams sharing every B tile (17 warps:
+ *     4 x 4 consumers + 1 producer);
+ *   - WGMMA accumulates in fp16 (.f16.f16.f16): 64 registers per thread for
+ *     a quarter instead of 128. With fp32, 512 consumer threads x 128
+ *     accumulator registers would be the SM's whole 64K register file;
+ *   - the epilogue goes through shared memory and TMA: one 64x256 buffer
+ *     that the four groups fill in turn; the producer warp, idle once its
+ *     loads are issued, stores each quarter with bulk tensor copies.
+ * Also: 3 stages (a stage is 64 KB now), raster groups 8 wide, and A is
+ * loaded as four 64-row slabs, one per consumer, slab 1 issued last.
+ *
+ * Measured: see docs/tutorial/v6.md and bench/results/.
+ */
+#include "kernel_common.cuh"
+#include "pipeline.cuh"
+#include "ptx/tma.cuh"
+#include "ptx/wgmma.cuh"
+
+enum {
+    V6_BM = 256, V6_BN = 256,
+    V6_STAGES = 3,
+    V6_CONSUMERS = 4,
+    V6_CONSUMER_THREADS = V6_CONSUMERS * WARPGROUP_THREADS,  /* warps 0-15 */
+    V6_THREADS = V6_CONSUMER_THREADS + WARP_SIZE,             /* + warp 16, the producer */
+    V6_PRODUCER_WARP = V6_CONSUMER_THREADS / WARP_SIZE,
+    V6_SLAB_M = V6_BM / V6_CONSUMERS,                         /* 64 rows: one consumer's A */
+    V6_TX_BYTES = (V6_BM + V6_BN) * BK * 2,                   /* 64 KB per stage */
+    V6_RASTER = 8,
+    V6_C_BOX = 64,                       /* TMA store box: 64x64, one 128-byte swizzle span wide */
+    V6_C_BOXES = V6_BN / V6_C_BOX,       /* 4 boxes per quarter */
+    V6_EPI_READY_ARRIVALS = WARPGROUP_THREADS, /* every thread of a group has staged its part */
+    V6_EPI_FREE_BARRIERS = V6_CONSUMERS - 1,   /* the last group hands the buffer to nobody */
+    V6_ACC_REGS = 64,                    /* (64, 256) fp16 = 128 halves per thread, packed in pairs */
+    WGMMA_K = 16,
+};
+
+typedef struct __align__(1024) v6_smem {
+    __half a[V6_STAGES][V6_CONSUMERS][V6_SLAB_M * BK]; /* (STAGES, slab, 64, BK), 128B-swizzled */
+    __half b[V6_STAGES][V6_BN * BK];                   /* (STAGES, BN, BK), 128B-swizzled */
+    __half c[V6_C_BOXES][V6_SLAB_M * V6_C_BOX];        /* one quarter (64, 256) as 4 swizzled 64x64 boxes */
+    uint64_t full[V6_STAGES];
+    uint64_t empty[V6_STAGES];                         /* all four consumers release a stage */
+    uint64_t epi_ready[V6_CONSUMERS];                  /* group i has staged its quarter in c */
+    uint64_t epi_free[V6_EPI_FREE_BARRIERS];           /* quarter i has left c: group i+1 may write */
+} v6_smem;
+
+static_assert((V6_SLAB_M * BK * 2) % SW128_ALIGN == 0, "A slabs must stay 1024-byte aligned");
+static_assert((V6_SLAB_M * V6_C_BOX * 2) % SW128_ALIGN == 0, "C boxes must stay 1024-byte aligned");
+static_assert(sizeof(v6_smem) + SW128_ALIGN <= 227 * 1024,
+              "3 stages of 64 KB + the 32 KB C buffer must fit one block's 227 KB");
+
+/* Consumer g stages its quarter (alpha/beta applied, fp16) into sm->c in the
+ * layout the 128B-swizzled C tensor map expects. f16 accumulator register
+ * 2j+h of thread t holds the pair at row 16*(t/32) + (t%32)/4 + 8h, columns
+ * 8j + 2*(t%4) + {0,1}. The swizzle spreads the 8 rows a store instruction
+ * touches over all 32 banks. */
+static __device__ __forceinline__ void v6_stage_quarter(v6_smem *sm, const uint32_t d[V6_ACC_REGS],
+                                                        gemm_args args, int32_t row0, int32_t col0) {
+    const int t = threadIdx.x % WARPGROUP_THREADS;
+    const uint32_t c_base = smem_u32(sm->c);
+#pragma unroll
+    for (int r = 0; r < V6_ACC_REGS; r++) {
+        const int j = r / 2, h = r % 2;
+        const uint32_t row = 16 * (t / 32) + (t % 32) / 4 + 8 * h; /* 0..63 in the quarter */
+        const uint32_t box = j / 8, chunk = j % 8;
+        __half2 pair = *(const __half2 *)&d[r];
+        float2 v = __half22float2(pair);
+        v.x *= args.alpha;
+        v.y *= args.alpha;
+        if (args.beta != 0.0f) {
+            const int32_t grow = row0 + row, gcol = col0 + 8 * j + 2 * (t % 4);
+            if (grow < args.m && gcol < args.n) {
+                const __half *c = args.C + (int64_t)grow * args.ldc + gcol;
+                v.x += args.beta * __half2float(c[0]);
+                if (gcol + 1 < args.n) v.y += args.beta * __half2float(c[1]);
+            }
+        }
+        __half2 out = __floats2half2_rn(v.x, v.y);
+        const uint32_t addr = c_base + box * (V6_SLAB_M * V6_C_BOX * 2) + sw128_offset(row, chunk) +
+                              4 * (t % 4);
+        asm volatile("st.shared.b32 [%0], %1;" ::"r"(addr), "r"(*(uint32_t *)&out) : "memory");
+    }
+}
+
+__global__ void __launch_bounds__(V6_THREADS, 1)
+v6_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
+          const __grid_constant__ CUtensorMap tmap_c, gemm_args args, uint32_t tiles_m,
+          uint32_t tiles_n) {
+    extern __shared__ uint8_t smem_raw[];
+    v6_smem *sm = (v6_smem *)smem_aligned(smem_raw);
+    const int tid = threadIdx.x, warp = tid / WARP_SIZE;
+    const hgemm_tile tile = hgemm_raster(blockIdx.x, tiles_m, tiles_n, V6_RASTER);
+    const int32_t row0 = tile.m * V6_BM, col0 = tile.n * V6_BN;
+    const int k_tiles = (args.k + BK - 1) / BK;
+
+    if (tid == 0) {
+        pipe_init(sm->full, sm->empty, V6_STAGES, V6_CONSUMERS);
+        for (int i = 0; i < V6_CONSUMERS; i++) mbarrier_init(&sm->epi_ready[i], V6_EPI_READY_ARRIVALS);
+        for (int i = 0; i < V6_EPI_FREE_BARRIERS; i++) mbarrier_init(&sm->epi_free[i], 1);
+        fence_mbarrier_init();
+    }
+    __syncthreads();
+
+    if (warp == V6_PRODUCER_WARP) {
+        if (tid % WARP_SIZE != 0) return;
+        /* Main loop: five loads per stage. Slab 1 goes last: consumer 1 is the
+         * first group that will also wait for the epilogue buffer. */
+        const int slab_order[V6_CONSUMERS] = {0, 2, 3, 1};
+        pipe_state st = {0, 0};
+        for (int kt = 0; kt < k_tiles; kt++, pipe_advance(&st, V6_STAGES)) {
+            uint64_t *full = pipe_producer_acquire(sm->full, sm->empty, st, V6_TX_BYTES);
+            tma_load_2d(sm->b[st.stage], &tmap_b, kt * BK, col0, full);
+#pragma unroll
+            for (int i = 0; i < V6_CONSUMERS; i++) {
+                const int slab = slab_order[i];
+                tma_load_2d(sm->a[st.stage][slab], &tmap_a, kt * BK, row0 + slab * V6_SLAB_M, full);
+            }
+        }
+        /* Epilogue: store the quarters in order as the groups stage them. */
+        for (int i = 0; i < V6_CONSUMERS; i++) {
+            mbarrier_wait(&sm->epi_ready[i], 0);
+            /* The writers fenced their stores; this fence orders what the
+             * barrier made visible to this thread before its own TMA reads. */
+            fence_proxy_async_shared();
+#pragma unroll
+            for (int b = 0; b < V6_C_BOXES; b++)
+                tma_store_2d(&tmap_c, col0 + b * V6_C_BOX, row0 + i * V6_SLAB_M, sm->c[b]);
+            bulk_commit_group();
+            if (i < V6_EPI_FREE_BARRIERS) {
+                bulk_wait_group_read_0(); /* TMA has read c: it may be overwritten */
+                mbarrier_arrive(&sm->epi_free[i]);
+            }
+        }
+        bulk_wait_group_0(); /* the last quarter's writes are done before the block exits */
+        return;
+    }
+
+    const int g = tid / WARPGROUP_THREADS; /* consumer: rows 64g .. 64g+63 of the tile */
+    const bool leader = tid % WARPGROUP_THREADS == 0;
+    uint32_t d[V6_ACC_REGS];               /* (64, 256) fp16 accumulator, pairs per register */
+#pragma unroll
+    for (int r = 0; r < V6_ACC_REGS; r++) d[r] = 0;
+
+    pipe_state st = {0, 0}, prev = {0, 0};
+    for (int kt = 0; kt < k_tiles; kt++, pipe_advance(&st, V6_STAGES)) {
+        pipe_consumer_wait(sm->full, st);
+        const uint64_t desc_a = wgmma_desc_sw128(sm->a[st.stage][g]);
+        const uint64_t desc_b = wgmma_desc_sw128(sm->b[st.stage]);
+        wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < BK / WGMMA_K; kk++)
+            wgmma_m64n256k16_f16(d, desc_a + 2 * kk, desc_b + 2 * kk, 1);
+        wgmma_commit_group();
+        wgmma_wait_group_1(); /* as V5: k-tile kt-1 done, kt in flight */
+        if (leader && kt > 0) pipe_consumer_release(sm->empty, prev);
+        prev = st;
+    }
+    wgmma_wait_group_0();
+    if (leader && k_tiles > 0) pipe_consumer_release(sm->empty, prev);
+
+    /* Epilogue handoff: wait until the previous quarter has left the buffer,
+     * stage ours, make it visible to the async proxy, tell the producer. */
+    if (g > 0) mbarrier_wait(&sm->epi_free[g - 1], 0);
+    v6_stage_quarter(sm, d, args, row0 + g * V6_SLAB_M, col0);
+    fence_proxy_async_shared();
+    mbarrier_arrive(&sm->epi_ready[g]);
+}
+
+extern "C" hgemm_status hgemm__launch_v6(const hgemm_problem *p, cudaStream_t stream) {
+    CUtensorMap ta, tb, tc;
+    HGEMM_TMAP(ta, p->A, p->m, p->k, p->lda, V6_SLAB_M, BK, 1);
+    HGEMM_TMAP(tb, p->B, p->n, p->k, p->ldb, V6_BN, BK, 1);
+    HGEMM_TMAP(tc, p->C, p->m, p->n, p->ldc, V6_SLAB_M, V6_C_BOX, 1);
+    uint32_t tiles_m = hgemm_ceil_div(p->m, V6_BM), tiles_n = hgemm_ceil_div(p->n, V6_BN);
+    if ((uint64_t)tiles_m * tiles_n > INT32_MAX) return HGEMM_ERROR_NOT_SUPPORTED;
+    HGEMM_LAUNCH(v6_kernel, tiles_m * tiles_n, V6_THREADS, sizeof(v6_smem) + SW128_ALIGN, stream,
+                 ta, tb, tc, make_args(p), tiles_m, tiles_n);
+}

@@ -1,0 +1,35 @@
+/* common.cuh: addresses and the hang guard that every PTX wrapper shares. */
+#ifndef HGEMM_PTX_COMMON_CUH
+#define HGEMM_PTX_COMMON_CUH
+
+#include <stdint.h>
+#include <stdio.h>
+
+/* A spin-wait that has not finished after this many nanoseconds reports where
+ * it is stuck and traps, so a broken pipeline fails the launch instead of
+ * hanging the GPU. Generous, because compute-sanitizer slows kernels a lot. */
+#ifndef HGEMM_HANG_NS
+#define HGEMM_HANG_NS 20000000000ull
+#endif
+
+/* cvta.to.shared: generic pointer -> 32-bit shared address. */
+static __device__ __forceinline__ uint32_t smem_u32(const void *p) {
+    return (uint32_t)__cvta_generic_to_shared(p);
+}
+
+/* mov %globaltimer (PTX ISA "Special Registers: %globaltimer"): nanoseconds, coarse but monotonic. */
+static __device__ __forceinline__ uint64_t globaltimer_ns(void) {
+    uint64_t t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+/* Called by a spin-wait that ran past HGEMM_HANG_NS: say which wait, then trap. */
+static __device__ __noinline__ void hang_report(const char *what, uint32_t addr, uint32_t parity) {
+    printf("hgemm: %s stuck for %llu ns: block %u thread %u smem 0x%x parity %u\n", what,
+           (unsigned long long)HGEMM_HANG_NS, blockIdx.x + blockIdx.y * gridDim.x,
+           threadIdx.x, addr, parity);
+    __trap();
+}
+
+#endif

@@ -1,0 +1,55 @@
+/* tma.cuh: the tensor memory accelerator's bulk tensor copies
+ * (PTX ISA "Data Movement and Conversion Instructions: cp.async.bulk.tensor") and their fences. */
+#ifndef HGEMM_PTX_TMA_CUH
+#define HGEMM_PTX_TMA_CUH
+
+#include <cuda.h>
+#include "common.cuh"
+
+/* cp.async.bulk.tensor.2d global -> shared (PTX ISA "cp.async.bulk.tensor"): copy the box at
+ * (col, row) of `map` into `dst`; completion is counted in bytes on `bar`.
+ * Out-of-bounds parts of the box are filled with zeros and still counted. */
+static __device__ __forceinline__ void tma_load_2d(void *dst, const CUtensorMap *map,
+                                                   int32_t col, int32_t row, uint64_t *bar) {
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+                 " [%0], [%1, {%2, %3}], [%4];"
+                 ::"r"(smem_u32(dst)), "l"((uint64_t)map), "r"(col), "r"(row), "r"(smem_u32(bar))
+                 : "memory");
+}
+
+/* cp.async.bulk.tensor.2d shared -> global (PTX ISA "cp.async.bulk.tensor"): store `src` as the
+ * box at (col, row); the parts outside the tensor are clipped, not written. */
+static __device__ __forceinline__ void tma_store_2d(const CUtensorMap *map, int32_t col,
+                                                    int32_t row, const void *src) {
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];"
+                 ::"l"((uint64_t)map), "r"(col), "r"(row), "r"(smem_u32(src)) : "memory");
+}
+
+/* cp.async.bulk.commit_group (PTX ISA "cp.async.bulk.commit_group"): close the group of bulk stores issued so far. */
+static __device__ __forceinline__ void bulk_commit_group(void) {
+    asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+}
+
+/* cp.async.bulk.wait_group.read 0 (PTX ISA "cp.async.bulk.wait_group"): the TMA engine has finished
+ * reading shared memory for every committed group; the buffer may be reused. */
+static __device__ __forceinline__ void bulk_wait_group_read_0(void) {
+    asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+}
+
+/* cp.async.bulk.wait_group 0 (PTX ISA "cp.async.bulk.wait_group"): every committed group is complete. */
+static __device__ __forceinline__ void bulk_wait_group_0(void) {
+    asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+}
+
+/* fence.proxy.async.shared::cta (PTX ISA "membar / fence"): order this thread's ordinary
+ * shared-memory writes before later async-proxy (TMA, WGMMA) accesses. */
+static __device__ __forceinline__ void fence_proxy_async_shared(void) {
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+
+/* prefetch.tensormap (PTX ISA "prefetch, prefetchu"): warm the descriptor cache for `map`. */
+static __device__ __forceinline__ void prefetch_tensormap(const CUtensorMap *map) {
+    asm volatile("prefetch.tensormap [%0];" ::"l"((uint64_t)map) : "memory");
+}
+
+#endif

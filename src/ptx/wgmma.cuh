@@ -1,0 +1,43 @@
+/* wgmma.cuh: warpgroup-level asynchronous MMA (PTX ISA "Asynchronous Warpgroup
+ * Level Matrix Multiply-Accumulate Instructions"). The instructions themselves
+ * are generated into wgmma_ops.cuh; this file holds their fences and operands. */
+#ifndef HGEMM_PTX_WGMMA_CUH
+#define HGEMM_PTX_WGMMA_CUH
+
+#include "common.cuh"
+#include "wgmma_ops.cuh"
+
+/* Shared-memory matrix descriptor ("Matrix Descriptor Format") for a K-major
+ * operand stored as 128-byte swizzled rows of 64 fp16, 1024-byte aligned:
+ *   bits  0-13  start address >> 4
+ *   bits 16-29  leading-dimension byte offset >> 4 (unused for swizzled K-major; 1)
+ *   bits 32-45  stride byte offset >> 4: 8 rows x 128 B = 1024 B between core-matrix groups
+ *   bits 62-63  swizzle mode, 1 = 128-byte swizzle.
+ * Stepping k by 16 elements inside the 128-byte row is +32 bytes on the start
+ * address; the hardware applies the swizzle to the final address. */
+static __device__ __forceinline__ uint64_t wgmma_desc_sw128(const void *tile) {
+    uint64_t addr = smem_u32(tile);
+    return ((addr & 0x3FFFFull) >> 4) | (1ull << 16) | ((uint64_t)(1024 >> 4) << 32) | (1ull << 62);
+}
+
+/* wgmma.fence.sync.aligned: order register and shared-memory accesses before the next wgmma. */
+static __device__ __forceinline__ void wgmma_fence(void) {
+    asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+}
+
+/* wgmma.commit_group.sync.aligned: close the group of wgmma issued so far. */
+static __device__ __forceinline__ void wgmma_commit_group(void) {
+    asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+}
+
+/* wgmma.wait_group.sync.aligned 0: every committed group has completed. */
+static __device__ __forceinline__ void wgmma_wait_group_0(void) {
+    asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+}
+
+/* wgmma.wait_group.sync.aligned 1: all but the newest committed group have completed. */
+static __device__ __forceinline__ void wgmma_wait_group_1(void) {
+    asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
+}
+
+#endif
