@@ -1,0 +1,350 @@
+/*
+ * test_api.c: every argument check of hgemm_nt and hgemm__validate, with the
+ * exact status each returns, on the CPU. Matrices live at fake, 16-byte
+ * aligned addresses that are never dereferenced: the library must decide
+ * everything before its first CUDA call. A fully valid request must then
+ * report HGEMM_ERROR_NO_DEVICE where there is no GPU or driver (or
+ * HGEMM_ERROR_NOT_SUPPORTED when a size exceeds TMA's 32-bit coordinates);
+ * where a GPU is present the NO_DEVICE calls are skipped (they would launch
+ * on fake addresses) and the program says how many.
+ */
+#include <stdint.h>
+#include <stdio.h>
+
+#include <cuda_runtime_api.h>
+
+#include "check.h"
+#include "internal.h"
+
+enum {
+    M = 64, N = 48, K = 32,  /* a small valid problem */
+    LD_PAD = 8,              /* elements of padding after each row */
+    LDA = K + LD_PAD, LDB = K + LD_PAD, LDC = N + LD_PAD,
+    ELEM_BYTES = 2,          /* fp16 */
+    ALIGN_BYTES = 16,        /* required pointer alignment */
+    LD_MULTIPLE = 8,         /* required leading-dimension multiple, elements */
+    UNKNOWN_KERNEL = 99,
+};
+
+/* Fake device addresses, far apart so that only chosen cases overlap. */
+static const uintptr_t ADDR_A = 0x100000, ADDR_B = 0x200000, ADDR_C = 0x300000;
+/* Far above A and B: room for C beside an A of 2^31 rows (< 2^38 bytes). */
+static const uintptr_t ADDR_FAR = (uintptr_t)1 << 40;
+/* Low addresses that are 8-, 4- and 2-byte but not 16-byte aligned. */
+static const uintptr_t ADDR_LOW_8 = 0x1008, ADDR_LOW_4 = 0x2004, ADDR_LOW_2 = 0x3002;
+/* TMA coordinates are 32-bit signed: hgemm_nt serves m, n, k up to this. */
+static const int64_t TMA_MAX_DIM = INT32_MAX;
+static const float ALPHA = 1.0f, BETA = 0.0f;
+
+/* Largest row count whose span still fits in int64 for cols == ld == 8:
+ * ((rows - 1) * 8 + 8) * 2 <= INT64_MAX  <=>  rows <= 2^59 - 1. */
+static const int64_t SPAN_ROWS_MAX = (INT64_C(1) << 59) - 1;
+
+/* Bytes a row-major (rows x cols) fp16 matrix spans with leading dimension ld. */
+static uintptr_t span(int64_t rows, int64_t cols, int64_t ld) {
+    return (uintptr_t)(((rows - 1) * ld + cols) * ELEM_BYTES);
+}
+
+static const void *addr(uintptr_t a) { return (const void *)a; }
+
+static int gpu_present;
+static int skipped;
+
+/* Check hgemm__validate returns `want`, then hgemm_nt returns what follows
+ * from it: the same error; SUCCESS for an empty C (no CUDA call);
+ * NOT_SUPPORTED for a size beyond TMA's coordinates; else NO_DEVICE on a
+ * machine without a GPU. */
+static void expect(const char *file, int line, const char *args, hgemm_status want,
+                   hgemm_kernel kernel, int64_t m, int64_t n, int64_t k, const void *A,
+                   int64_t lda, const void *B, int64_t ldb, const void *C, int64_t ldc) {
+    char expr[512];
+    snprintf(expr, sizeof expr, "hgemm__validate(%s)", args);
+    check_status(hgemm__validate(kernel, m, n, k, A, lda, B, ldb, C, ldc), want, expr, file, line);
+
+    hgemm_status nt_want = want;
+    if (want == HGEMM_SUCCESS) {
+        if (m == 0 || n == 0) {
+            nt_want = HGEMM_SUCCESS;
+        } else if (m > TMA_MAX_DIM || n > TMA_MAX_DIM || k > TMA_MAX_DIM) {
+            nt_want = HGEMM_ERROR_NOT_SUPPORTED; /* decided before any CUDA call */
+        } else if (gpu_present) {
+            skipped++;
+            return;
+        } else {
+            nt_want = HGEMM_ERROR_NO_DEVICE;
+        }
+    }
+    snprintf(expr, sizeof expr, "hgemm_nt(%s)", args);
+    check_status(hgemm_nt(kernel, m, n, k, ALPHA, A, lda, B, ldb, BETA, (void *)(uintptr_t)C, ldc,
+                          NULL),
+                 nt_want, expr, file, line);
+}
+
+#define EXPECT(want, ...) expect(__FILE__, __LINE__, #__VA_ARGS__, (want), __VA_ARGS__)
+
+#define OK HGEMM_SUCCESS
+#define INVALID HGEMM_ERROR_INVALID_VALUE
+#define MISALIGNED HGEMM_ERROR_MISALIGNED
+
+static const hgemm_kernel AUTO = HGEMM_KERNEL_AUTO;
+
+static void test_valid(void) {
+    const void *A = addr(ADDR_A), *B = addr(ADDR_B), *C = addr(ADDR_C);
+    EXPECT(OK, AUTO, M, N, K, A, LDA, B, LDB, C, LDC);
+    EXPECT(OK, AUTO, M, N, K, A, K, B, K, C, N); /* tight leading dimensions */
+    EXPECT(OK, AUTO, 1, 1, 1, A, LD_MULTIPLE, B, LD_MULTIPLE, C, LD_MULTIPLE);
+    for (int i = 0; i < hgemm__kernel_count(); i++) {
+        hgemm_kernel id = hgemm__kernel_at(i)->id;
+        EXPECT(OK, id, M, N, K, A, LDA, B, LDB, C, LDC);
+    }
+    /* A and B are only read: they may overlap, fully or partly. */
+    EXPECT(OK, AUTO, M, N, K, A, LDA, A, LDB, C, LDC);
+    EXPECT(OK, AUTO, M, N, K, A, LDA, addr(ADDR_A + ALIGN_BYTES), LDB, C, LDC);
+}
+
+static void test_kernel_ids(void) {
+    const void *A = addr(ADDR_A), *B = addr(ADDR_B), *C = addr(ADDR_C);
+    hgemm_kernel past_end = (hgemm_kernel)(HGEMM_KERNEL_V0 + hgemm__kernel_count());
+    EXPECT(INVALID, (hgemm_kernel)UNKNOWN_KERNEL, M, N, K, A, LDA, B, LDB, C, LDC);
+    EXPECT(INVALID, (hgemm_kernel)-1, M, N, K, A, LDA, B, LDB, C, LDC);
+    EXPECT(INVALID, past_end, M, N, K, A, LDA, B, LDB, C, LDC);
+    /* Checked even when there is nothing to do. */
+    EXPECT(INVALID, (hgemm_kernel)UNKNOWN_KERNEL, 0, 0, 0, NULL, LD_MULTIPLE, NULL, LD_MULTIPLE,
+           NULL, LD_MULTIPLE);
+}
+
+static void test_negative_sizes(void) {
+    const void *A = addr(ADDR_A), *B = addr(ADDR_B), *C = addr(ADDR_C);
+    EXPECT(INVALID, AUTO, -1, N, K, A, LDA, B, LDB, C, LDC);
+    EXPECT(INVALID, AUTO, M, -1, K, A, LDA, B, LDB, C, LDC);
+    EXPECT(INVALID, AUTO, M, N, -1, A, LDA, B, LDB, C, LDC);
+    EXPECT(INVALID, AUTO, INT64_MIN, N, K, A, LDA, B, LDB, C, LDC);
+    EXPECT(INVALID, AUTO, M, INT64_MIN, K, A, LDA, B, LDB, C, LDC);
+    EXPECT(INVALID, AUTO, M, N, INT64_MIN, A, LDA, B, LDB, C, LDC);
+    /* A negative size is an error even when another size is zero. */
+    EXPECT(INVALID, AUTO, 0, N, -1, A, LDA, B, LDB, C, LDC);
+    EXPECT(INVALID, AUTO, -1, 0, K, A, LDA, B, LDB, C, LDC);
+}
+
+static void test_leading_dimensions(void) {
+    const void *A = addr(ADDR_A), *B = addr(ADDR_B), *C = addr(ADDR_C);
+    /* Smaller than the row (still multiples of 8, so only the size is wrong). */
+    EXPECT(INVALID, AUTO, M, N, K, A, K - LD_MULTIPLE, B, LDB, C, LDC);
+    EXPECT(INVALID, AUTO, M, N, K, A, LDA, B, K - LD_MULTIPLE, C, LDC);
+    EXPECT(INVALID, AUTO, M, N, K, A, LDA, B, LDB, C, N - LD_MULTIPLE);
+    /* Zero and negative. */
+    EXPECT(INVALID, AUTO, M, N, K, A, 0, B, LDB, C, LDC);
+    EXPECT(INVALID, AUTO, M, N, K, A, LDA, B, 0, C, LDC);
+    EXPECT(INVALID, AUTO, M, N, K, A, LDA, B, LDB, C, 0);
+    EXPECT(INVALID, AUTO, M, N, K, A, -LDA, B, LDB, C, LDC);
+    EXPECT(INVALID, AUTO, M, N, K, A, LDA, B, -LDB, C, LDC);
+    EXPECT(INVALID, AUTO, M, N, K, A, LDA, B, LDB, C, -LDC);
+    /* A leading dimension is at least 1 even for an empty matrix. */
+    EXPECT(INVALID, AUTO, M, N, 0, NULL, 0, NULL, LD_MULTIPLE, C, LDC);
+    EXPECT(INVALID, AUTO, M, N, 0, NULL, LD_MULTIPLE, NULL, 0, C, LDC);
+    EXPECT(INVALID, AUTO, M, 0, K, A, LDA, NULL, LDB, NULL, 0);
+    EXPECT(INVALID, AUTO, 0, N, 0, NULL, 0, NULL, LD_MULTIPLE, NULL, LDC);
+    EXPECT(INVALID, AUTO, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0);
+    /* Large enough but not a multiple of 8. */
+    EXPECT(MISALIGNED, AUTO, M, N, K, A, K + 1, B, LDB, C, LDC);
+    EXPECT(MISALIGNED, AUTO, M, N, K, A, LDA, B, K + 1, C, LDC);
+    EXPECT(MISALIGNED, AUTO, M, N, K, A, LDA, B, LDB, C, N + 1);
+    EXPECT(MISALIGNED, AUTO, M, N, K, A, K + LD_MULTIPLE / 2, B, LDB, C, LDC);
+    /* ... also where the matrix is empty: the rule is on the number. */
+    EXPECT(MISALIGNED, AUTO, M, N, 0, NULL, 1, NULL, LD_MULTIPLE, C, LDC);
+    EXPECT(MISALIGNED, AUTO, 0, N, K, NULL, LDA, B, LDB, NULL, N + 1);
+    /* A row that is not a multiple of 8 is fine with a padded ld. */
+    EXPECT(OK, AUTO, M + 1, N + 1, K + 1, A, LDA, B, LDB, C, LDC);
+}
+
+static void test_null_pointers(void) {
+    const void *A = addr(ADDR_A), *B = addr(ADDR_B), *C = addr(ADDR_C);
+    EXPECT(INVALID, AUTO, M, N, K, NULL, LDA, B, LDB, C, LDC);
+    EXPECT(INVALID, AUTO, M, N, K, A, LDA, NULL, LDB, C, LDC);
+    EXPECT(INVALID, AUTO, M, N, K, A, LDA, B, LDB, NULL, LDC);
+    EXPECT(INVALID, AUTO, 1, 1, 1, NULL, LD_MULTIPLE, NULL, LD_MULTIPLE, NULL, LD_MULTIPLE);
+    /* k == 0: A and B hold nothing and may be NULL; C = beta * C still needs C. */
+    EXPECT(OK, AUTO, M, N, 0, NULL, LD_MULTIPLE, NULL, LD_MULTIPLE, C, LDC);
+    EXPECT(OK, AUTO, M, N, 0, A, LD_MULTIPLE, NULL, LD_MULTIPLE, C, LDC);
+    EXPECT(INVALID, AUTO, M, N, 0, NULL, LD_MULTIPLE, NULL, LD_MULTIPLE, NULL, LDC);
+    /* m == 0: A and C are empty; B (n x k) is not. */
+    EXPECT(OK, AUTO, 0, N, K, NULL, LDA, B, LDB, NULL, LDC);
+    EXPECT(INVALID, AUTO, 0, N, K, NULL, LDA, NULL, LDB, NULL, LDC);
+    /* n == 0: B and C are empty; A (m x k) is not. */
+    EXPECT(OK, AUTO, M, 0, K, A, LDA, NULL, LDB, NULL, LD_MULTIPLE);
+    EXPECT(INVALID, AUTO, M, 0, K, NULL, LDA, NULL, LDB, NULL, LD_MULTIPLE);
+    /* Everything empty. */
+    EXPECT(OK, AUTO, 0, 0, 0, NULL, LD_MULTIPLE, NULL, LD_MULTIPLE, NULL, LD_MULTIPLE);
+    EXPECT(OK, AUTO, 0, 0, K, NULL, LDA, NULL, LDB, NULL, LD_MULTIPLE);
+}
+
+static void test_empty_is_noop(void) {
+    const void *A = addr(ADDR_A), *B = addr(ADDR_B), *C = addr(ADDR_C);
+    /* m == 0 or n == 0 succeeds without a device (no CUDA call is made). */
+    EXPECT(OK, AUTO, 0, N, K, A, LDA, B, LDB, C, LDC);
+    EXPECT(OK, AUTO, M, 0, K, A, LDA, B, LDB, C, LDC);
+    EXPECT(OK, AUTO, 0, 0, K, A, LDA, B, LDB, C, LDC);
+    EXPECT(OK, AUTO, 0, N, 0, A, LD_MULTIPLE, B, LD_MULTIPLE, C, LDC);
+    for (int i = 0; i < hgemm__kernel_count(); i++) {
+        hgemm_kernel id = hgemm__kernel_at(i)->id;
+        EXPECT(OK, id, 0, N, K, A, LDA, B, LDB, C, LDC);
+        EXPECT(OK, id, M, 0, K, A, LDA, B, LDB, C, LDC);
+    }
+    /* With n == k == 0 nothing has a byte, however large m is. */
+    EXPECT(OK, AUTO, INT64_MAX, 0, 0, NULL, LD_MULTIPLE, NULL, LD_MULTIPLE, NULL, LD_MULTIPLE);
+}
+
+static void test_alignment(void) {
+    const void *A = addr(ADDR_A), *B = addr(ADDR_B), *C = addr(ADDR_C);
+    const uintptr_t HALF = ALIGN_BYTES / 2, ONE_ELEMENT = ELEM_BYTES;
+    EXPECT(MISALIGNED, AUTO, M, N, K, addr(ADDR_A + HALF), LDA, B, LDB, C, LDC);
+    EXPECT(MISALIGNED, AUTO, M, N, K, A, LDA, addr(ADDR_B + HALF), LDB, C, LDC);
+    EXPECT(MISALIGNED, AUTO, M, N, K, A, LDA, B, LDB, addr(ADDR_C + HALF), LDC);
+    EXPECT(MISALIGNED, AUTO, M, N, K, addr(ADDR_A + ONE_ELEMENT), LDA, B, LDB, C, LDC);
+    EXPECT(MISALIGNED, AUTO, M, N, K, A, LDA, addr(ADDR_B + ONE_ELEMENT), LDB, C, LDC);
+    EXPECT(MISALIGNED, AUTO, M, N, K, A, LDA, B, LDB, addr(ADDR_C + ONE_ELEMENT), LDC);
+    EXPECT(MISALIGNED, AUTO, M, N, K, addr(ADDR_LOW_8), LDA, B, LDB, C, LDC);
+    EXPECT(MISALIGNED, AUTO, M, N, K, addr(ADDR_A + 1), LDA, B, LDB, C, LDC); /* odd byte */
+    /* Alignment of an empty matrix is not checked. */
+    EXPECT(OK, AUTO, M, N, 0, addr(ADDR_LOW_8), LD_MULTIPLE, addr(ADDR_LOW_4), LD_MULTIPLE, C, LDC);
+    EXPECT(OK, AUTO, 0, N, K, addr(ADDR_LOW_8), LDA, B, LDB, addr(ADDR_LOW_2), LDC);
+}
+
+static void test_overlap(void) {
+    const uintptr_t a_span = span(M, K, LDA), b_span = span(N, K, LDB), c_span = span(M, N, LDC);
+    const void *A = addr(ADDR_A), *B = addr(ADDR_B);
+    /* The spans must stay 16-byte multiples for adjacent placements to be aligned. */
+    CHECK(a_span % ALIGN_BYTES == 0 && b_span % ALIGN_BYTES == 0 && c_span % ALIGN_BYTES == 0);
+    CHECK(c_span > a_span && c_span > b_span); /* so C can cover A or B fully */
+
+    /* C against A. */
+    EXPECT(INVALID, AUTO, M, N, K, A, LDA, B, LDB, addr(ADDR_A), LDC);                  /* same start */
+    EXPECT(INVALID, AUTO, M, N, K, A, LDA, B, LDB, addr(ADDR_A + ALIGN_BYTES), LDC);    /* inside */
+    EXPECT(INVALID, AUTO, M, N, K, A, LDA, B, LDB, addr(ADDR_A - ALIGN_BYTES), LDC);    /* covers A */
+    EXPECT(INVALID, AUTO, M, N, K, A, LDA, B, LDB, addr(ADDR_A + a_span - ALIGN_BYTES), LDC);
+    EXPECT(INVALID, AUTO, M, N, K, A, LDA, B, LDB, addr(ADDR_A - c_span + ALIGN_BYTES), LDC);
+    EXPECT(OK, AUTO, M, N, K, A, LDA, B, LDB, addr(ADDR_A + a_span), LDC);  /* right after A */
+    EXPECT(OK, AUTO, M, N, K, A, LDA, B, LDB, addr(ADDR_A - c_span), LDC);  /* right before A */
+
+    /* C against B. */
+    EXPECT(INVALID, AUTO, M, N, K, A, LDA, B, LDB, addr(ADDR_B), LDC);
+    EXPECT(INVALID, AUTO, M, N, K, A, LDA, B, LDB, addr(ADDR_B + ALIGN_BYTES), LDC);
+    EXPECT(INVALID, AUTO, M, N, K, A, LDA, B, LDB, addr(ADDR_B - ALIGN_BYTES), LDC);
+    EXPECT(INVALID, AUTO, M, N, K, A, LDA, B, LDB, addr(ADDR_B + b_span - ALIGN_BYTES), LDC);
+    EXPECT(INVALID, AUTO, M, N, K, A, LDA, B, LDB, addr(ADDR_B - c_span + ALIGN_BYTES), LDC);
+    EXPECT(OK, AUTO, M, N, K, A, LDA, B, LDB, addr(ADDR_B + b_span), LDC);
+    EXPECT(OK, AUTO, M, N, K, A, LDA, B, LDB, addr(ADDR_B - c_span), LDC);
+
+    /* C in place of both. */
+    EXPECT(INVALID, AUTO, M, N, K, A, LDA, A, LDB, addr(ADDR_A), LDC);
+    /* An empty matrix overlaps nothing. */
+    EXPECT(OK, AUTO, M, N, 0, A, LD_MULTIPLE, B, LD_MULTIPLE, addr(ADDR_A), LDC);
+    EXPECT(OK, AUTO, M, N, 0, A, LD_MULTIPLE, B, LD_MULTIPLE, addr(ADDR_B), LDC);
+    EXPECT(OK, AUTO, 0, N, K, A, LDA, B, LDB, addr(ADDR_B), LDC);
+    EXPECT(OK, AUTO, M, 0, K, A, LDA, B, LDB, addr(ADDR_A), LDC);
+}
+
+/* Two things wrong at once: the first check in hgemm__validate's order wins:
+ * kernel, negative size, ld too small, span overflow, NULL, ld % 8,
+ * pointer alignment, overlap. */
+static void test_precedence(void) {
+    const void *A = addr(ADDR_A), *B = addr(ADDR_B), *C = addr(ADDR_C);
+    const void *A_MIS = addr(ADDR_A + ALIGN_BYTES / 2), *C_MIS = addr(ADDR_C + ALIGN_BYTES / 2);
+    hgemm_kernel bad = (hgemm_kernel)UNKNOWN_KERNEL;
+    /* Unknown kernel beats MISALIGNED. */
+    EXPECT(INVALID, bad, M, N, K, A, K + 1, B, LDB, C, LDC);
+    EXPECT(INVALID, bad, M, N, K, A_MIS, LDA, B, LDB, C, LDC);
+    /* Negative size beats MISALIGNED. */
+    EXPECT(INVALID, AUTO, M, N, -1, A, K + 1, B, LDB, C, LDC);
+    EXPECT(INVALID, AUTO, -1, N, K, A_MIS, LDA, B, LDB, C, LDC);
+    /* ld too small beats ld % 8 (the same number is wrong both ways). */
+    EXPECT(INVALID, AUTO, M, N, K, A, K - 1, B, LDB, C, LDC);
+    EXPECT(INVALID, AUTO, M, N, K, A, LDA, B, LDB, C, N - 1);
+    /* ld too small beats a misaligned pointer. */
+    EXPECT(INVALID, AUTO, M, N, K, A_MIS, K - LD_MULTIPLE, B, LDB, C, LDC);
+    /* Span overflow beats ld % 8. */
+    EXPECT(INVALID, AUTO, INT64_MAX, N, K, A, K + 1, B, LDB, C, LDC);
+    /* NULL beats ld % 8 and a misaligned pointer elsewhere. */
+    EXPECT(INVALID, AUTO, M, N, K, NULL, LDA, B, K + 1, C, LDC);
+    EXPECT(INVALID, AUTO, M, N, K, A_MIS, LDA, B, LDB, NULL, LDC);
+    /* ld % 8 beats a misaligned pointer and an overlap. */
+    EXPECT(MISALIGNED, AUTO, M, N, K, A_MIS, K + 1, B, LDB, C, LDC);
+    EXPECT(MISALIGNED, AUTO, M, N, K, A, LDA, B, LDB, addr(ADDR_A), N + 1);
+    /* A misaligned pointer beats an overlap. */
+    EXPECT(MISALIGNED, AUTO, M, N, K, A, LDA, B, LDB, addr(ADDR_A + ALIGN_BYTES / 2), LDC);
+    EXPECT(MISALIGNED, AUTO, M, N, K, A_MIS, LDA, B, LDB, addr(ADDR_A + ALIGN_BYTES), LDC);
+    EXPECT(MISALIGNED, AUTO, M, N, K, A, LDA, B, LDB, C_MIS, LDC);
+}
+
+/* Sizes whose byte span cannot exist in memory. */
+static void test_overflow(void) {
+    const void *A = addr(ADDR_A), *B = addr(ADDR_B), *C = addr(ADDR_C);
+    const int64_t L = LD_MULTIPLE;
+    const int64_t BIG_LD = INT64_C(1) << 61, HUGE_LD = INT64_C(1) << 62;
+    EXPECT(INVALID, AUTO, INT64_MAX, N, K, A, LDA, B, LDB, C, LDC);
+    EXPECT(INVALID, AUTO, M, INT64_MAX, K, A, LDA, B, LDB, C, INT64_MAX);
+    EXPECT(INVALID, AUTO, M, N, INT64_MAX, A, INT64_MAX, B, INT64_MAX, C, LDC);
+    EXPECT(INVALID, AUTO, INT64_MAX, INT64_MAX, INT64_MAX, A, INT64_MAX, B, INT64_MAX, C, INT64_MAX);
+    /* The exact boundary, one matrix at a time (the others empty). A: n == 0. */
+    EXPECT(INVALID, AUTO, SPAN_ROWS_MAX + 1, 0, L, A, L, NULL, L, NULL, L);
+    EXPECT(OK, AUTO, SPAN_ROWS_MAX, 0, L, A, L, NULL, L, NULL, L);
+    /* B: m == 0. */
+    EXPECT(INVALID, AUTO, 0, SPAN_ROWS_MAX + 1, L, NULL, L, B, L, NULL, SPAN_ROWS_MAX + 1);
+    EXPECT(OK, AUTO, 0, SPAN_ROWS_MAX, L, NULL, L, B, L, NULL, SPAN_ROWS_MAX + 1);
+    /* C: k == 0. */
+    EXPECT(INVALID, AUTO, SPAN_ROWS_MAX + 1, L, 0, NULL, L, NULL, L, C, L);
+    EXPECT(OK, AUTO, SPAN_ROWS_MAX, L, 0, NULL, L, NULL, L, C, L);
+    /* Overflow through the leading dimension: two rows 2^62 elements apart. */
+    EXPECT(INVALID, AUTO, 2, N, K, A, HUGE_LD, B, LDB, C, LDC);
+    EXPECT(INVALID, AUTO, 2, N, K, A, LDA, B, LDB, C, HUGE_LD);
+    EXPECT(INVALID, AUTO, M, 2, K, A, LDA, B, HUGE_LD, C, LDC);
+    EXPECT(OK, AUTO, 2, 0, K, A, BIG_LD, B, LDB, NULL, LDC); /* 2^62 + 64 bytes: fits */
+    /* Overflow through one long row, 2 * cols > INT64_MAX, in a one-row
+     * matrix while the other two are empty. */
+    const int64_t LONGEST_LD = INT64_MAX - (LD_MULTIPLE - 1); /* 2^63 - 8 */
+    EXPECT(INVALID, AUTO, 1, 0, HUGE_LD, A, HUGE_LD, NULL, HUGE_LD, NULL, L);      /* A */
+    EXPECT(INVALID, AUTO, 0, 1, HUGE_LD, NULL, HUGE_LD, B, HUGE_LD, NULL, L);      /* B */
+    EXPECT(INVALID, AUTO, 1, HUGE_LD, 0, NULL, L, NULL, L, C, HUGE_LD);            /* C */
+    EXPECT(INVALID, AUTO, 1, LONGEST_LD, 0, NULL, L, NULL, L, C, LONGEST_LD);      /* C */
+    EXPECT(INVALID, AUTO, 1, 0, LONGEST_LD, A, LONGEST_LD, NULL, LONGEST_LD, NULL, L);
+}
+
+/* A valid request larger than TMA's 32-bit coordinates is NOT_SUPPORTED
+ * (EXPECT asserts that for hgemm_nt). The design checks every argument before
+ * the first CUDA call, so this status is due without a device too; no launch
+ * can happen, so these run where a GPU is present as well. */
+static void test_not_supported(void) {
+    const void *A = addr(ADDR_A), *B = addr(ADDR_B), *C = addr(ADDR_FAR);
+    const int64_t TOO_BIG = TMA_MAX_DIM + 1;
+    EXPECT(OK, AUTO, TOO_BIG, N, K, A, LDA, B, LDB, C, LDC);
+    EXPECT(OK, AUTO, M, TOO_BIG, K, A, LDA, B, LDB, C, TOO_BIG);
+    EXPECT(OK, AUTO, M, N, TOO_BIG, A, TOO_BIG, B, TOO_BIG, C, LDC);
+    EXPECT(OK, AUTO, TOO_BIG, N, 0, NULL, LD_MULTIPLE, NULL, LD_MULTIPLE, C, LDC); /* C = beta*C */
+    /* An empty C is still a no-op, however large the other sizes. */
+    EXPECT(OK, AUTO, TOO_BIG, 0, K, A, LDA, B, LDB, C, LDC);
+    EXPECT(OK, AUTO, 0, TOO_BIG, K, A, LDA, B, LDB, C, TOO_BIG);
+    /* The limit itself is served (where there is no GPU: NO_DEVICE). */
+    EXPECT(OK, AUTO, TMA_MAX_DIM, N, K, A, LDA, B, LDB, C, LDC);
+}
+
+int main(void) {
+    gpu_present = check_gpu_present();
+    printf("test_api: %s\n", gpu_present ? "a CUDA device is present"
+                                         : "no CUDA device or driver: valid requests must "
+                                           "return HGEMM_ERROR_NO_DEVICE");
+    test_valid();
+    test_kernel_ids();
+    test_negative_sizes();
+    test_leading_dimensions();
+    test_null_pointers();
+    test_empty_is_noop();
+    test_alignment();
+    test_overlap();
+    test_precedence();
+    test_overflow();
+    test_not_supported();
+    if (skipped)
+        printf("test_api: skipped %d hgemm_nt calls on valid requests (a GPU is present; they "
+               "would launch on fake addresses)\n", skipped);
+    return check_finish();
+}

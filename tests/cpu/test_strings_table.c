@@ -1,0 +1,141 @@
+/*
+ * test_strings_table.c: status strings, kernel names and the one kernel
+ * table (src/api.c) that dispatch, the CLI, the tests and the benchmark read.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "check.h"
+#include "internal.h"
+
+enum {
+    STATUS_FIRST = HGEMM_SUCCESS,
+    STATUS_LAST = HGEMM_ERROR_CUDA,
+    STATUS_COUNT = STATUS_LAST - STATUS_FIRST + 1,
+    UNKNOWN_STATUS = 99,
+    UNKNOWN_KERNEL = 99,
+    NAME_CAP = 16,
+};
+
+/* The enum as the header spells it; the table must agree with it. */
+static const struct {
+    hgemm_kernel id;
+    const char *name;
+} ENUM_NAMES[] = {
+    {HGEMM_KERNEL_V0, "v0"}, {HGEMM_KERNEL_V1, "v1"}, {HGEMM_KERNEL_V2, "v2"},
+    {HGEMM_KERNEL_V3, "v3"}, {HGEMM_KERNEL_V4, "v4"}, {HGEMM_KERNEL_V5, "v5"},
+    {HGEMM_KERNEL_V6, "v6"},
+};
+enum { ENUM_NAME_COUNT = (int)(sizeof ENUM_NAMES / sizeof ENUM_NAMES[0]) };
+
+static void test_status_strings(void) {
+    const char *seen[STATUS_COUNT];
+    for (int s = STATUS_FIRST; s <= STATUS_LAST; s++) {
+        const char *str = hgemm_status_string((hgemm_status)s);
+        seen[s - STATUS_FIRST] = str;
+        check_record(str != NULL && str[0] != '\0', __FILE__, __LINE__, "hgemm_status_string(s)",
+                     "status %s (%d) gives %s", check_status_name((hgemm_status)s), s,
+                     str ? "\"\"" : "NULL");
+    }
+    for (int i = 0; i < STATUS_COUNT; i++)
+        for (int j = i + 1; j < STATUS_COUNT; j++) {
+            int distinct = seen[i] && seen[j] && strcmp(seen[i], seen[j]) != 0;
+            check_record(distinct, __FILE__, __LINE__, "distinct status strings",
+                         "status %d and %d both give \"%s\"", i, j, seen[i] ? seen[i] : "NULL");
+        }
+    CHECK_STR(hgemm_status_string(HGEMM_SUCCESS), "success");
+
+    const int unknown[] = {UNKNOWN_STATUS, -1, STATUS_LAST + 1};
+    for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
+        const char *str = hgemm_status_string((hgemm_status)unknown[i]);
+        check_record(str != NULL && str[0] != '\0', __FILE__, __LINE__,
+                     "hgemm_status_string(unknown)", "status %d gives %s", unknown[i],
+                     str ? "\"\"" : "NULL");
+    }
+}
+
+static void test_kernel_names(void) {
+    CHECK_STR(hgemm_kernel_name(HGEMM_KERNEL_AUTO), "auto");
+    CHECK_STR(hgemm_kernel_name((hgemm_kernel)UNKNOWN_KERNEL), NULL);
+    CHECK_STR(hgemm_kernel_name((hgemm_kernel)-1), NULL);
+    CHECK_STR(hgemm_kernel_name((hgemm_kernel)(HGEMM_KERNEL_V0 + hgemm__kernel_count())), NULL);
+    for (int i = 0; i < hgemm__kernel_count(); i++) {
+        const hgemm_kernel_info *info = hgemm__kernel_at(i);
+        if (!CHECK(info != NULL)) continue;
+        CHECK_STR(hgemm_kernel_name(info->id), info->name);
+    }
+    for (int i = 0; i < ENUM_NAME_COUNT; i++)
+        CHECK_STR(hgemm_kernel_name(ENUM_NAMES[i].id), ENUM_NAMES[i].name);
+}
+
+static void test_table(void) {
+    const int count = hgemm__kernel_count();
+    CHECK(count >= ENUM_NAME_COUNT); /* every enumerator has a row */
+    CHECK(hgemm__kernel_at(-1) == NULL);
+    CHECK(hgemm__kernel_at(count) == NULL);
+
+    for (int i = 0; i < count; i++) {
+        const hgemm_kernel_info *info = hgemm__kernel_at(i);
+        if (!CHECK(info != NULL)) continue;
+        char want[NAME_CAP];
+        snprintf(want, sizeof want, "v%d", i);
+        CHECK_I64(info->id, HGEMM_KERNEL_V0 + i); /* consecutive from V0 */
+        CHECK_STR(info->name, want);              /* "v0".."vN" */
+        CHECK(info->acc == HGEMM_ACC_F32 || info->acc == HGEMM_ACC_F16);
+        CHECK(info->idea != NULL && info->idea[0] != '\0');
+        CHECK(info->launch != NULL);
+        CHECK(hgemm__kernel_find(info->id) == info);
+        CHECK(hgemm__kernel_by_name(info->name) == info);
+        for (int j = i + 1; j < count; j++) {
+            const hgemm_kernel_info *other = hgemm__kernel_at(j);
+            if (!CHECK(other != NULL)) continue;
+            check_record(other->id != info->id, __FILE__, __LINE__, "unique ids",
+                         "rows %d and %d share id %d", i, j, (int)info->id);
+            check_record(strcmp(other->name, info->name) != 0, __FILE__, __LINE__,
+                         "unique names", "rows %d and %d share name \"%s\"", i, j, info->name);
+        }
+    }
+    for (int i = 0; i < ENUM_NAME_COUNT; i++) {
+        const hgemm_kernel_info *info = hgemm__kernel_find(ENUM_NAMES[i].id);
+        if (!CHECK(info != NULL)) continue;
+        CHECK_STR(info->name, ENUM_NAMES[i].name);
+        CHECK(hgemm__kernel_by_name(ENUM_NAMES[i].name) == info);
+    }
+
+    /* AUTO is not a row; unknown ids and names find nothing. */
+    CHECK(hgemm__kernel_find(HGEMM_KERNEL_AUTO) == NULL);
+    CHECK(hgemm__kernel_find((hgemm_kernel)UNKNOWN_KERNEL) == NULL);
+    CHECK(hgemm__kernel_find((hgemm_kernel)-1) == NULL);
+    CHECK(hgemm__kernel_find((hgemm_kernel)(HGEMM_KERNEL_V0 + count)) == NULL);
+    const char *bad_names[] = {"", "V0", "v", "v00", "v0 ", " v0", "vx", "cublas32"};
+    for (size_t i = 0; i < sizeof bad_names / sizeof bad_names[0]; i++)
+        check_record(hgemm__kernel_by_name(bad_names[i]) == NULL, __FILE__, __LINE__,
+                     "hgemm__kernel_by_name(bad)", "\"%s\" found a row", bad_names[i]);
+    CHECK(hgemm__kernel_by_name(NULL) == NULL);
+    char past_end[NAME_CAP];
+    snprintf(past_end, sizeof past_end, "v%d", count);
+    CHECK(hgemm__kernel_by_name(past_end) == NULL);
+}
+
+static void test_auto(void) {
+    hgemm_kernel chosen = hgemm__auto_kernel();
+    const hgemm_kernel_info *info = hgemm__kernel_find(chosen);
+    if (!CHECK(info != NULL)) return;
+    CHECK(chosen != HGEMM_KERNEL_AUTO);
+    CHECK_I64(info->acc, HGEMM_ACC_F32);
+    /* The last fp32-accumulating row: no fp32 row comes after it. */
+    int at = (int)(info - hgemm__kernel_at(0));
+    for (int i = at + 1; i < hgemm__kernel_count(); i++)
+        check_record(hgemm__kernel_at(i)->acc != HGEMM_ACC_F32, __FILE__, __LINE__,
+                     "auto is the last fp32 kernel", "auto is %s but %s (row %d) is fp32 too",
+                     info->name, hgemm__kernel_at(i)->name, i);
+    printf("test_strings_table: auto is %s\n", info->name);
+}
+
+int main(void) {
+    test_status_strings();
+    test_kernel_names();
+    test_table();
+    test_auto();
+    return check_finish();
+}

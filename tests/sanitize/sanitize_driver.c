@@ -1,0 +1,83 @@
+/*
+ * sanitize_driver: runs every kernel (or the ones named on the command line)
+ * once on a few small ragged shapes, with and without beta, so that
+ * compute-sanitizer (memcheck, racecheck, synccheck) sees every code path of
+ * every kernel in a few seconds. Correctness is the GPU tests' job; this
+ * program only checks statuses and CUDA errors. Exit 77 without a GPU.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "hgemm.h"
+#include "internal.h"
+
+#define CUDA_CHECK(call)                                                                  \
+    do {                                                                                  \
+        cudaError_t e_ = (call);                                                          \
+        if (e_ != cudaSuccess) {                                                          \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,                 \
+                    cudaGetErrorString(e_));                                              \
+            exit(1);                                                                      \
+        }                                                                                 \
+    } while (0)
+
+enum { SKIP = 77, ELEM = 2, LD_PAD = 8 };
+
+typedef struct shape { int m, n, k; } shape;
+
+/* Small, ragged in every dimension, one of them a full V6 tile with k > stages. */
+static const shape shapes[] = {{1, 1, 1}, {129, 264, 72}, {300, 520, 100}, {256, 256, 512}};
+
+static int run_kernel(const hgemm_kernel_info *info, void *A, void *B, void *C) {
+    int failures = 0;
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        const shape s = shapes[i];
+        const int64_t lda = s.k + LD_PAD - s.k % LD_PAD, ldb = lda;
+        const int64_t ldc = s.n + LD_PAD - s.n % LD_PAD;
+        const float betas[2] = {0.0f, 0.5f};
+        for (int b = 0; b < 2; b++) {
+            hgemm_status st = hgemm_nt(info->id, s.m, s.n, s.k, 1.0f, A, lda, B, ldb, betas[b], C,
+                                       ldc, 0);
+            cudaError_t err = cudaDeviceSynchronize();
+            printf("%-4s %5d x %5d x %5d beta %.1f: %s%s%s\n", info->name, s.m, s.n, s.k,
+                   betas[b], hgemm_status_string(st), err == cudaSuccess ? "" : ", CUDA: ",
+                   err == cudaSuccess ? "" : cudaGetErrorString(err));
+            if (st != HGEMM_SUCCESS || err != cudaSuccess) failures++;
+        }
+    }
+    return failures;
+}
+
+int main(int argc, char **argv) {
+    int devices = 0;
+    if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+        printf("sanitize_driver: no CUDA device, skipped\n");
+        return SKIP;
+    }
+    const size_t bytes = (size_t)1024 * 1024 * ELEM; /* enough for every shape above */
+    void *A, *B, *C;
+    CUDA_CHECK(cudaMalloc(&A, bytes));
+    CUDA_CHECK(cudaMalloc(&B, bytes));
+    CUDA_CHECK(cudaMalloc(&C, bytes));
+    CUDA_CHECK(cudaMemset(A, 0x3c, bytes)); /* 0x3c3c: a small positive fp16 */
+    CUDA_CHECK(cudaMemset(B, 0x3c, bytes));
+    CUDA_CHECK(cudaMemset(C, 0x00, bytes));
+
+    int failures = 0, ran = 0;
+    for (int i = 0; i < hgemm__kernel_count(); i++) {
+        const hgemm_kernel_info *info = hgemm__kernel_at(i);
+        int wanted = argc < 2;
+        for (int a = 1; a < argc; a++) wanted |= strcmp(argv[a], info->name) == 0;
+        if (!wanted) continue;
+        failures += run_kernel(info, A, B, C);
+        ran++;
+    }
+    CUDA_CHECK(cudaFree(A));
+    CUDA_CHECK(cudaFree(B));
+    CUDA_CHECK(cudaFree(C));
+    printf("%d kernels, %d failures\n", ran, failures);
+    return failures || ran == 0 ? 1 : 0;
+}
