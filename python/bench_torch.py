@@ -1,0 +1,88 @@
+"""hgemm.nt against torch.matmul(a, b.T), from Python, on the GPU.
+
+    PYTHONPATH=python python3 python/bench_torch.py [--size 8192] [--repeats 3]
+
+The same fp16 tensors go to each contender: hgemm.nt with kernel "auto" and
+"v6" (into a preallocated out, on torch's current stream), and
+torch.matmul(a, b.T) (cuBLAS through torch). Each measurement is 5 warm-up
+launches and then 30 timed ones between two CUDA events, after a cooldown
+(DESIGN.md); the whole set is repeated, and the table gives the median and
+the range over the repeats, never one lucky sample. Needs torch and an sm_90
+GPU; exits 2 with a message otherwise. "vs torch" is torch.matmul's median
+time over this one's: above 1 means faster than torch.
+"""
+import argparse
+import statistics
+import sys
+import time
+
+import hgemm
+
+WARMUP, TIMED = 5, 30
+
+
+def time_ms(torch, fn, cooldown):
+    """Mean milliseconds per launch of fn over TIMED launches."""
+    time.sleep(cooldown)
+    for _ in range(WARMUP):
+        fn()
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(TIMED):
+        fn()
+    stop.record()
+    stop.synchronize()
+    return start.elapsed_time(stop) / TIMED
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--size", type=int, default=8192, help="m = n = k (default 8192)")
+    parser.add_argument("--repeats", type=int, default=3, help="times the whole set runs (default 3)")
+    parser.add_argument("--cooldown", type=float, default=3.0,
+                        help="seconds of idle GPU before each measurement (default 3)")
+    args = parser.parse_args()
+
+    try:
+        import torch
+    except ImportError:
+        print("bench_torch: needs torch", file=sys.stderr)
+        return 2
+    if not torch.cuda.is_available() or torch.cuda.get_device_capability() != (9, 0):
+        print("bench_torch: needs an sm_90 GPU (H100/H200)", file=sys.stderr)
+        return 2
+
+    m = n = k = args.size
+    torch.manual_seed(0)
+    # Unit-variance outputs, as in the tests: entries of variance 1/sqrt(k).
+    a = (torch.randn(m, k, device="cuda") * k ** -0.25).half()
+    b = (torch.randn(n, k, device="cuda") * k ** -0.25).half()
+    out = torch.empty(m, n, dtype=torch.float16, device="cuda")
+    contenders = [
+        ("hgemm auto", lambda: hgemm.nt(a, b, out, kernel="auto")),
+        ("hgemm v6", lambda: hgemm.nt(a, b, out, kernel="v6")),
+        ("torch.matmul", lambda: torch.matmul(a, b.T)),
+    ]
+
+    ms = {name: [] for name, _ in contenders}
+    for _ in range(args.repeats):
+        for name, fn in contenders:
+            ms[name].append(time_ms(torch, fn, args.cooldown))
+
+    flop = 2.0 * m * n * k
+    print("# %s, torch %s, %dx%dx%d fp16, %d warm-up + %d timed launches, %d repeats"
+          % (torch.cuda.get_device_name(), torch.__version__, m, n, k, WARMUP, TIMED, args.repeats))
+    print("%-14s %10s %20s %10s %20s %10s" % ("", "ms", "ms range", "TFLOP/s", "TFLOP/s range",
+                                            "vs torch"))
+    torch_median = statistics.median(ms["torch.matmul"])
+    for name, _ in contenders:
+        times = ms[name]
+        med, lo, hi = statistics.median(times), min(times), max(times)
+        print("%-14s %10.3f %9.3f .. %7.3f %10.1f %9.1f .. %7.1f %9.3fx"
+              % (name, med, lo, hi, flop / med / 1e9, flop / hi / 1e9, flop / lo / 1e9,
+                 torch_median / med))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

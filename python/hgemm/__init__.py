@@ -1,0 +1,436 @@
+"""hgemm from Python: ctypes over the shared library libhgemm.so.
+
+    out = hgemm.nt(a, b)                      # a (m, k), b (n, k) -> a @ b.T, (m, n)
+    hgemm.nt(a, b, out=c, alpha=2.0, beta=1.0, kernel="v6")
+
+a, b and out are 2-D fp16 arrays in GPU memory, given as any object with
+`__cuda_array_interface__` (torch tensors, cupy arrays, numba device arrays).
+Their rows must be contiguous; the row stride is the leading dimension that
+hgemm_nt takes, so a slice of a wider array works. The library's own rules
+apply (include/hgemm.h): 16-byte aligned matrices, leading dimensions a
+multiple of 8 elements. When torch is importable, `torch.ops.hgemm.nt` is
+registered too (see _torch.py).
+
+Where the library lives: $HGEMM_LIBRARY, else libhgemm.so next to this file,
+else build/libhgemm.so of the repository this package sits in, else wherever
+ctypes.util.find_library("hgemm") finds it.
+"""
+import ctypes
+import ctypes.util
+import os
+import sys
+import threading
+
+__all__ = ["nt", "kernels", "library_path", "HgemmError",
+           "SUCCESS", "ERROR_INVALID_VALUE", "ERROR_MISALIGNED", "ERROR_NOT_SUPPORTED",
+           "ERROR_NO_DEVICE", "ERROR_ARCH_MISMATCH", "ERROR_CUDA"]
+
+# enum hgemm_status of include/hgemm.h. The values are ABI (never renumbered);
+# the messages come from the library, hgemm_status_string.
+SUCCESS = 0
+ERROR_INVALID_VALUE = 1
+ERROR_MISALIGNED = 2
+ERROR_NOT_SUPPORTED = 3
+ERROR_NO_DEVICE = 4
+ERROR_ARCH_MISMATCH = 5
+ERROR_CUDA = 6
+
+
+class HgemmError(RuntimeError):
+    """hgemm_nt returned a status other than HGEMM_SUCCESS; `.status` holds it."""
+
+    def __init__(self, status, message):
+        super().__init__(message)
+        self.status = status
+
+
+# --- the library ----------------------------------------------------------------
+
+_lock = threading.Lock()
+_lib = None
+_lib_path = None
+_kernel_ids = None  # {"auto": 0, "v0": 1, ...}, read from the library
+
+
+def _candidates():
+    """Where to look for libhgemm.so, in order; the first that loads wins."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    repo = os.path.dirname(os.path.dirname(here))  # python/hgemm -> the repository
+    paths = [os.path.join(here, "libhgemm.so"), os.path.join(repo, "build", "libhgemm.so")]
+    found = ctypes.util.find_library("hgemm")
+    if found:
+        paths.append(found)
+    return paths
+
+
+def _load():
+    """Load libhgemm.so once and declare the three functions we call."""
+    global _lib, _lib_path
+    with _lock:
+        if _lib is not None:
+            return _lib
+        explicit = os.environ.get("HGEMM_LIBRARY")
+        if explicit:
+            # The user named it: a failure here is an error, not a reason to look elsewhere.
+            lib, path = ctypes.CDLL(explicit), explicit
+        else:
+            lib, path, tried = None, None, []
+            for path in _candidates():
+                if os.sep in path and not os.path.exists(path):
+                    tried.append(path + " (missing)")
+                    continue
+                try:
+                    lib = ctypes.CDLL(path)
+                    break
+                except OSError as e:
+                    tried.append("%s (%s)" % (path, e))
+            if lib is None:
+                raise OSError("hgemm: cannot find libhgemm.so; build it (make) or set "
+                              "HGEMM_LIBRARY to its path. Tried: " + "; ".join(tried or ["nothing"]))
+        lib.hgemm_nt.restype = ctypes.c_int
+        lib.hgemm_nt.argtypes = [
+            ctypes.c_int,                                   # kernel
+            ctypes.c_int64, ctypes.c_int64, ctypes.c_int64,  # m, n, k
+            ctypes.c_float,                                 # alpha
+            ctypes.c_void_p, ctypes.c_int64,                # A, lda
+            ctypes.c_void_p, ctypes.c_int64,                # B, ldb
+            ctypes.c_float,                                 # beta
+            ctypes.c_void_p, ctypes.c_int64,                # C, ldc
+            ctypes.c_void_p]                                # stream
+        lib.hgemm_status_string.restype = ctypes.c_char_p
+        lib.hgemm_status_string.argtypes = [ctypes.c_int]
+        lib.hgemm_kernel_name.restype = ctypes.c_char_p
+        lib.hgemm_kernel_name.argtypes = [ctypes.c_int]
+        _lib, _lib_path = lib, path
+        return lib
+
+
+def library_path():
+    """The path libhgemm.so was loaded from (loading it if needed)."""
+    _load()
+    return _lib_path
+
+
+def _kernel_table():
+    """Kernel names to enum values, read from the library: ids 0, 1, ... until
+    hgemm_kernel_name says NULL. The library's table is the only list."""
+    global _kernel_ids
+    if _kernel_ids is None:
+        lib, ids, i = _load(), {}, 0
+        while True:
+            name = lib.hgemm_kernel_name(i)
+            if name is None:
+                break
+            ids[name.decode()] = i
+            i += 1
+        _kernel_ids = ids
+    return _kernel_ids
+
+
+def kernels():
+    """The kernel names hgemm.nt accepts: ["auto", "v0", ..., "v6"]."""
+    return list(_kernel_table())
+
+
+def _status_error(status):
+    text = _load().hgemm_status_string(status).decode()
+    return HgemmError(status, "hgemm_nt failed: %s (status %d)" % (text, status))
+
+
+# --- the CUDA runtime, for the device check only -------------------------------
+
+# cudaError_t values that mean "no usable device or driver here" (the same list
+# src/api.c maps to HGEMM_ERROR_NO_DEVICE): then the check is skipped and the
+# library reports the problem itself.
+_NO_DEVICE_ERRORS = {3, 34, 35, 46, 100}  # initialization, stub library,
+                                          # insufficient driver, devices unavailable, no device
+_MEMORY_DEVICE, _MEMORY_MANAGED = 2, 3    # enum cudaMemoryType
+
+
+class _PointerAttributes(ctypes.Structure):
+    # struct cudaPointerAttributes of driver_types.h (CUDA 11 and later).
+    _fields_ = [("type", ctypes.c_int), ("device", ctypes.c_int),
+                ("devicePointer", ctypes.c_void_p), ("hostPointer", ctypes.c_void_p),
+                ("reserved", ctypes.c_long * 8)]
+
+
+_cudart = None
+_cudart_tried = False
+
+
+def _cudart_path():
+    """The libcudart that libhgemm.so itself loaded (so both see the same
+    runtime state), found in /proc/self/maps; else whatever the loader finds."""
+    try:
+        with open("/proc/self/maps") as maps:
+            for line in maps:
+                path = line.split()[-1]
+                if os.path.basename(path).startswith("libcudart.so"):
+                    return path
+    except OSError:
+        pass
+    return ctypes.util.find_library("cudart") or "libcudart.so"
+
+
+def _runtime():
+    """libcudart through ctypes, loaded on first use; None if it cannot be."""
+    global _cudart, _cudart_tried
+    with _lock:
+        if not _cudart_tried:
+            _cudart_tried = True
+            try:
+                rt = ctypes.CDLL(_cudart_path())
+                rt.cudaPointerGetAttributes.argtypes = [ctypes.POINTER(_PointerAttributes),
+                                                        ctypes.c_void_p]
+                rt.cudaGetDevice.argtypes = [ctypes.POINTER(ctypes.c_int)]
+                rt.cudaSetDevice.argtypes = [ctypes.c_int]
+                rt.cudaGetDeviceCount.argtypes = [ctypes.POINTER(ctypes.c_int)]
+                rt.cudaGetErrorString.restype = ctypes.c_char_p
+                rt.cudaGetErrorString.argtypes = [ctypes.c_int]
+                _cudart = rt
+            except (OSError, AttributeError):
+                _cudart = None
+        return _cudart
+
+
+def _device_count():
+    """How many CUDA devices the runtime sees; 0 without a runtime or driver."""
+    rt = _runtime()
+    if rt is None:
+        return 0
+    count = ctypes.c_int(0)
+    err = rt.cudaGetDeviceCount(ctypes.byref(count))
+    rt.cudaGetLastError()  # "no device" is not sticky: leave no trace
+    return count.value if err == 0 else 0
+
+
+def _device_of(name, ptr):
+    """The device holding ptr; None when there is no runtime or device to ask
+    (then hgemm_nt will say so). Host memory is refused here, before it could
+    reach a kernel."""
+    rt = _runtime()
+    if rt is None:
+        return None
+    attrs = _PointerAttributes()
+    err = rt.cudaPointerGetAttributes(ctypes.byref(attrs), ctypes.c_void_p(ptr))
+    rt.cudaGetLastError()  # a failed query must not surface in the next CUDA call
+    if err in _NO_DEVICE_ERRORS:
+        return None
+    if err != 0:
+        raise ValueError("%s: cudaPointerGetAttributes(0x%x) failed: %s; hgemm needs device memory"
+                         % (name, ptr, rt.cudaGetErrorString(err).decode()))
+    if attrs.type not in (_MEMORY_DEVICE, _MEMORY_MANAGED):
+        raise ValueError("%s: 0x%x is not device memory (cudaMemoryType %d); hgemm needs "
+                         "arrays that live on the GPU" % (name, ptr, attrs.type))
+    return attrs.device
+
+
+# --- __cuda_array_interface__ ----------------------------------------------------
+
+class _Matrix:
+    """What hgemm_nt needs of one operand: pointer, rows, cols, leading dimension."""
+
+    def __init__(self, name, obj):
+        try:
+            cai = obj.__cuda_array_interface__
+        except AttributeError:
+            what = type(obj).__name__
+            if _torch_tensor(obj):
+                what = "a torch tensor on %s" % obj.device
+            raise TypeError("%s: expected a 2-D fp16 CUDA array (an object with "
+                            "__cuda_array_interface__, e.g. a torch CUDA tensor or a cupy "
+                            "array), got %s" % (name, what)) from None
+        self.name = name
+        typestr = cai.get("typestr")
+        if typestr != "<f2":
+            raise TypeError("%s: expected fp16 (typestr '<f2'), got typestr %r" % (name, typestr))
+        shape = tuple(cai.get("shape", ()))
+        if len(shape) != 2:
+            raise ValueError("%s: expected a 2-D array, got %d dimensions (shape %s)"
+                             % (name, len(shape), shape))
+        if cai.get("mask") is not None:
+            raise ValueError("%s: masked arrays are not supported" % name)
+        self.rows, self.cols = int(shape[0]), int(shape[1])
+        data = cai.get("data")
+        if not isinstance(data, (tuple, list)) or len(data) != 2:
+            raise ValueError("%s: __cuda_array_interface__['data'] must be (pointer, read_only), "
+                             "got %r" % (name, data))
+        self.ptr, self.readonly = int(data[0] or 0), bool(data[1])
+        self.stream = cai.get("stream")  # None, 1, 2 or a cudaStream_t, per version 3
+
+        strides = cai.get("strides")
+        if strides is None:  # C-contiguous
+            ld = self.cols
+        else:
+            row_bytes, col_bytes = int(strides[0]), int(strides[1])
+            # A stride along a dimension of extent 1 is never used, so any value is fine.
+            if self.cols > 1 and col_bytes != 2:
+                raise ValueError("%s: rows must be contiguous (an element stride of 2 bytes), "
+                                 "got strides %s in bytes; copy it, e.g. .contiguous()"
+                                 % (name, tuple(strides)))
+            if row_bytes % 2:
+                raise ValueError("%s: the row stride (%d bytes) is not a whole number of fp16 "
+                                 "elements" % (name, row_bytes))
+            ld = row_bytes // 2
+        # A matrix of one row, of none, or of empty rows has no row stride to
+        # speak of: pass the smallest one the library takes (no row past the
+        # first is ever read or written), so that a (1, k) row vector or an
+        # empty array works whatever strides its library gave it.
+        if self.rows <= 1 or self.cols == 0:
+            ld = -(-max(self.cols, 1) // 8) * 8
+        self.ld = ld
+
+    @property
+    def empty(self):
+        return self.rows == 0 or self.cols == 0
+
+
+def _kernel_id(kernel):
+    if isinstance(kernel, str):
+        table = _kernel_table()
+        if kernel not in table:
+            raise ValueError("unknown kernel %r; known kernels: %s"
+                             % (kernel, ", ".join(table)))
+        return table[kernel]
+    if isinstance(kernel, int) and not isinstance(kernel, bool):
+        return kernel  # an hgemm_kernel value; the library rejects unknown ones
+    raise TypeError("kernel must be a name such as 'auto' or 'v6', or an int, got %s"
+                    % type(kernel).__name__)
+
+
+def _stream_handle(stream):
+    """A cudaStream_t as an int from what the caller gave."""
+    if isinstance(stream, int) and not isinstance(stream, bool):
+        return stream
+    if hasattr(stream, "cuda_stream"):   # cupy.cuda.Stream, torch.cuda.Stream
+        return int(stream.cuda_stream)
+    if hasattr(stream, "_as_parameter_"):
+        value = stream._as_parameter_
+        return int(getattr(value, "value", value) or 0)
+    raise TypeError("stream must be an int cudaStream_t or an object with .cuda_stream, "
+                    "got %s" % type(stream).__name__)
+
+
+def _torch_tensor(x):
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(x, torch.Tensor)
+
+
+def _cupy_array(x):
+    cupy = sys.modules.get("cupy")
+    return cupy is not None and isinstance(x, cupy.ndarray)
+
+
+def _default_stream(a, operands):
+    """The stream to run on when the caller names none: the one the arrays'
+    interface asks for ('stream', version 3: 1 is the legacy default stream and
+    2 the per-thread one, which are also the values of cudaStreamLegacy and
+    cudaStreamPerThread, so every value passes through as it is); for torch
+    tensors, which export no stream, torch's current stream; else stream 0."""
+    for m in operands:
+        if m.stream is not None:
+            return int(m.stream)
+    if _torch_tensor(a):
+        import torch
+        return torch.cuda.current_stream(a.device).cuda_stream
+    return 0
+
+
+def _allocate_like(a, m, n):
+    """out for out=None: same library and device as a."""
+    if _torch_tensor(a):
+        import torch
+        return torch.empty((m, n), dtype=torch.float16, device=a.device)
+    if _cupy_array(a):
+        import cupy
+        with a.device:
+            return cupy.empty((m, n), dtype=cupy.float16)
+    raise TypeError("out=None is supported for torch tensors and cupy arrays only; "
+                    "pass out= for %s" % type(a).__name__)
+
+
+# --- the call ---------------------------------------------------------------------
+
+def nt(a, b, out=None, *, alpha=1.0, beta=0.0, kernel="auto", stream=None):
+    """out = alpha * a @ b.T + beta * out, with hgemm_nt.
+
+    a (m, k), b (n, k) and out (m, n) are fp16 CUDA arrays with contiguous rows.
+    out=None allocates a new (m, n) array like a (torch or cupy); beta must then
+    be 0. kernel is "auto", "v0".."v6" (see kernels()) or an hgemm_kernel int.
+    stream is a cudaStream_t int or a stream object; by default the arrays'
+    own. The call is asynchronous on that stream. Returns out.
+
+    Raises TypeError / ValueError for arrays hgemm cannot take (the message
+    says why), HgemmError for a status from the library (misaligned data,
+    no device, ...).
+    """
+    A, B = _Matrix("a", a), _Matrix("b", b)
+    if A.cols != B.cols:
+        raise ValueError("a is %dx%d and b is %dx%d: the inner dimensions differ (a.shape[1] "
+                         "must equal b.shape[1]; b holds the rows of the right factor's "
+                         "transpose)" % (A.rows, A.cols, B.rows, B.cols))
+    m, n, k = A.rows, B.rows, A.cols
+    kernel_id = _kernel_id(kernel)
+    handle = None if stream is None else _stream_handle(stream)
+    if out is None:  # only once everything else is known to be right
+        if beta != 0:
+            raise ValueError("beta=%r needs out= to scale: with out=None there is no C" % (beta,))
+        out = _allocate_like(a, m, n)
+    C = _Matrix("out", out)
+    if (C.rows, C.cols) != (m, n):
+        raise ValueError("out has shape (%d, %d); a @ b.T has shape (%d, %d)"
+                         % (C.rows, C.cols, m, n))
+    if C.readonly:
+        raise ValueError("out is read-only")
+    if handle is None:
+        handle = _default_stream(a, (C, A, B))
+
+    # Loaded before the runtime is asked anything, so that _runtime() finds
+    # the libcudart that libhgemm.so loaded.
+    lib = _load()
+
+    # All three on one device, and that device current for the call (hgemm_nt
+    # runs on the current device). An empty product touches no memory, so its
+    # pointers need no check.
+    device = None
+    if m and n:
+        devices = {}
+        for mat in (A, B, C):
+            if not mat.empty:
+                devices[mat.name] = _device_of(mat.name, mat.ptr)
+        known = {name: d for name, d in devices.items() if d is not None}
+        if len(set(known.values())) > 1:
+            raise ValueError("the arrays are on different devices: " + ", ".join(
+                "%s on cuda:%d" % item for item in sorted(known.items())))
+        if known:
+            device = next(iter(known.values()))
+
+    previous = _switch_device(device)
+    try:
+        status = lib.hgemm_nt(kernel_id, m, n, k, float(alpha), A.ptr, A.ld, B.ptr, B.ld,
+                              float(beta), C.ptr, C.ld, handle)
+    finally:
+        if previous is not None:
+            _runtime().cudaSetDevice(previous)
+    if status != SUCCESS:
+        raise _status_error(status)
+    return out
+
+
+def _switch_device(device):
+    """Make `device` current; return the one to restore, or None."""
+    if device is None:
+        return None
+    rt = _runtime()
+    current = ctypes.c_int(0)
+    if rt.cudaGetDevice(ctypes.byref(current)) != 0 or current.value == device:
+        return None
+    err = rt.cudaSetDevice(device)
+    if err != 0:
+        raise HgemmError(ERROR_CUDA, "cudaSetDevice(%d) failed: %s"
+                         % (device, rt.cudaGetErrorString(err).decode()))
+    return current.value
+
+
+# torch.ops.hgemm.nt, when torch is there (never a reason for this import to fail).
+from . import _torch  # noqa: E402,F401
