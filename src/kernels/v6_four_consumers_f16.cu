@@ -87,6 +87,25 @@ static __device__ __forceinline__ void v6_stage_quarter(v6_smem *sm, const uint3
     }
 }
 
+/* Edge tiles whose right edge is not 16-byte aligned (n % 8 != 0) bypass TMA:
+ * a TMA store clips the inner dimension at 16-byte granularity only, so it
+ * would write into the ldc padding beyond column n. Their consumers store the
+ * quarter straight from registers, masked, as V5 does. */
+static __device__ __forceinline__ bool v6_direct_epilogue(gemm_args args, int32_t col0) {
+    return (args.n % 8) != 0 && col0 + V6_BN > args.n;
+}
+
+static __device__ __forceinline__ void v6_store_direct(const uint32_t d[V6_ACC_REGS], gemm_args args,
+                                                       int32_t row0, int32_t col0) {
+    const int t = threadIdx.x % WARPGROUP_THREADS;
+    const int32_t row = row0 + 16 * (t / 32) + (t % 32) / 4, col = col0 + 2 * (t % 4);
+#pragma unroll
+    for (int r = 0; r < V6_ACC_REGS; r++) {
+        float2 v = __half22float2(*(const __half2 *)&d[r]);
+        store_pair(args, row + 8 * (r % 2), col + 8 * (r / 2), v.x, v.y);
+    }
+}
+
 __global__ void __launch_bounds__(V6_THREADS, 1)
 v6_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
           const __grid_constant__ CUtensorMap tmap_c, gemm_args args, uint32_t tiles_m,
@@ -97,6 +116,7 @@ v6_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
     const hgemm_tile tile = hgemm_raster(blockIdx.x, tiles_m, tiles_n, V6_RASTER);
     const int32_t row0 = tile.m * V6_BM, col0 = tile.n * V6_BN;
     const int k_tiles = (args.k + BK - 1) / BK;
+    const bool direct = v6_direct_epilogue(args, col0);
 
     if (tid == 0) {
         pipe_init(sm->full, sm->empty, V6_STAGES, V6_CONSUMERS);
@@ -121,6 +141,7 @@ v6_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
                 tma_load_2d(sm->a[st.stage][slab], &tmap_a, kt * BK, row0 + slab * V6_SLAB_M, full);
             }
         }
+        if (direct) return; /* the consumers store this tile themselves */
         /* Epilogue: store the quarters in order as the groups stage them. */
         for (int i = 0; i < V6_CONSUMERS; i++) {
             mbarrier_wait(&sm->epi_ready[i], 0);
@@ -163,6 +184,10 @@ v6_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
     wgmma_wait_group_0();
     if (leader && k_tiles > 0) pipe_consumer_release(sm->empty, prev);
 
+    if (direct) {
+        v6_store_direct(d, args, row0 + g * V6_SLAB_M, col0);
+        return;
+    }
     /* Epilogue handoff: wait until the previous quarter has left the buffer,
      * stage ours, make it visible to the async proxy, tell the producer. */
     if (g > 0) mbarrier_wait(&sm->epi_free[g - 1], 0);
