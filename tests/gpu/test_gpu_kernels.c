@@ -1,0 +1,265 @@
+/*
+ * test_gpu_kernels: every kernel of the table (and HGEMM_KERNEL_AUTO) against
+ * the fp64 GPU reference, over tile-multiple and ragged shapes, padded leading
+ * dimensions, alpha/beta cases, k == 0, m == 0 and n == 0, a non-blocking
+ * stream, and a guard band around C (rows above and below, ldc > n) that must
+ * still hold the sentinel afterwards.
+ *
+ * One line per (kernel, case); the first mismatches, with coordinates, on a
+ * failure; a last line "N passed, N failed". Exits 77 without an sm_90 GPU
+ * and 1 on any failure.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "check.h"
+#include "internal.h"
+
+enum {
+    EXIT_SKIP = 77,
+    LD_ALIGN = 8,       /* hgemm's leading dimensions are multiples of 8 */
+    GUARD_ROWS = 8,     /* sentinel rows above and below C */
+    GUARD_COLS = 8,     /* ldc is at least n rounded up to 8, plus these */
+    SEED_A = 101, SEED_B = 202, SEED_C = 303,
+    MAX_KERNELS = 64,
+    WHY_LEN = 256,
+    NOOP_ROWS = 64,     /* the m == 0 / n == 0 cases: C is a 64 x 64 region */
+};
+
+typedef enum c_init { C_NAN, C_RANDOM } c_init;
+typedef enum ab_init {
+    AB_RANDOM,
+    AB_NAN,   /* alpha == 0: A and B must not be read; NaN would show */
+    AB_NULL,  /* k == 0: nothing to read, the pointers are NULL */
+} ab_init;
+typedef enum stream_kind { STREAM_LEGACY, STREAM_NONBLOCKING } stream_kind;
+
+typedef struct test_case {
+    const char *what;
+    int64_t m, n, k;
+    int64_t lda_pad, ldb_pad, ldc_pad; /* elements beyond the tight multiple-of-8 ld */
+    float alpha, beta;
+    c_init c;
+    ab_init ab;
+    stream_kind stream;
+} test_case;
+
+#define PLAIN 0, 0, 0, 1.0f, 0.0f, C_NAN, AB_RANDOM
+
+static const test_case cases[] = {
+    /* tile multiples */
+    {"tiles", 256, 256, 64, PLAIN, STREAM_LEGACY},
+    {"tiles", 512, 768, 1024, PLAIN, STREAM_LEGACY},
+    {"tiles", 1024, 1024, 512, PLAIN, STREAM_NONBLOCKING},
+    /* ragged */
+    {"ragged", 1, 1, 1, PLAIN, STREAM_LEGACY},
+    {"ragged", 1, 8, 8, PLAIN, STREAM_LEGACY},
+    {"ragged", 8, 1, 8, PLAIN, STREAM_LEGACY},
+    {"ragged", 129, 264, 72, PLAIN, STREAM_LEGACY},
+    {"ragged", 777, 1032, 520, PLAIN, STREAM_NONBLOCKING},
+    {"ragged", 1000, 1000, 1000, PLAIN, STREAM_LEGACY},
+    {"ragged k", 300, 520, 100, PLAIN, STREAM_LEGACY},
+    {"ragged k", 64, 64, 17, PLAIN, STREAM_LEGACY},
+    {"tall", 2304, 136, 200, PLAIN, STREAM_LEGACY},
+    {"wide", 72, 2440, 136, PLAIN, STREAM_LEGACY},
+    /* padded leading dimensions */
+    {"padded ld", 200, 136, 96, 24, 40, 56, 1.0f, 0.0f, C_NAN, AB_RANDOM, STREAM_LEGACY},
+    {"padded ld", 333, 257, 130, 8, 16, 8, 1.0f, 0.0f, C_NAN, AB_RANDOM, STREAM_NONBLOCKING},
+    /* alpha and beta */
+    {"alpha beta", 384, 256, 128, 0, 0, 0, 0.5f, -1.5f, C_RANDOM, AB_RANDOM, STREAM_LEGACY},
+    {"alpha beta", 777, 1032, 520, 16, 8, 24, 0.5f, -1.5f, C_RANDOM, AB_RANDOM, STREAM_NONBLOCKING},
+    {"alpha 0", 130, 70, 40, 0, 0, 0, 0.0f, 0.75f, C_RANDOM, AB_NAN, STREAM_LEGACY},
+    {"alpha 0 beta 0", 64, 64, 64, 0, 0, 0, 0.0f, 0.0f, C_NAN, AB_NAN, STREAM_NONBLOCKING},
+    {"k 0", 100, 60, 0, 0, 0, 0, 1.0f, -1.5f, C_RANDOM, AB_NULL, STREAM_LEGACY},
+    {"k 0 beta 0", 33, 17, 0, 0, 0, 0, 1.0f, 0.0f, C_NAN, AB_NULL, STREAM_NONBLOCKING},
+    /* no-ops: C must be left exactly as it was */
+    {"m 0", 0, 64, 64, PLAIN, STREAM_LEGACY},
+    {"n 0", 64, 0, 64, PLAIN, STREAM_NONBLOCKING},
+};
+enum { CASE_COUNT = (int)(sizeof(cases) / sizeof(cases[0])) };
+
+typedef struct kernel_under_test {
+    hgemm_kernel id;
+    const char *name;
+    double atol;
+} kernel_under_test;
+
+static int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
+static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+
+static int passed = 0, failed = 0;
+
+static void *dmalloc(size_t bytes) {
+    void *p = NULL;
+    HGEMM_CHECK_CUDA(cudaMalloc(&p, bytes ? bytes : 1));
+    return p;
+}
+
+static void case_label(char *out, size_t len, const test_case *t, int64_t lda, int64_t ldb,
+                       int64_t ldc) {
+    snprintf(out, len, "%-14s %5lldx%-5lldx%-5lld ld %4lld %4lld %4lld  a %-4g b %-5g C %-4s %s",
+             t->what, (long long)t->m, (long long)t->n, (long long)t->k, (long long)lda,
+             (long long)ldb, (long long)ldc, t->alpha, t->beta, t->c == C_NAN ? "nan" : "rand",
+             t->stream == STREAM_NONBLOCKING ? "nb-stream" : "stream 0");
+}
+
+/* m == 0 or n == 0: success, and not one bit of the allocation changes. */
+static void run_noop(const test_case *t, const kernel_under_test *kt, cudaStream_t stream) {
+    const int64_t k = t->k, lda = round_up(max64(k, 1), LD_ALIGN), ldc = NOOP_ROWS + GUARD_COLS;
+    char label[WHY_LEN];
+    case_label(label, sizeof label, t, lda, lda, ldc);
+    void *A = dmalloc((size_t)(NOOP_ROWS * lda) * 2), *B = dmalloc((size_t)(NOOP_ROWS * lda) * 2);
+    hgemm_check_fill_random(A, NOOP_ROWS, k, lda, SEED_A, 1.0f, 0);
+    hgemm_check_fill_random(B, NOOP_ROWS, k, lda, SEED_B, 1.0f, 0);
+    hgemm_check_guarded g;
+    hgemm_check_guarded_alloc(&g, NOOP_ROWS, NOOP_ROWS, ldc, GUARD_ROWS);
+    hgemm_check_fill_random(g.C, NOOP_ROWS, NOOP_ROWS, ldc, SEED_C, 1.0f, 0);
+    size_t bytes = (size_t)((2 * GUARD_ROWS + NOOP_ROWS) * ldc) * 2;
+    uint16_t *before = (uint16_t *)malloc(bytes), *after = (uint16_t *)malloc(bytes);
+    if (before == NULL || after == NULL) {
+        fprintf(stderr, "out of host memory\n");
+        exit(1);
+    }
+    HGEMM_CHECK_CUDA(cudaDeviceSynchronize());
+    HGEMM_CHECK_CUDA(cudaMemcpy(before, g.base, bytes, cudaMemcpyDeviceToHost));
+    hgemm_status st = hgemm_nt(kt->id, t->m, t->n, k, t->alpha, A, lda, B, lda, t->beta, g.C,
+                               ldc, stream);
+    if (st != HGEMM_SUCCESS) (void)cudaGetLastError();
+    HGEMM_CHECK_LAUNCH();
+    HGEMM_CHECK_CUDA(cudaStreamSynchronize(stream));
+    HGEMM_CHECK_CUDA(cudaDeviceSynchronize());
+    HGEMM_CHECK_CUDA(cudaMemcpy(after, g.base, bytes, cudaMemcpyDeviceToHost));
+    int64_t changed = 0, first = -1;
+    for (size_t i = 0; i < bytes / 2; i++)
+        if (before[i] != after[i]) {
+            if (first < 0) first = (int64_t)i;
+            changed++;
+        }
+    int ok = st == HGEMM_SUCCESS && changed == 0;
+    printf("%s %-6s %s  no-op\n", ok ? "PASS" : "FAIL", kt->name, label);
+    if (st != HGEMM_SUCCESS)
+        printf("     hgemm_nt returned %d: %s\n", (int)st, hgemm_status_string(st));
+    if (changed)
+        printf("     %lld elements changed, the first at row %lld, column %lld of the allocation\n",
+               (long long)changed, (long long)(first / ldc), (long long)(first % ldc));
+    ok ? passed++ : failed++;
+    free(before);
+    free(after);
+    hgemm_check_guarded_free(&g);
+    HGEMM_CHECK_CUDA(cudaFree(A));
+    HGEMM_CHECK_CUDA(cudaFree(B));
+}
+
+/* One case for every kernel: the inputs and the reference are made once. */
+static void run_case(const test_case *t, const kernel_under_test *kernels, int n_kernels,
+                     cudaStream_t nonblocking) {
+    cudaStream_t stream = t->stream == STREAM_NONBLOCKING ? nonblocking : 0;
+    if (t->m == 0 || t->n == 0) {
+        for (int i = 0; i < n_kernels; i++) run_noop(t, &kernels[i], stream);
+        return;
+    }
+    const int64_t m = t->m, n = t->n, k = t->k;
+    const int64_t lda = round_up(max64(k, 1), LD_ALIGN) + t->lda_pad;
+    const int64_t ldb = round_up(max64(k, 1), LD_ALIGN) + t->ldb_pad;
+    const int64_t ldc = round_up(n, LD_ALIGN) + GUARD_COLS + t->ldc_pad;
+    char label[WHY_LEN];
+    case_label(label, sizeof label, t, lda, ldb, ldc);
+
+    void *A = NULL, *B = NULL;
+    if (t->ab != AB_NULL) {
+        A = dmalloc((size_t)(m * lda) * 2);
+        B = dmalloc((size_t)(n * ldb) * 2);
+        /* NaN everywhere first: padding past k is never to be read. */
+        hgemm_check_fill_pattern(A, m, lda, lda, HGEMM_CHECK_NAN, 0);
+        hgemm_check_fill_pattern(B, n, ldb, ldb, HGEMM_CHECK_NAN, 0);
+        if (t->ab == AB_RANDOM) {
+            float s = hgemm_check_unit_scale(k);
+            hgemm_check_fill_random(A, m, k, lda, SEED_A, s, 0);
+            hgemm_check_fill_random(B, n, k, ldb, SEED_B, s, 0);
+        }
+    }
+    hgemm_check_guarded g;
+    hgemm_check_guarded_alloc(&g, m, n, ldc, GUARD_ROWS);
+    double *ref = (double *)dmalloc((size_t)(m * n) * sizeof(double));
+    /* C0: what C holds before the call (the reference reads it only when beta != 0). */
+    if (t->c == C_RANDOM) hgemm_check_fill_random(g.C, m, n, ldc, SEED_C, hgemm_check_unit_scale(1), 0);
+    else hgemm_check_fill_pattern(g.C, m, n, ldc, HGEMM_CHECK_NAN, 0);
+    hgemm_check_reference(m, n, k, t->alpha, A, lda, B, ldb, t->beta, g.C, ldc, ref, n, 0);
+    HGEMM_CHECK_CUDA(cudaDeviceSynchronize());
+
+    for (int i = 0; i < n_kernels; i++) {
+        const kernel_under_test *kt = &kernels[i];
+        hgemm_check_guarded_reset(&g, 0);
+        if (t->c == C_RANDOM) hgemm_check_fill_random(g.C, m, n, ldc, SEED_C, hgemm_check_unit_scale(1), 0);
+        else hgemm_check_fill_pattern(g.C, m, n, ldc, HGEMM_CHECK_NAN, 0);
+        HGEMM_CHECK_CUDA(cudaDeviceSynchronize());
+
+        hgemm_status st = hgemm_nt(kt->id, m, n, k, t->alpha, A, lda, B, ldb, t->beta, g.C, ldc, stream);
+        if (st != HGEMM_SUCCESS) {
+            printf("FAIL %-6s %s  hgemm_nt returned %d: %s\n", kt->name, label, (int)st,
+                   hgemm_status_string(st));
+            (void)cudaGetLastError(); /* a failed launch is this kernel's failure, not the test's */
+            failed++;
+            continue;
+        }
+        HGEMM_CHECK_LAUNCH();
+        HGEMM_CHECK_CUDA(cudaStreamSynchronize(stream));
+        hgemm_check_stats s;
+        hgemm_check_guard_report rep;
+        int ok = hgemm_check_compare(g.C, ldc, ref, n, m, n, kt->atol, HGEMM_CHECK_RTOL, &s, stream);
+        int intact = hgemm_check_guard_intact(&g, &rep, stream);
+        printf("%s %-6s %s  mean %.2e p99 %.2e max %.2e\n", ok && intact ? "PASS" : "FAIL", kt->name,
+               label, s.mean_abs_err, s.p99_abs_err, s.max_abs_err);
+        if (!ok) {
+            printf("     %lld of %lld elements outside atol %g + rtol %g * |ref| (%lld non-finite)\n",
+                   (long long)s.failed, (long long)s.count, kt->atol, HGEMM_CHECK_RTOL,
+                   (long long)s.nonfinite);
+            hgemm_check_print_mismatches(stdout, &s, "     ");
+        }
+        if (!intact)
+            printf("     guard band: %lld elements outside C changed, the first at row %lld, "
+                   "column %lld (0x%04x)\n", (long long)rep.bad, (long long)rep.first_row,
+                   (long long)rep.first_col, rep.first_value);
+        ok && intact ? passed++ : failed++;
+    }
+    hgemm_check_guarded_free(&g);
+    HGEMM_CHECK_CUDA(cudaFree(ref));
+    if (A) HGEMM_CHECK_CUDA(cudaFree(A));
+    if (B) HGEMM_CHECK_CUDA(cudaFree(B));
+}
+
+int main(void) {
+    char why[WHY_LEN];
+    if (!hgemm_check_sm90_available(why, sizeof why)) {
+        printf("test_gpu_kernels: skipped: %s\n", why);
+        return EXIT_SKIP;
+    }
+    printf("test_gpu_kernels: %s\n", why);
+
+    /* AUTO first (it resolves to the latest fp32 kernel), then the table. */
+    kernel_under_test kernels[MAX_KERNELS];
+    int n_kernels = 0;
+    const hgemm_kernel_info *auto_info = hgemm__kernel_find(hgemm__auto_kernel());
+    kernels[n_kernels++] = (kernel_under_test){
+        HGEMM_KERNEL_AUTO, "auto",
+        auto_info && auto_info->acc == HGEMM_ACC_F16 ? HGEMM_CHECK_ATOL_ACC_F16 : HGEMM_CHECK_ATOL_ACC_F32};
+    for (int i = 0; i < hgemm__kernel_count() && n_kernels < MAX_KERNELS; i++) {
+        const hgemm_kernel_info *info = hgemm__kernel_at(i);
+        kernels[n_kernels++] = (kernel_under_test){
+            info->id, info->name,
+            info->acc == HGEMM_ACC_F16 ? HGEMM_CHECK_ATOL_ACC_F16 : HGEMM_CHECK_ATOL_ACC_F32};
+    }
+
+    cudaStream_t nonblocking;
+    HGEMM_CHECK_CUDA(cudaStreamCreateWithFlags(&nonblocking, cudaStreamNonBlocking));
+    for (int c = 0; c < CASE_COUNT; c++) run_case(&cases[c], kernels, n_kernels, nonblocking);
+    HGEMM_CHECK_CUDA(cudaStreamDestroy(nonblocking));
+
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}

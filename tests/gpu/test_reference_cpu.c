@@ -1,0 +1,331 @@
+/*
+ * test_reference_cpu: the CPU half of hgemm_check, on the CPU only (runs in
+ * CI): fp16 conversion, the random generator's determinism and scale, the
+ * fp64 CPU reference on hand-computed cases, quickselect and the host
+ * comparison. Prints each failed check with its line; exits 1 on any.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+
+enum {
+    SEED = 12345,
+    RANDOM_FLOATS = 2000000,   /* conversion property test */
+    SAMPLE_ROWS = 1000,        /* distribution test: 1000 x 1000 values */
+    SAMPLE_COLS = 1000,
+    VAR_ROWS = 64,             /* unit-variance test: 64 x 64 outputs, k = 1024 */
+    VAR_K = 1024,
+    SELECT_TRIALS = 200,
+    SELECT_MAX = 300,
+    F16_PATTERNS = 1 << 16,
+    REF_PAD_MARK = 12345,      /* written into padding of ref, must survive */
+};
+
+static int failures = 0, checks = 0;
+
+#define EXPECT(cond, ...)                                                    \
+    do {                                                                     \
+        checks++;                                                            \
+        if (!(cond)) {                                                       \
+            failures++;                                                      \
+            printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);          \
+            printf(__VA_ARGS__);                                             \
+            printf("\n");                                                    \
+        }                                                                    \
+    } while (0)
+
+static uint16_t h(float f) { return hgemm_check_f32_to_f16(f); }
+static double d(uint16_t x) { return (double)hgemm_check_f16_to_f32(x); }
+
+/* Deterministic test-side pseudo random numbers (not the generator under test). */
+static uint64_t rng_state = 0x243f6a8885a308d3ull;
+static uint64_t rng(void) {
+    rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
+    return hgemm_check_mix64(rng_state);
+}
+
+static void test_f16_conversion(void) {
+    EXPECT(h(0.0f) == 0x0000, "0x%04x", h(0.0f));
+    EXPECT(h(-0.0f) == 0x8000, "0x%04x", h(-0.0f));
+    EXPECT(h(1.0f) == 0x3c00, "0x%04x", h(1.0f));
+    EXPECT(h(-2.0f) == 0xc000, "0x%04x", h(-2.0f));
+    EXPECT(h(0.1f) == 0x2e66, "0x%04x", h(0.1f));
+    EXPECT(h(65504.0f) == 0x7bff, "0x%04x", h(65504.0f));
+    EXPECT(h(65519.0f) == 0x7bff, "0x%04x", h(65519.0f));
+    EXPECT(h(65520.0f) == 0x7c00, "ties to even: to infinity, 0x%04x", h(65520.0f));
+    EXPECT(h(1e30f) == 0x7c00 && h(-1e30f) == 0xfc00, "overflow");
+    EXPECT(h(INFINITY) == 0x7c00 && h(-INFINITY) == 0xfc00, "infinities");
+    EXPECT((h(NAN) & 0x7fff) == 0x7e00, "NaN, 0x%04x", h(NAN));
+    EXPECT(h(1.0f + 0x1p-11f) == 0x3c00, "tie to even (down), 0x%04x", h(1.0f + 0x1p-11f));
+    EXPECT(h(1.0f + 3 * 0x1p-11f) == 0x3c02, "tie to even (up), 0x%04x", h(1.0f + 3 * 0x1p-11f));
+    EXPECT(h(1.0f + 0x1p-11f + 0x1p-20f) == 0x3c01, "above a tie, 0x%04x", h(1.0f + 0x1p-11f + 0x1p-20f));
+    EXPECT(h(0x1p-14f) == 0x0400, "smallest normal, 0x%04x", h(0x1p-14f));
+    EXPECT(h(0x1p-24f) == 0x0001, "smallest subnormal, 0x%04x", h(0x1p-24f));
+    EXPECT(h(0x1p-25f) == 0x0000, "half the smallest subnormal ties to 0, 0x%04x", h(0x1p-25f));
+    EXPECT(h(0x1.000002p-25f) == 0x0001, "just above, 0x%04x", h(0x1.000002p-25f));
+    EXPECT(h(3 * 0x1p-25f) == 0x0002, "subnormal tie to even, 0x%04x", h(3 * 0x1p-25f));
+    EXPECT(h(-5 * 0x1p-24f) == 0x8005, "negative subnormal, 0x%04x", h(-5 * 0x1p-24f));
+    EXPECT(h(0x1p-14f - 0x1p-25f) == 0x0400, "rounds up into the normals, 0x%04x", h(0x1p-14f - 0x1p-25f));
+    EXPECT(d(0x3555) == 0x1.554p-2, "%.17g", d(0x3555));
+    EXPECT(d(0x0001) == 0x1p-24, "%.17g", d(0x0001));
+    EXPECT(isinf(d(0xfc00)) && d(0xfc00) < 0, "-inf");
+    EXPECT(isnan(d(0x7e00)) && isnan(d(HGEMM_CHECK_SENTINEL)), "NaN patterns");
+
+    /* Every fp16 value survives fp16 -> fp32 -> fp16. */
+    int bad = 0;
+    for (int x = 0; x < F16_PATTERNS; x++) {
+        float f = hgemm_check_f16_to_f32((uint16_t)x);
+        if (isnan(f)) {
+            bad += (h(f) & 0x7fff) != 0x7e00;
+            continue;
+        }
+        bad += h(f) != (uint16_t)x;
+    }
+    EXPECT(bad == 0, "%d fp16 values did not round-trip", bad);
+
+    /* Random fp32 values: the result is the nearest fp16 (ties to even). */
+    bad = 0;
+    for (int i = 0; i < RANDOM_FLOATS; i++) {
+        uint32_t bits = (uint32_t)rng();
+        bits = (bits & 0x80000000u) | (0x30000000u + bits % (0x47800000u - 0x30000000u));
+        float f = hgemm_check_bits_f32(bits);
+        uint16_t r = h(f);
+        double v = (double)f, e = fabs(d(r) - v);
+        uint16_t mag = r & 0x7fff;
+        if (mag == 0x7c00) { /* overflow: only from >= 65520 */
+            bad += fabs(v) < 65520.0;
+            continue;
+        }
+        /* The neighbours in magnitude must be no closer (and not as close unless r is even). */
+        uint16_t sign = r & 0x8000;
+        for (int step = -1; step <= 1; step += 2) {
+            int nb = (int)mag + step;
+            if (nb < 0 || nb >= 0x7c00) continue;
+            double en = fabs(d((uint16_t)(sign | nb)) - v);
+            if (en < e || (en == e && (r & 1))) bad++;
+        }
+    }
+    EXPECT(bad == 0, "%d random floats were not rounded to the nearest fp16", bad);
+}
+
+static void test_random(void) {
+    EXPECT(fabs(hgemm_check_unit_scale(1) - sqrt(3.0)) < 1e-6, "%g", hgemm_check_unit_scale(1));
+    EXPECT(fabs(hgemm_check_unit_scale(16) - sqrt(3.0) / 2) < 1e-6, "%g", hgemm_check_unit_scale(16));
+    EXPECT(hgemm_check_unit_scale(0) == hgemm_check_unit_scale(1), "k = 0 counts as 1");
+
+    /* Deterministic, independent of ld, different for another seed or position. */
+    enum { R = 37, C = 29, LD1 = 29, LD2 = 48 };
+    uint16_t *a = (uint16_t *)malloc(R * LD1 * 2), *b = (uint16_t *)malloc(R * LD2 * 2);
+    uint16_t *c = (uint16_t *)malloc(R * LD1 * 2);
+    memset(b, 0xab, R * LD2 * 2);
+    float s = hgemm_check_unit_scale(64);
+    hgemm_check_random_host(a, R, C, LD1, SEED, s);
+    hgemm_check_random_host(b, R, C, LD2, SEED, s);
+    hgemm_check_random_host(c, R, C, LD1, SEED + 1, s);
+    int same_ld = 1, pad_kept = 1, differ = 0, repeats = 0;
+    for (int r = 0; r < R; r++) {
+        for (int col = 0; col < C; col++) {
+            same_ld &= a[r * LD1 + col] == b[r * LD2 + col];
+            same_ld &= a[r * LD1 + col] == hgemm_check_random_f16(SEED, r, col, s);
+            differ += a[r * LD1 + col] != c[r * LD1 + col];
+            repeats += col > 0 && a[r * LD1 + col] == a[r * LD1 + col - 1];
+        }
+        for (int col = C; col < LD2; col++) pad_kept &= b[r * LD2 + col] == 0xabab;
+    }
+    EXPECT(same_ld, "the same seed gives the same matrix whatever ld");
+    EXPECT(pad_kept, "columns past cols are left alone");
+    EXPECT(differ > R * C * 9 / 10, "another seed differs: only %d of %d", differ, R * C);
+    EXPECT(repeats < R * C / 20, "neighbours repeat too often: %d", repeats);
+    free(a);
+    free(b);
+    free(c);
+
+    /* Scale: uniform on (-s, s), standard deviation k^-1/4, mean 0. */
+    const int64_t k = 1024;
+    s = hgemm_check_unit_scale(k);
+    double sum = 0, sum2 = 0, maxabs = 0;
+    for (int r = 0; r < SAMPLE_ROWS; r++)
+        for (int col = 0; col < SAMPLE_COLS; col++) {
+            double v = d(hgemm_check_random_f16(SEED, r, col, s));
+            sum += v;
+            sum2 += v * v;
+            maxabs = fmax(maxabs, fabs(v));
+        }
+    double count = (double)SAMPLE_ROWS * SAMPLE_COLS, mean = sum / count;
+    double sd = sqrt(sum2 / count - mean * mean), want = pow((double)k, -0.25);
+    EXPECT(fabs(mean) < 0.01 * want, "mean %g", mean);
+    EXPECT(fabs(sd / want - 1) < 0.01, "standard deviation %g, want %g", sd, want);
+    EXPECT(maxabs <= s * (1 + 0x1p-11) && maxabs > 0.99 * s, "max |x| %g, scale %g", maxabs, s);
+
+    /* The point of the scale: A * B^T has unit variance. */
+    uint16_t *A = (uint16_t *)malloc(VAR_ROWS * VAR_K * 2), *B = (uint16_t *)malloc(VAR_ROWS * VAR_K * 2);
+    double *ref = (double *)malloc(VAR_ROWS * VAR_ROWS * sizeof(double));
+    hgemm_check_random_host(A, VAR_ROWS, VAR_K, VAR_K, 1, hgemm_check_unit_scale(VAR_K));
+    hgemm_check_random_host(B, VAR_ROWS, VAR_K, VAR_K, 2, hgemm_check_unit_scale(VAR_K));
+    hgemm_check_reference_cpu(VAR_ROWS, VAR_ROWS, VAR_K, 1.0, A, VAR_K, B, VAR_K, 0.0, NULL, 0, ref, VAR_ROWS);
+    sum = sum2 = 0;
+    for (int i = 0; i < VAR_ROWS * VAR_ROWS; i++) {
+        sum += ref[i];
+        sum2 += ref[i] * ref[i];
+    }
+    count = VAR_ROWS * VAR_ROWS;
+    double var = sum2 / count - (sum / count) * (sum / count);
+    EXPECT(fabs(var - 1) < 0.1, "output variance %g, want 1", var);
+    free(A);
+    free(B);
+    free(ref);
+}
+
+static void test_reference(void) {
+    /* A (2 x 3, lda 8), B (2 x 3, ldb 4), C0 (2 x 2, ldc0 3); NaN in all padding. */
+    const uint16_t N = HGEMM_CHECK_NAN;
+    uint16_t A[2 * 8], B[2 * 4], C0[2 * 3];
+    for (int i = 0; i < 16; i++) A[i] = N;
+    for (int i = 0; i < 8; i++) B[i] = N;
+    for (int i = 0; i < 6; i++) C0[i] = N;
+    const float a[2][3] = {{1, 2, 3}, {4, 5, 6}}, b[2][3] = {{1, 0, -1}, {0.5f, 0.25f, 2}};
+    const float c0[2][2] = {{1, 2}, {3, 4}};
+    for (int r = 0; r < 2; r++)
+        for (int i = 0; i < 3; i++) {
+            A[r * 8 + i] = h(a[r][i]);
+            B[r * 4 + i] = h(b[r][i]);
+        }
+    for (int r = 0; r < 2; r++)
+        for (int c = 0; c < 2; c++) C0[r * 3 + c] = h(c0[r][c]);
+
+    /* A * B^T = [[-2, 7], [-2, 15.25]]. */
+    double ref[2 * 5];
+    for (int i = 0; i < 10; i++) ref[i] = REF_PAD_MARK;
+    hgemm_check_reference_cpu(2, 2, 3, 1.0, A, 8, B, 4, 0.0, C0, 3, ref, 5);
+    EXPECT(ref[0] == -2 && ref[1] == 7 && ref[5] == -2 && ref[6] == 15.25, "A*B^T: %g %g %g %g",
+           ref[0], ref[1], ref[5], ref[6]);
+    hgemm_check_reference_cpu(2, 2, 3, 2.0, A, 8, B, 4, -1.0, C0, 3, ref, 5);
+    EXPECT(ref[0] == -5 && ref[1] == 12 && ref[5] == -7 && ref[6] == 26.5,
+           "2*A*B^T - C0: %g %g %g %g", ref[0], ref[1], ref[5], ref[6]);
+    int pad_kept = 1;
+    for (int r = 0; r < 2; r++)
+        for (int c = 2; c < 5; c++) pad_kept &= ref[r * 5 + c] == REF_PAD_MARK;
+    EXPECT(pad_kept, "ref's padding is not written");
+
+    /* alpha == 0: A and B are not read (NaN there would show); k == 0: NULL is fine. */
+    uint16_t nanA[2 * 8];
+    for (int i = 0; i < 16; i++) nanA[i] = N;
+    hgemm_check_reference_cpu(2, 2, 3, 0.0, nanA, 8, nanA, 8, 0.5, C0, 3, ref, 5);
+    EXPECT(ref[0] == 0.5 && ref[1] == 1 && ref[5] == 1.5 && ref[6] == 2, "alpha 0: %g %g %g %g",
+           ref[0], ref[1], ref[5], ref[6]);
+    hgemm_check_reference_cpu(2, 2, 0, 1.0, NULL, 8, NULL, 8, -1.5, C0, 3, ref, 5);
+    EXPECT(ref[0] == -1.5 && ref[1] == -3 && ref[5] == -4.5 && ref[6] == -6, "k 0: %g %g %g %g",
+           ref[0], ref[1], ref[5], ref[6]);
+    /* beta == 0: C0 is not read (NULL, or NaN). */
+    hgemm_check_reference_cpu(2, 2, 3, 1.0, A, 8, B, 4, 0.0, NULL, 0, ref, 5);
+    EXPECT(ref[0] == -2 && ref[6] == 15.25, "beta 0 without C0");
+    hgemm_check_reference_cpu(2, 2, 0, 1.0, NULL, 8, NULL, 8, 0.0, nanA, 8, ref, 5);
+    EXPECT(ref[0] == 0 && ref[1] == 0 && ref[5] == 0 && ref[6] == 0, "k 0, beta 0: zeros");
+
+    /* Exactness: fp16 products are exact in double, so a sum of +-2^-24-scale
+     * terms and large terms keeps every bit. */
+    uint16_t x[3] = {h(2048.0f), h(0x1p-24f), h(-2048.0f)}, y[3] = {h(2048.0f), h(1.0f), h(2048.0f)};
+    double one;
+    hgemm_check_reference_cpu(1, 1, 3, 1.0, x, 3, y, 3, 0.0, NULL, 0, &one, 1);
+    EXPECT(one == 0x1p-24, "exact sum %.17g", one);
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static void test_select(void) {
+    EXPECT(hgemm_check_p99_rank(1) == 0, "%lld", (long long)hgemm_check_p99_rank(1));
+    EXPECT(hgemm_check_p99_rank(100) == 98, "%lld", (long long)hgemm_check_p99_rank(100));
+    EXPECT(hgemm_check_p99_rank(101) == 99, "%lld", (long long)hgemm_check_p99_rank(101));
+    EXPECT(hgemm_check_p99_rank(1000) == 989, "%lld", (long long)hgemm_check_p99_rank(1000));
+    EXPECT(hgemm_check_p99_rank(67108864) == 66437775, "%lld", (long long)hgemm_check_p99_rank(67108864));
+
+    double v[SELECT_MAX], sorted[SELECT_MAX], work[SELECT_MAX];
+    int bad = 0;
+    for (int t = 0; t < SELECT_TRIALS; t++) {
+        int count = 1 + (int)(rng() % SELECT_MAX);
+        int distinct = 1 + (int)(rng() % (t % 3 == 0 ? 4 : 1000)); /* many ties, sometimes */
+        for (int i = 0; i < count; i++) v[i] = (double)(rng() % distinct) * 0.125;
+        if (t % 7 == 0) v[count - 1] = INFINITY;
+        memcpy(sorted, v, sizeof(double) * count);
+        qsort(sorted, count, sizeof(double), cmp_double);
+        for (int rank = 0; rank < count; rank++) {
+            memcpy(work, v, sizeof(double) * count);
+            bad += hgemm_check_select(work, count, rank) != sorted[rank];
+        }
+    }
+    EXPECT(bad == 0, "%d quickselect results differ from sorting", bad);
+}
+
+static void test_compare_host(void) {
+    /* ref = 0..11 (3 x 4, ld 5); C (ld 6) with chosen errors. */
+    enum { M = 3, N = 4, LDR = 5, LDC = 6 };
+    double ref[M * LDR];
+    uint16_t C[M * LDC];
+    for (int i = 0; i < M * LDR; i++) ref[i] = NAN; /* padding: never read */
+    for (int i = 0; i < M * LDC; i++) C[i] = HGEMM_CHECK_NAN;
+    for (int r = 0; r < M; r++)
+        for (int c = 0; c < N; c++) {
+            ref[r * LDR + c] = r * N + c;
+            C[r * LDC + c] = h((float)(r * N + c));
+        }
+    hgemm_check_stats s;
+    int ok = hgemm_check_compare_host(C, LDC, ref, LDR, M, N, 1e-2, 1e-2, &s);
+    EXPECT(ok && s.failed == 0 && s.max_abs_err == 0 && s.mean_abs_err == 0 && s.p99_abs_err == 0 &&
+           s.count == 12 && s.mismatches_shown == 0, "exact: ok %d failed %lld max %g", ok,
+           (long long)s.failed, s.max_abs_err);
+
+    /* Errors: (0,1) +0.5 (fails), (1,2) +0.0625 (6 + 0.06 tolerance: 0.07 -> passes),
+     * (2,3) NaN (fails, non-finite). */
+    C[0 * LDC + 1] = h(1.5f);
+    C[1 * LDC + 2] = h(6.0625f);
+    C[2 * LDC + 3] = HGEMM_CHECK_NAN;
+    ok = hgemm_check_compare_host(C, LDC, ref, LDR, M, N, 1e-2, 1e-2, &s);
+    EXPECT(!ok && s.failed == 2 && s.nonfinite == 1, "failed %lld nonfinite %lld", (long long)s.failed,
+           (long long)s.nonfinite);
+    EXPECT(isinf(s.max_abs_err) && isinf(s.mean_abs_err), "NaN counts as an infinite error: max %g", s.max_abs_err);
+    /* Errors sorted: 0 x 9, 0.0625, 0.5, inf; rank ceil(0.99 * 12) - 1 = 11: inf. */
+    EXPECT(isinf(s.p99_abs_err), "p99 %g", s.p99_abs_err);
+    EXPECT(s.mismatches_shown == 2 && s.mismatches[0].row == 0 && s.mismatches[0].col == 1 &&
+           s.mismatches[0].got == 1.5 && s.mismatches[0].want == 1 && s.mismatches[1].row == 2 &&
+           s.mismatches[1].col == 3 && isnan(s.mismatches[1].got), "mismatches in row-major order");
+    /* Without the NaN: mean (0.5 + 0.0625) / 12, p99 = the largest. */
+    C[2 * LDC + 3] = h(11.0f);
+    ok = hgemm_check_compare_host(C, LDC, ref, LDR, M, N, 1e-2, 1e-2, &s);
+    EXPECT(!ok && s.failed == 1 && s.max_abs_err == 0.5 && s.p99_abs_err == 0.5 &&
+           fabs(s.mean_abs_err - 0.5625 / 12) < 1e-15, "failed %lld max %g p99 %g mean %g",
+           (long long)s.failed, s.max_abs_err, s.p99_abs_err, s.mean_abs_err);
+    /* rtol: a 1 % error on a large value passes, 2 % fails. */
+    ref[0] = 1000;
+    C[0] = h(1008.0f); /* |err| 8 <= 0.01 + 10 */
+    C[1] = h(1.0f);
+    ok = hgemm_check_compare_host(C, LDC, ref, LDR, 1, 2, 1e-2, 1e-2, &s);
+    EXPECT(ok, "relative tolerance");
+    C[0] = h(1024.0f); /* |err| 24 > 10.01 */
+    ok = hgemm_check_compare_host(C, LDC, ref, LDR, 1, 2, 1e-2, 1e-2, &s);
+    EXPECT(!ok && s.failed == 1, "beyond the relative tolerance");
+    /* Infinity in C fails too. */
+    C[0] = 0x7c00;
+    ref[0] = 65504;
+    ok = hgemm_check_compare_host(C, LDC, ref, LDR, 1, 1, 1e-2, 1e-2, &s);
+    EXPECT(!ok && s.nonfinite == 1, "inf fails");
+    /* Nothing to compare. */
+    ok = hgemm_check_compare_host(C, LDC, ref, LDR, 0, 4, 1e-2, 1e-2, &s);
+    EXPECT(ok && s.count == 0, "empty");
+}
+
+int main(void) {
+    test_f16_conversion();
+    test_random();
+    test_reference();
+    test_select();
+    test_compare_host();
+    printf("%d checks, %d failed\n", checks, failures);
+    return failures ? 1 : 0;
+}
