@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# device-check.sh: everything hgemm needs to know from an H200, in one call.
+#
+#   scripts/device-check.sh [STEP,STEP,...]
+#
+# Steps (default: build,sass,test,sanitize,bench):
+#   build     configure and build (Release) into build-device/
+#   sass      count HGMMA / HMMA per kernel in the library's SASS
+#   test      ctest: CPU and GPU tests
+#   sanitize  compute-sanitizer memcheck, racecheck, synccheck on small shapes, every kernel
+#   bench     hgemm-bench at 8192^3, every kernel beside cuBLAS ($BENCH_ARGS, default --repeat 3)
+#   accuracy  hgemm-bench --accuracy at 8192^3
+#   window    hgemm-bench v5,v6 with 100 timed launches instead of 30
+#   python    the Python GPU tests and python/bench_torch.py
+#   profile   scripts/profile.sh (Nsight Compute, clocks never touched)
+#
+# Everything lands under $OUT (default ./device-out): device.log (all output),
+# bench.csv, window.csv, profile.csv. Each step has its own timeout, so a hung
+# kernel costs minutes, not the session. Never changes any GPU setting.
+set -uo pipefail
+
+OUT=${OUT:-$PWD/device-out}
+STEPS=${1:-build,sass,test,sanitize,bench}
+BUILD=build-device
+BENCH_ARGS=${BENCH_ARGS:---repeat 3}
+mkdir -p "$OUT"
+LOG="$OUT/device.log"
+SUMMARY="$OUT/summary.txt"
+: >"$SUMMARY"
+
+has() { [[ ",$STEPS," == *",$1,"* ]]; }
+
+# run NAME TIMEOUT CMD...: run with a time limit, log everything, record the status.
+run() {
+    local name=$1 limit=$2
+    shift 2
+    echo "=== $name: $* (limit ${limit}s)" | tee -a "$LOG"
+    local start=$SECONDS
+    timeout --signal=KILL "$limit" "$@" >>"$LOG" 2>&1
+    local rc=$?
+    printf '%-28s rc=%-4s %4ds\n' "$name" "$rc" $((SECONDS - start)) | tee -a "$SUMMARY" "$LOG"
+    return $rc
+}
+
+{
+    echo "=== device"
+    date -u
+    nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,power.limit,temperature.gpu --format=csv
+    nvcc --version | tail -1
+    git rev-parse --short HEAD 2>/dev/null
+} >>"$LOG" 2>&1
+
+if has build; then
+    gen=()
+    command -v ninja >/dev/null && gen=(-G Ninja)
+    run configure 120 cmake -S . -B "$BUILD" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release || exit 1
+    run build 300 cmake --build "$BUILD" -j "$(nproc)" || { tail -40 "$LOG"; exit 1; }
+fi
+
+if has sass; then
+    # Per kernel function: how many HGMMA (warpgroup MMA) and HMMA (mma.sync) instructions.
+    run sass 120 bash -c "cuobjdump --dump-sass $BUILD/libhgemm.so | awk '
+        /Function :/ { f = \$3 }
+        /HGMMA/ { hg[f]++ } /HMMA/ { hm[f]++ }
+        END { for (k in hg) print \"HGMMA\", hg[k], k; for (k in hm) print \"HMMA\", hm[k], k }' | sort -k3"
+fi
+
+if has test; then
+    run ctest 300 ctest --test-dir "$BUILD" --output-on-failure --timeout 200
+fi
+
+if has sanitize; then
+    for tool in memcheck racecheck synccheck; do
+        run "sanitize-$tool" 150 compute-sanitizer --tool "$tool" --error-exitcode 9 \
+            "$BUILD/tests/sanitize/sanitize_driver"
+    done
+fi
+
+if has bench; then
+    # shellcheck disable=SC2086
+    run bench 400 "$BUILD/tools/hgemm-bench" --kernels all $BENCH_ARGS --csv "$OUT/bench.csv"
+fi
+
+if has accuracy; then
+    run accuracy 300 "$BUILD/tools/hgemm-bench" --kernels v5,v6 --accuracy
+fi
+
+if has window; then
+    run window-30 300 "$BUILD/tools/hgemm-bench" --kernels v5,v6 --repeat 3 --iters 30 --csv "$OUT/window30.csv"
+    run window-100 300 "$BUILD/tools/hgemm-bench" --kernels v5,v6 --repeat 3 --iters 100 --csv "$OUT/window100.csv"
+fi
+
+if has python; then
+    run python-gpu 300 env PYTHONPATH=python HGEMM_LIBRARY="$BUILD/libhgemm.so" \
+        python3 -m unittest discover -s python/tests -p 'test_gpu*.py' -v
+    run python-bench 300 env PYTHONPATH=python HGEMM_LIBRARY="$BUILD/libhgemm.so" \
+        python3 python/bench_torch.py
+fi
+
+if has profile; then
+    run profile 500 env BUILD="$BUILD" OUT="$OUT" scripts/profile.sh
+fi
+
+echo "=== summary"
+cat "$SUMMARY"
+# The last lines of each step's output, so the caller sees the essentials.
+grep -E "passed|failed|FAIL|ERROR SUMMARY|tests passed|HGMMA|HMMA|stuck" "$LOG" | tail -60

@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""Turns Nsight Compute's raw CSV (from scripts/profile.sh) into one row per kernel.
+
+    python3 scripts/ncu_table.py profile-raw.csv [--csv profile.csv]
+
+The input holds one block per profiled kernel: a `# kernel: NAME` line that
+profile.sh writes, then ncu's `--csv --page raw` output (a header row of
+metric names, a row of units, one row per profiled launch); ncu's own
+`==PROF==` lines are skipped. Units are normalized: durations to ms, clocks
+to MHz, shared memory to KiB.
+"""
+import argparse
+import csv
+import io
+import sys
+
+TIME_TO_MS = {"nsecond": 1e-6, "ns": 1e-6, "usecond": 1e-3, "us": 1e-3, "msecond": 1.0,
+              "ms": 1.0, "second": 1e3, "s": 1e3}
+FREQ_TO_MHZ = {"cycle/nsecond": 1e3, "cycle/usecond": 1.0, "cycle/msecond": 1e-3,
+               "cycle/second": 1e-6, "hz": 1e-6, "khz": 1e-3, "mhz": 1.0, "ghz": 1e3}
+BYTES_TO_KIB = {"byte": 1 / 1024, "kbyte": 1000 / 1024, "kibyte": 1.0, "mbyte": 1e6 / 1024,
+                "mibyte": 1024.0}
+
+# (output column, metric name prefix, unit table or None for plain numbers)
+COLUMNS = [
+    ("duration_ms", "gpu__time_duration.sum", TIME_TO_MS),
+    ("sm_clock_mhz", "sm__cycles_elapsed.avg.per_second", FREQ_TO_MHZ),
+    ("tensor_pipe_pct", "sm__pipe_tensor", None),
+    ("dram_pct", "dram__throughput.avg.pct_of_peak_sustained_elapsed", None),
+    ("sm_pct", "sm__throughput.avg.pct_of_peak_sustained_elapsed", None),
+    ("l2_hit_pct", "lts__t_sector_hit_rate.pct", None),
+    ("registers", "launch__registers_per_thread", None),
+    ("smem_kib", "launch__shared_mem_per_block", BYTES_TO_KIB),  # dynamic + static
+    ("occupancy_pct", "sm__warps_active.avg.pct_of_peak_sustained_active", None),
+]
+
+
+class ParseError(ValueError):
+    pass
+
+
+def to_number(text):
+    text = text.strip().replace(",", "")
+    if text in ("", "n/a", "N/A"):
+        return None
+    return float(text)
+
+
+def convert(value, unit, table, metric):
+    if table is None or value is None:
+        return value
+    key = unit.strip().lower()
+    if key not in table:
+        raise ParseError(f"unknown unit {unit!r} for {metric}")
+    return value * table[key]
+
+
+def parse_block(name, lines):
+    """The last launch of one ncu raw CSV block as {column: value}."""
+    rows = list(csv.reader(io.StringIO("".join(lines))))
+    rows = [r for r in rows if r]
+    if len(rows) < 3:
+        raise ParseError(f"{name}: expected a header, a unit row and a launch, got {len(rows)} rows")
+    header, units, last = rows[0], rows[1], rows[-1]
+    out = {"kernel": name, "ncu_kernel_name": last[header.index("Kernel Name")]
+           if "Kernel Name" in header else ""}
+    for column, prefix, table in COLUMNS:
+        idx = [i for i, h in enumerate(header) if h.startswith(prefix)]
+        if not idx:
+            out[column] = None
+            continue
+        total = None
+        for i in idx:  # smem: dynamic + static; the others match one metric
+            v = convert(to_number(last[i]), units[i], table, header[i])
+            if v is not None:
+                total = v if total is None else total + v
+        out[column] = total
+    return out
+
+
+def parse(text):
+    blocks, name, lines = [], None, []
+    for line in text.splitlines(keepends=True):
+        if line.startswith("# kernel:"):
+            if name is not None:
+                blocks.append(parse_block(name, lines))
+            name, lines = line.split(":", 1)[1].strip(), []
+        elif line.startswith("==") or not line.strip():
+            continue
+        elif name is not None:
+            lines.append(line)
+    if name is not None:
+        blocks.append(parse_block(name, lines))
+    if not blocks:
+        raise ParseError("no '# kernel:' block found")
+    return blocks
+
+
+def fmt(v):
+    if v is None:
+        return "-"
+    return f"{v:.3f}" if abs(v) < 10 else f"{v:.1f}"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("raw")
+    ap.add_argument("--csv", help="also write the table as CSV here")
+    args = ap.parse_args()
+    with open(args.raw) as f:
+        rows = parse(f.read())
+    cols = ["kernel"] + [c for c, _, _ in COLUMNS]
+    table = [[r["kernel"]] + [fmt(r[c]) for c, _, _ in COLUMNS] for r in rows]
+    widths = [max(len(x) for x in col) for col in zip(cols, *table)]
+    for line in [cols] + table:
+        print("  ".join(x.rjust(w) for x, w in zip(line, widths)))
+    if args.csv:
+        with open(args.csv, "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(cols + ["ncu_kernel_name"])
+            for r in rows:
+                w.writerow([r["kernel"]] + ["" if r[c] is None else r[c] for c, _, _ in COLUMNS]
+                           + [r["ncu_kernel_name"]])
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except ParseError as e:
+        print(f"ncu_table: {e}", file=sys.stderr)
+        sys.exit(1)

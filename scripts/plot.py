@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""Bar chart of TFLOP/s per kernel at one shape, read from hgemm-bench CSV only.
+
+    python3 scripts/plot.py bench/results/FILE.csv -o docs/figures/tflops-8192.png
+
+Each bar is the median over the runs in the CSV, with a line from the lowest
+to the highest run; the 989 TFLOP/s dense fp16 datasheet peak of the H100/H200
+tensor cores is drawn across the chart.
+"""
+import argparse
+import csv
+import statistics
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+PEAK_TFLOPS = 989.0  # dense fp16 tensor-core peak, H100/H200 SXM datasheet
+ORDER = ["v0", "v1", "v2", "v3", "v4", "v5", "v6", "cublas32", "cublas16"]
+
+
+def read_rows(path):
+    meta = {}
+    lines = []
+    with open(path, newline="") as f:
+        for line in f:
+            if line.startswith("#"):
+                key, _, value = line[1:].partition(":")
+                meta[key.strip()] = value.strip()
+            elif line.strip():
+                lines.append(line)
+    return meta, list(csv.DictReader(lines))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("csv", help="hgemm-bench --csv output")
+    ap.add_argument("-o", "--output", required=True, help="PNG to write")
+    ap.add_argument("--size", nargs=3, type=int, default=[8192, 8192, 8192], metavar=("M", "N", "K"))
+    args = ap.parse_args()
+
+    meta, rows = read_rows(args.csv)
+    m, n, k = (str(x) for x in args.size)
+    per_kernel = {}
+    for r in rows:
+        if (r["m"], r["n"], r["k"]) == (m, n, k) and r.get("tflops") not in (None, "", "nan"):
+            per_kernel.setdefault(r["kernel"], []).append(float(r["tflops"]))
+    names = [x for x in ORDER if x in per_kernel] + sorted(set(per_kernel) - set(ORDER))
+    if not names:
+        print(f"plot.py: no rows for {m}x{n}x{k} in {args.csv}", file=sys.stderr)
+        return 1
+
+    med = [statistics.median(per_kernel[x]) for x in names]
+    lo = [statistics.median(per_kernel[x]) - min(per_kernel[x]) for x in names]
+    hi = [max(per_kernel[x]) - statistics.median(per_kernel[x]) for x in names]
+    colors = ["#8c8c8c" if x.startswith("cublas") else "#3b75af" for x in names]
+
+    fig, ax = plt.subplots(figsize=(9, 4.8), dpi=120)
+    ax.bar(names, med, color=colors, yerr=[lo, hi], capsize=4)
+    ax.axhline(PEAK_TFLOPS, color="#c0392b", linestyle="--", linewidth=1)
+    ax.text(len(names) - 0.5, PEAK_TFLOPS + 10, f"{PEAK_TFLOPS:.0f} TFLOP/s dense fp16 peak",
+            ha="right", va="bottom", color="#c0392b", fontsize=9)
+    for i, v in enumerate(med):
+        ax.text(i, v / 2, f"{v:.0f}", ha="center", va="center", color="white", fontsize=9)
+    runs = max(len(v) for v in per_kernel.values())
+    ax.set_ylabel("TFLOP/s")
+    ax.set_ylim(0, PEAK_TFLOPS * 1.12)
+    ax.set_title(f"hgemm at {m}x{n}x{k} fp16 on {meta.get('gpu', 'GPU')} "
+                 f"(median of {runs} runs, bars show the range)", fontsize=10)
+    ax.grid(axis="y", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(args.output)
+    print(f"wrote {args.output}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

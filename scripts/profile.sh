@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# profile.sh: hardware counters of each kernel beside cuBLAS's, one launch each.
+#
+#   scripts/profile.sh [KERNELS] [M N K]      (defaults: v5,v6,cublas32,cublas16 8192 8192 8192)
+#
+# Runs Nsight Compute over hgemm-bench once per kernel, profiling the first
+# launch inside the NVTX range the benchmark opens for that kernel (its
+# correctness-check launch, on the same buffers as the timed ones). Always
+# --clock-control none: the GPU runs at the clocks it has, nothing is locked
+# or changed. Writes $OUT/profile-raw.csv (Nsight Compute's own CSV, one
+# block per kernel) and prints the table of scripts/ncu_table.py, also
+# written as $OUT/profile.csv.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+KERNELS=${1:-v5,v6,cublas32,cublas16}
+M=${2:-8192} N=${3:-8192} K=${4:-8192}
+OUT=${OUT:-$PWD/profile-out}
+BUILD=${BUILD:-build}
+BENCH="$BUILD/tools/hgemm-bench"
+NCU=${NCU:-ncu}
+mkdir -p "$OUT"
+raw="$OUT/profile-raw.csv"
+: >"$raw"
+
+# The tensor-pipe metric's name differs between Nsight Compute versions and
+# chips: take the first candidate this ncu knows.
+known=$("$NCU" --query-metrics 2>/dev/null || true)
+tensor=""
+for cand in sm__pipe_tensor_cycles_active sm__pipe_tensor_op_gmma_cycles_active \
+            sm__pipe_tensor_op_hmma_cycles_active; do
+    if grep -q "^$cand " <<<"$known"; then tensor=$cand; break; fi
+done
+metrics=gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second
+metrics+=,dram__throughput.avg.pct_of_peak_sustained_elapsed
+metrics+=,sm__throughput.avg.pct_of_peak_sustained_elapsed
+metrics+=,lts__t_sector_hit_rate.pct,launch__registers_per_thread
+metrics+=,launch__shared_mem_per_block_dynamic,launch__shared_mem_per_block_static
+metrics+=,sm__warps_active.avg.pct_of_peak_sustained_active
+[ -n "$tensor" ] && metrics+=,$tensor.avg.pct_of_peak_sustained_active
+echo "profile: tensor pipe metric: ${tensor:-none found}" >&2
+
+IFS=, read -ra list <<<"$KERNELS"
+for kernel in "${list[@]}"; do
+    # The baselines run in every benchmark process; pair them with the cheapest kernel.
+    run_kernels=$kernel
+    [[ $kernel == cublas* ]] && run_kernels=v0
+    echo "profile: $kernel at ${M}x${N}x${K}" >&2
+    echo "# kernel: $kernel" >>"$raw"
+    "$NCU" --clock-control none --nvtx --nvtx-include "$kernel/" --launch-count 1 \
+        --metrics "$metrics" --csv --page raw --log-file "$OUT/ncu-$kernel.csv" \
+        "$BENCH" --kernels "$run_kernels" --size "$M" "$N" "$K" --warmup 0 --iters 1 \
+        --cooldown 0 >"$OUT/bench-$kernel.log" 2>&1 || {
+        echo "profile: ncu or the benchmark failed for $kernel:" >&2
+        cat "$OUT/bench-$kernel.log" "$OUT/ncu-$kernel.csv" >&2
+        exit 1
+    }
+    cat "$OUT/ncu-$kernel.csv" >>"$raw"
+    rm -f "$OUT/ncu-$kernel.csv" "$OUT/bench-$kernel.log"
+done
+python3 "$here/ncu_table.py" "$raw" --csv "$OUT/profile.csv"
