@@ -12,10 +12,12 @@
 #   accuracy  hgemm-bench --accuracy at 8192^3
 #   window    hgemm-bench v5,v6 with 100 timed launches instead of 30
 #   python    the Python GPU tests and python/bench_torch.py
+#   processes scripts/processes.sh: v5, v6 and cuBLAS in 3 fresh processes
 #   profile   scripts/profile.sh (Nsight Compute, clocks never touched)
 #
 # Everything lands under $OUT (default ./device-out): device.log (all output),
-# bench.csv, window.csv, profile.csv. Each step has its own timeout, so a hung
+# bench.csv, window30.csv, window100.csv, processes.csv, profile-raw.csv,
+# profile.csv. Each step has its own timeout, so a hung
 # kernel costs minutes, not the session. Never changes any GPU setting.
 set -uo pipefail
 
@@ -95,6 +97,10 @@ if has python; then
         python3 -m unittest discover -s python/tests -p 'test_gpu*.py' -v
     run python-bench 300 env PYTHONPATH=python HGEMM_LIBRARY="$BUILD/libhgemm.so" \
         python3 python/bench_torch.py
+fi
+
+if has processes; then
+    run processes 300 env OUT="$OUT" BENCH="$BUILD/tools/hgemm-bench" scripts/processes.sh 3 --kernels v5,v6
 fi
 
 if has profile; then

@@ -29,6 +29,7 @@ COLUMNS = [
     ("dram_pct", "dram__throughput.avg.pct_of_peak_sustained_elapsed", None),
     ("sm_pct", "sm__throughput.avg.pct_of_peak_sustained_elapsed", None),
     ("l2_hit_pct", "lts__t_sector_hit_rate.pct", None),
+    ("l2_pct", "lts__throughput.avg.pct_of_peak_sustained_elapsed", None),
     ("registers", "launch__registers_per_thread", None),
     ("smem_kib", "launch__shared_mem_per_block", BYTES_TO_KIB),  # dynamic + static
     ("occupancy_pct", "sm__warps_active.avg.pct_of_peak_sustained_active", None),
@@ -50,6 +51,8 @@ def convert(value, unit, table, metric):
     if table is None or value is None:
         return value
     key = unit.strip().lower()
+    if key.endswith("/block"):  # launch__shared_mem_per_block_*: "byte/block"
+        key = key[: -len("/block")]
     if key not in table:
         raise ParseError(f"unknown unit {unit!r} for {metric}")
     return value * table[key]

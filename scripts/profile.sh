@@ -1,18 +1,18 @@
 #!/usr/bin/env bash
 # profile.sh: hardware counters of each kernel beside cuBLAS's, one launch each.
 #
-#   scripts/profile.sh [KERNELS] [M N K]      (defaults: v5,v6,cublas32,cublas16 8192 8192 8192)
+#   scripts/profile.sh [KERNELS] [M N K]      (defaults: every kernel and both cuBLAS modes, 8192^3)
 #
-# Runs Nsight Compute over hgemm-bench once per kernel, profiling the first
-# launch inside the NVTX range the benchmark opens for that kernel (its
-# correctness-check launch, on the same buffers as the timed ones). Always
+# Runs Nsight Compute over hgemm-bench once per kernel, profiling the one
+# timed launch (--warmup 0 --iters 1) inside the NVTX range the benchmark
+# opens for that kernel, after its correctness check passed. Always
 # --clock-control none: the GPU runs at the clocks it has, nothing is locked
 # or changed. Writes $OUT/profile-raw.csv (Nsight Compute's own CSV, one
 # block per kernel) and prints the table of scripts/ncu_table.py, also
 # written as $OUT/profile.csv.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-KERNELS=${1:-v5,v6,cublas32,cublas16}
+KERNELS=${1:-v0,v1,v2,v3,v4,v5,v6,cublas32,cublas16}
 M=${2:-8192} N=${3:-8192} K=${4:-8192}
 OUT=${OUT:-$PWD/profile-out}
 BUILD=${BUILD:-build}
@@ -33,7 +33,8 @@ done
 metrics=gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second
 metrics+=,dram__throughput.avg.pct_of_peak_sustained_elapsed
 metrics+=,sm__throughput.avg.pct_of_peak_sustained_elapsed
-metrics+=,lts__t_sector_hit_rate.pct,launch__registers_per_thread
+metrics+=,lts__t_sector_hit_rate.pct,lts__throughput.avg.pct_of_peak_sustained_elapsed
+metrics+=,launch__registers_per_thread
 metrics+=,launch__shared_mem_per_block_dynamic,launch__shared_mem_per_block_static
 metrics+=,sm__warps_active.avg.pct_of_peak_sustained_active
 [ -n "$tensor" ] && metrics+=,$tensor.avg.pct_of_peak_sustained_active

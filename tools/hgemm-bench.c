@@ -785,10 +785,11 @@ int main(int argc, char **argv) {
                             n_shapes, (long long)p.m, (long long)p.n, (long long)p.k, run + 1,
                             n_runs, entries[i].name);
                 if (!o.accuracy) sleep_seconds(o.cooldown_s);
-                /* One NVTX range per entry, named as in the CSV: scripts/profile.sh
-                 * profiles the first launch inside "v6/", "cublas32/", ... */
-                nvtxRangePushA(entries[i].name);
                 check_entry(&entries[i], &p, handle, r);
+                /* One NVTX range per timed entry, named as in the CSV and holding
+                 * only its launches: scripts/profile.sh profiles the first one
+                 * inside "v6/", "cublas32/", ... */
+                nvtxRangePushA(entries[i].name);
                 if (r->status == OUTCOME_OK && !o.accuracy)
                     time_entry(&entries[i], &p, handle, &o, &nv, start, stop, r);
                 nvtxRangePop();

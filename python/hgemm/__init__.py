@@ -302,12 +302,14 @@ def _stream_handle(stream):
     """A cudaStream_t as an int from what the caller gave."""
     if isinstance(stream, int) and not isinstance(stream, bool):
         return stream
-    if hasattr(stream, "cuda_stream"):   # cupy.cuda.Stream, torch.cuda.Stream
+    if hasattr(stream, "cuda_stream"):   # torch.cuda.Stream
         return int(stream.cuda_stream)
+    if hasattr(stream, "ptr"):           # cupy.cuda.Stream
+        return int(stream.ptr)
     if hasattr(stream, "_as_parameter_"):
         value = stream._as_parameter_
         return int(getattr(value, "value", value) or 0)
-    raise TypeError("stream must be an int cudaStream_t or an object with .cuda_stream, "
+    raise TypeError("stream must be an int cudaStream_t or an object with .cuda_stream or .ptr, "
                     "got %s" % type(stream).__name__)
 
 

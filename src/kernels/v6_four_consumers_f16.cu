@@ -124,6 +124,11 @@ v6_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
         for (int i = 0; i < V6_EPI_FREE_BARRIERS; i++) mbarrier_init(&sm->epi_free[i], 1);
         fence_mbarrier_init();
     }
+    if (tid == V6_CONSUMER_THREADS) { /* the producer: fetch the descriptors while barriers start */
+        prefetch_tensormap(&tmap_a);
+        prefetch_tensormap(&tmap_b);
+        prefetch_tensormap(&tmap_c);
+    }
     __syncthreads();
 
     if (warp == V6_PRODUCER_WARP) {
