@@ -21,18 +21,24 @@ FREQ_TO_MHZ = {"cycle/nsecond": 1e3, "cycle/usecond": 1.0, "cycle/msecond": 1e-3
 BYTES_TO_KIB = {"byte": 1 / 1024, "kbyte": 1000 / 1024, "kibyte": 1.0, "mbyte": 1e6 / 1024,
                 "mibyte": 1024.0}
 
-# (output column, metric name prefix, unit table or None for plain numbers)
+# (output column, candidate metric names in order of preference, unit table or
+# None for plain numbers). ncu reports .avg, .min, .max and .sum variants of a
+# metric side by side: match the exact name, never a prefix.
+TENSOR_PCT = ".avg.pct_of_peak_sustained_active"
 COLUMNS = [
-    ("duration_ms", "gpu__time_duration.sum", TIME_TO_MS),
-    ("sm_clock_mhz", "sm__cycles_elapsed.avg.per_second", FREQ_TO_MHZ),
-    ("tensor_pipe_pct", "sm__pipe_tensor", None),
-    ("dram_pct", "dram__throughput.avg.pct_of_peak_sustained_elapsed", None),
-    ("sm_pct", "sm__throughput.avg.pct_of_peak_sustained_elapsed", None),
-    ("l2_hit_pct", "lts__t_sector_hit_rate.pct", None),
-    ("l2_pct", "lts__throughput.avg.pct_of_peak_sustained_elapsed", None),
-    ("registers", "launch__registers_per_thread", None),
-    ("smem_kib", "launch__shared_mem_per_block", BYTES_TO_KIB),  # dynamic + static
-    ("occupancy_pct", "sm__warps_active.avg.pct_of_peak_sustained_active", None),
+    ("duration_ms", ["gpu__time_duration.sum"], TIME_TO_MS),
+    ("sm_clock_mhz", ["sm__cycles_elapsed.avg.per_second"], FREQ_TO_MHZ),
+    ("tensor_pipe_pct", ["sm__pipe_tensor_cycles_active" + TENSOR_PCT,
+                         "sm__pipe_tensor_op_gmma_cycles_active" + TENSOR_PCT,
+                         "sm__pipe_tensor_op_hmma_cycles_active" + TENSOR_PCT], None),
+    ("dram_pct", ["dram__throughput.avg.pct_of_peak_sustained_elapsed"], None),
+    ("sm_pct", ["sm__throughput.avg.pct_of_peak_sustained_elapsed"], None),
+    ("l2_hit_pct", ["lts__t_sector_hit_rate.pct"], None),
+    ("l2_pct", ["lts__throughput.avg.pct_of_peak_sustained_elapsed"], None),
+    ("registers", ["launch__registers_per_thread"], None),
+    # the block's whole allocation: static + dynamic + the driver's 1 KiB
+    ("smem_kib", ["launch__shared_mem_per_block"], BYTES_TO_KIB),
+    ("occupancy_pct", ["sm__warps_active.avg.pct_of_peak_sustained_active"], None),
 ]
 
 
@@ -67,17 +73,13 @@ def parse_block(name, lines):
     header, units, last = rows[0], rows[1], rows[-1]
     out = {"kernel": name, "ncu_kernel_name": last[header.index("Kernel Name")]
            if "Kernel Name" in header else ""}
-    for column, prefix, table in COLUMNS:
-        idx = [i for i, h in enumerate(header) if h.startswith(prefix)]
-        if not idx:
-            out[column] = None
-            continue
-        total = None
-        for i in idx:  # smem: dynamic + static; the others match one metric
-            v = convert(to_number(last[i]), units[i], table, header[i])
-            if v is not None:
-                total = v if total is None else total + v
-        out[column] = total
+    for column, names, table in COLUMNS:
+        out[column] = None
+        for name in names:
+            if name in header:
+                i = header.index(name)
+                out[column] = convert(to_number(last[i]), units[i], table, name)
+                break
     return out
 
 
