@@ -7,7 +7,9 @@
  * with mma.sync m16n8k16 (fp32 accumulation). One stage: loading and
  * multiplying take turns, nothing overlaps.
  *
- * Measured: see docs/tutorial/v0.md and bench/results/.
+ * Measured on an H200, 8192^3, median [range] of 3 runs (2026-11-29,
+ * bench/results/2026-11-29-h200-run3-bench.csv):
+ *           359 TFLOP/s [357..362], 0.49x cuBLAS COMPUTE_32F [0.48..0.49].
  */
 #include "kernel_common.cuh"
 #include "ptx/mbarrier.cuh"

@@ -8,7 +8,10 @@
  * k-tiles while the warpgroup runs WGMMA on the current one. The warpgroup
  * still waits for its own WGMMA (wait 0) and a block barrier frees the stage.
  *
- * Measured: see docs/tutorial/v2.md and bench/results/.
+ * Measured on an H200, 8192^3, median [range] of 3 runs (2026-11-29,
+ * bench/results/2026-11-29-h200-run3-bench.csv):
+ *           358 TFLOP/s [357..371], 0.49x cuBLAS COMPUTE_32F [0.47..0.50]: slower than
+ *           v1, which fits three blocks per SM (docs/tutorial/v2.md).
  */
 #include "kernel_common.cuh"
 #include "ptx/mbarrier.cuh"

@@ -14,7 +14,10 @@
  * Also: 3 stages (a stage is 64 KB now), raster groups 8 wide, and A is
  * loaded as four 64-row slabs, one per consumer, slab 1 issued last.
  *
- * Measured: see docs/tutorial/v6.md and bench/results/.
+ * Measured on an H200, 8192^3, median [range] of 3 runs (2026-11-29,
+ * bench/results/2026-11-29-h200-run3-bench.csv):
+ *           805 TFLOP/s [780..806], 1.064x cuBLAS COMPUTE_32F [1.062..1.085],
+ *           1.027x COMPUTE_16F [1.006..1.067].
  */
 #include "kernel_common.cuh"
 #include "pipeline.cuh"
@@ -83,7 +86,7 @@ static __device__ __forceinline__ void v6_stage_quarter(v6_smem *sm, const uint3
         __half2 out = __floats2half2_rn(v.x, v.y);
         const uint32_t addr = c_base + box * (V6_SLAB_M * V6_C_BOX * 2) + sw128_offset(row, chunk) +
                               4 * (t % 4);
-        asm volatile("st.shared.b32 [%0], %1;" ::"r"(addr), "r"(*(uint32_t *)&out) : "memory");
+        st_shared_u32(addr, *(uint32_t *)&out);
     }
 }
 

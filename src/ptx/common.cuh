@@ -17,6 +17,11 @@ static __device__ __forceinline__ uint32_t smem_u32(const void *p) {
     return (uint32_t)__cvta_generic_to_shared(p);
 }
 
+/* st.shared.b32 (PTX ISA "st"): one 32-bit store to a shared-memory address. */
+static __device__ __forceinline__ void st_shared_u32(uint32_t addr, uint32_t value) {
+    asm volatile("st.shared.b32 [%0], %1;" ::"r"(addr), "r"(value) : "memory");
+}
+
 /* mov %globaltimer (PTX ISA "Special Registers: %globaltimer"): nanoseconds, coarse but monotonic. */
 static __device__ __forceinline__ uint64_t globaltimer_ns(void) {
     uint64_t t;
