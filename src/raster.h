@@ -1,10 +1,12 @@
 /*
  * raster.h: which output tile a block computes.
  *
- * A 1-D grid walks the (tiles_m x tiles_n) tile grid in raster groups: a
- * group is `group` tile-rows tall; inside it the tile-row changes fastest, so
- * consecutive blocks reuse the same B tile (one column of tiles) and the same
- * `group` A tiles, which then stay in L2. The last group may be shorter.
+ * A 1-D grid walks the (tiles_m x tiles_n) tile grid in raster groups that
+ * are `group` tile-columns wide: inside a group the tile-column changes
+ * fastest, then the tile-row. The blocks resident at one time then cover a
+ * band `group` columns wide and (resident / group) rows tall, so a wave reads
+ * only `group` B tiles per k-step and A once per group, instead of all of B
+ * for every few rows of A. The last group may be narrower.
  * Shared by host (tests) and device (kernels).
  */
 #ifndef HGEMM_RASTER_H
@@ -23,14 +25,15 @@ typedef struct hgemm_tile { uint32_t m, n; } hgemm_tile;
 /* Tile of block `id` in [0, tiles_m * tiles_n); group >= 1. */
 static inline HGEMM_HD hgemm_tile hgemm_raster(uint32_t id, uint32_t tiles_m,
                                                uint32_t tiles_n, uint32_t group) {
-    uint32_t per_group = group * tiles_n;        /* blocks in one full group */
-    uint32_t first_m = (id / per_group) * group; /* first tile-row of this group */
-    uint32_t rows = tiles_m - first_m;           /* tile-rows in this group */
-    if (rows > group) rows = group;
-    uint32_t in_group = id - (id / per_group) * per_group;
+    uint32_t per_group = group * tiles_m;        /* blocks in one full group */
+    uint32_t g = id / per_group;
+    uint32_t first_n = g * group;                /* first tile-column of this group */
+    uint32_t cols = tiles_n - first_n;           /* tile-columns in this group */
+    if (cols > group) cols = group;
+    uint32_t in_group = id - g * per_group;
     hgemm_tile t;
-    t.m = first_m + in_group % rows;
-    t.n = in_group / rows;
+    t.n = first_n + in_group % cols;
+    t.m = in_group / cols;
     return t;
 }
 

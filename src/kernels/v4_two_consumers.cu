@@ -7,8 +7,9 @@
  *     tile, and the block does twice the math per byte of B it loads;
  *   - the stage/phase bookkeeping moves into src/pipeline.cuh
  *     (acquire / wait / release / advance);
- *   - a 1-D grid visits tiles in raster groups of V4_RASTER tile-rows
- *     (src/raster.h), so neighbouring blocks reuse B tiles from L2.
+ *   - a 1-D grid visits tiles in raster groups V4_RASTER tile-columns wide
+ *     (src/raster.h), so the blocks resident at one time share a few B
+ *     tiles and each A tile, and reuse them from L2.
  * Each consumer still waits for its own WGMMA (wait 0) before releasing a stage.
  *
  * Measured on an H200, 8192^3, median [range] of 3 runs (2026-11-29,

@@ -1,7 +1,7 @@
 /*
  * test_raster.c: hgemm_raster (src/raster.h) maps the block ids
- * [0, tiles_m * tiles_n) one-to-one onto the tile grid, in raster groups of
- * `group` tile-rows walked column by column; hgemm_ceil_div rounds up.
+ * [0, tiles_m * tiles_n) one-to-one onto the tile grid, in raster groups
+ * `group` tile-columns wide walked row by row; hgemm_ceil_div rounds up.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -18,18 +18,18 @@ enum {
     MESSAGE_CAP = 160,
 };
 
-/* What hgemm_raster must give, written the long way: groups of `group`
- * tile-rows (the last one shorter), column-major inside a group. */
+/* What hgemm_raster must give, written the long way: groups `group`
+ * tile-columns wide (the last one narrower), row-major inside a group. */
 static hgemm_tile model(uint32_t id, uint32_t tiles_m, uint32_t tiles_n, uint32_t group) {
-    uint32_t first_m = 0;
+    uint32_t first_n = 0;
     for (;;) {
-        uint32_t rows = tiles_m - first_m < group ? tiles_m - first_m : group;
-        if (id < rows * tiles_n) {
-            hgemm_tile t = {first_m + id % rows, id / rows};
+        uint32_t cols = tiles_n - first_n < group ? tiles_n - first_n : group;
+        if (id < cols * tiles_m) {
+            hgemm_tile t = {id / cols, first_n + id % cols};
             return t;
         }
-        id -= rows * tiles_n;
-        first_m += rows;
+        id -= cols * tiles_m;
+        first_n += cols;
     }
 }
 
@@ -53,11 +53,11 @@ static void check_grid(uint32_t tiles_m, uint32_t tiles_n, uint32_t group) {
             snprintf(order, sizeof order, "id %u -> (%u, %u), want (%u, %u)", id, t.m, t.n,
                      want.m, want.n);
 
-        /* Inside a full group, `group` consecutive ids share tile n and walk m. */
-        uint32_t first_m = id / (group * tiles_n) * group;
-        if (!walk[0] && first_m + group <= tiles_m && id % group != 0) {
+        /* Inside a full group, `group` consecutive ids share tile m and walk n. */
+        uint32_t first_n = id / (group * tiles_m) * group;
+        if (!walk[0] && first_n + group <= tiles_n && id % group != 0) {
             hgemm_tile prev = hgemm_raster(id - 1, tiles_m, tiles_n, group);
-            if (t.n != prev.n || t.m != prev.m + 1)
+            if (t.m != prev.m || t.n != prev.n + 1)
                 snprintf(walk, sizeof walk, "id %u -> (%u, %u) after (%u, %u)", id, t.m, t.n,
                          prev.m, prev.n);
         }
@@ -81,13 +81,13 @@ static void test_grids(void) {
             for (uint32_t g = 1; g <= GROUP_MAX; g++) check_grid(tm, tn, g);
     const uint32_t large[][3] = {
         {LARGE_TILES, LARGE_TILES, KERNEL_GROUP},     /* groups all full */
-        {LARGE_TILES + 1, LARGE_TILES, KERNEL_GROUP}, /* a one-row last group */
+        {LARGE_TILES, LARGE_TILES + 1, KERNEL_GROUP}, /* a one-column last group */
         {33, 17, KERNEL_GROUP},                       /* ragged both ways */
         {1, 100, KERNEL_GROUP},                       /* one tile-row */
         {100, 1, KERNEL_GROUP},                       /* one tile-column */
         {LARGE_TILES, LARGE_TILES, 1},
         {LARGE_TILES, LARGE_TILES, LARGE_TILES},      /* one group */
-        {7, 9, 1000},                                 /* group far above tiles_m */
+        {9, 7, 1000},                                 /* group far above tiles_n */
     };
     for (size_t i = 0; i < sizeof large / sizeof large[0]; i++)
         check_grid(large[i][0], large[i][1], large[i][2]);
@@ -95,18 +95,18 @@ static void test_grids(void) {
 
 /* The two ends of the family, stated without the model. */
 static void test_special_groups(void) {
-    const uint32_t tm = 5, tn = 7, above = tm + 3;
+    const uint32_t tm = 5, tn = 7, above = tn + 3;
     char row_major[MESSAGE_CAP] = "", column_major[MESSAGE_CAP] = "";
     for (uint32_t id = 0; id < tm * tn; id++) {
-        hgemm_tile t = hgemm_raster(id, tm, tn, 1); /* group 1: row by row */
+        hgemm_tile t = hgemm_raster(id, tm, tn, above); /* group > tiles_n: row by row */
         if (!row_major[0] && (t.m != id / tn || t.n != id % tn))
             snprintf(row_major, sizeof row_major, "id %u -> (%u, %u)", id, t.m, t.n);
-        t = hgemm_raster(id, tm, tn, above); /* group > tiles_m: column by column */
+        t = hgemm_raster(id, tm, tn, 1); /* group 1: column by column */
         if (!column_major[0] && (t.m != id % tm || t.n != id / tm))
             snprintf(column_major, sizeof column_major, "id %u -> (%u, %u)", id, t.m, t.n);
     }
-    check_record(!row_major[0], __FILE__, __LINE__, "group 1 is row-major", "%s", row_major);
-    check_record(!column_major[0], __FILE__, __LINE__, "group > tiles_m is column-major", "%s",
+    check_record(!row_major[0], __FILE__, __LINE__, "group > tiles_n is row-major", "%s", row_major);
+    check_record(!column_major[0], __FILE__, __LINE__, "group 1 is column-major", "%s",
                  column_major);
     for (uint32_t g = 1; g <= GROUP_MAX; g++) {
         hgemm_tile t = hgemm_raster(0, 1, 1, g);
