@@ -12,7 +12,8 @@
 #   accuracy  hgemm-bench --accuracy at 8192^3
 #   window    hgemm-bench v5,v6 with 100 timed launches instead of 30
 #   python    the Python GPU tests and python/bench_torch.py
-#   processes scripts/processes.sh: v5, v6 and cuBLAS in 3 fresh processes
+#   processes scripts/processes.sh $PROCESS_ARGS (default: v5, v6 and cuBLAS
+#             in 3 fresh processes)
 #   profile   scripts/profile.sh (Nsight Compute, clocks never touched)
 #
 # Everything lands under $OUT (default ./device-out): device.log (all output),
@@ -25,6 +26,7 @@ OUT=${OUT:-$PWD/device-out}
 STEPS=${1:-build,sass,test,sanitize,bench}
 BUILD=build-device
 BENCH_ARGS=${BENCH_ARGS:---repeat 3}
+PROCESS_ARGS=${PROCESS_ARGS:-3 --kernels v5,v6}
 mkdir -p "$OUT"
 LOG="$OUT/device.log"
 SUMMARY="$OUT/summary.txt"
@@ -100,7 +102,8 @@ if has python; then
 fi
 
 if has processes; then
-    run processes 300 env OUT="$OUT" BENCH="$BUILD/tools/hgemm-bench" scripts/processes.sh 3 --kernels v5,v6
+    # shellcheck disable=SC2086
+    run processes 400 env OUT="$OUT" BENCH="$BUILD/tools/hgemm-bench" scripts/processes.sh $PROCESS_ARGS
 fi
 
 if has profile; then
