@@ -8,8 +8,9 @@
  * multiplying take turns, nothing overlaps.
  *
  * Measured on an H200, 8192^3, median [range] of 3 runs (2026-11-29,
- * bench/results/2026-11-29-h200-run3-bench.csv):
- *           359 TFLOP/s [357..362], 0.49x cuBLAS COMPUTE_32F [0.48..0.49].
+ * bench/results/2026-11-29-h200-run5-bench.csv; all runs: docs/notes/measurements.md):
+ *           365 TFLOP/s [364..365], 0.490x cuBLAS COMPUTE_32F [0.484..0.491],
+ *           0.462x COMPUTE_16F [0.462..0.463].
  */
 #include "kernel_common.cuh"
 #include "ptx/mbarrier.cuh"

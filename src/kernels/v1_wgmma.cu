@@ -9,8 +9,9 @@
  * then the next TMA.
  *
  * Measured on an H200, 8192^3, median [range] of 3 runs (2026-11-29,
- * bench/results/2026-11-29-h200-run3-bench.csv):
- *           414 TFLOP/s [405..420], 0.56x cuBLAS COMPUTE_32F [0.54..0.57].
+ * bench/results/2026-11-29-h200-run5-bench.csv; all runs: docs/notes/measurements.md):
+ *           384 TFLOP/s [381..387], 0.514x cuBLAS COMPUTE_32F [0.513..0.516],
+ *           0.487x COMPUTE_16F [0.484..0.491].
  */
 #include "kernel_common.cuh"
 #include "ptx/mbarrier.cuh"

@@ -11,8 +11,9 @@
  * behind src/pipeline.cuh.
  *
  * Measured on an H200, 8192^3, median [range] of 3 runs (2026-11-29,
- * bench/results/2026-11-29-h200-run3-bench.csv):
- *           367 TFLOP/s [359..375], 0.49x cuBLAS COMPUTE_32F [0.47..0.51].
+ * bench/results/2026-11-29-h200-run5-bench.csv; all runs: docs/notes/measurements.md):
+ *           406 TFLOP/s [389..406], 0.540x cuBLAS COMPUTE_32F [0.522..0.546],
+ *           0.515x COMPUTE_16F [0.493..0.516].
  */
 #include "kernel_common.cuh"
 #include "ptx/mbarrier.cuh"

@@ -13,8 +13,9 @@
  * Each consumer still waits for its own WGMMA (wait 0) before releasing a stage.
  *
  * Measured on an H200, 8192^3, median [range] of 3 runs (2026-11-29,
- * bench/results/2026-11-29-h200-run3-bench.csv):
- *           604 TFLOP/s [593..640], 0.81x cuBLAS COMPUTE_32F [0.78..0.87].
+ * bench/results/2026-11-29-h200-run5-bench.csv; all runs: docs/notes/measurements.md):
+ *           629 TFLOP/s [612..641], 0.836x cuBLAS COMPUTE_32F [0.822..0.863],
+ *           0.799x COMPUTE_16F [0.776..0.814].
  */
 #include "kernel_common.cuh"
 #include "pipeline.cuh"

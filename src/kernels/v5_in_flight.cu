@@ -11,9 +11,9 @@
  * accumulation.
  *
  * Measured on an H200, 8192^3, median [range] of 3 runs (2026-11-29,
- * bench/results/2026-11-29-h200-run3-bench.csv):
- *           612 TFLOP/s [602..645], 0.83x cuBLAS COMPUTE_32F [0.81..0.85]: within
- *           noise of v4 (docs/tutorial/v5.md).
+ * bench/results/2026-11-29-h200-run5-bench.csv; all runs: docs/notes/measurements.md):
+ *           648 TFLOP/s [645..653], 0.868x cuBLAS COMPUTE_32F [0.866..0.872],
+ *           0.823x COMPUTE_16F [0.817..0.829].
  */
 #include "kernel_common.cuh"
 #include "pipeline.cuh"

@@ -5,8 +5,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* A spin-wait that has not finished after this many nanoseconds reports where
- * it is stuck and traps, so a broken pipeline fails the launch instead of
+/* A spin-wait that has not finished after this many nanoseconds traps (see
+ * hang_report), so a broken pipeline fails the launch instead of
  * hanging the GPU. Generous, because compute-sanitizer slows kernels a lot. */
 #ifndef HGEMM_HANG_NS
 #define HGEMM_HANG_NS 20000000000ull
@@ -29,11 +29,23 @@ static __device__ __forceinline__ uint64_t globaltimer_ns(void) {
     return t;
 }
 
-/* Called by a spin-wait that ran past HGEMM_HANG_NS: say which wait, then trap. */
-static __device__ __noinline__ void hang_report(const char *what, uint32_t addr, uint32_t parity) {
+/* Called by a spin-wait that ran past HGEMM_HANG_NS: trap, so the launch
+ * fails (cudaErrorLaunchFailure) instead of hanging; compute-sanitizer and
+ * cuda-gdb then name the kernel, block, thread and PC. The trap is inline on
+ * purpose: any function call (printf included) inside a kernel makes ptxas
+ * serialize every wgmma.mma_async in it (info C7510), which costs far more
+ * than the report is worth. Build with -DHGEMM_HANG_PRINTF to also print the
+ * barrier and parity, accepting that serialization while debugging. */
+static __device__ __forceinline__ void hang_report(const char *what, uint32_t addr, uint32_t parity) {
+#ifdef HGEMM_HANG_PRINTF
     printf("hgemm: %s stuck for %llu ns: block %u thread %u smem 0x%x parity %u\n", what,
            (unsigned long long)HGEMM_HANG_NS, blockIdx.x + blockIdx.y * gridDim.x,
            threadIdx.x, addr, parity);
+#else
+    (void)what;
+    (void)addr;
+    (void)parity;
+#endif
     __trap();
 }
 
