@@ -9,9 +9,9 @@
  * then the next TMA.
  *
  * Measured on an H200, 8192^3, median [range] of 3 runs (2026-11-29,
- * bench/results/2026-11-29-h200-run5-bench.csv; all runs: docs/notes/measurements.md):
- *           384 TFLOP/s [381..387], 0.514x cuBLAS COMPUTE_32F [0.513..0.516],
- *           0.487x COMPUTE_16F [0.484..0.491].
+ * bench/results/2026-11-29-h200-run6-bench.csv; all runs: docs/notes/measurements.md):
+ *           432 TFLOP/s [420..441], 0.562x cuBLAS COMPUTE_32F [0.537..0.569],
+ *           0.552x COMPUTE_16F [0.547..0.554].
  */
 #include "kernel_common.cuh"
 #include "ptx/mbarrier.cuh"

@@ -11,9 +11,9 @@
  * behind src/pipeline.cuh.
  *
  * Measured on an H200, 8192^3, median [range] of 3 runs (2026-11-29,
- * bench/results/2026-11-29-h200-run5-bench.csv; all runs: docs/notes/measurements.md):
- *           406 TFLOP/s [389..406], 0.540x cuBLAS COMPUTE_32F [0.522..0.546],
- *           0.515x COMPUTE_16F [0.493..0.516].
+ * bench/results/2026-11-29-h200-run6-bench.csv; all runs: docs/notes/measurements.md):
+ *           298 TFLOP/s [296..299], 0.381x cuBLAS COMPUTE_32F [0.381..0.391],
+ *           0.380x COMPUTE_16F [0.375..0.388].
  */
 #include "kernel_common.cuh"
 #include "ptx/mbarrier.cuh"

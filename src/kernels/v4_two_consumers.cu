@@ -13,9 +13,9 @@
  * Each consumer still waits for its own WGMMA (wait 0) before releasing a stage.
  *
  * Measured on an H200, 8192^3, median [range] of 3 runs (2026-11-29,
- * bench/results/2026-11-29-h200-run5-bench.csv; all runs: docs/notes/measurements.md):
- *           629 TFLOP/s [612..641], 0.836x cuBLAS COMPUTE_32F [0.822..0.863],
- *           0.799x COMPUTE_16F [0.776..0.814].
+ * bench/results/2026-11-29-h200-run6-bench.csv; all runs: docs/notes/measurements.md):
+ *           699 TFLOP/s [697..734], 0.893x cuBLAS COMPUTE_32F [0.892..0.967],
+ *           0.909x COMPUTE_16F [0.877..0.940].
  */
 #include "kernel_common.cuh"
 #include "pipeline.cuh"

@@ -11,9 +11,9 @@
  * accumulation.
  *
  * Measured on an H200, 8192^3, median [range] of 3 runs (2026-11-29,
- * bench/results/2026-11-29-h200-run5-bench.csv; all runs: docs/notes/measurements.md):
- *           648 TFLOP/s [645..653], 0.868x cuBLAS COMPUTE_32F [0.866..0.872],
- *           0.823x COMPUTE_16F [0.817..0.829].
+ * bench/results/2026-11-29-h200-run6-bench.csv; all runs: docs/notes/measurements.md):
+ *           700 TFLOP/s [697..735], 0.918x cuBLAS COMPUTE_32F [0.893..0.940],
+ *           0.893x COMPUTE_16F [0.877..0.958].
  */
 #include "kernel_common.cuh"
 #include "pipeline.cuh"
