@@ -6,23 +6,13 @@
  * program only checks statuses and CUDA errors. Exit 77 without a GPU.
  */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include <cuda_runtime_api.h>
 
+#include "check.h"
 #include "hgemm.h"
 #include "internal.h"
-
-#define CUDA_CHECK(call)                                                                  \
-    do {                                                                                  \
-        cudaError_t e_ = (call);                                                          \
-        if (e_ != cudaSuccess) {                                                          \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,                 \
-                    cudaGetErrorString(e_));                                              \
-            exit(1);                                                                      \
-        }                                                                                 \
-    } while (0)
 
 enum { SKIP = 77, ELEM = 2, LD_PAD = 8 };
 
@@ -59,12 +49,12 @@ int main(int argc, char **argv) {
     }
     const size_t bytes = (size_t)1024 * 1024 * ELEM; /* enough for every shape above */
     void *A, *B, *C;
-    CUDA_CHECK(cudaMalloc(&A, bytes));
-    CUDA_CHECK(cudaMalloc(&B, bytes));
-    CUDA_CHECK(cudaMalloc(&C, bytes));
-    CUDA_CHECK(cudaMemset(A, 0x3c, bytes)); /* 0x3c3c: a small positive fp16 */
-    CUDA_CHECK(cudaMemset(B, 0x3c, bytes));
-    CUDA_CHECK(cudaMemset(C, 0x00, bytes));
+    HGEMM_CHECK_CUDA(cudaMalloc(&A, bytes));
+    HGEMM_CHECK_CUDA(cudaMalloc(&B, bytes));
+    HGEMM_CHECK_CUDA(cudaMalloc(&C, bytes));
+    HGEMM_CHECK_CUDA(cudaMemset(A, 0x3c, bytes)); /* 0x3c3c: a small positive fp16 */
+    HGEMM_CHECK_CUDA(cudaMemset(B, 0x3c, bytes));
+    HGEMM_CHECK_CUDA(cudaMemset(C, 0x00, bytes));
 
     int failures = 0, ran = 0;
     for (int i = 0; i < hgemm__kernel_count(); i++) {
@@ -75,9 +65,9 @@ int main(int argc, char **argv) {
         failures += run_kernel(info, A, B, C);
         ran++;
     }
-    CUDA_CHECK(cudaFree(A));
-    CUDA_CHECK(cudaFree(B));
-    CUDA_CHECK(cudaFree(C));
+    HGEMM_CHECK_CUDA(cudaFree(A));
+    HGEMM_CHECK_CUDA(cudaFree(B));
+    HGEMM_CHECK_CUDA(cudaFree(C));
     printf("%d kernels, %d failures\n", ran, failures);
     return failures || ran == 0 ? 1 : 0;
 }
