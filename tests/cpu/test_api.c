@@ -13,7 +13,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "check.h"
+#include "test_check.h"
 #include "internal.h"
 
 enum {

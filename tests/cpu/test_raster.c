@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "check.h"
+#include "test_check.h"
 #include "raster.h"
 
 enum {

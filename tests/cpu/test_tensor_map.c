@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "check.h"
+#include "test_check.h"
 #include "internal.h"
 
 enum {

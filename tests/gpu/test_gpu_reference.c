@@ -18,6 +18,7 @@
 #include <cuda_runtime_api.h>
 
 #include "check.h"
+#include "test_check.h"
 
 enum {
     EXIT_SKIP = 77,
@@ -27,19 +28,6 @@ enum {
     BIG_LIMIT_MS = 2000,
     WHY_LEN = 256,
 };
-
-static int failures = 0, checks = 0;
-
-#define EXPECT(cond, ...)                                                    \
-    do {                                                                     \
-        checks++;                                                            \
-        if (!(cond)) {                                                       \
-            failures++;                                                      \
-            printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);          \
-            printf(__VA_ARGS__);                                             \
-            printf("\n");                                                    \
-        }                                                                    \
-    } while (0)
 
 typedef struct ref_case {
     int64_t m, n, k, lda, ldb, ldc;
@@ -62,20 +50,20 @@ static void *hmalloc(size_t bytes) {
 }
 
 static void same_stats(const char *what, const hgemm_check_stats *g, const hgemm_check_stats *c) {
-    EXPECT(g->count == c->count && g->failed == c->failed && g->nonfinite == c->nonfinite,
+    CHECK_MSG(g->count == c->count && g->failed == c->failed && g->nonfinite == c->nonfinite,
            "%s: count %lld/%lld failed %lld/%lld nonfinite %lld/%lld", what, (long long)g->count,
            (long long)c->count, (long long)g->failed, (long long)c->failed, (long long)g->nonfinite,
            (long long)c->nonfinite);
-    EXPECT(g->max_abs_err == c->max_abs_err, "%s: max %.17g vs %.17g", what, g->max_abs_err, c->max_abs_err);
-    EXPECT(g->p99_abs_err == c->p99_abs_err, "%s: p99 %.17g vs %.17g", what, g->p99_abs_err, c->p99_abs_err);
-    EXPECT(g->mean_abs_err == c->mean_abs_err ||
+    CHECK_MSG(g->max_abs_err == c->max_abs_err, "%s: max %.17g vs %.17g", what, g->max_abs_err, c->max_abs_err);
+    CHECK_MSG(g->p99_abs_err == c->p99_abs_err, "%s: p99 %.17g vs %.17g", what, g->p99_abs_err, c->p99_abs_err);
+    CHECK_MSG(g->mean_abs_err == c->mean_abs_err ||
                fabs(g->mean_abs_err - c->mean_abs_err) <= 1e-12 * fabs(c->mean_abs_err),
            "%s: mean %.17g vs %.17g", what, g->mean_abs_err, c->mean_abs_err);
-    EXPECT(g->mismatches_shown == c->mismatches_shown, "%s: %d vs %d mismatches shown", what,
+    CHECK_MSG(g->mismatches_shown == c->mismatches_shown, "%s: %d vs %d mismatches shown", what,
            g->mismatches_shown, c->mismatches_shown);
     for (int i = 0; i < g->mismatches_shown && i < c->mismatches_shown; i++) {
         const hgemm_check_mismatch *x = &g->mismatches[i], *y = &c->mismatches[i];
-        EXPECT(x->row == y->row && x->col == y->col &&
+        CHECK_MSG(x->row == y->row && x->col == y->col &&
                    (x->got == y->got || (isnan(x->got) && isnan(y->got))) && x->want == y->want,
                "%s: mismatch %d at (%lld, %lld) vs (%lld, %lld)", what, i, (long long)x->row,
                (long long)x->col, (long long)y->row, (long long)y->col);
@@ -111,9 +99,9 @@ static void test_case(const ref_case *t) {
     hgemm_check_random_host(C, t->m, t->n, t->ldc, SEED_C, hgemm_check_unit_scale(1));
 
     HGEMM_CHECK_CUDA(cudaMemcpy(back, dA, a_n * 2, cudaMemcpyDeviceToHost));
-    EXPECT(memcmp(back, A, a_n * 2) == 0, "device and host random A differ");
+    CHECK_MSG(memcmp(back, A, a_n * 2) == 0, "device and host random A differ");
     HGEMM_CHECK_CUDA(cudaMemcpy(back, dC, c_n * 2, cudaMemcpyDeviceToHost));
-    EXPECT(memcmp(back, C, c_n * 2) == 0, "device and host random C differ");
+    CHECK_MSG(memcmp(back, C, c_n * 2) == 0, "device and host random C differ");
 
     hgemm_check_reference(t->m, t->n, t->k, t->alpha, dA, t->lda, dB, t->ldb, t->beta, dC, t->ldc,
                           dref, t->n, 0);
@@ -130,7 +118,7 @@ static void test_case(const ref_case *t) {
     }
     printf("  GPU vs CPU reference: %lld of %zu differ, max difference %.3g\n", (long long)differ,
            r_n, worst);
-    EXPECT(worst <= 1e-12 * 8, "GPU reference differs from the CPU reference: %.3g", worst);
+    CHECK_MSG(worst <= 1e-12 * 8, "GPU reference differs from the CPU reference: %.3g", worst);
 
     /* Comparison: C = the reference rounded to fp16, then three injected errors. */
     for (int64_t r = 0; r < t->m; r++)
@@ -139,7 +127,7 @@ static void test_case(const ref_case *t) {
     hgemm_check_stats gs, cs;
     int gok = hgemm_check_compare(dC, t->ldc, dref, t->n, t->m, t->n, 1e-2, 1e-2, &gs, 0);
     int cok = hgemm_check_compare_host(C, t->ldc, ref, t->n, t->m, t->n, 1e-2, 1e-2, &cs);
-    EXPECT(gok && cok, "rounded reference passes: %d %d", gok, cok);
+    CHECK_MSG(gok && cok, "rounded reference passes: %d %d", gok, cok);
     same_stats("rounded", &gs, &cs);
     printf("  rounded: mean %.3g p99 %.3g max %.3g\n", gs.mean_abs_err, gs.p99_abs_err, gs.max_abs_err);
     /* The host reference, passed from host memory, gives the same. */
@@ -154,11 +142,11 @@ static void test_case(const ref_case *t) {
     gok = hgemm_check_compare(dC, t->ldc, dref, t->n, t->m, t->n, 1e-2, 1e-2, &gs, 0);
     cok = hgemm_check_compare_host(C, t->ldc, ref, t->n, t->m, t->n, 1e-2, 1e-2, &cs);
     int64_t want_failed = t->m * t->n >= 3 ? 3 : t->m * t->n;
-    EXPECT(!gok && !cok && gs.failed == want_failed, "injected: %lld failures, want %lld",
+    CHECK_MSG(!gok && !cok && gs.failed == want_failed, "injected: %lld failures, want %lld",
            (long long)gs.failed, (long long)want_failed);
-    EXPECT(gs.mismatches_shown >= 1 && gs.mismatches[0].row == 0 && gs.mismatches[0].col == 0,
+    CHECK_MSG(gs.mismatches_shown >= 1 && gs.mismatches[0].row == 0 && gs.mismatches[0].col == 0,
            "the first mismatch is (0, 0)");
-    EXPECT(isinf(gs.max_abs_err), "max %g", gs.max_abs_err);
+    CHECK_MSG(isinf(gs.max_abs_err), "max %g", gs.max_abs_err);
     same_stats("injected", &gs, &cs);
     hgemm_check_print_mismatches(stdout, &gs, "    expected: ");
 
@@ -199,7 +187,7 @@ static void test_p99_distribution(void) {
     printf("distribution: mean %.6g p99 %.6g max %.6g, %lld failed\n", gs.mean_abs_err,
            gs.p99_abs_err, gs.max_abs_err, (long long)gs.failed);
     same_stats("distribution", &gs, &cs);
-    EXPECT(gs.failed > 0 && gs.p99_abs_err > 0 && gs.p99_abs_err < gs.max_abs_err,
+    CHECK_MSG(gs.failed > 0 && gs.p99_abs_err > 0 && gs.p99_abs_err < gs.max_abs_err,
            "a spread of errors: p99 %g max %g", gs.p99_abs_err, gs.max_abs_err);
     free(C);
     free(ref);
@@ -216,25 +204,25 @@ static void test_guard(void) {
     hgemm_check_guarded g;
     hgemm_check_guarded_alloc(&g, M, N, LD, GUARD_ROWS);
     hgemm_check_guard_report rep;
-    EXPECT(hgemm_check_guard_intact(&g, &rep, 0) && rep.bad == 0, "fresh allocation is intact");
+    CHECK_MSG(hgemm_check_guard_intact(&g, &rep, 0) && rep.bad == 0, "fresh allocation is intact");
     hgemm_check_fill_random(g.C, M, N, LD, SEED_C, 1.0f, 0);
     poke(&g, 0, 0, 0x1234);
     poke(&g, M - 1, N - 1, 0x1234);
-    EXPECT(hgemm_check_guard_intact(&g, &rep, 0), "writes inside the region are fine: %lld bad", (long long)rep.bad);
+    CHECK_MSG(hgemm_check_guard_intact(&g, &rep, 0), "writes inside the region are fine: %lld bad", (long long)rep.bad);
     poke(&g, -1, 5, 0x3c00);
-    EXPECT(!hgemm_check_guard_intact(&g, &rep, 0) && rep.bad == 1 && rep.first_row == -1 &&
+    CHECK_MSG(!hgemm_check_guard_intact(&g, &rep, 0) && rep.bad == 1 && rep.first_row == -1 &&
                rep.first_col == 5 && rep.first_value == 0x3c00,
            "a write above C: bad %lld at (%lld, %lld)", (long long)rep.bad, (long long)rep.first_row,
            (long long)rep.first_col);
     poke(&g, -1, 5, HGEMM_CHECK_SENTINEL);
     poke(&g, 7, N, 0);          /* the ld padding */
     poke(&g, M + GUARD_ROWS - 1, LD - 1, 0); /* the last element of the allocation */
-    EXPECT(!hgemm_check_guard_intact(&g, &rep, 0) && rep.bad == 2 && rep.first_row == 7 &&
+    CHECK_MSG(!hgemm_check_guard_intact(&g, &rep, 0) && rep.bad == 2 && rep.first_row == 7 &&
                rep.first_col == N,
            "writes right of and below C: bad %lld, first (%lld, %lld)", (long long)rep.bad,
            (long long)rep.first_row, (long long)rep.first_col);
     hgemm_check_guarded_reset(&g, 0);
-    EXPECT(hgemm_check_guard_intact(&g, &rep, 0), "reset restores the sentinel");
+    CHECK_MSG(hgemm_check_guard_intact(&g, &rep, 0), "reset restores the sentinel");
     hgemm_check_guarded_free(&g);
 }
 
@@ -263,8 +251,8 @@ static void test_reference_speed(void) {
     HGEMM_CHECK_CUDA(cudaMemcpy(&got, dref + elems - 2, sizeof got, cudaMemcpyDeviceToHost));
     printf("reference %d^3: %.1f ms (%.2f TFLOP/s fp64); ref[%d, %d] = %.17g (CPU %.17g)\n", BIG,
            ms, 2.0 * BIG * BIG * (double)BIG / (ms * 1e-3) / 1e12, BIG - 1, BIG - 2, got, one);
-    EXPECT(ms < BIG_LIMIT_MS, "the reference took %.1f ms at %d^3", ms, BIG);
-    EXPECT(got == one, "GPU %.17g vs CPU %.17g", got, one);
+    CHECK_MSG(ms < BIG_LIMIT_MS, "the reference took %.1f ms at %d^3", ms, BIG);
+    CHECK_MSG(got == one, "GPU %.17g vs CPU %.17g", got, one);
     free(a);
     free(b);
     HGEMM_CHECK_CUDA(cudaEventDestroy(start));
@@ -292,6 +280,5 @@ int main(void) {
     test_p99_distribution();
     test_guard();
     test_reference_speed();
-    printf("%d checks, %d failed\n", checks, failures);
-    return failures ? 1 : 0;
+    return check_finish();
 }

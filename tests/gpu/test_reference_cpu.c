@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "test_check.h"
 
 enum {
     SEED = 12345,
@@ -25,19 +26,6 @@ enum {
     REF_PAD_MARK = 12345,      /* written into padding of ref, must survive */
 };
 
-static int failures = 0, checks = 0;
-
-#define EXPECT(cond, ...)                                                    \
-    do {                                                                     \
-        checks++;                                                            \
-        if (!(cond)) {                                                       \
-            failures++;                                                      \
-            printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);          \
-            printf(__VA_ARGS__);                                             \
-            printf("\n");                                                    \
-        }                                                                    \
-    } while (0)
-
 static uint16_t h(float f) { return hgemm_check_f32_to_f16(f); }
 static double d(uint16_t x) { return (double)hgemm_check_f16_to_f32(x); }
 
@@ -49,31 +37,31 @@ static uint64_t rng(void) {
 }
 
 static void test_f16_conversion(void) {
-    EXPECT(h(0.0f) == 0x0000, "0x%04x", h(0.0f));
-    EXPECT(h(-0.0f) == 0x8000, "0x%04x", h(-0.0f));
-    EXPECT(h(1.0f) == 0x3c00, "0x%04x", h(1.0f));
-    EXPECT(h(-2.0f) == 0xc000, "0x%04x", h(-2.0f));
-    EXPECT(h(0.1f) == 0x2e66, "0x%04x", h(0.1f));
-    EXPECT(h(65504.0f) == 0x7bff, "0x%04x", h(65504.0f));
-    EXPECT(h(65519.0f) == 0x7bff, "0x%04x", h(65519.0f));
-    EXPECT(h(65520.0f) == 0x7c00, "ties to even: to infinity, 0x%04x", h(65520.0f));
-    EXPECT(h(1e30f) == 0x7c00 && h(-1e30f) == 0xfc00, "overflow");
-    EXPECT(h(INFINITY) == 0x7c00 && h(-INFINITY) == 0xfc00, "infinities");
-    EXPECT((h(NAN) & 0x7fff) == 0x7e00, "NaN, 0x%04x", h(NAN));
-    EXPECT(h(1.0f + 0x1p-11f) == 0x3c00, "tie to even (down), 0x%04x", h(1.0f + 0x1p-11f));
-    EXPECT(h(1.0f + 3 * 0x1p-11f) == 0x3c02, "tie to even (up), 0x%04x", h(1.0f + 3 * 0x1p-11f));
-    EXPECT(h(1.0f + 0x1p-11f + 0x1p-20f) == 0x3c01, "above a tie, 0x%04x", h(1.0f + 0x1p-11f + 0x1p-20f));
-    EXPECT(h(0x1p-14f) == 0x0400, "smallest normal, 0x%04x", h(0x1p-14f));
-    EXPECT(h(0x1p-24f) == 0x0001, "smallest subnormal, 0x%04x", h(0x1p-24f));
-    EXPECT(h(0x1p-25f) == 0x0000, "half the smallest subnormal ties to 0, 0x%04x", h(0x1p-25f));
-    EXPECT(h(0x1.000002p-25f) == 0x0001, "just above, 0x%04x", h(0x1.000002p-25f));
-    EXPECT(h(3 * 0x1p-25f) == 0x0002, "subnormal tie to even, 0x%04x", h(3 * 0x1p-25f));
-    EXPECT(h(-5 * 0x1p-24f) == 0x8005, "negative subnormal, 0x%04x", h(-5 * 0x1p-24f));
-    EXPECT(h(0x1p-14f - 0x1p-25f) == 0x0400, "rounds up into the normals, 0x%04x", h(0x1p-14f - 0x1p-25f));
-    EXPECT(d(0x3555) == 0x1.554p-2, "%.17g", d(0x3555));
-    EXPECT(d(0x0001) == 0x1p-24, "%.17g", d(0x0001));
-    EXPECT(isinf(d(0xfc00)) && d(0xfc00) < 0, "-inf");
-    EXPECT(isnan(d(0x7e00)) && isnan(d(HGEMM_CHECK_SENTINEL)), "NaN patterns");
+    CHECK_MSG(h(0.0f) == 0x0000, "0x%04x", h(0.0f));
+    CHECK_MSG(h(-0.0f) == 0x8000, "0x%04x", h(-0.0f));
+    CHECK_MSG(h(1.0f) == 0x3c00, "0x%04x", h(1.0f));
+    CHECK_MSG(h(-2.0f) == 0xc000, "0x%04x", h(-2.0f));
+    CHECK_MSG(h(0.1f) == 0x2e66, "0x%04x", h(0.1f));
+    CHECK_MSG(h(65504.0f) == 0x7bff, "0x%04x", h(65504.0f));
+    CHECK_MSG(h(65519.0f) == 0x7bff, "0x%04x", h(65519.0f));
+    CHECK_MSG(h(65520.0f) == 0x7c00, "ties to even: to infinity, 0x%04x", h(65520.0f));
+    CHECK_MSG(h(1e30f) == 0x7c00 && h(-1e30f) == 0xfc00, "overflow");
+    CHECK_MSG(h(INFINITY) == 0x7c00 && h(-INFINITY) == 0xfc00, "infinities");
+    CHECK_MSG((h(NAN) & 0x7fff) == 0x7e00, "NaN, 0x%04x", h(NAN));
+    CHECK_MSG(h(1.0f + 0x1p-11f) == 0x3c00, "tie to even (down), 0x%04x", h(1.0f + 0x1p-11f));
+    CHECK_MSG(h(1.0f + 3 * 0x1p-11f) == 0x3c02, "tie to even (up), 0x%04x", h(1.0f + 3 * 0x1p-11f));
+    CHECK_MSG(h(1.0f + 0x1p-11f + 0x1p-20f) == 0x3c01, "above a tie, 0x%04x", h(1.0f + 0x1p-11f + 0x1p-20f));
+    CHECK_MSG(h(0x1p-14f) == 0x0400, "smallest normal, 0x%04x", h(0x1p-14f));
+    CHECK_MSG(h(0x1p-24f) == 0x0001, "smallest subnormal, 0x%04x", h(0x1p-24f));
+    CHECK_MSG(h(0x1p-25f) == 0x0000, "half the smallest subnormal ties to 0, 0x%04x", h(0x1p-25f));
+    CHECK_MSG(h(0x1.000002p-25f) == 0x0001, "just above, 0x%04x", h(0x1.000002p-25f));
+    CHECK_MSG(h(3 * 0x1p-25f) == 0x0002, "subnormal tie to even, 0x%04x", h(3 * 0x1p-25f));
+    CHECK_MSG(h(-5 * 0x1p-24f) == 0x8005, "negative subnormal, 0x%04x", h(-5 * 0x1p-24f));
+    CHECK_MSG(h(0x1p-14f - 0x1p-25f) == 0x0400, "rounds up into the normals, 0x%04x", h(0x1p-14f - 0x1p-25f));
+    CHECK_MSG(d(0x3555) == 0x1.554p-2, "%.17g", d(0x3555));
+    CHECK_MSG(d(0x0001) == 0x1p-24, "%.17g", d(0x0001));
+    CHECK_MSG(isinf(d(0xfc00)) && d(0xfc00) < 0, "-inf");
+    CHECK_MSG(isnan(d(0x7e00)) && isnan(d(HGEMM_CHECK_SENTINEL)), "NaN patterns");
 
     /* Every fp16 value survives fp16 -> fp32 -> fp16. */
     int bad = 0;
@@ -85,7 +73,7 @@ static void test_f16_conversion(void) {
         }
         bad += h(f) != (uint16_t)x;
     }
-    EXPECT(bad == 0, "%d fp16 values did not round-trip", bad);
+    CHECK_MSG(bad == 0, "%d fp16 values did not round-trip", bad);
 
     /* Random fp32 values: the result is the nearest fp16 (ties to even). */
     bad = 0;
@@ -109,13 +97,13 @@ static void test_f16_conversion(void) {
             if (en < e || (en == e && (r & 1))) bad++;
         }
     }
-    EXPECT(bad == 0, "%d random floats were not rounded to the nearest fp16", bad);
+    CHECK_MSG(bad == 0, "%d random floats were not rounded to the nearest fp16", bad);
 }
 
 static void test_random(void) {
-    EXPECT(fabs(hgemm_check_unit_scale(1) - sqrt(3.0)) < 1e-6, "%g", hgemm_check_unit_scale(1));
-    EXPECT(fabs(hgemm_check_unit_scale(16) - sqrt(3.0) / 2) < 1e-6, "%g", hgemm_check_unit_scale(16));
-    EXPECT(hgemm_check_unit_scale(0) == hgemm_check_unit_scale(1), "k = 0 counts as 1");
+    CHECK_MSG(fabs(hgemm_check_unit_scale(1) - sqrt(3.0)) < 1e-6, "%g", hgemm_check_unit_scale(1));
+    CHECK_MSG(fabs(hgemm_check_unit_scale(16) - sqrt(3.0) / 2) < 1e-6, "%g", hgemm_check_unit_scale(16));
+    CHECK_MSG(hgemm_check_unit_scale(0) == hgemm_check_unit_scale(1), "k = 0 counts as 1");
 
     /* Deterministic, independent of ld, different for another seed or position. */
     enum { R = 37, C = 29, LD1 = 29, LD2 = 48 };
@@ -136,10 +124,10 @@ static void test_random(void) {
         }
         for (int col = C; col < LD2; col++) pad_kept &= b[r * LD2 + col] == 0xabab;
     }
-    EXPECT(same_ld, "the same seed gives the same matrix whatever ld");
-    EXPECT(pad_kept, "columns past cols are left alone");
-    EXPECT(differ > R * C * 9 / 10, "another seed differs: only %d of %d", differ, R * C);
-    EXPECT(repeats < R * C / 20, "neighbours repeat too often: %d", repeats);
+    CHECK_MSG(same_ld, "the same seed gives the same matrix whatever ld");
+    CHECK_MSG(pad_kept, "columns past cols are left alone");
+    CHECK_MSG(differ > R * C * 9 / 10, "another seed differs: only %d of %d", differ, R * C);
+    CHECK_MSG(repeats < R * C / 20, "neighbours repeat too often: %d", repeats);
     free(a);
     free(b);
     free(c);
@@ -157,9 +145,9 @@ static void test_random(void) {
         }
     double count = (double)SAMPLE_ROWS * SAMPLE_COLS, mean = sum / count;
     double sd = sqrt(sum2 / count - mean * mean), want = pow((double)k, -0.25);
-    EXPECT(fabs(mean) < 0.01 * want, "mean %g", mean);
-    EXPECT(fabs(sd / want - 1) < 0.01, "standard deviation %g, want %g", sd, want);
-    EXPECT(maxabs <= s * (1 + 0x1p-11) && maxabs > 0.99 * s, "max |x| %g, scale %g", maxabs, s);
+    CHECK_MSG(fabs(mean) < 0.01 * want, "mean %g", mean);
+    CHECK_MSG(fabs(sd / want - 1) < 0.01, "standard deviation %g, want %g", sd, want);
+    CHECK_MSG(maxabs <= s * (1 + 0x1p-11) && maxabs > 0.99 * s, "max |x| %g, scale %g", maxabs, s);
 
     /* The point of the scale: A * B^T has unit variance. */
     uint16_t *A = (uint16_t *)malloc(VAR_ROWS * VAR_K * 2), *B = (uint16_t *)malloc(VAR_ROWS * VAR_K * 2);
@@ -174,7 +162,7 @@ static void test_random(void) {
     }
     count = VAR_ROWS * VAR_ROWS;
     double var = sum2 / count - (sum / count) * (sum / count);
-    EXPECT(fabs(var - 1) < 0.1, "output variance %g, want 1", var);
+    CHECK_MSG(fabs(var - 1) < 0.1, "output variance %g, want 1", var);
     free(A);
     free(B);
     free(ref);
@@ -201,37 +189,37 @@ static void test_reference(void) {
     double ref[2 * 5];
     for (int i = 0; i < 10; i++) ref[i] = REF_PAD_MARK;
     hgemm_check_reference_cpu(2, 2, 3, 1.0, A, 8, B, 4, 0.0, C0, 3, ref, 5);
-    EXPECT(ref[0] == -2 && ref[1] == 7 && ref[5] == -2 && ref[6] == 15.25, "A*B^T: %g %g %g %g",
+    CHECK_MSG(ref[0] == -2 && ref[1] == 7 && ref[5] == -2 && ref[6] == 15.25, "A*B^T: %g %g %g %g",
            ref[0], ref[1], ref[5], ref[6]);
     hgemm_check_reference_cpu(2, 2, 3, 2.0, A, 8, B, 4, -1.0, C0, 3, ref, 5);
-    EXPECT(ref[0] == -5 && ref[1] == 12 && ref[5] == -7 && ref[6] == 26.5,
+    CHECK_MSG(ref[0] == -5 && ref[1] == 12 && ref[5] == -7 && ref[6] == 26.5,
            "2*A*B^T - C0: %g %g %g %g", ref[0], ref[1], ref[5], ref[6]);
     int pad_kept = 1;
     for (int r = 0; r < 2; r++)
         for (int c = 2; c < 5; c++) pad_kept &= ref[r * 5 + c] == REF_PAD_MARK;
-    EXPECT(pad_kept, "ref's padding is not written");
+    CHECK_MSG(pad_kept, "ref's padding is not written");
 
     /* alpha == 0: A and B are not read (NaN there would show); k == 0: NULL is fine. */
     uint16_t nanA[2 * 8];
     for (int i = 0; i < 16; i++) nanA[i] = N;
     hgemm_check_reference_cpu(2, 2, 3, 0.0, nanA, 8, nanA, 8, 0.5, C0, 3, ref, 5);
-    EXPECT(ref[0] == 0.5 && ref[1] == 1 && ref[5] == 1.5 && ref[6] == 2, "alpha 0: %g %g %g %g",
+    CHECK_MSG(ref[0] == 0.5 && ref[1] == 1 && ref[5] == 1.5 && ref[6] == 2, "alpha 0: %g %g %g %g",
            ref[0], ref[1], ref[5], ref[6]);
     hgemm_check_reference_cpu(2, 2, 0, 1.0, NULL, 8, NULL, 8, -1.5, C0, 3, ref, 5);
-    EXPECT(ref[0] == -1.5 && ref[1] == -3 && ref[5] == -4.5 && ref[6] == -6, "k 0: %g %g %g %g",
+    CHECK_MSG(ref[0] == -1.5 && ref[1] == -3 && ref[5] == -4.5 && ref[6] == -6, "k 0: %g %g %g %g",
            ref[0], ref[1], ref[5], ref[6]);
     /* beta == 0: C0 is not read (NULL, or NaN). */
     hgemm_check_reference_cpu(2, 2, 3, 1.0, A, 8, B, 4, 0.0, NULL, 0, ref, 5);
-    EXPECT(ref[0] == -2 && ref[6] == 15.25, "beta 0 without C0");
+    CHECK_MSG(ref[0] == -2 && ref[6] == 15.25, "beta 0 without C0");
     hgemm_check_reference_cpu(2, 2, 0, 1.0, NULL, 8, NULL, 8, 0.0, nanA, 8, ref, 5);
-    EXPECT(ref[0] == 0 && ref[1] == 0 && ref[5] == 0 && ref[6] == 0, "k 0, beta 0: zeros");
+    CHECK_MSG(ref[0] == 0 && ref[1] == 0 && ref[5] == 0 && ref[6] == 0, "k 0, beta 0: zeros");
 
     /* Exactness: fp16 products are exact in double, so a sum of +-2^-24-scale
      * terms and large terms keeps every bit. */
     uint16_t x[3] = {h(2048.0f), h(0x1p-24f), h(-2048.0f)}, y[3] = {h(2048.0f), h(1.0f), h(2048.0f)};
     double one;
     hgemm_check_reference_cpu(1, 1, 3, 1.0, x, 3, y, 3, 0.0, NULL, 0, &one, 1);
-    EXPECT(one == 0x1p-24, "exact sum %.17g", one);
+    CHECK_MSG(one == 0x1p-24, "exact sum %.17g", one);
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -240,11 +228,11 @@ static int cmp_double(const void *a, const void *b) {
 }
 
 static void test_select(void) {
-    EXPECT(hgemm_check_p99_rank(1) == 0, "%lld", (long long)hgemm_check_p99_rank(1));
-    EXPECT(hgemm_check_p99_rank(100) == 98, "%lld", (long long)hgemm_check_p99_rank(100));
-    EXPECT(hgemm_check_p99_rank(101) == 99, "%lld", (long long)hgemm_check_p99_rank(101));
-    EXPECT(hgemm_check_p99_rank(1000) == 989, "%lld", (long long)hgemm_check_p99_rank(1000));
-    EXPECT(hgemm_check_p99_rank(67108864) == 66437775, "%lld", (long long)hgemm_check_p99_rank(67108864));
+    CHECK_MSG(hgemm_check_p99_rank(1) == 0, "%lld", (long long)hgemm_check_p99_rank(1));
+    CHECK_MSG(hgemm_check_p99_rank(100) == 98, "%lld", (long long)hgemm_check_p99_rank(100));
+    CHECK_MSG(hgemm_check_p99_rank(101) == 99, "%lld", (long long)hgemm_check_p99_rank(101));
+    CHECK_MSG(hgemm_check_p99_rank(1000) == 989, "%lld", (long long)hgemm_check_p99_rank(1000));
+    CHECK_MSG(hgemm_check_p99_rank(67108864) == 66437775, "%lld", (long long)hgemm_check_p99_rank(67108864));
 
     double v[SELECT_MAX], sorted[SELECT_MAX], work[SELECT_MAX];
     int bad = 0;
@@ -260,7 +248,7 @@ static void test_select(void) {
             bad += hgemm_check_select(work, count, rank) != sorted[rank];
         }
     }
-    EXPECT(bad == 0, "%d quickselect results differ from sorting", bad);
+    CHECK_MSG(bad == 0, "%d quickselect results differ from sorting", bad);
 }
 
 static void test_compare_host(void) {
@@ -277,7 +265,7 @@ static void test_compare_host(void) {
         }
     hgemm_check_stats s;
     int ok = hgemm_check_compare_host(C, LDC, ref, LDR, M, N, 1e-2, 1e-2, &s);
-    EXPECT(ok && s.failed == 0 && s.max_abs_err == 0 && s.mean_abs_err == 0 && s.p99_abs_err == 0 &&
+    CHECK_MSG(ok && s.failed == 0 && s.max_abs_err == 0 && s.mean_abs_err == 0 && s.p99_abs_err == 0 &&
            s.count == 12 && s.mismatches_shown == 0, "exact: ok %d failed %lld max %g", ok,
            (long long)s.failed, s.max_abs_err);
 
@@ -287,18 +275,18 @@ static void test_compare_host(void) {
     C[1 * LDC + 2] = h(6.0625f);
     C[2 * LDC + 3] = HGEMM_CHECK_NAN;
     ok = hgemm_check_compare_host(C, LDC, ref, LDR, M, N, 1e-2, 1e-2, &s);
-    EXPECT(!ok && s.failed == 2 && s.nonfinite == 1, "failed %lld nonfinite %lld", (long long)s.failed,
+    CHECK_MSG(!ok && s.failed == 2 && s.nonfinite == 1, "failed %lld nonfinite %lld", (long long)s.failed,
            (long long)s.nonfinite);
-    EXPECT(isinf(s.max_abs_err) && isinf(s.mean_abs_err), "NaN counts as an infinite error: max %g", s.max_abs_err);
+    CHECK_MSG(isinf(s.max_abs_err) && isinf(s.mean_abs_err), "NaN counts as an infinite error: max %g", s.max_abs_err);
     /* Errors sorted: 0 x 9, 0.0625, 0.5, inf; rank ceil(0.99 * 12) - 1 = 11: inf. */
-    EXPECT(isinf(s.p99_abs_err), "p99 %g", s.p99_abs_err);
-    EXPECT(s.mismatches_shown == 2 && s.mismatches[0].row == 0 && s.mismatches[0].col == 1 &&
+    CHECK_MSG(isinf(s.p99_abs_err), "p99 %g", s.p99_abs_err);
+    CHECK_MSG(s.mismatches_shown == 2 && s.mismatches[0].row == 0 && s.mismatches[0].col == 1 &&
            s.mismatches[0].got == 1.5 && s.mismatches[0].want == 1 && s.mismatches[1].row == 2 &&
            s.mismatches[1].col == 3 && isnan(s.mismatches[1].got), "mismatches in row-major order");
     /* Without the NaN: mean (0.5 + 0.0625) / 12, p99 = the largest. */
     C[2 * LDC + 3] = h(11.0f);
     ok = hgemm_check_compare_host(C, LDC, ref, LDR, M, N, 1e-2, 1e-2, &s);
-    EXPECT(!ok && s.failed == 1 && s.max_abs_err == 0.5 && s.p99_abs_err == 0.5 &&
+    CHECK_MSG(!ok && s.failed == 1 && s.max_abs_err == 0.5 && s.p99_abs_err == 0.5 &&
            fabs(s.mean_abs_err - 0.5625 / 12) < 1e-15, "failed %lld max %g p99 %g mean %g",
            (long long)s.failed, s.max_abs_err, s.p99_abs_err, s.mean_abs_err);
     /* rtol: a 1 % error on a large value passes, 2 % fails. */
@@ -306,18 +294,18 @@ static void test_compare_host(void) {
     C[0] = h(1008.0f); /* |err| 8 <= 0.01 + 10 */
     C[1] = h(1.0f);
     ok = hgemm_check_compare_host(C, LDC, ref, LDR, 1, 2, 1e-2, 1e-2, &s);
-    EXPECT(ok, "relative tolerance");
+    CHECK_MSG(ok, "relative tolerance");
     C[0] = h(1024.0f); /* |err| 24 > 10.01 */
     ok = hgemm_check_compare_host(C, LDC, ref, LDR, 1, 2, 1e-2, 1e-2, &s);
-    EXPECT(!ok && s.failed == 1, "beyond the relative tolerance");
+    CHECK_MSG(!ok && s.failed == 1, "beyond the relative tolerance");
     /* Infinity in C fails too. */
     C[0] = 0x7c00;
     ref[0] = 65504;
     ok = hgemm_check_compare_host(C, LDC, ref, LDR, 1, 1, 1e-2, 1e-2, &s);
-    EXPECT(!ok && s.nonfinite == 1, "inf fails");
+    CHECK_MSG(!ok && s.nonfinite == 1, "inf fails");
     /* Nothing to compare. */
     ok = hgemm_check_compare_host(C, LDC, ref, LDR, 0, 4, 1e-2, 1e-2, &s);
-    EXPECT(ok && s.count == 0, "empty");
+    CHECK_MSG(ok && s.count == 0, "empty");
 }
 
 int main(void) {
@@ -326,6 +314,5 @@ int main(void) {
     test_reference();
     test_select();
     test_compare_host();
-    printf("%d checks, %d failed\n", checks, failures);
-    return failures ? 1 : 0;
+    return check_finish();
 }

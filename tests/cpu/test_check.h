@@ -1,5 +1,5 @@
 /*
- * check.h: the CPU tests' tiny checking kit. Every CHECK_* records the file,
+ * test_check.h: the tests' tiny checking kit. Every CHECK_* records the file,
  * the line, the expression and the values it compared; a failure is printed
  * at once and counted. check_finish() prints the final "N passed, N failed"
  * line and returns the exit status (1 on any failure). Never assert().
@@ -34,6 +34,8 @@ int check_gpu_present(void);
 int check_finish(void);
 
 #define CHECK(cond) check_record((cond) ? 1 : 0, __FILE__, __LINE__, #cond, "is false")
+/* CHECK with a printf-style explanation of the failure. */
+#define CHECK_MSG(cond, ...) check_record((cond) ? 1 : 0, __FILE__, __LINE__, #cond, __VA_ARGS__)
 #define CHECK_STATUS(expr, want) check_status((expr), (want), #expr, __FILE__, __LINE__)
 #define CHECK_I64(expr, want) check_i64((int64_t)(expr), (int64_t)(want), #expr, __FILE__, __LINE__)
 #define CHECK_U64(expr, want) check_u64((uint64_t)(expr), (uint64_t)(want), #expr, __FILE__, __LINE__)

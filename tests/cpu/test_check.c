@@ -6,7 +6,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "check.h"
+#include "test_check.h"
 
 static int passed, failed;
 
