@@ -20,6 +20,7 @@ FREQ_TO_MHZ = {"cycle/nsecond": 1e3, "cycle/usecond": 1.0, "cycle/msecond": 1e-3
                "cycle/second": 1e-6, "hz": 1e-6, "khz": 1e-3, "mhz": 1.0, "ghz": 1e3}
 BYTES_TO_KIB = {"byte": 1 / 1024, "kbyte": 1000 / 1024, "kibyte": 1.0, "mbyte": 1e6 / 1024,
                 "mibyte": 1024.0}
+BYTES_TO_GB = {"byte": 1e-9, "kbyte": 1e-6, "mbyte": 1e-3, "gbyte": 1.0, "tbyte": 1e3}
 
 # (output column, candidate metric names in order of preference, unit table or
 # None for plain numbers). ncu reports .avg, .min, .max and .sum variants of a
@@ -35,6 +36,8 @@ COLUMNS = [
     ("sm_pct", ["sm__throughput.avg.pct_of_peak_sustained_elapsed"], None),
     ("l2_hit_pct", ["lts__t_sector_hit_rate.pct"], None),
     ("l2_pct", ["lts__throughput.avg.pct_of_peak_sustained_elapsed"], None),
+    ("dram_read_gb", ["dram__bytes_read.sum"], BYTES_TO_GB),
+    ("l2_gb", ["lts__t_bytes.sum"], BYTES_TO_GB),
     ("registers", ["launch__registers_per_thread"], None),
     # the block's whole allocation: static + dynamic + the driver's 1 KiB
     ("smem_kib", ["launch__shared_mem_per_block"], BYTES_TO_KIB),

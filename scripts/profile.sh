@@ -34,6 +34,7 @@ metrics=gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second
 metrics+=,dram__throughput.avg.pct_of_peak_sustained_elapsed
 metrics+=,sm__throughput.avg.pct_of_peak_sustained_elapsed
 metrics+=,lts__t_sector_hit_rate.pct,lts__throughput.avg.pct_of_peak_sustained_elapsed
+metrics+=,dram__bytes_read.sum,lts__t_bytes.sum
 metrics+=,launch__registers_per_thread
 metrics+=,launch__shared_mem_per_block_dynamic,launch__shared_mem_per_block_static
 metrics+=,sm__warps_active.avg.pct_of_peak_sustained_active

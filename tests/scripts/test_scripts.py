@@ -49,6 +49,14 @@ class NcuTable(unittest.TestCase):
         with self.assertRaises(ncu_table.ParseError):
             ncu_table.parse(text)
 
+    def test_byte_totals_in_gb(self):
+        text = ('# kernel: v3\n"Kernel Name","dram__bytes_read.sum","lts__t_bytes.sum"\n'
+                '"","Gbyte","Mbyte"\n"v3_kernel","12.50","25,000.00"\n')
+        row = ncu_table.parse(text)[0]
+        self.assertAlmostEqual(row["dram_read_gb"], 12.5)
+        self.assertAlmostEqual(row["l2_gb"], 25.0)
+        self.assertIsNone(self.rows["v6"]["dram_read_gb"])  # the old fixture lacks the metric
+
     def test_empty_input_is_an_error(self):
         with self.assertRaises(ncu_table.ParseError):
             ncu_table.parse("==PROF== nothing\n")
