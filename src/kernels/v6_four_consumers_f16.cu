@@ -20,6 +20,7 @@
  *           1.027x COMPUTE_16F [1.013..1.031].
  */
 #include "kernel_common.cuh"
+#include "epilogue_f16.cuh"
 #include "pipeline.cuh"
 #include "ptx/tma.cuh"
 #include "ptx/wgmma.cuh"
@@ -34,18 +35,15 @@ enum {
     V6_SLAB_M = V6_BM / V6_CONSUMERS,                         /* 64 rows: one consumer's A */
     V6_TX_BYTES = (V6_BM + V6_BN) * BK * 2,                   /* 64 KB per stage */
     V6_RASTER = 8,
-    V6_C_BOX = 64,                       /* TMA store box: 64x64, one 128-byte swizzle span wide */
-    V6_C_BOXES = V6_BN / V6_C_BOX,       /* 4 boxes per quarter */
     V6_EPI_READY_ARRIVALS = WARPGROUP_THREADS, /* every thread of a group has staged its part */
     V6_EPI_FREE_BARRIERS = V6_CONSUMERS - 1,   /* the last group hands the buffer to nobody */
-    V6_ACC_REGS = 64,                    /* (64, 256) fp16 = 128 halves per thread, packed in pairs */
     WGMMA_K = 16,
 };
 
 typedef struct __align__(1024) v6_smem {
     __half a[V6_STAGES][V6_CONSUMERS][V6_SLAB_M * BK]; /* (STAGES, slab, 64, BK), 128B-swizzled */
     __half b[V6_STAGES][V6_BN * BK];                   /* (STAGES, BN, BK), 128B-swizzled */
-    __half c[V6_C_BOXES][V6_SLAB_M * V6_C_BOX];        /* one quarter (64, 256) as 4 swizzled 64x64 boxes */
+    __half c[F16Q_BOXES][F16Q_ROWS * F16Q_BOX];        /* one quarter (64, 256) as 4 swizzled 64x64 boxes */
     uint64_t full[V6_STAGES];
     uint64_t empty[V6_STAGES];                         /* all four consumers release a stage */
     uint64_t epi_ready[V6_CONSUMERS];                  /* group i has staged its quarter in c */
@@ -53,61 +51,9 @@ typedef struct __align__(1024) v6_smem {
 } v6_smem;
 
 static_assert((V6_SLAB_M * BK * 2) % SW128_ALIGN == 0, "A slabs must stay 1024-byte aligned");
-static_assert((V6_SLAB_M * V6_C_BOX * 2) % SW128_ALIGN == 0, "C boxes must stay 1024-byte aligned");
+static_assert((int)V6_SLAB_M == (int)F16Q_ROWS && (int)V6_BN == (int)F16Q_COLS, "a consumer's quarter is epilogue_f16's shape");
 static_assert(sizeof(v6_smem) + SW128_ALIGN <= 227 * 1024,
               "3 stages of 64 KB + the 32 KB C buffer must fit one block's 227 KB");
-
-/* Consumer g stages its quarter (alpha/beta applied, fp16) into sm->c in the
- * layout the 128B-swizzled C tensor map expects. f16 accumulator register
- * 2j+h of thread t holds the pair at row 16*(t/32) + (t%32)/4 + 8h, columns
- * 8j + 2*(t%4) + {0,1}. The swizzle spreads the 8 rows a store instruction
- * touches over all 32 banks. */
-static __device__ __forceinline__ void v6_stage_quarter(v6_smem *sm, const uint32_t d[V6_ACC_REGS],
-                                                        gemm_args args, int32_t row0, int32_t col0) {
-    const int t = threadIdx.x % WARPGROUP_THREADS;
-    const uint32_t c_base = smem_u32(sm->c);
-#pragma unroll
-    for (int r = 0; r < V6_ACC_REGS; r++) {
-        const int j = r / 2, h = r % 2;
-        const uint32_t row = 16 * (t / 32) + (t % 32) / 4 + 8 * h; /* 0..63 in the quarter */
-        const uint32_t box = j / 8, chunk = j % 8;
-        __half2 pair = *(const __half2 *)&d[r];
-        float2 v = __half22float2(pair);
-        v.x *= args.alpha;
-        v.y *= args.alpha;
-        if (args.beta != 0.0f) {
-            const int32_t grow = row0 + row, gcol = col0 + 8 * j + 2 * (t % 4);
-            if (grow < args.m && gcol < args.n) {
-                const __half *c = args.C + (int64_t)grow * args.ldc + gcol;
-                v.x += args.beta * __half2float(c[0]);
-                if (gcol + 1 < args.n) v.y += args.beta * __half2float(c[1]);
-            }
-        }
-        __half2 out = __floats2half2_rn(v.x, v.y);
-        const uint32_t addr = c_base + box * (V6_SLAB_M * V6_C_BOX * 2) + sw128_offset(row, chunk) +
-                              4 * (t % 4);
-        st_shared_u32(addr, *(uint32_t *)&out);
-    }
-}
-
-/* Edge tiles whose right edge is not 16-byte aligned (n % 8 != 0) bypass TMA:
- * a TMA store clips the inner dimension at 16-byte granularity only, so it
- * would write into the ldc padding beyond column n. Their consumers store the
- * quarter straight from registers, masked, as V5 does. */
-static __device__ __forceinline__ bool v6_direct_epilogue(gemm_args args, int32_t col0) {
-    return (args.n % 8) != 0 && col0 + V6_BN > args.n;
-}
-
-static __device__ __forceinline__ void v6_store_direct(const uint32_t d[V6_ACC_REGS], gemm_args args,
-                                                       int32_t row0, int32_t col0) {
-    const int t = threadIdx.x % WARPGROUP_THREADS;
-    const int32_t row = row0 + 16 * (t / 32) + (t % 32) / 4, col = col0 + 2 * (t % 4);
-#pragma unroll
-    for (int r = 0; r < V6_ACC_REGS; r++) {
-        float2 v = __half22float2(*(const __half2 *)&d[r]);
-        store_pair(args, row + 8 * (r % 2), col + 8 * (r / 2), v.x, v.y);
-    }
-}
 
 __global__ void __launch_bounds__(V6_THREADS, 1)
 v6_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
@@ -119,7 +65,7 @@ v6_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
     const hgemm_tile tile = hgemm_raster(blockIdx.x, tiles_m, tiles_n, V6_RASTER);
     const int32_t row0 = tile.m * V6_BM, col0 = tile.n * V6_BN;
     const int k_tiles = (args.k + BK - 1) / BK;
-    const bool direct = v6_direct_epilogue(args, col0);
+    const bool direct = f16q_needs_direct(args, col0, V6_BN);
 
     if (tid == 0) {
         pipe_init(sm->full, sm->empty, V6_STAGES, V6_CONSUMERS);
@@ -157,8 +103,8 @@ v6_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
              * barrier made visible to this thread before its own TMA reads. */
             fence_proxy_async_shared();
 #pragma unroll
-            for (int b = 0; b < V6_C_BOXES; b++)
-                tma_store_2d(&tmap_c, col0 + b * V6_C_BOX, row0 + i * V6_SLAB_M, sm->c[b]);
+            for (int b = 0; b < F16Q_BOXES; b++)
+                tma_store_2d(&tmap_c, col0 + b * F16Q_BOX, row0 + i * V6_SLAB_M, sm->c[b]);
             bulk_commit_group();
             if (i < V6_EPI_FREE_BARRIERS) {
                 bulk_wait_group_read_0(); /* TMA has read c: it may be overwritten */
@@ -171,9 +117,9 @@ v6_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
 
     const int g = tid / WARPGROUP_THREADS; /* consumer: rows 64g .. 64g+63 of the tile */
     const bool leader = tid % WARPGROUP_THREADS == 0;
-    uint32_t d[V6_ACC_REGS];               /* (64, 256) fp16 accumulator, pairs per register */
+    uint32_t d[F16Q_ACC_REGS];               /* (64, 256) fp16 accumulator, pairs per register */
 #pragma unroll
-    for (int r = 0; r < V6_ACC_REGS; r++) d[r] = 0;
+    for (int r = 0; r < F16Q_ACC_REGS; r++) d[r] = 0;
 
     pipe_state st = {0, 0}, prev = {0, 0};
     for (int kt = 0; kt < k_tiles; kt++, pipe_advance(&st, V6_STAGES)) {
@@ -193,13 +139,13 @@ v6_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
     if (leader && k_tiles > 0) pipe_consumer_release(sm->empty, prev);
 
     if (direct) {
-        v6_store_direct(d, args, row0 + g * V6_SLAB_M, col0);
+        f16q_store_direct(d, args, row0 + g * V6_SLAB_M, col0);
         return;
     }
     /* Epilogue handoff: wait until the previous quarter has left the buffer,
      * stage ours, make it visible to the async proxy, tell the producer. */
     if (g > 0) mbarrier_wait(&sm->epi_free[g - 1], 0);
-    v6_stage_quarter(sm, d, args, row0 + g * V6_SLAB_M, col0);
+    f16q_stage(sm->c[0], d, args, row0 + g * V6_SLAB_M, col0);
     fence_proxy_async_shared();
     mbarrier_arrive(&sm->epi_ready[g]);
 }
@@ -208,7 +154,7 @@ extern "C" hgemm_status hgemm__launch_v6(const hgemm_problem *p, cudaStream_t st
     CUtensorMap ta, tb, tc;
     HGEMM_TMAP(ta, p->A, p->m, p->k, p->lda, V6_SLAB_M, BK, 1);
     HGEMM_TMAP(tb, p->B, p->n, p->k, p->ldb, V6_BN, BK, 1);
-    HGEMM_TMAP(tc, p->C, p->m, p->n, p->ldc, V6_SLAB_M, V6_C_BOX, 1);
+    HGEMM_TMAP(tc, p->C, p->m, p->n, p->ldc, F16Q_ROWS, F16Q_BOX, 1);
     uint32_t tiles_m = hgemm_ceil_div(p->m, V6_BM), tiles_n = hgemm_ceil_div(p->n, V6_BN);
     if ((uint64_t)tiles_m * tiles_n > INT32_MAX) return HGEMM_ERROR_NOT_SUPPORTED;
     HGEMM_LAUNCH(v6_kernel, tiles_m * tiles_n, V6_THREADS, sizeof(v6_smem) + SW128_ALIGN, stream,

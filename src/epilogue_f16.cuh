@@ -1,0 +1,78 @@
+/*
+ * epilogue_f16.cuh: the epilogue of a warpgroup that holds a (64, 256) fp16
+ * accumulator (wgmma m64n256k16 .f16, 64 registers of packed pairs), shared by
+ * V6 and V7.
+ *
+ * Register 2j+h of thread t holds the pair at row 16*(t/32) + (t%32)/4 + 8h,
+ * columns 8j + 2*(t%4) + {0,1} of the quarter. Two ways out:
+ *   - f16q_stage: alpha/beta applied, fp16, into a shared buffer laid out as
+ *     four 64x64 boxes with the 128-byte swizzle, ready for four TMA stores;
+ *   - f16q_store_direct: straight to global, masked, for the right-edge tiles
+ *     that TMA cannot store (f16q_needs_direct).
+ */
+#ifndef HGEMM_EPILOGUE_F16_CUH
+#define HGEMM_EPILOGUE_F16_CUH
+
+#include "kernel_common.cuh"
+#include "ptx/common.cuh"
+
+enum {
+    F16Q_ROWS = 64,                    /* rows of one warpgroup's quarter */
+    F16Q_COLS = 256,
+    F16Q_BOX = 64,                     /* TMA store box: 64x64, one 128-byte swizzle span wide */
+    F16Q_BOXES = F16Q_COLS / F16Q_BOX, /* 4 boxes per quarter */
+    F16Q_BOX_BYTES = F16Q_ROWS * F16Q_BOX * 2,
+    F16Q_ACC_REGS = 64,                /* (64, 256) fp16 = 128 halves per thread, packed in pairs */
+};
+
+static_assert(F16Q_BOX_BYTES % SW128_ALIGN == 0, "C boxes must stay 1024-byte aligned");
+
+/* Stage this warpgroup's quarter (rows row0.., columns col0.. of C) into the
+ * F16Q_BOXES swizzled boxes at `c` (shared memory). Reads C only when beta != 0.
+ * The swizzle spreads the 8 rows one store instruction touches over all 32 banks. */
+static __device__ __forceinline__ void f16q_stage(__half *c, const uint32_t d[F16Q_ACC_REGS],
+                                                  gemm_args args, int32_t row0, int32_t col0) {
+    const int t = threadIdx.x % WARPGROUP_THREADS;
+    const uint32_t c_base = smem_u32(c);
+#pragma unroll
+    for (int r = 0; r < F16Q_ACC_REGS; r++) {
+        const int j = r / 2, h = r % 2;
+        const uint32_t row = 16 * (t / 32) + (t % 32) / 4 + 8 * h; /* 0..63 in the quarter */
+        const uint32_t box = j / 8, chunk = j % 8;
+        float2 v = __half22float2(*(const __half2 *)&d[r]);
+        v.x *= args.alpha;
+        v.y *= args.alpha;
+        if (args.beta != 0.0f) {
+            const int32_t grow = row0 + row, gcol = col0 + 8 * j + 2 * (t % 4);
+            if (grow < args.m && gcol < args.n) {
+                const __half *old = args.C + (int64_t)grow * args.ldc + gcol;
+                v.x += args.beta * __half2float(old[0]);
+                if (gcol + 1 < args.n) v.y += args.beta * __half2float(old[1]);
+            }
+        }
+        __half2 out = __floats2half2_rn(v.x, v.y);
+        const uint32_t addr = c_base + box * F16Q_BOX_BYTES + sw128_offset(row, chunk) + 4 * (t % 4);
+        st_shared_u32(addr, *(uint32_t *)&out);
+    }
+}
+
+/* A TMA store clips the inner dimension at 16-byte granularity only, so on a
+ * tile whose right edge is not 16-byte aligned (n % 8 != 0) it would write
+ * into the ldc padding beyond column n: such tiles are stored directly. */
+static __device__ __forceinline__ bool f16q_needs_direct(gemm_args args, int32_t col0, int32_t tile_n) {
+    return (args.n % 8) != 0 && col0 + tile_n > args.n;
+}
+
+/* Store the quarter straight from registers, masked, as V5 does. */
+static __device__ __forceinline__ void f16q_store_direct(const uint32_t d[F16Q_ACC_REGS], gemm_args args,
+                                                         int32_t row0, int32_t col0) {
+    const int t = threadIdx.x % WARPGROUP_THREADS;
+    const int32_t row = row0 + 16 * (t / 32) + (t % 32) / 4, col = col0 + 2 * (t % 4);
+#pragma unroll
+    for (int r = 0; r < F16Q_ACC_REGS; r++) {
+        float2 v = __half22float2(*(const __half2 *)&d[r]);
+        store_pair(args, row + 8 * (r % 2), col + 8 * (r / 2), v.x, v.y);
+    }
+}
+
+#endif
