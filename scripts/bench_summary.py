@@ -13,7 +13,7 @@ import math
 import statistics
 import sys
 
-ORDER = ["v0", "v1", "v2", "v3", "v4", "v5", "v6", "cublas32", "cublas16"]
+ORDER = ["v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "cublas32", "cublas16"]
 FIELDS = [("ms", "ms", "{:.4f}"), ("tflops", "TFLOP/s", "{:.1f}"),
           ("vs_cublas32", "x cuBLAS 32F", "{:.3f}"), ("vs_cublas16", "x cuBLAS 16F", "{:.3f}")]
 

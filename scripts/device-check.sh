@@ -10,11 +10,14 @@
 #   sanitize  compute-sanitizer memcheck, racecheck, synccheck on small shapes, every kernel
 #   bench     hgemm-bench at 8192^3, every kernel beside cuBLAS ($BENCH_ARGS, default --repeat 3)
 #   accuracy  hgemm-bench --accuracy at 8192^3
-#   window    hgemm-bench v5,v6 with 100 timed launches instead of 30
+#   window    hgemm-bench v5,v6,v7 with 100 timed launches instead of 30
 #   python    the Python GPU tests and python/bench_torch.py
-#   processes scripts/processes.sh $PROCESS_ARGS (default: v5, v6 and cuBLAS
+#   processes scripts/processes.sh $PROCESS_ARGS (default: v5, v6, v7 and cuBLAS
 #             in 3 fresh processes)
 #   profile   scripts/profile.sh (Nsight Compute, clocks never touched)
+#   range     Nsight Compute over a whole timed window of $RANGE_KERNELS
+#             (default v2,v3: 10 back-to-back launches as one result, range
+#             replay): DRAM bytes and L2 hit rate as the timed loop sees them
 #
 # Everything lands under $OUT (default ./device-out): device.log (all output),
 # bench.csv, window30.csv, window100.csv, processes.csv, profile-raw.csv,
@@ -26,7 +29,7 @@ OUT=${OUT:-$PWD/device-out}
 STEPS=${1:-build,sass,test,sanitize,bench}
 BUILD=build-device
 BENCH_ARGS=${BENCH_ARGS:---repeat 3}
-PROCESS_ARGS=${PROCESS_ARGS:-3 --kernels v5,v6}
+PROCESS_ARGS=${PROCESS_ARGS:-3 --kernels v5,v6,v7}
 mkdir -p "$OUT"
 LOG="$OUT/device.log"
 SUMMARY="$OUT/summary.txt"
@@ -86,12 +89,12 @@ if has bench; then
 fi
 
 if has accuracy; then
-    run accuracy 300 "$BUILD/tools/hgemm-bench" --kernels v5,v6 --accuracy
+    run accuracy 300 "$BUILD/tools/hgemm-bench" --kernels v5,v6,v7 --accuracy
 fi
 
 if has window; then
-    run window-30 300 "$BUILD/tools/hgemm-bench" --kernels v5,v6 --repeat 3 --iters 30 --csv "$OUT/window30.csv"
-    run window-100 300 "$BUILD/tools/hgemm-bench" --kernels v5,v6 --repeat 3 --iters 100 --csv "$OUT/window100.csv"
+    run window-30 300 "$BUILD/tools/hgemm-bench" --kernels v5,v6,v7 --repeat 3 --iters 30 --csv "$OUT/window30.csv"
+    run window-100 300 "$BUILD/tools/hgemm-bench" --kernels v5,v6,v7 --repeat 3 --iters 100 --csv "$OUT/window100.csv"
 fi
 
 if has python; then
@@ -108,6 +111,16 @@ fi
 
 if has profile; then
     run profile 500 env BUILD="$BUILD" OUT="$OUT" scripts/profile.sh
+fi
+
+if has range; then
+    for kernel in ${RANGE_KERNELS:-v2 v3}; do
+        run "range-$kernel" 200 ncu --clock-control none --replay-mode range --nvtx \
+            --nvtx-include "$kernel/" --range-count 1 \
+            --metrics gpu__time_duration.sum,dram__bytes_read.sum,lts__t_sector_hit_rate.pct,lts__t_bytes.sum \
+            --csv --page raw --log-file "$OUT/range-$kernel.csv" \
+            "$BUILD/tools/hgemm-bench" --kernels "$kernel" --warmup 0 --iters 10 --cooldown 0
+    done
 fi
 
 echo "=== summary"

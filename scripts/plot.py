@@ -18,7 +18,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 PEAK_TFLOPS = 989.0  # dense fp16 tensor-core peak, H100/H200 SXM datasheet
-ORDER = ["v0", "v1", "v2", "v3", "v4", "v5", "v6", "cublas32", "cublas16"]
+ORDER = ["v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "cublas32", "cublas16"]
 
 
 def read_rows(path):

@@ -12,7 +12,7 @@
 # written as $OUT/profile.csv.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-KERNELS=${1:-v0,v1,v2,v3,v4,v5,v6,cublas32,cublas16}
+KERNELS=${1:-v0,v1,v2,v3,v4,v5,v6,v7,cublas32,cublas16}
 M=${2:-8192} N=${3:-8192} K=${4:-8192}
 OUT=${OUT:-$PWD/profile-out}
 BUILD=${BUILD:-build}

@@ -20,6 +20,7 @@ static const hgemm_kernel_info kernel_table[] = {
     {HGEMM_KERNEL_V4, "v4", HGEMM_ACC_F32, "two consumer warpgroups, pipeline state, raster groups", hgemm__launch_v4},
     {HGEMM_KERNEL_V5, "v5", HGEMM_ACC_F32, "one WGMMA group kept in flight, late stage release", hgemm__launch_v5},
     {HGEMM_KERNEL_V6, "v6", HGEMM_ACC_F16, "256x256 tile, four consumers, fp16 accumulation, TMA store", hgemm__launch_v6},
+    {HGEMM_KERNEL_V7, "v7", HGEMM_ACC_F16, "V6 in persistent blocks: the next tile loads during the epilogue", hgemm__launch_v7},
 };
 
 enum { KERNEL_COUNT = (int)(sizeof(kernel_table) / sizeof(kernel_table[0])) };

@@ -28,30 +28,41 @@ enum {
 static_assert(F16Q_BOX_BYTES % SW128_ALIGN == 0, "C boxes must stay 1024-byte aligned");
 
 /* Stage this warpgroup's quarter (rows row0.., columns col0.. of C) into the
- * F16Q_BOXES swizzled boxes at `c` (shared memory). Reads C only when beta != 0.
- * The swizzle spreads the 8 rows one store instruction touches over all 32 banks. */
+ * F16Q_BOXES swizzled boxes at `c` (shared memory): alpha * acc first, then,
+ * only when beta != 0, a second pass in which each thread adds beta * C to
+ * the very words it wrote (no barrier needed, and the accumulator registers
+ * are dead by then, which keeps the beta path's addresses off the register
+ * budget). The swizzle spreads the 8 rows one store instruction touches over
+ * all 32 banks. */
+static __device__ __forceinline__ uint32_t f16q_smem_offset(int r, int t) {
+    const int j = r / 2, h = r % 2;
+    const uint32_t row = 16 * (t / 32) + (t % 32) / 4 + 8 * h; /* 0..63 in the quarter */
+    return (j / 8) * F16Q_BOX_BYTES + sw128_offset(row, j % 8) + 4 * (t % 4);
+}
+
 static __device__ __forceinline__ void f16q_stage(__half *c, const uint32_t d[F16Q_ACC_REGS],
                                                   gemm_args args, int32_t row0, int32_t col0) {
     const int t = threadIdx.x % WARPGROUP_THREADS;
     const uint32_t c_base = smem_u32(c);
 #pragma unroll
     for (int r = 0; r < F16Q_ACC_REGS; r++) {
-        const int j = r / 2, h = r % 2;
-        const uint32_t row = 16 * (t / 32) + (t % 32) / 4 + 8 * h; /* 0..63 in the quarter */
-        const uint32_t box = j / 8, chunk = j % 8;
         float2 v = __half22float2(*(const __half2 *)&d[r]);
-        v.x *= args.alpha;
-        v.y *= args.alpha;
-        if (args.beta != 0.0f) {
-            const int32_t grow = row0 + row, gcol = col0 + 8 * j + 2 * (t % 4);
-            if (grow < args.m && gcol < args.n) {
-                const __half *old = args.C + (int64_t)grow * args.ldc + gcol;
-                v.x += args.beta * __half2float(old[0]);
-                if (gcol + 1 < args.n) v.y += args.beta * __half2float(old[1]);
-            }
-        }
+        __half2 out = __floats2half2_rn(v.x * args.alpha, v.y * args.alpha);
+        st_shared_u32(c_base + f16q_smem_offset(r, t), *(uint32_t *)&out);
+    }
+    if (args.beta == 0.0f) return;
+#pragma unroll 4
+    for (int r = 0; r < F16Q_ACC_REGS; r++) {
+        const int32_t grow = row0 + 16 * (t / 32) + (t % 32) / 4 + 8 * (r % 2);
+        const int32_t gcol = col0 + 8 * (r / 2) + 2 * (t % 4);
+        if (grow >= args.m || gcol >= args.n) continue;
+        const uint32_t addr = c_base + f16q_smem_offset(r, t);
+        uint32_t word = ld_shared_u32(addr);
+        float2 v = __half22float2(*(const __half2 *)&word);
+        const __half *old = args.C + (int64_t)grow * args.ldc + gcol;
+        v.x += args.beta * __half2float(old[0]);
+        if (gcol + 1 < args.n) v.y += args.beta * __half2float(old[1]);
         __half2 out = __floats2half2_rn(v.x, v.y);
-        const uint32_t addr = c_base + box * F16Q_BOX_BYTES + sw128_offset(row, chunk) + 4 * (t % 4);
         st_shared_u32(addr, *(uint32_t *)&out);
     }
 }

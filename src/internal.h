@@ -68,6 +68,7 @@ hgemm_status hgemm__launch_v3(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v4(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v5(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v6(const hgemm_problem *p, cudaStream_t stream);
+hgemm_status hgemm__launch_v7(const hgemm_problem *p, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

@@ -128,7 +128,7 @@ def _kernel_table():
 
 
 def kernels():
-    """The kernel names hgemm.nt accepts: ["auto", "v0", ..., "v6"]."""
+    """The kernel names hgemm.nt accepts: ["auto", "v0", ..., "v7"]."""
     return list(_kernel_table())
 
 
@@ -358,7 +358,7 @@ def nt(a, b, out=None, *, alpha=1.0, beta=0.0, kernel="auto", stream=None):
 
     a (m, k), b (n, k) and out (m, n) are fp16 CUDA arrays with contiguous rows.
     out=None allocates a new (m, n) array like a (torch or cupy); beta must then
-    be 0. kernel is "auto", "v0".."v6" (see kernels()) or an hgemm_kernel int.
+    be 0. kernel is "auto", "v0".."v7" (see kernels()) or an hgemm_kernel int.
     stream is a cudaStream_t int or a stream object; by default the arrays'
     own. The call is asynchronous on that stream. Returns out.
 

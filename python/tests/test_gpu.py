@@ -15,12 +15,12 @@ import unittest
 import hgemm
 
 SHAPES = ((1, 1, 1), (129, 264, 72), (777, 1032, 520))  # (m, n, k), ragged
-KERNELS = ("auto", "v6")
+KERNELS = ("auto", "v6", "v7")
 RTOL = 1e-2
 
 
 def atol(kernel):
-    return 5e-2 if kernel == "v6" else 1e-2  # v6 accumulates in fp16
+    return 5e-2 if kernel in ("v6", "v7") else 1e-2  # v6, v7 accumulate in fp16
 
 
 def hopper(capability):

@@ -22,6 +22,13 @@ static __device__ __forceinline__ void st_shared_u32(uint32_t addr, uint32_t val
     asm volatile("st.shared.b32 [%0], %1;" ::"r"(addr), "r"(value) : "memory");
 }
 
+/* ld.shared.b32 (PTX ISA "ld"): one 32-bit load from a shared-memory address. */
+static __device__ __forceinline__ uint32_t ld_shared_u32(uint32_t addr) {
+    uint32_t value;
+    asm volatile("ld.shared.b32 %0, [%1];" : "=r"(value) : "r"(addr) : "memory");
+    return value;
+}
+
 /* mov %globaltimer (PTX ISA "Special Registers: %globaltimer"): nanoseconds, coarse but monotonic. */
 static __device__ __forceinline__ uint64_t globaltimer_ns(void) {
     uint64_t t;

@@ -67,6 +67,11 @@ static const test_case cases[] = {
     {"ragged k", 64, 64, 17, PLAIN, STREAM_LEGACY},
     {"tall", 2304, 136, 200, PLAIN, STREAM_LEGACY},
     {"wide", 72, 2440, 136, PLAIN, STREAM_LEGACY},
+    /* more 256x256 tiles than an H200 has SMs (132): V7's persistent blocks
+     * take 2 or 3 tiles each; the second mixes right-edge tiles stored
+     * directly (n % 8 != 0) with TMA-stored ones, with alpha/beta and padding */
+    {"many tiles", 4352, 4352, 64, PLAIN, STREAM_LEGACY},
+    {"many tiles", 4400, 4345, 72, 8, 16, 24, 0.5f, -1.5f, C_RANDOM, AB_RANDOM, STREAM_NONBLOCKING},
     /* padded leading dimensions */
     {"padded ld", 200, 136, 96, 24, 40, 56, 1.0f, 0.0f, C_NAN, AB_RANDOM, STREAM_LEGACY},
     {"padded ld", 333, 257, 130, 8, 16, 8, 1.0f, 0.0f, C_NAN, AB_RANDOM, STREAM_NONBLOCKING},

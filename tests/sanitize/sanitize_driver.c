@@ -18,8 +18,12 @@ enum { SKIP = 77, ELEM = 2, LD_PAD = 8 };
 
 typedef struct shape { int m, n, k; } shape;
 
-/* Small, ragged in every dimension, one of them a full V6 tile with k > stages. */
-static const shape shapes[] = {{1, 1, 1}, {129, 264, 72}, {300, 520, 100}, {256, 256, 512}};
+/* Small, ragged in every dimension, one of them a full V6 tile with k > stages;
+ * the last has 170 tiles of 256x256, more than an H200's 132 SMs, so V7's
+ * persistent blocks take a second tile (and n % 8 != 0 mixes directly stored
+ * right-edge tiles with TMA-stored ones in one block). */
+static const shape shapes[] = {{1, 1, 1}, {129, 264, 72}, {300, 520, 100}, {256, 256, 512},
+                               {2312, 4350, 64}};
 
 static int run_kernel(const hgemm_kernel_info *info, void *A, void *B, void *C) {
     int failures = 0;
@@ -47,7 +51,13 @@ int main(int argc, char **argv) {
         printf("sanitize_driver: no CUDA device, skipped\n");
         return SKIP;
     }
-    const size_t bytes = (size_t)1024 * 1024 * ELEM; /* enough for every shape above */
+    size_t bytes = 0; /* enough for A, B and C of every shape above */
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        const size_t ld_k = (size_t)shapes[i].k + LD_PAD, ld_n = (size_t)shapes[i].n + LD_PAD;
+        const size_t need[3] = {shapes[i].m * ld_k, shapes[i].n * ld_k, shapes[i].m * ld_n};
+        for (int j = 0; j < 3; j++)
+            if (need[j] * ELEM > bytes) bytes = need[j] * ELEM;
+    }
     void *A, *B, *C;
     HGEMM_CHECK_CUDA(cudaMalloc(&A, bytes));
     HGEMM_CHECK_CUDA(cudaMalloc(&B, bytes));

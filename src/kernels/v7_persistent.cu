@@ -1,0 +1,193 @@
+/*
+ * V7: persistent blocks.
+ *
+ * Changes from V6: one block per SM for the whole product instead of one
+ * block per tile. Each block walks the tiles blockIdx.x, blockIdx.x +
+ * gridDim.x, ... (in the same 8-wide raster order, so the 132 tiles in work
+ * at one time are the ones a V6 wave would hold), and every role keeps its
+ * state from one tile to the next:
+ *   - the loader warp (16) never stops: its ring position carries over, so
+ *     while the consumers finish a tile and run its epilogue, the first
+ *     stages of the next tile are already loading (V6 paid a ring fill,
+ *     a DRAM round trip, at the start of every tile);
+ *   - a storer warp (17) takes over the TMA stores that V6's producer did
+ *     after its loads; four epi_free barriers instead of three, because the
+ *     buffer now passes from group 3 of one tile to group 0 of the next;
+ *   - a consumer group that has staged its quarter goes straight on to the
+ *     next tile's k-loop on the stages the loader filled meanwhile, so the
+ *     four groups' serialized epilogue overlaps tensor-core work.
+ * The tile, the fp16 accumulation, the 3-stage ring and the epilogue buffer
+ * are V6's. 18 warps (576 threads).
+ *
+ * Barrier phases: epi_ready[g] and epi_free[g] complete once per tile that
+ * goes through the buffer, so both sides wait on parity (that count & 1);
+ * tiles stored directly (right edge, n % 8 != 0) skip the handoff on both sides.
+ */
+#include "kernel_common.cuh"
+#include "epilogue_f16.cuh"
+#include "pipeline.cuh"
+#include "ptx/tma.cuh"
+#include "ptx/wgmma.cuh"
+
+enum {
+    V7_BM = 256, V7_BN = 256,
+    V7_STAGES = 3,
+    V7_CONSUMERS = 4,
+    V7_CONSUMER_THREADS = V7_CONSUMERS * WARPGROUP_THREADS, /* warps 0-15 */
+    V7_LOADER_WARP = V7_CONSUMER_THREADS / WARP_SIZE,        /* warp 16: TMA loads */
+    V7_STORER_WARP = V7_LOADER_WARP + 1,                     /* warp 17: TMA stores */
+    V7_THREADS = V7_CONSUMER_THREADS + 2 * WARP_SIZE,
+    V7_SLAB_M = V7_BM / V7_CONSUMERS,                        /* 64 rows: one consumer's A */
+    V7_TX_BYTES = (V7_BM + V7_BN) * BK * 2,                  /* 64 KB per stage */
+    V7_RASTER = 8,
+    V7_EPI_READY_ARRIVALS = WARPGROUP_THREADS,               /* every thread of a group staged its part */
+    WGMMA_K = 16,
+};
+
+typedef struct __align__(1024) v7_smem {
+    __half a[V7_STAGES][V7_CONSUMERS][V7_SLAB_M * BK]; /* (STAGES, slab, 64, BK), 128B-swizzled */
+    __half b[V7_STAGES][V7_BN * BK];                   /* (STAGES, BN, BK), 128B-swizzled */
+    __half c[F16Q_BOXES][F16Q_ROWS * F16Q_BOX];        /* one quarter (64, 256) as 4 swizzled 64x64 boxes */
+    uint64_t full[V7_STAGES];
+    uint64_t empty[V7_STAGES];                         /* all four consumers release a stage */
+    uint64_t epi_ready[V7_CONSUMERS];                  /* group g has staged its quarter in c */
+    uint64_t epi_free[V7_CONSUMERS];                   /* quarter g has left c: the next writer may start */
+} v7_smem;
+
+static_assert((V7_SLAB_M * BK * 2) % SW128_ALIGN == 0, "A slabs must stay 1024-byte aligned");
+static_assert((int)V7_SLAB_M == (int)F16Q_ROWS && (int)V7_BN == (int)F16Q_COLS,
+              "a consumer's quarter is epilogue_f16's shape");
+static_assert(sizeof(v7_smem) + SW128_ALIGN <= 227 * 1024,
+              "3 stages of 64 KB + the 32 KB C buffer must fit one block's 227 KB");
+
+__global__ void __launch_bounds__(V7_THREADS, 1)
+v7_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
+          const __grid_constant__ CUtensorMap tmap_c, gemm_args args, uint32_t tiles_m,
+          uint32_t tiles_n) {
+    extern __shared__ uint8_t smem_raw[];
+    v7_smem *sm = (v7_smem *)smem_aligned(smem_raw);
+    const int tid = threadIdx.x, warp = tid / WARP_SIZE, lane = tid % WARP_SIZE;
+    const uint32_t tiles = tiles_m * tiles_n;
+    const int k_tiles = (args.k + BK - 1) / BK;
+
+    if (tid == 0) {
+        pipe_init(sm->full, sm->empty, V7_STAGES, V7_CONSUMERS);
+        for (int i = 0; i < V7_CONSUMERS; i++) {
+            mbarrier_init(&sm->epi_ready[i], V7_EPI_READY_ARRIVALS);
+            mbarrier_init(&sm->epi_free[i], 1);
+        }
+        fence_mbarrier_init();
+    }
+    if (warp == V7_LOADER_WARP && lane == 0) {
+        prefetch_tensormap(&tmap_a);
+        prefetch_tensormap(&tmap_b);
+    }
+    if (warp == V7_STORER_WARP && lane == 0) prefetch_tensormap(&tmap_c);
+    __syncthreads();
+
+    if (warp == V7_LOADER_WARP) {
+        if (lane != 0) return;
+        /* V6's order: slab 1 last, consumer 1 is the first to wait for the buffer. */
+        const int slab_order[V7_CONSUMERS] = {0, 2, 3, 1};
+        pipe_state st = {0, 0};
+        for (uint32_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+            const hgemm_tile tile = hgemm_raster(t, tiles_m, tiles_n, V7_RASTER);
+            const int32_t row0 = tile.m * V7_BM, col0 = tile.n * V7_BN;
+            for (int kt = 0; kt < k_tiles; kt++, pipe_advance(&st, V7_STAGES)) {
+                uint64_t *full = pipe_producer_acquire(sm->full, sm->empty, st, V7_TX_BYTES);
+                tma_load_2d(sm->b[st.stage], &tmap_b, kt * BK, col0, full);
+#pragma unroll
+                for (int i = 0; i < V7_CONSUMERS; i++) {
+                    const int slab = slab_order[i];
+                    tma_load_2d(sm->a[st.stage][slab], &tmap_a, kt * BK, row0 + slab * V7_SLAB_M, full);
+                }
+            }
+        }
+        return;
+    }
+
+    if (warp == V7_STORER_WARP) {
+        if (lane != 0) return;
+        uint32_t handoffs = 0; /* tiles stored through the buffer so far */
+        for (uint32_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+            const hgemm_tile tile = hgemm_raster(t, tiles_m, tiles_n, V7_RASTER);
+            const int32_t row0 = tile.m * V7_BM, col0 = tile.n * V7_BN;
+            if (f16q_needs_direct(args, col0, V7_BN)) continue; /* the consumers store it */
+            for (int g = 0; g < V7_CONSUMERS; g++) {
+                mbarrier_wait(&sm->epi_ready[g], handoffs & 1);
+                fence_proxy_async_shared();
+#pragma unroll
+                for (int b = 0; b < F16Q_BOXES; b++)
+                    tma_store_2d(&tmap_c, col0 + b * F16Q_BOX, row0 + g * V7_SLAB_M, sm->c[b]);
+                bulk_commit_group();
+                bulk_wait_group_read_0(); /* TMA has read c: it may be overwritten */
+                mbarrier_arrive(&sm->epi_free[g]);
+            }
+            handoffs++;
+        }
+        bulk_wait_group_0(); /* the last writes are done before the block exits */
+        return;
+    }
+
+    const int g = tid / WARPGROUP_THREADS; /* consumer: rows 64g .. 64g+63 of each tile */
+    const bool leader = tid % WARPGROUP_THREADS == 0;
+    uint32_t d[F16Q_ACC_REGS];             /* (64, 256) fp16 accumulator, pairs per register */
+    pipe_state st = {0, 0};
+    uint32_t handoffs = 0;
+    for (uint32_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+        const hgemm_tile tile = hgemm_raster(t, tiles_m, tiles_n, V7_RASTER);
+        const int32_t row0 = tile.m * V7_BM, col0 = tile.n * V7_BN;
+#pragma unroll
+        for (int r = 0; r < F16Q_ACC_REGS; r++) d[r] = 0;
+
+        uint32_t prev = st.stage; /* a release needs only the stage, not its phase */
+        for (int kt = 0; kt < k_tiles; kt++, pipe_advance(&st, V7_STAGES)) {
+            pipe_consumer_wait(sm->full, st);
+            const uint64_t desc_a = wgmma_desc_sw128(sm->a[st.stage][g]);
+            const uint64_t desc_b = wgmma_desc_sw128(sm->b[st.stage]);
+            wgmma_fence();
+#pragma unroll
+            for (int kk = 0; kk < BK / WGMMA_K; kk++)
+                wgmma_m64n256k16_f16(d, desc_a + 2 * kk, desc_b + 2 * kk, 1);
+            wgmma_commit_group();
+            wgmma_wait_group_1(); /* as V5/V6: k-tile kt-1 done, kt in flight */
+            if (leader && kt > 0) mbarrier_arrive(&sm->empty[prev]);
+            prev = st.stage;
+        }
+        wgmma_wait_group_0();
+        if (leader) mbarrier_arrive(&sm->empty[prev]);
+
+        const int32_t qrow0 = row0 + g * V7_SLAB_M;
+        if (f16q_needs_direct(args, col0, V7_BN)) {
+            f16q_store_direct(d, args, qrow0, col0);
+            continue;
+        }
+        /* Handoff: the buffer is ours once the quarter before ours has left it
+         * (for group 0, quarter 3 of this block's previous tile). */
+        if (g > 0)
+            mbarrier_wait(&sm->epi_free[g - 1], handoffs & 1);
+        else if (handoffs > 0)
+            mbarrier_wait(&sm->epi_free[V7_CONSUMERS - 1], (handoffs - 1) & 1);
+        f16q_stage(sm->c[0], d, args, qrow0, col0);
+        fence_proxy_async_shared();
+        mbarrier_arrive(&sm->epi_ready[g]);
+        handoffs++;
+    }
+}
+
+extern "C" hgemm_status hgemm__launch_v7(const hgemm_problem *p, cudaStream_t stream) {
+    CUtensorMap ta, tb, tc;
+    HGEMM_TMAP(ta, p->A, p->m, p->k, p->lda, V7_SLAB_M, BK, 1);
+    HGEMM_TMAP(tb, p->B, p->n, p->k, p->ldb, V7_BN, BK, 1);
+    HGEMM_TMAP(tc, p->C, p->m, p->n, p->ldc, F16Q_ROWS, F16Q_BOX, 1);
+    uint32_t tiles_m = hgemm_ceil_div(p->m, V7_BM), tiles_n = hgemm_ceil_div(p->n, V7_BN);
+    if ((uint64_t)tiles_m * tiles_n > INT32_MAX) return HGEMM_ERROR_NOT_SUPPORTED;
+    int dev = 0, sms = 0;
+    cudaError_t err = cudaGetDevice(&dev);
+    if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+    if (err != cudaSuccess) return hgemm__status_from_cuda(err);
+    const uint32_t tiles = tiles_m * tiles_n;
+    const uint32_t grid = tiles < (uint32_t)sms ? tiles : (uint32_t)sms; /* one block per SM */
+    HGEMM_LAUNCH(v7_kernel, grid, V7_THREADS, sizeof(v7_smem) + SW128_ALIGN, stream, ta, tb, tc,
+                 make_args(p), tiles_m, tiles_n);
+}
