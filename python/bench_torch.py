@@ -2,8 +2,8 @@
 
     PYTHONPATH=python python3 python/bench_torch.py [--size 8192] [--repeats 3]
 
-The same fp16 tensors go to each contender: hgemm.nt with kernel "auto" and
-"v6" (into a preallocated out, on torch's current stream), and
+The same fp16 tensors go to each contender: hgemm.nt with kernel "auto", "v6"
+and "v7" (into a preallocated out, on torch's current stream), and
 torch.matmul(a, b.T) (cuBLAS through torch). Each measurement is 5 warm-up
 launches and then 30 timed ones between two CUDA events, after a cooldown
 (DESIGN.md); the whole set is repeated, and the table gives the median and
@@ -61,6 +61,7 @@ def main():
     contenders = [
         ("hgemm auto", lambda: hgemm.nt(a, b, out, kernel="auto")),
         ("hgemm v6", lambda: hgemm.nt(a, b, out, kernel="v6")),
+        ("hgemm v7", lambda: hgemm.nt(a, b, out, kernel="v7")),
         ("torch.matmul", lambda: torch.matmul(a, b.T)),
     ]
 

@@ -116,7 +116,7 @@ fi
 if has range; then
     for kernel in ${RANGE_KERNELS:-v2 v3}; do
         run "range-$kernel" 200 ncu --clock-control none --replay-mode range --nvtx \
-            --nvtx-include "$kernel/" --range-count 1 \
+            --nvtx-include "$kernel/" --launch-count 1 \
             --metrics gpu__time_duration.sum,dram__bytes_read.sum,lts__t_sector_hit_rate.pct,lts__t_bytes.sum \
             --csv --page raw --log-file "$OUT/range-$kernel.csv" \
             "$BUILD/tools/hgemm-bench" --kernels "$kernel" --warmup 0 --iters 10 --cooldown 0
