@@ -15,9 +15,6 @@
 #   processes scripts/processes.sh $PROCESS_ARGS (default: v5, v6, v7 and cuBLAS
 #             in 3 fresh processes)
 #   profile   scripts/profile.sh (Nsight Compute, clocks never touched)
-#   range     Nsight Compute over a whole timed window of $RANGE_KERNELS
-#             (default v2,v3: 10 back-to-back launches as one result, range
-#             replay): DRAM bytes and L2 hit rate as the timed loop sees them
 #
 # Everything lands under $OUT (default ./device-out): device.log (all output),
 # bench.csv, window30.csv, window100.csv, processes.csv, profile-raw.csv,
@@ -111,16 +108,6 @@ fi
 
 if has profile; then
     run profile 500 env BUILD="$BUILD" OUT="$OUT" scripts/profile.sh
-fi
-
-if has range; then
-    for kernel in ${RANGE_KERNELS:-v2 v3}; do
-        run "range-$kernel" 200 ncu --clock-control none --replay-mode range --nvtx \
-            --nvtx-include "$kernel/" --launch-count 1 \
-            --metrics gpu__time_duration.sum,dram__bytes_read.sum,lts__t_sector_hit_rate.pct,lts__t_bytes.sum \
-            --csv --page raw --log-file "$OUT/range-$kernel.csv" \
-            "$BUILD/tools/hgemm-bench" --kernels "$kernel" --warmup 0 --iters 10 --cooldown 0
-    done
 fi
 
 echo "=== summary"

@@ -7,9 +7,9 @@
  * an fp64 reference (a failure prints the mismatches, skips the timing and
  * makes the exit status 1), then time `iters` launches after `warmup` ones
  * between two CUDA events, reading the SM clock (NVML, opened at run time)
- * right before and right after the timed window, and sampling clock, power
- * and temperature every 0.5 ms on the host while the window runs (the table's
- * MHz and W are those means, C the highest temperature).
+ * right before and right after the timed window, and sampling clock and
+ * temperature every 0.5 ms on the host while the window runs (the table's
+ * MHz is the clock's mean over the window, C the highest temperature).
  *
  * Exit status: 0 all passed; 1 bad arguments, a failed check or a CUDA error;
  * 2 no sm_90 GPU.
@@ -70,7 +70,6 @@ typedef int (*nvml_shutdown_fn)(void);
 typedef int (*nvml_handle_by_pci_fn)(const char *pci_bus_id, nvmlDevice_t *device);
 typedef int (*nvml_clock_fn)(nvmlDevice_t device, int clock_type, unsigned int *mhz);
 typedef int (*nvml_driver_fn)(char *version, unsigned int length);
-typedef int (*nvml_power_fn)(nvmlDevice_t device, unsigned int *milliwatts);
 typedef int (*nvml_temperature_fn)(nvmlDevice_t device, int sensor, unsigned int *celsius);
 
 typedef struct nvml {
@@ -80,7 +79,6 @@ typedef struct nvml {
     nvml_shutdown_fn shutdown;
     nvml_clock_fn clock;      /* nvmlDeviceGetClockInfo */
     nvml_clock_fn max_clock;  /* nvmlDeviceGetMaxClockInfo */
-    nvml_power_fn power;      /* nvmlDeviceGetPowerUsage (NULL if absent) */
     nvml_temperature_fn temperature; /* nvmlDeviceGetTemperature (NULL if absent) */
     char driver[NVML_DRIVER_LEN];
 } nvml;
@@ -128,8 +126,10 @@ typedef struct result {
     double ms, tflops, vs32, vs16;
     int clock_before, clock_after;
     /* NVML sampled on the host while the timed launches run (-1 without NVML
-     * or without a sample): mean SM clock, mean power, highest temperature */
-    int window_clock_mhz, window_power_w, window_temp_c;
+     * or without a sample): mean SM clock, highest temperature. (No power:
+     * NVML's reading is a 1-second average on this GPU generation, longer
+     * than a window, so it would mostly show the cooldown.) */
+    int window_clock_mhz, window_temp_c;
 } result;
 
 /* The buffers of one shape: A and B with NaN in their padding, C in a guard band. */
@@ -345,7 +345,6 @@ static void nvml_open(nvml *nv, int cuda_dev) {
     nv->shutdown = (nvml_shutdown_fn)dlsym(nv->lib, "nvmlShutdown");
     nv->clock = (nvml_clock_fn)dlsym(nv->lib, "nvmlDeviceGetClockInfo");
     nv->max_clock = (nvml_clock_fn)dlsym(nv->lib, "nvmlDeviceGetMaxClockInfo");
-    nv->power = (nvml_power_fn)dlsym(nv->lib, "nvmlDeviceGetPowerUsage");
     nv->temperature = (nvml_temperature_fn)dlsym(nv->lib, "nvmlDeviceGetTemperature");
     char bus[PCI_BUS_ID_LEN];
     if (init == NULL || by_pci == NULL || nv->clock == NULL || init() != NVML_SUCCESS) return;
@@ -378,18 +377,17 @@ static int nvml_sm_clock_max(const nvml *nv) {
 
 static void sleep_seconds(double s);
 
-/* While `stop` is pending: sample the SM clock, power and temperature about
- * every WINDOW_SAMPLE_US and keep their mean (clock, power) and maximum
- * (temperature) in r. The host only polls; the GPU's work is not touched. */
+/* While `stop` is pending: sample the SM clock and the temperature about
+ * every WINDOW_SAMPLE_US and keep the clock's mean and the temperature's
+ * maximum in r. The host only polls; the GPU's work is not touched. */
 static void sample_window(const nvml *nv, cudaEvent_t stop, result *r) {
-    double clock_sum = 0, power_sum = 0;
-    int clocks = 0, powers = 0, temp_max = -1;
+    double clock_sum = 0;
+    int clocks = 0, temp_max = -1;
     cudaError_t q;
     while ((q = cudaEventQuery(stop)) == cudaErrorNotReady) {
         unsigned v = 0;
         if (nv->dev != NULL) {
             if (nv->clock(nv->dev, NVML_CLOCK_SM, &v) == NVML_SUCCESS) clock_sum += v, clocks++;
-            if (nv->power && nv->power(nv->dev, &v) == NVML_SUCCESS) power_sum += v / 1000.0, powers++;
             if (nv->temperature && nv->temperature(nv->dev, NVML_TEMPERATURE_GPU, &v) == NVML_SUCCESS &&
                 (int)v > temp_max)
                 temp_max = (int)v;
@@ -398,7 +396,6 @@ static void sample_window(const nvml *nv, cudaEvent_t stop, result *r) {
     }
     if (q != cudaSuccess) HGEMM_CHECK_CUDA(q);
     r->window_clock_mhz = clocks ? (int)(clock_sum / clocks + 0.5) : -1;
-    r->window_power_w = powers ? (int)(power_sum / powers + 0.5) : -1;
     r->window_temp_c = temp_max;
 }
 
@@ -567,12 +564,12 @@ static const char *outcome_name(outcome s) {
 static const char *const csv_columns =
     "kernel,m,n,k,run,ms,tflops,vs_cublas32,vs_cublas16,max_abs_err,mean_abs_err,p99_abs_err,"
     "failed_elements,status,accumulator,iters,warmup,sm_clock_before_mhz,sm_clock_after_mhz,"
-    "window_sm_clock_mhz,window_power_w,window_max_temp_c";
+    "window_sm_clock_mhz,window_max_temp_c";
 
 static void csv_row(FILE *f, const entry *e, const problem *p, int run, const result *r,
                     const options *o) {
     int have_err = r->status != OUTCOME_LAUNCH_FAILED;
-    fprintf(f, "%s,%lld,%lld,%lld,%d,%.6f,%.3f,%.5f,%.5f,%.6e,%.6e,%.6e,%lld,%s,%s,%lld,%lld,%d,%d,%d,%d,%d\n",
+    fprintf(f, "%s,%lld,%lld,%lld,%d,%.6f,%.3f,%.5f,%.5f,%.6e,%.6e,%.6e,%lld,%s,%s,%lld,%lld,%d,%d,%d,%d\n",
             e->name, (long long)p->m, (long long)p->n, (long long)p->k, run,
             r->timed ? r->ms : NAN, r->timed ? r->tflops : NAN, r->vs32, r->vs16,
             have_err ? r->stats.max_abs_err : NAN, have_err ? r->stats.mean_abs_err : NAN,
@@ -580,7 +577,7 @@ static void csv_row(FILE *f, const entry *e, const problem *p, int run, const re
             outcome_name(r->status), e->acc, (long long)(r->timed ? o->iters : 0),
             (long long)(r->timed ? o->warmup : 0), r->timed ? r->clock_before : -1,
             r->timed ? r->clock_after : -1, r->timed ? r->window_clock_mhz : -1,
-            r->timed ? r->window_power_w : -1, r->timed ? r->window_temp_c : -1);
+            r->timed ? r->window_temp_c : -1);
 }
 
 static void print_failure(const entry *e, const result *r) {
@@ -592,17 +589,17 @@ static void print_run_table(const entry *entries, int n_entries, const result *r
                             const problem *p, int run, int runs) {
     printf("\n== %lld x %lld x %lld, run %d of %d ==\n", (long long)p->m, (long long)p->n,
            (long long)p->k, run, runs);
-    printf("%-10s %10s %10s %13s %13s %12s %7s %5s %5s\n", "kernel", "ms", "TFLOP/s", "% cuBLAS 32F",
-           "% cuBLAS 16F", "max error", "MHz", "W", "C");
+    printf("%-10s %10s %10s %13s %13s %12s %7s %5s\n", "kernel", "ms", "TFLOP/s", "% cuBLAS 32F",
+           "% cuBLAS 16F", "max error", "MHz", "C");
     for (int i = 0; i < n_entries; i++) {
         const result *r = &res[i];
         if (r->status != OUTCOME_OK) {
             print_failure(&entries[i], r);
             continue;
         }
-        printf("%-10s %10.4f %10.1f %12.1f%% %12.1f%% %12.3e %7d %5d %5d\n", entries[i].name, r->ms,
+        printf("%-10s %10.4f %10.1f %12.1f%% %12.1f%% %12.3e %7d %5d\n", entries[i].name, r->ms,
                r->tflops, 100.0 * r->vs32, 100.0 * r->vs16, r->stats.max_abs_err, r->window_clock_mhz,
-               r->window_power_w, r->window_temp_c);
+               r->window_temp_c);
     }
     fflush(stdout);
 }
@@ -823,7 +820,7 @@ int main(int argc, char **argv) {
                 result *r = &res[i];
                 r->vs32 = r->vs16 = NAN;
                 r->clock_before = r->clock_after = -1;
-                r->window_clock_mhz = r->window_power_w = r->window_temp_c = -1;
+                r->window_clock_mhz = r->window_temp_c = -1;
                 if (o.sweep)
                     fprintf(stderr, "[%d/%d] %lld x %lld x %lld, run %d of %d: %s\n", si + 1,
                             n_shapes, (long long)p.m, (long long)p.n, (long long)p.k, run + 1,

@@ -126,7 +126,7 @@ gpu_smoke)
     done
     header=$(grep -v '^#' "$csv" | head -n 1)
     for col in kernel m n k run ms tflops vs_cublas32 vs_cublas16 max_abs_err mean_abs_err \
-               p99_abs_err iters sm_clock_before_mhz sm_clock_after_mhz window_sm_clock_mhz window_power_w \
+               p99_abs_err iters sm_clock_before_mhz sm_clock_after_mhz window_sm_clock_mhz \
                window_max_temp_c; do
         echo ",$header," | grep -q ",$col," || fail "no column '$col' in '$header'"
     done
