@@ -2,13 +2,16 @@
 # Writes `#define HGEMM_GIT_COMMIT "<short hash>[-dirty]"` ("unknown" without
 # git or commits) to OUTPUT, touching the file only when the text changes.
 # Reads only: --no-optional-locks keeps `git status` from refreshing the index.
-# A copy of the tree without .git (as shipped to a test machine) can name its
-# commit in a file `.commit` at the top of the tree instead.
+# A copy of the tree shipped to a test machine can name its commit in a file
+# `.commit` at the top of the tree (ignored by git); when present it wins,
+# because such a copy may carry a .git that is older than its files.
 set(commit "unknown")
+set(from_file FALSE)
 if(EXISTS ${SOURCE_DIR}/.commit)
   file(STRINGS ${SOURCE_DIR}/.commit commit LIMIT_COUNT 1)
+  set(from_file TRUE)
 endif()
-if(GIT_EXECUTABLE)
+if(GIT_EXECUTABLE AND NOT from_file)
   execute_process(COMMAND ${GIT_EXECUTABLE} rev-parse --short HEAD
                   WORKING_DIRECTORY ${SOURCE_DIR} RESULT_VARIABLE rc
                   OUTPUT_VARIABLE hash OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)

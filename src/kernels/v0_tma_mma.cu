@@ -8,9 +8,9 @@
  * multiplying take turns, nothing overlaps.
  *
  * Measured on an H200, 8192^3, median [range] of 3 runs (2026-11-29,
- * bench/results/2026-11-29-h200-run6-bench.csv; all runs: docs/notes/measurements.md):
- *           367 TFLOP/s [364..368], 0.469x cuBLAS COMPUTE_32F [0.466..0.483],
- *           0.470x COMPUTE_16F [0.461..0.474].
+ * bench/results/2026-11-29-h200-run10-bench.csv; all runs: docs/notes/measurements.md):
+ *           362 TFLOP/s [360..366], 0.494x cuBLAS COMPUTE_32F [0.491..0.496],
+ *           0.476x COMPUTE_16F [0.462..0.488].
  */
 #include "kernel_common.cuh"
 #include "ptx/mbarrier.cuh"

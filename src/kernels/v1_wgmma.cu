@@ -9,9 +9,9 @@
  * then the next TMA.
  *
  * Measured on an H200, 8192^3, median [range] of 3 runs (2026-11-29,
- * bench/results/2026-11-29-h200-run6-bench.csv; all runs: docs/notes/measurements.md):
- *           432 TFLOP/s [420..441], 0.562x cuBLAS COMPUTE_32F [0.537..0.569],
- *           0.552x COMPUTE_16F [0.547..0.554].
+ * bench/results/2026-11-29-h200-run10-bench.csv; all runs: docs/notes/measurements.md):
+ *           440 TFLOP/s [423..441], 0.591x cuBLAS COMPUTE_32F [0.584..0.600],
+ *           0.561x COMPUTE_16F [0.559..0.588].
  */
 #include "kernel_common.cuh"
 #include "ptx/mbarrier.cuh"

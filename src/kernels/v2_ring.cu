@@ -9,9 +9,9 @@
  * still waits for its own WGMMA (wait 0) and a block barrier frees the stage.
  *
  * Measured on an H200, 8192^3, median [range] of 3 runs (2026-11-29,
- * bench/results/2026-11-29-h200-run6-bench.csv; all runs: docs/notes/measurements.md):
- *           373 TFLOP/s [347..377], 0.478x cuBLAS COMPUTE_32F [0.458..0.480],
- *           0.472x COMPUTE_16F [0.445..0.487].
+ * bench/results/2026-11-29-h200-run10-bench.csv; all runs: docs/notes/measurements.md):
+ *           383 TFLOP/s [379..394], 0.523x cuBLAS COMPUTE_32F [0.522..0.527],
+ *           0.501x COMPUTE_16F [0.488..0.524].
  */
 #include "kernel_common.cuh"
 #include "ptx/mbarrier.cuh"

@@ -11,9 +11,12 @@
  * behind src/pipeline.cuh.
  *
  * Measured on an H200, 8192^3, median [range] of 3 runs (2026-11-29,
- * bench/results/2026-11-29-h200-run6-bench.csv; all runs: docs/notes/measurements.md):
- *           298 TFLOP/s [296..299], 0.381x cuBLAS COMPUTE_32F [0.381..0.391],
- *           0.380x COMPUTE_16F [0.375..0.388].
+ * bench/results/2026-11-29-h200-run10-bench.csv; all runs: docs/notes/measurements.md):
+ *           323 TFLOP/s [316..323], 0.433x cuBLAS COMPUTE_32F [0.432..0.446],
+ *           0.427x COMPUTE_16F [0.404..0.430].
+ * Slower than V2 (383 in the same run): with this tile and grid both are
+ * DRAM-bound, and V3 reads more (profiles of runs 7, 8, 10: 14.1..15.1 GB per
+ * product against V2's 10.9..13.7); see docs/tutorial/v3.md.
  */
 #include "kernel_common.cuh"
 #include "ptx/mbarrier.cuh"

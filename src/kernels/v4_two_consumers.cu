@@ -13,9 +13,9 @@
  * Each consumer still waits for its own WGMMA (wait 0) before releasing a stage.
  *
  * Measured on an H200, 8192^3, median [range] of 3 runs (2026-11-29,
- * bench/results/2026-11-29-h200-run6-bench.csv; all runs: docs/notes/measurements.md):
- *           699 TFLOP/s [697..734], 0.893x cuBLAS COMPUTE_32F [0.892..0.967],
- *           0.909x COMPUTE_16F [0.877..0.940].
+ * bench/results/2026-11-29-h200-run10-bench.csv; all runs: docs/notes/measurements.md):
+ *           689 TFLOP/s [684..689], 0.934x cuBLAS COMPUTE_32F [0.924..0.951],
+ *           0.911x COMPUTE_16F [0.873..0.918].
  */
 #include "kernel_common.cuh"
 #include "pipeline.cuh"

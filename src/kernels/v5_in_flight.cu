@@ -11,9 +11,9 @@
  * accumulation.
  *
  * Measured on an H200, 8192^3, median [range] of 3 runs (2026-11-29,
- * bench/results/2026-11-29-h200-run6-bench.csv; all runs: docs/notes/measurements.md):
- *           700 TFLOP/s [697..735], 0.918x cuBLAS COMPUTE_32F [0.893..0.940],
- *           0.893x COMPUTE_16F [0.877..0.958].
+ * bench/results/2026-11-29-h200-run10-bench.csv; all runs: docs/notes/measurements.md):
+ *           699 TFLOP/s [690..705], 0.954x cuBLAS COMPUTE_32F [0.924..0.974],
+ *           0.918x COMPUTE_16F [0.891..0.933].
  */
 #include "kernel_common.cuh"
 #include "pipeline.cuh"

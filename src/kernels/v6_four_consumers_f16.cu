@@ -15,9 +15,9 @@
  * loaded as four 64-row slabs, one per consumer, slab 1 issued last.
  *
  * Measured on an H200, 8192^3, median [range] of 3 runs (2026-11-29,
- * bench/results/2026-11-29-h200-run6-bench.csv; all runs: docs/notes/measurements.md):
- *           791 TFLOP/s [791..820], 1.042x cuBLAS COMPUTE_32F [1.012..1.045],
- *           1.027x COMPUTE_16F [1.013..1.031].
+ * bench/results/2026-11-29-h200-run10-bench.csv; all runs: docs/notes/measurements.md):
+ *           816 TFLOP/s [799..817], 1.102x cuBLAS COMPUTE_32F [1.094..1.114],
+ *           1.056x COMPUTE_16F [1.042..1.087].
  */
 #include "kernel_common.cuh"
 #include "epilogue_f16.cuh"

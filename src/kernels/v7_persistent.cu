@@ -22,6 +22,15 @@
  * Barrier phases: epi_ready[g] and epi_free[g] complete once per tile that
  * goes through the buffer, so both sides wait on parity (that count & 1);
  * tiles stored directly (right edge, n % 8 != 0) skip the handoff on both sides.
+ *
+ * Measured on an H200, 8192^3, median [range] of 3 runs (2026-11-29,
+ * bench/results/2026-11-29-h200-run10-bench.csv; all runs: docs/notes/measurements.md):
+ *           807 TFLOP/s [798..814], 1.101x cuBLAS COMPUTE_32F [1.069..1.123],
+ *           1.062x COMPUTE_16F [1.029..1.076].
+ * Level with V6 in that one-process run (V6: 816 [799..817]); ahead of it in
+ * three fresh processes (829 [805..829] against 794 [793..817], run 10) and
+ * under Nsight Compute: tensor pipe 97.5% against V6's 95.6%, 1.331 against
+ * 1.357 ms at the same clock. The wave tail (1024 tiles on 132 SMs) remains.
  */
 #include "kernel_common.cuh"
 #include "epilogue_f16.cuh"
