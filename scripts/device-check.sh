@@ -19,7 +19,7 @@
 # Everything lands under $OUT (default ./device-out): device.log (all output),
 # bench.csv, window30.csv, window100.csv, processes.csv, profile-raw.csv,
 # profile.csv. Each step has its own timeout, so a hung
-# kernel costs minutes, not the session. Never changes any GPU setting.
+# kernel costs minutes, not the whole run. Never changes any GPU setting.
 set -uo pipefail
 
 OUT=${OUT:-$PWD/device-out}

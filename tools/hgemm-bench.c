@@ -96,7 +96,7 @@ typedef struct entry {
 
 typedef struct shape { int64_t m, n, k; } shape;
 
-/* The --sweep table: squares, LLM-style shapes, ragged shapes. */
+/* The --sweep table: squares, transformer-layer shapes, ragged shapes. */
 static const shape sweep_shapes[] = {
     {1024, 1024, 1024}, {2048, 2048, 2048}, {4096, 4096, 4096}, {8192, 8192, 8192},
     {16384, 16384, 16384},
