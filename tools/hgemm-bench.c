@@ -375,28 +375,13 @@ static int nvml_sm_clock_max(const nvml *nv) {
     return (int)mhz;
 }
 
-static void sleep_seconds(double s);
-
-/* While `stop` is pending: sample the SM clock and the temperature about
- * every WINDOW_SAMPLE_US and keep the clock's mean and the temperature's
- * maximum in r. The host only polls; the GPU's work is not touched. */
-static void sample_window(const nvml *nv, cudaEvent_t stop, result *r) {
-    double clock_sum = 0;
-    int clocks = 0, temp_max = -1;
-    cudaError_t q;
-    while ((q = cudaEventQuery(stop)) == cudaErrorNotReady) {
-        unsigned v = 0;
-        if (nv->dev != NULL) {
-            if (nv->clock(nv->dev, NVML_CLOCK_SM, &v) == NVML_SUCCESS) clock_sum += v, clocks++;
-            if (nv->temperature && nv->temperature(nv->dev, NVML_TEMPERATURE_GPU, &v) == NVML_SUCCESS &&
-                (int)v > temp_max)
-                temp_max = (int)v;
-        }
-        sleep_seconds(WINDOW_SAMPLE_US * 1e-6);
-    }
-    if (q != cudaSuccess) HGEMM_CHECK_CUDA(q);
-    r->window_clock_mhz = clocks ? (int)(clock_sum / clocks + 0.5) : -1;
-    r->window_temp_c = temp_max;
+/* The GPU temperature in degrees C, or -1 without NVML. */
+static int nvml_temperature_c(const nvml *nv) {
+    unsigned c = 0;
+    if (nv->dev == NULL || nv->temperature == NULL ||
+        nv->temperature(nv->dev, NVML_TEMPERATURE_GPU, &c) != NVML_SUCCESS)
+        return -1;
+    return (int)c;
 }
 
 static void nvml_close(nvml *nv) {
@@ -522,6 +507,24 @@ static void check_entry(const entry *e, const problem *p, cublasHandle_t h, resu
                  "%lld elements outside C changed, the first at row %lld, column %lld (0x%04x)",
                  (long long)g.bad, (long long)g.first_row, (long long)g.first_col, g.first_value);
     }
+}
+
+/* While `stop` is pending: sample the SM clock and the temperature about
+ * every WINDOW_SAMPLE_US and keep the clock's mean and the temperature's
+ * maximum in r. The host only polls; the GPU's work is not touched. */
+static void sample_window(const nvml *nv, cudaEvent_t stop, result *r) {
+    double clock_sum = 0;
+    int clocks = 0, temp_max = -1;
+    cudaError_t q;
+    while ((q = cudaEventQuery(stop)) == cudaErrorNotReady) {
+        const int mhz = nvml_sm_clock(nv), celsius = nvml_temperature_c(nv);
+        if (mhz >= 0) clock_sum += mhz, clocks++;
+        if (celsius > temp_max) temp_max = celsius;
+        sleep_seconds(WINDOW_SAMPLE_US * 1e-6);
+    }
+    if (q != cudaSuccess) HGEMM_CHECK_CUDA(q);
+    r->window_clock_mhz = clocks ? (int)(clock_sum / clocks + 0.5) : -1;
+    r->window_temp_c = temp_max;
 }
 
 static void time_entry(const entry *e, const problem *p, cublasHandle_t h, const options *o,

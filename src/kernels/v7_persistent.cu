@@ -149,7 +149,7 @@ v7_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
 #pragma unroll
         for (int r = 0; r < F16Q_ACC_REGS; r++) d[r] = 0;
 
-        uint32_t prev = st.stage; /* a release needs only the stage, not its phase */
+        pipe_state prev = st;
         for (int kt = 0; kt < k_tiles; kt++, pipe_advance(&st, V7_STAGES)) {
             pipe_consumer_wait(sm->full, st);
             const uint64_t desc_a = wgmma_desc_sw128(sm->a[st.stage][g]);
@@ -160,11 +160,11 @@ v7_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
                 wgmma_m64n256k16_f16(d, desc_a + 2 * kk, desc_b + 2 * kk, 1);
             wgmma_commit_group();
             wgmma_wait_group_1(); /* as V5/V6: k-tile kt-1 done, kt in flight */
-            if (leader && kt > 0) mbarrier_arrive(&sm->empty[prev]);
-            prev = st.stage;
+            if (leader && kt > 0) pipe_consumer_release(sm->empty, prev);
+            prev = st;
         }
         wgmma_wait_group_0();
-        if (leader) mbarrier_arrive(&sm->empty[prev]);
+        if (leader) pipe_consumer_release(sm->empty, prev);
 
         const int32_t qrow0 = row0 + g * V7_SLAB_M;
         if (f16q_needs_direct(args, col0, V7_BN)) {
