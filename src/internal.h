@@ -59,6 +59,14 @@ hgemm_status hgemm__tmap_encode(CUtensorMap *map, const void *ptr, uint64_t rows
                                 uint64_t cols, uint64_t ld, uint32_t box_rows,
                                 uint32_t box_cols, int swizzle128);
 
+/* Start `kernel` (a __global__ function) with `smem` bytes of dynamic shared
+ * memory and, when cluster > 1, thread-block clusters of `cluster` blocks along
+ * x; `args` points at each kernel argument in order. The status is the launch's
+ * own (cudaLaunchKernelExC's return value), never a pending error of the
+ * caller's (src/launch.c). */
+hgemm_status hgemm__launch(const void *kernel, dim3 grid, unsigned block, size_t smem,
+                           unsigned cluster, cudaStream_t stream, void **args);
+
 /* The launchers, one per file in src/kernels/. */
 hgemm_status hgemm__launch_scale(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v0(const hgemm_problem *p, cudaStream_t stream);

@@ -1,0 +1,34 @@
+/*
+ * launch.c: the one way a launcher starts its kernel.
+ *
+ * cudaLaunchKernelExC returns the launch's own status, so a good call never
+ * reads (or clears) an error the caller left pending, and a failed launch is
+ * reported even when an older error is pending. Cluster dimensions travel as a
+ * launch attribute, which the triple-chevron syntax cannot express.
+ */
+#include <cuda_runtime_api.h>
+
+#include "internal.h"
+
+hgemm_status hgemm__launch(const void *kernel, dim3 grid, unsigned block, size_t smem,
+                           unsigned cluster, cudaStream_t stream, void **args) {
+    cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           (int)smem);
+    if (err != cudaSuccess) return hgemm__status_from_cuda(err);
+    cudaLaunchAttribute attr;
+    attr.id = cudaLaunchAttributeClusterDimension;
+    attr.val.clusterDim.x = cluster;
+    attr.val.clusterDim.y = 1;
+    attr.val.clusterDim.z = 1;
+    cudaLaunchConfig_t cfg;
+    cfg.gridDim = grid;
+    cfg.blockDim.x = block;
+    cfg.blockDim.y = 1;
+    cfg.blockDim.z = 1;
+    cfg.dynamicSmemBytes = smem;
+    cfg.stream = stream;
+    cfg.attrs = cluster > 1 ? &attr : NULL;
+    cfg.numAttrs = cluster > 1 ? 1 : 0;
+    err = cudaLaunchKernelExC(&cfg, kernel, args);
+    return err == cudaSuccess ? HGEMM_SUCCESS : hgemm__status_from_cuda(err);
+}
