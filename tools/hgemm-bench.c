@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h> /* strcasecmp */
 #include <time.h>
 
 #include <cublas_v2.h>
@@ -33,6 +34,10 @@
 #include "check.h"
 #include "hgemm_bench_git.h" /* HGEMM_GIT_COMMIT, generated at build time */
 #include "internal.h"
+
+#ifndef HGEMM_VERSION
+#define HGEMM_VERSION "unknown" /* the build passes the project's version */
+#endif
 
 enum {
     DEFAULT_SIZE = 8192,
@@ -105,15 +110,28 @@ static const shape sweep_shapes[] = {
 };
 enum { SWEEP_COUNT = (int)(sizeof(sweep_shapes) / sizeof(sweep_shapes[0])) };
 
+/* The --accuracy-sweep table: error against the fp64 reference as k grows,
+ * on a 4096 x 4096 output (16.8M elements, so the p99 and max are well
+ * sampled). 14336 is the long-K shape of the --sweep table. */
+enum { ACC_SWEEP_MN = 4096 };
+static const shape accuracy_shapes[] = {
+    {ACC_SWEEP_MN, ACC_SWEEP_MN, 1024},  {ACC_SWEEP_MN, ACC_SWEEP_MN, 2048},
+    {ACC_SWEEP_MN, ACC_SWEEP_MN, 4096},  {ACC_SWEEP_MN, ACC_SWEEP_MN, 6144},
+    {ACC_SWEEP_MN, ACC_SWEEP_MN, 8192},  {ACC_SWEEP_MN, ACC_SWEEP_MN, 10240},
+    {ACC_SWEEP_MN, ACC_SWEEP_MN, 12288}, {ACC_SWEEP_MN, ACC_SWEEP_MN, 14336},
+    {ACC_SWEEP_MN, ACC_SWEEP_MN, 16384},
+};
+enum { ACCURACY_SWEEP_COUNT = (int)(sizeof(accuracy_shapes) / sizeof(accuracy_shapes[0])) };
+
 typedef struct options {
     const hgemm_kernel_info *kernels[MAX_SELECTED];
     int n_kernels;
     shape size;
-    int sweep, size_given;
+    int sweep, accuracy_sweep, size_given;
     int64_t warmup, iters, repeat;
     double cooldown_s;
     const char *csv;
-    int list, accuracy, help;
+    int list, accuracy, help, version;
 } options;
 
 typedef enum outcome { OUTCOME_OK, OUTCOME_CHECK_FAILED, OUTCOME_LAUNCH_FAILED } outcome;
@@ -172,8 +190,9 @@ static void usage(FILE *f) {
         "(COMPUTE_32F and COMPUTE_16F) on the same buffers: C = A * B^T, fp16, row-major\n"
         "A (M x K), B (N x K), C (M x N).\n"
         "\n"
-        "options:\n"
-        "  --kernels LIST   comma-separated kernel names (see --list), or all (default: all)\n"
+        "options (each also as --option=VALUE; --size=N is N N N, --size=M,N,K three sizes):\n"
+        "  --kernels LIST   comma-separated kernel names, any case (see --list), auto (the\n"
+        "                   kernel HGEMM_KERNEL_AUTO runs) or all (default: all)\n"
         "  --size M N K     problem size (default: %d %d %d)\n"
         "  --sweep          run the built-in table of shapes instead of one size\n"
         "  --warmup N       untimed launches before each timed window (default: %d)\n"
@@ -184,7 +203,10 @@ static void usage(FILE *f) {
         "  --list           print the kernel table and exit\n"
         "  --accuracy       print mean, p99 and max absolute error of each kernel and of\n"
         "                   cuBLAS against the fp64 reference (unit-variance outputs); no timing\n"
-        "  --help           print this help and exit\n"
+        "  --accuracy-sweep --accuracy over k = 1024 .. 16384 on a 4096 x 4096 output\n"
+        "                   (with --csv: one row per kernel and k, mean/p99/max_abs_err)\n"
+        "  --version        print the version and the git commit, and exit\n"
+        "  -h, --help       print this help and exit\n"
         "\n"
         "exit status: 0 success; 1 bad arguments, a failed check or a CUDA error;\n"
         "2 no compute capability 9.0 GPU\n",
@@ -224,10 +246,19 @@ static int parse_seconds(const char *s, double *out) {
     return 1;
 }
 
-/* "v0,v1" or "all" into o->kernels; 0 after printing a message. */
+/* One name of --kernels: a table name in any case ("V5" is v5), or auto, the
+ * kernel HGEMM_KERNEL_AUTO runs. NULL if unknown. */
+static const hgemm_kernel_info *kernel_by_any_name(const char *name) {
+    if (strcasecmp(name, "auto") == 0) return hgemm__kernel_find(hgemm__auto_kernel());
+    for (int i = 0; i < hgemm__kernel_count(); i++)
+        if (strcasecmp(hgemm__kernel_at(i)->name, name) == 0) return hgemm__kernel_at(i);
+    return NULL;
+}
+
+/* "v0,v1", "auto" or "all" into o->kernels; 0 after printing a message. */
 static int parse_kernels(const char *list, options *o) {
     o->n_kernels = 0;
-    if (strcmp(list, "all") == 0) {
+    if (strcasecmp(list, "all") == 0) {
         for (int i = 0; i < hgemm__kernel_count() && i < MAX_SELECTED; i++)
             o->kernels[o->n_kernels++] = hgemm__kernel_at(i);
         return 1;
@@ -240,17 +271,17 @@ static int parse_kernels(const char *list, options *o) {
     for (;;) {
         char *comma = strchr(item, ',');
         if (comma) *comma = '\0';
-        const hgemm_kernel_info *info = hgemm__kernel_by_name(item);
+        const hgemm_kernel_info *info = kernel_by_any_name(item);
         if (*item == '\0') {
             bad_usage("--kernels: empty name in '%s'", list);
             ok = 0;
         } else if (info == NULL) {
-            bad_usage("--kernels: unknown kernel '%s' (see --list; or all)", item);
+            bad_usage("--kernels: unknown kernel '%s' (see --list; or auto, or all)", item);
             ok = 0;
         } else {
             for (int i = 0; i < o->n_kernels; i++)
                 if (o->kernels[i] == info) {
-                    bad_usage("--kernels: '%s' is listed twice", item);
+                    bad_usage("--kernels: '%s' is listed twice (as %s)", item, info->name);
                     ok = 0;
                 }
             if (ok && o->n_kernels == MAX_SELECTED) {
@@ -266,7 +297,32 @@ static int parse_kernels(const char *list, options *o) {
     return ok;
 }
 
-/* Returns -1 to go on, or the exit status. */
+/* --size=VALUE: "N" (N x N x N) or three sizes "M,N,K" (or "MxNxK"). */
+static int parse_size_value(const char *value, shape *out) {
+    char buf[TEXT_LEN];
+    if (strlen(value) >= sizeof buf) return bad_usage("--size: '%s' is too long", value);
+    memcpy(buf, value, strlen(value) + 1);
+    int64_t d[3];
+    int count = 0;
+    char *item = buf;
+    for (;;) {
+        char *sep = strpbrk(item, ",x");
+        if (sep) *sep = '\0';
+        if (count == 3) return bad_usage("--size=%s: expected N or M,N,K", value);
+        if (!parse_int(item, 1, INT32_MAX, &d[count]))
+            return bad_usage("--size: '%s' is not a positive integer (M, N and K must be 1..%d)",
+                             item, INT32_MAX);
+        count++;
+        if (sep == NULL) break;
+        item = sep + 1;
+    }
+    if (count == 2) return bad_usage("--size=%s: expected N or M,N,K", value);
+    *out = count == 1 ? (shape){d[0], d[0], d[0]} : (shape){d[0], d[1], d[2]};
+    return -1;
+}
+
+/* Returns -1 to go on, or the exit status. Every option taking a value takes
+ * it as the next argument or after '=' (--iters=100); --size=... is one word. */
 static int parse_args(int argc, char **argv, options *o) {
     memset(o, 0, sizeof *o);
     o->size = (shape){DEFAULT_SIZE, DEFAULT_SIZE, DEFAULT_SIZE};
@@ -275,22 +331,56 @@ static int parse_args(int argc, char **argv, options *o) {
     o->repeat = DEFAULT_REPEAT;
     o->cooldown_s = DEFAULT_COOLDOWN_S;
     int kernels_given = 0;
+    char name[TEXT_LEN];
     for (int i = 1; i < argc; i++) {
+        /* a is the option's name; val its value: after '=', else the next argument. */
         const char *a = argv[i];
         const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+        int inline_val = 0;
+        const char *eq = strncmp(a, "--", 2) == 0 ? strchr(a, '=') : NULL;
+        if (eq != NULL) {
+            size_t len = (size_t)(eq - a);
+            if (len >= sizeof name) return bad_usage("unknown option '%s'", a);
+            memcpy(name, a, len);
+            name[len] = '\0';
+            a = name;
+            val = eq + 1;
+            inline_val = 1;
+        }
+        const int takes_value = strcmp(a, "--kernels") == 0 || strcmp(a, "--size") == 0 ||
+                                strcmp(a, "--warmup") == 0 || strcmp(a, "--iters") == 0 ||
+                                strcmp(a, "--repeat") == 0 || strcmp(a, "--cooldown") == 0 ||
+                                strcmp(a, "--csv") == 0;
+        if (inline_val && !takes_value) {
+            if (strcmp(a, "--help") == 0 || strcmp(a, "--list") == 0 || strcmp(a, "--accuracy") == 0 ||
+                strcmp(a, "--accuracy-sweep") == 0 || strcmp(a, "--sweep") == 0 ||
+                strcmp(a, "--version") == 0)
+                return bad_usage("%s takes no value", a);
+            return bad_usage("unknown option '%s'", a);
+        }
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             o->help = 1;
+        } else if (strcmp(a, "--version") == 0) {
+            o->version = 1;
         } else if (strcmp(a, "--list") == 0) {
             o->list = 1;
         } else if (strcmp(a, "--accuracy") == 0) {
             o->accuracy = 1;
+        } else if (strcmp(a, "--accuracy-sweep") == 0) {
+            o->accuracy = 1;
+            o->accuracy_sweep = 1;
         } else if (strcmp(a, "--sweep") == 0) {
             o->sweep = 1;
         } else if (strcmp(a, "--kernels") == 0) {
-            if (val == NULL) return bad_usage("--kernels needs an argument: a list like v0,v1, or all");
+            if (val == NULL || (inline_val && *val == '\0'))
+                return bad_usage("--kernels needs an argument: a list like v0,v1, auto or all");
             if (!parse_kernels(val, o)) return EXIT_FAIL;
             kernels_given = 1;
-            i++;
+            i += !inline_val;
+        } else if (strcmp(a, "--size") == 0 && inline_val) {
+            int rc = parse_size_value(val, &o->size);
+            if (rc >= 0) return rc;
+            o->size_given = 1;
         } else if (strcmp(a, "--size") == 0) {
             int64_t d[3];
             for (int j = 0; j < 3; j++) {
@@ -312,16 +402,16 @@ static int parse_args(int argc, char **argv, options *o) {
             if (strcmp(a, "--warmup") == 0) o->warmup = v;
             else if (strcmp(a, "--iters") == 0) o->iters = v;
             else o->repeat = v;
-            i++;
+            i += !inline_val;
         } else if (strcmp(a, "--cooldown") == 0) {
             if (val == NULL) return bad_usage("--cooldown needs an argument (seconds)");
             if (!parse_seconds(val, &o->cooldown_s))
                 return bad_usage("--cooldown: '%s' is not a number of seconds in 0..%d", val, MAX_COOLDOWN_S);
-            i++;
+            i += !inline_val;
         } else if (strcmp(a, "--csv") == 0) {
             if (val == NULL || *val == '\0') return bad_usage("--csv needs a file name");
             o->csv = val;
-            i++;
+            i += !inline_val;
         } else if (a[0] == '-') {
             return bad_usage("unknown option '%s'", a);
         } else {
@@ -329,6 +419,8 @@ static int parse_args(int argc, char **argv, options *o) {
         }
     }
     if (o->sweep && o->size_given) return bad_usage("--size and --sweep exclude each other");
+    if (o->accuracy_sweep && (o->size_given || o->sweep))
+        return bad_usage("--accuracy-sweep has its own shapes: no --size or --sweep with it");
     if (!kernels_given) parse_kernels("all", o);
     return -1;
 }
@@ -718,7 +810,7 @@ static void write_metadata(FILE *f, const gpu_info *g, const nvml *nv, const opt
     fprintf(f, "# git_commit: %s\n", HGEMM_GIT_COMMIT);
     fprintf(f, "# date: %s\n", date);
     fprintf(f, "# command: %s\n", command);
-    fprintf(f, "# mode: %s\n", o->accuracy ? "accuracy" : "timing");
+    fprintf(f, "# mode: %s\n", o->accuracy_sweep ? "accuracy-sweep" : o->accuracy ? "accuracy" : "timing");
     fprintf(f, "# warmup: %lld\n# iters: %lld\n# cooldown_s: %g\n# repeat: %lld\n",
             (long long)o->warmup, (long long)o->iters, o->cooldown_s, (long long)o->repeat);
     fprintf(f, "# layout: row-major NT, C = A * B^T, fp16; alpha 1, beta 0; unit-variance outputs\n");
@@ -731,6 +823,10 @@ int main(int argc, char **argv) {
     if (rc >= 0) return rc;
     if (o.help) {
         usage(stdout);
+        return EXIT_OK;
+    }
+    if (o.version) {
+        printf("%s %s (commit %s)\n", program, HGEMM_VERSION, HGEMM_GIT_COMMIT);
         return EXIT_OK;
     }
     if (o.list) {
@@ -801,8 +897,8 @@ int main(int argc, char **argv) {
                                        f16 ? "fp16" : "fp32"};
     }
 
-    const shape *shapes = o.sweep ? sweep_shapes : &o.size;
-    const int n_shapes = o.sweep ? SWEEP_COUNT : 1;
+    const shape *shapes = o.accuracy_sweep ? accuracy_shapes : o.sweep ? sweep_shapes : &o.size;
+    const int n_shapes = o.accuracy_sweep ? ACCURACY_SWEEP_COUNT : o.sweep ? SWEEP_COUNT : 1;
     const int n_runs = o.accuracy ? 1 : (int)o.repeat;
     int any_failed = 0;
     result **runs = (result **)xmalloc((size_t)n_runs * sizeof(result *));
@@ -811,7 +907,7 @@ int main(int argc, char **argv) {
 
     for (int si = 0; si < n_shapes; si++) {
         problem p;
-        if (o.sweep)
+        if (n_shapes > 1)
             fprintf(stderr, "[%d/%d] %lld x %lld x %lld: preparing data and the fp64 reference\n",
                     si + 1, n_shapes, (long long)shapes[si].m, (long long)shapes[si].n,
                     (long long)shapes[si].k);
@@ -824,7 +920,7 @@ int main(int argc, char **argv) {
                 r->vs32 = r->vs16 = NAN;
                 r->clock_before = r->clock_after = -1;
                 r->window_clock_mhz = r->window_temp_c = -1;
-                if (o.sweep)
+                if (n_shapes > 1)
                     fprintf(stderr, "[%d/%d] %lld x %lld x %lld, run %d of %d: %s\n", si + 1,
                             n_shapes, (long long)p.m, (long long)p.n, (long long)p.k, run + 1,
                             n_runs, entries[i].name);

@@ -45,7 +45,8 @@ help)
     run --help
     expect_rc 0
     expect_in out "usage: hgemm-bench"
-    for flag in --kernels --size --sweep --warmup --iters --cooldown --repeat --csv --list --accuracy --help; do
+    for flag in --kernels --size --sweep --warmup --iters --cooldown --repeat --csv --list \
+                --accuracy --accuracy-sweep --version --help "-h, --help" "--option=VALUE"; do
         expect_in out "$flag"
     done
     expect_empty err
@@ -53,6 +54,35 @@ help)
     run --size 64 64 64 --help
     expect_rc 0
     expect_in out "usage: hgemm-bench"
+    run -h
+    expect_rc 0
+    expect_in out "usage: hgemm-bench"
+    ;;
+version)
+    run --version
+    expect_rc 0
+    expect_empty err
+    grep -Eq '^hgemm-bench [0-9]+\.[0-9]+\.[0-9]+ \(commit [^)]+\)$' "$tmp/out" ||
+        fail "expected 'hgemm-bench X.Y.Z (commit ...)'"
+    ;;
+accepted)
+    # Forms that must be accepted: they get past the command line and fail
+    # only for want of a GPU (exit 2), or run where there is one (exit 0).
+    if has_gpu; then want=0; else want=2; fi
+    quick="--warmup 0 --iters 1 --cooldown 0"
+    for args in "--kernels auto --size 64 64 64" "--kernels AUTO --size 64 64 64" \
+                "--kernels V5,v6 --size 64 64 64" "--kernels All --size 64 64 64" \
+                "--kernels=auto --size=64" "--size=64,72,80 --kernels=v0" "--size=64x72x80 --kernels=v0" \
+                "--iters=1 --warmup=0 --cooldown=0 --repeat=1 --size=64 --kernels=v0" \
+                "--accuracy --size=64 --kernels=v0" "--accuracy-sweep --kernels=v0"; do
+        # shellcheck disable=SC2086 # word splitting of the two lists is intended
+        run $args $quick
+        expect_rc $want
+        [ "$want" -eq 0 ] || expect_in err "no sm_90 GPU"
+    done
+    run --kernels auto --list
+    expect_rc 0
+    grep -q "^(auto = " "$tmp/out" || fail "--list does not say what auto is"
     ;;
 unknown_flag)
     bad "unknown option '--frobnicate'" --frobnicate
@@ -79,12 +109,25 @@ bad_values)
     bad "--iters needs an argument" --iters
     bad "--csv needs a file name" --csv
     bad "--kernels needs an argument" --kernels
+    bad "--iters: '0' is not an integer" --iters=0
+    bad "--kernels needs an argument" --kernels=
+    bad "--csv needs a file name" --csv=
+    bad "--list takes no value" --list=1
+    bad "--version takes no value" --version=2
+    bad "unknown option '--frobnicate'" --frobnicate=1
+    bad "'0' is not a positive integer" --size=0
+    bad "expected N or M,N,K" --size=8,8
+    bad "expected N or M,N,K" --size=8,8,8,8
+    bad "'y' is not a positive integer" --size=8,y,8
+    bad "--accuracy-sweep has its own shapes" --accuracy-sweep --size 8 8 8
     ;;
 bad_kernels)
     bad "unknown kernel 'nosuch'" --kernels nosuch
     bad "unknown kernel 'nosuch'" --kernels v0,nosuch
     bad "empty name" --kernels v0,,v1
     bad "listed twice" --kernels v0,v0
+    bad "listed twice" --kernels v0,V0
+    bad "unknown kernel 'v0x'" --kernels v0x
     ;;
 list)
     run --list
