@@ -1,7 +1,8 @@
 /*
  * nt_example.c: the smallest complete use of hgemm.
  *
- *     nt_example [kernel]        kernel: auto (default), v0 .. v6
+ *     nt_example [kernel]        kernel: auto (default) or a name of the table
+ *     nt_example --list          print the kernel names the library knows
  *
  * Allocates A (m x k), B (n x k) and C (m x n) on the GPU, fills A and B on
  * the host, computes C = A * B^T with hgemm_nt, copies C back and checks a few
@@ -51,18 +52,29 @@ static float half_to_float(uint16_t h) {
     return (h & 0x8000) ? -v : v;
 }
 
+/* The kernel names, "auto" first, from hgemm's own table: ids 0, 1, ...
+ * until hgemm_kernel_name says NULL. */
+static void print_kernels(FILE *f) {
+    for (int id = 0; hgemm_kernel_name((hgemm_kernel)id) != NULL; id++)
+        fprintf(f, " %s", hgemm_kernel_name((hgemm_kernel)id));
+    fprintf(f, "\n");
+}
+
 /* The kernel named on the command line: hgemm's own table is the list. */
 static hgemm_kernel kernel_from_name(const char *name) {
     for (int id = 0; hgemm_kernel_name((hgemm_kernel)id) != NULL; id++)
         if (strcmp(hgemm_kernel_name((hgemm_kernel)id), name) == 0) return (hgemm_kernel)id;
     fprintf(stderr, "nt_example: unknown kernel \"%s\"; known:", name);
-    for (int id = 0; hgemm_kernel_name((hgemm_kernel)id) != NULL; id++)
-        fprintf(stderr, " %s", hgemm_kernel_name((hgemm_kernel)id));
-    fprintf(stderr, "\n");
+    print_kernels(stderr);
     exit(1);
 }
 
 int main(int argc, char **argv) {
+    if (argc > 1 && strcmp(argv[1], "--list") == 0) {
+        printf("nt_example: kernels:");
+        print_kernels(stdout);
+        return 0;
+    }
     hgemm_kernel kernel = argc > 1 ? kernel_from_name(argv[1]) : HGEMM_KERNEL_AUTO;
 
     int devices = 0;
@@ -109,7 +121,7 @@ int main(int argc, char **argv) {
 
     /* Spot checks: the corners and a few elements in between, against a dot
      * product in double. Tolerance as in the tests: atol + rtol * |ref| with
-     * atol 5e-2 (enough for v6's fp16 accumulation), rtol 1e-2. */
+     * atol 5e-2 (the tests' tolerance for fp16 accumulation), rtol 1e-2. */
     int failures = 0;
     for (int s = 0; s < SPOT_CHECKS; s++) {
         int i = s == 0 ? 0 : s == 1 ? M - 1 : (s * 379) % M;

@@ -40,7 +40,7 @@ typedef enum hgemm_kernel {
     HGEMM_KERNEL_AUTO = 0,      /* fastest kernel that accumulates in fp32 */
     HGEMM_KERNEL_V0, HGEMM_KERNEL_V1, HGEMM_KERNEL_V2, HGEMM_KERNEL_V3,
     HGEMM_KERNEL_V4, HGEMM_KERNEL_V5, HGEMM_KERNEL_V6,
-    HGEMM_KERNEL_V7
+    HGEMM_KERNEL_V7, HGEMM_KERNEL_V8
     /* later versions append here; never renumber */
 } hgemm_kernel;
 

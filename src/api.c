@@ -21,9 +21,33 @@ static const hgemm_kernel_info kernel_table[] = {
     {HGEMM_KERNEL_V5, "v5", HGEMM_ACC_F32, "one WGMMA group kept in flight, late stage release", hgemm__launch_v5},
     {HGEMM_KERNEL_V6, "v6", HGEMM_ACC_F16, "256x256 tile, four consumers, fp16 accumulation, TMA store", hgemm__launch_v6},
     {HGEMM_KERNEL_V7, "v7", HGEMM_ACC_F16, "V6 in persistent blocks: the next tile loads during the epilogue", hgemm__launch_v7},
+    {HGEMM_KERNEL_V8, "v8", HGEMM_ACC_F32, "fp32: persistent, setmaxnreg, 2-block clusters sharing B by multicast", hgemm__launch_v8},
 };
 
 enum { KERNEL_COUNT = (int)(sizeof(kernel_table) / sizeof(kernel_table[0])) };
+
+/* Ablations: a version with one of its ideas taken out, so that its chapter can
+ * measure what that idea buys. Not in the public API (no enum value; `id` is
+ * the version they come from): the benchmark and the tests reach them by name
+ * and run them through hgemm__run. */
+static const hgemm_kernel_info experiment_table[] = {
+    {HGEMM_KERNEL_V8, "v8-nocluster", HGEMM_ACC_F32, "V8 without clusters: each block loads its whole B tile", hgemm__launch_v8_nocluster},
+};
+
+enum { EXPERIMENT_COUNT = (int)(sizeof(experiment_table) / sizeof(experiment_table[0])) };
+
+const hgemm_kernel_info *hgemm__experiment_by_name(const char *name) {
+    if (name == NULL) return NULL;
+    for (int i = 0; i < EXPERIMENT_COUNT; i++)
+        if (strcmp(experiment_table[i].name, name) == 0) return &experiment_table[i];
+    return NULL;
+}
+
+int hgemm__experiment_count(void) { return EXPERIMENT_COUNT; }
+
+const hgemm_kernel_info *hgemm__experiment_at(int i) {
+    return (i >= 0 && i < EXPERIMENT_COUNT) ? &experiment_table[i] : NULL;
+}
 
 int hgemm__kernel_count(void) { return KERNEL_COUNT; }
 
@@ -146,19 +170,37 @@ static hgemm_status check_device(void) {
 /* TMA coordinates are 32-bit signed: larger matrices are not served. */
 enum { MAX_DIM = INT32_MAX };
 
-hgemm_status hgemm_nt(hgemm_kernel kernel, int64_t m, int64_t n, int64_t k, float alpha,
-                      const void *A, int64_t lda, const void *B, int64_t ldb, float beta,
-                      void *C, int64_t ldc, cudaStream_t stream) {
-    hgemm_status st = hgemm__validate(kernel, m, n, k, A, lda, B, ldb, C, ldc);
-    if (st != HGEMM_SUCCESS) return st;
+/* What hgemm_nt does once the arguments passed hgemm__validate; `info` is the
+ * kernel's row, NULL for AUTO. */
+static hgemm_status run_validated(const hgemm_kernel_info *info, int64_t m, int64_t n, int64_t k,
+                                  float alpha, const void *A, int64_t lda, const void *B,
+                                  int64_t ldb, float beta, void *C, int64_t ldc,
+                                  cudaStream_t stream) {
     if (m == 0 || n == 0) return HGEMM_SUCCESS;
     if (m > MAX_DIM || n > MAX_DIM || k > MAX_DIM) return HGEMM_ERROR_NOT_SUPPORTED;
-    st = check_device();
+    hgemm_status st = check_device();
     if (st != HGEMM_SUCCESS) return st;
 
     hgemm_problem p = {m, n, k, alpha, beta, A, lda, B, ldb, C, ldc};
     /* Nothing to multiply: C = beta * C, and A and B are never read. */
     if (k == 0 || alpha == 0.0f) return hgemm__launch_scale(&p, stream);
-    if (kernel == HGEMM_KERNEL_AUTO) kernel = hgemm__auto_kernel();
-    return hgemm__kernel_find(kernel)->launch(&p, stream);
+    if (info == NULL) info = hgemm__kernel_find(hgemm__auto_kernel());
+    return info->launch(&p, stream);
+}
+
+hgemm_status hgemm_nt(hgemm_kernel kernel, int64_t m, int64_t n, int64_t k, float alpha,
+                      const void *A, int64_t lda, const void *B, int64_t ldb, float beta,
+                      void *C, int64_t ldc, cudaStream_t stream) {
+    hgemm_status st = hgemm__validate(kernel, m, n, k, A, lda, B, ldb, C, ldc);
+    if (st != HGEMM_SUCCESS) return st;
+    const hgemm_kernel_info *info = kernel == HGEMM_KERNEL_AUTO ? NULL : hgemm__kernel_find(kernel);
+    return run_validated(info, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, stream);
+}
+
+hgemm_status hgemm__run(const hgemm_kernel_info *info, int64_t m, int64_t n, int64_t k,
+                        float alpha, const void *A, int64_t lda, const void *B, int64_t ldb,
+                        float beta, void *C, int64_t ldc, cudaStream_t stream) {
+    hgemm_status st = hgemm__validate(HGEMM_KERNEL_AUTO, m, n, k, A, lda, B, ldb, C, ldc);
+    if (st != HGEMM_SUCCESS) return st;
+    return run_validated(info, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, stream);
 }

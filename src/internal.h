@@ -41,6 +41,15 @@ const hgemm_kernel_info *hgemm__kernel_at(int i);        /* NULL when out of ran
 const hgemm_kernel_info *hgemm__kernel_find(hgemm_kernel id);
 const hgemm_kernel_info *hgemm__kernel_by_name(const char *name);
 hgemm_kernel hgemm__auto_kernel(void);
+/* Ablations (src/api.c): not in the public enum; run them with hgemm__run. */
+int hgemm__experiment_count(void);
+const hgemm_kernel_info *hgemm__experiment_at(int i);   /* NULL when out of range */
+const hgemm_kernel_info *hgemm__experiment_by_name(const char *name);
+/* hgemm_nt with the kernel given by its row (NULL: AUTO): the same checks and
+ * the same path, for rows that have no public id. */
+hgemm_status hgemm__run(const hgemm_kernel_info *info, int64_t m, int64_t n, int64_t k,
+                        float alpha, const void *A, int64_t lda, const void *B, int64_t ldb,
+                        float beta, void *C, int64_t ldc, cudaStream_t stream);
 /* Argument checks of hgemm_nt, without touching CUDA. */
 hgemm_status hgemm__validate(hgemm_kernel kernel, int64_t m, int64_t n, int64_t k,
                              const void *A, int64_t lda, const void *B, int64_t ldb,
@@ -67,6 +76,13 @@ hgemm_status hgemm__tmap_encode(CUtensorMap *map, const void *ptr, uint64_t rows
 hgemm_status hgemm__launch(const void *kernel, dim3 grid, unsigned block, size_t smem,
                            unsigned cluster, cudaStream_t stream, void **args);
 
+/* Blocks for a persistent kernel: as many as the device holds at once (whole
+ * clusters of `cluster` blocks, as the occupancy calculator counts them for
+ * `block` threads and `smem` bytes), but no more clusters than `units` of work.
+ * Also sets the kernel's dynamic shared-memory limit to `smem`. */
+hgemm_status hgemm__persistent_grid(const void *kernel, unsigned block, size_t smem,
+                                    unsigned cluster, uint64_t units, unsigned *grid);
+
 /* The launchers, one per file in src/kernels/. */
 hgemm_status hgemm__launch_scale(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v0(const hgemm_problem *p, cudaStream_t stream);
@@ -77,6 +93,8 @@ hgemm_status hgemm__launch_v4(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v5(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v6(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v7(const hgemm_problem *p, cudaStream_t stream);
+hgemm_status hgemm__launch_v8(const hgemm_problem *p, cudaStream_t stream);
+hgemm_status hgemm__launch_v8_nocluster(const hgemm_problem *p, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

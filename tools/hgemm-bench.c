@@ -252,6 +252,8 @@ static const hgemm_kernel_info *kernel_by_any_name(const char *name) {
     if (strcasecmp(name, "auto") == 0) return hgemm__kernel_find(hgemm__auto_kernel());
     for (int i = 0; i < hgemm__kernel_count(); i++)
         if (strcasecmp(hgemm__kernel_at(i)->name, name) == 0) return hgemm__kernel_at(i);
+    for (int i = 0; i < hgemm__experiment_count(); i++) /* ablations, e.g. v8-nocluster */
+        if (strcasecmp(hgemm__experiment_at(i)->name, name) == 0) return hgemm__experiment_at(i);
     return NULL;
 }
 
@@ -552,8 +554,9 @@ static void problem_free(problem *p) {
  * success, else 0 with the reason in why. */
 static int launch(const entry *e, const problem *p, cublasHandle_t h, char *why, size_t why_len) {
     if (e->kind == ENTRY_HGEMM) {
-        hgemm_status st = hgemm_nt(e->info->id, p->m, p->n, p->k, 1.0f, p->A, p->lda, p->B,
-                                   p->ldb, 0.0f, p->C.C, p->ldc, 0);
+        /* hgemm_nt's own path, by table row: ablations have no public id */
+        hgemm_status st = hgemm__run(e->info, p->m, p->n, p->k, 1.0f, p->A, p->lda, p->B,
+                                     p->ldb, 0.0f, p->C.C, p->ldc, 0);
         if (st != HGEMM_SUCCESS) {
             snprintf(why, why_len, "hgemm_nt returned %d: %s", (int)st, hgemm_status_string(st));
             (void)cudaGetLastError(); /* this kernel's failure: not left for the next check */
@@ -776,6 +779,10 @@ static void print_kernel_list(void) {
     for (int i = 0; i < hgemm__kernel_count(); i++) {
         const hgemm_kernel_info *k = hgemm__kernel_at(i);
         printf("%-6s %-5s %s\n", k->name, k->acc == HGEMM_ACC_F16 ? "fp16" : "fp32", k->idea);
+    }
+    for (int i = 0; i < hgemm__experiment_count(); i++) {
+        const hgemm_kernel_info *k = hgemm__experiment_at(i);
+        printf("%-6s %-5s ablation: %s\n", k->name, k->acc == HGEMM_ACC_F16 ? "fp16" : "fp32", k->idea);
     }
     const char *auto_name = hgemm_kernel_name(hgemm__auto_kernel());
     printf("(auto = %s, the latest fp32-accumulating kernel; baselines cublas32 and cublas16 "

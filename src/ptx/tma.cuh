@@ -17,6 +17,20 @@ static __device__ __forceinline__ void tma_load_2d(void *dst, const CUtensorMap 
                  : "memory");
 }
 
+/* cp.async.bulk.tensor.2d global -> shared, .multicast::cluster (PTX ISA "cp.async.bulk.tensor"):
+ * as tma_load_2d, but the box lands at the same offset as `dst` in the shared
+ * memory of every block of the cluster whose bit is set in `cta_mask`, and each
+ * of those blocks' barriers at `bar`'s offset counts the bytes. */
+static __device__ __forceinline__ void tma_load_2d_multicast(void *dst, const CUtensorMap *map,
+                                                             int32_t col, int32_t row, uint64_t *bar,
+                                                             uint16_t cta_mask) {
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+                 ".multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;"
+                 ::"r"(smem_u32(dst)), "l"((uint64_t)map), "r"(col), "r"(row), "r"(smem_u32(bar)),
+                   "h"(cta_mask)
+                 : "memory");
+}
+
 /* cp.async.bulk.tensor.2d shared -> global (PTX ISA "cp.async.bulk.tensor"): store `src` as the
  * box at (col, row); the parts outside the tensor are clipped, not written. */
 static __device__ __forceinline__ void tma_store_2d(const CUtensorMap *map, int32_t col,

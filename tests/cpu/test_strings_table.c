@@ -24,7 +24,7 @@ static const struct {
 } ENUM_NAMES[] = {
     {HGEMM_KERNEL_V0, "v0"}, {HGEMM_KERNEL_V1, "v1"}, {HGEMM_KERNEL_V2, "v2"},
     {HGEMM_KERNEL_V3, "v3"}, {HGEMM_KERNEL_V4, "v4"}, {HGEMM_KERNEL_V5, "v5"},
-    {HGEMM_KERNEL_V6, "v6"}, {HGEMM_KERNEL_V7, "v7"},
+    {HGEMM_KERNEL_V6, "v6"}, {HGEMM_KERNEL_V7, "v7"}, {HGEMM_KERNEL_V8, "v8"},
 };
 enum { ENUM_NAME_COUNT = (int)(sizeof ENUM_NAMES / sizeof ENUM_NAMES[0]) };
 

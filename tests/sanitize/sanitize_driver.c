@@ -33,8 +33,8 @@ static int run_kernel(const hgemm_kernel_info *info, void *A, void *B, void *C) 
         const int64_t ldc = s.n + LD_PAD - s.n % LD_PAD;
         const float betas[2] = {0.0f, 0.5f};
         for (int b = 0; b < 2; b++) {
-            hgemm_status st = hgemm_nt(info->id, s.m, s.n, s.k, 1.0f, A, lda, B, ldb, betas[b], C,
-                                       ldc, 0);
+            hgemm_status st = hgemm__run(info, s.m, s.n, s.k, 1.0f, A, lda, B, ldb, betas[b], C,
+                                         ldc, 0); /* hgemm_nt's path, ablations included */
             cudaError_t err = cudaDeviceSynchronize();
             printf("%-4s %5d x %5d x %5d beta %.1f: %s%s%s\n", info->name, s.m, s.n, s.k,
                    betas[b], hgemm_status_string(st), err == cudaSuccess ? "" : ", CUDA: ",
@@ -67,8 +67,9 @@ int main(int argc, char **argv) {
     HGEMM_CHECK_CUDA(cudaMemset(C, 0x00, bytes));
 
     int failures = 0, ran = 0;
-    for (int i = 0; i < hgemm__kernel_count(); i++) {
-        const hgemm_kernel_info *info = hgemm__kernel_at(i);
+    const int table = hgemm__kernel_count(), rows = table + hgemm__experiment_count();
+    for (int i = 0; i < rows; i++) {
+        const hgemm_kernel_info *info = i < table ? hgemm__kernel_at(i) : hgemm__experiment_at(i - table);
         int wanted = argc < 2;
         for (int a = 1; a < argc; a++) wanted |= strcmp(argv[a], info->name) == 0;
         if (!wanted) continue;
