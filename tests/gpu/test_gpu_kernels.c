@@ -54,47 +54,47 @@ typedef struct test_case {
 
 static const test_case cases[] = {
     /* tile multiples */
-    {"tiles", 256, 256, 64, PLAIN, STREAM_LEGACY},
-    {"tiles", 512, 768, 1024, PLAIN, STREAM_LEGACY},
-    {"tiles", 1024, 1024, 512, PLAIN, STREAM_NONBLOCKING},
+    {"tiles", 256, 256, 64, PLAIN, STREAM_LEGACY, 0},
+    {"tiles", 512, 768, 1024, PLAIN, STREAM_LEGACY, 0},
+    {"tiles", 1024, 1024, 512, PLAIN, STREAM_NONBLOCKING, 0},
     /* ragged */
-    {"ragged", 1, 1, 1, PLAIN, STREAM_LEGACY},
-    {"ragged", 1, 8, 8, PLAIN, STREAM_LEGACY},
-    {"ragged", 8, 1, 8, PLAIN, STREAM_LEGACY},
-    {"ragged", 129, 264, 72, PLAIN, STREAM_LEGACY},
-    {"ragged", 777, 1032, 520, PLAIN, STREAM_NONBLOCKING},
-    {"ragged", 1000, 1000, 1000, PLAIN, STREAM_LEGACY},
-    {"ragged k", 300, 520, 100, PLAIN, STREAM_LEGACY},
-    {"ragged k", 64, 64, 17, PLAIN, STREAM_LEGACY},
-    {"tall", 2304, 136, 200, PLAIN, STREAM_LEGACY},
-    {"wide", 72, 2440, 136, PLAIN, STREAM_LEGACY},
+    {"ragged", 1, 1, 1, PLAIN, STREAM_LEGACY, 0},
+    {"ragged", 1, 8, 8, PLAIN, STREAM_LEGACY, 0},
+    {"ragged", 8, 1, 8, PLAIN, STREAM_LEGACY, 0},
+    {"ragged", 129, 264, 72, PLAIN, STREAM_LEGACY, 0},
+    {"ragged", 777, 1032, 520, PLAIN, STREAM_NONBLOCKING, 0},
+    {"ragged", 1000, 1000, 1000, PLAIN, STREAM_LEGACY, 0},
+    {"ragged k", 300, 520, 100, PLAIN, STREAM_LEGACY, 0},
+    {"ragged k", 64, 64, 17, PLAIN, STREAM_LEGACY, 0},
+    {"tall", 2304, 136, 200, PLAIN, STREAM_LEGACY, 0},
+    {"wide", 72, 2440, 136, PLAIN, STREAM_LEGACY, 0},
     /* more 256x256 tiles than an H200 has SMs (132): V7's persistent blocks
      * take 2 or 3 tiles each; the second mixes right-edge tiles stored
      * directly (n % 8 != 0) with TMA-stored ones, with alpha/beta and padding */
-    {"many tiles", 4352, 4352, 64, PLAIN, STREAM_LEGACY},
-    {"many tiles", 4400, 4345, 72, 8, 16, 24, 0.5f, -1.5f, C_RANDOM, AB_RANDOM, STREAM_NONBLOCKING},
+    {"many tiles", 4352, 4352, 64, PLAIN, STREAM_LEGACY, 0},
+    {"many tiles", 4400, 4345, 72, 8, 16, 24, 0.5f, -1.5f, C_RANDOM, AB_RANDOM, STREAM_NONBLOCKING, 0},
     /* V8's 2-block clusters stack two 128-row tiles: an odd number of tile
      * rows leaves the lower block of the last cluster tiles with no rows;
      * 33 x 17 tiles are 289 cluster tiles, several per persistent cluster */
-    {"cluster odd", 4224, 4104, 128, 0, 8, 16, 1.0f, 0.5f, C_RANDOM, AB_RANDOM, STREAM_LEGACY},
-    {"cluster odd", 130, 520, 200, PLAIN, STREAM_NONBLOCKING},
+    {"cluster odd", 4224, 4104, 128, 0, 8, 16, 1.0f, 0.5f, C_RANDOM, AB_RANDOM, STREAM_LEGACY, 0},
+    {"cluster odd", 130, 520, 200, PLAIN, STREAM_NONBLOCKING, 0},
     /* k from 1 to past 16384 */
-    {"k 1", 513, 1000, 1, PLAIN, STREAM_LEGACY},
+    {"k 1", 513, 1000, 1, PLAIN, STREAM_LEGACY, 0},
     {"long k", 256, 512, 16384, PLAIN, STREAM_LEGACY, 1},
     {"long k", 200, 300, 16400, 8, 24, 8, 0.5f, -1.5f, C_RANDOM, AB_RANDOM, STREAM_NONBLOCKING, 1},
     /* padded leading dimensions */
-    {"padded ld", 200, 136, 96, 24, 40, 56, 1.0f, 0.0f, C_NAN, AB_RANDOM, STREAM_LEGACY},
-    {"padded ld", 333, 257, 130, 8, 16, 8, 1.0f, 0.0f, C_NAN, AB_RANDOM, STREAM_NONBLOCKING},
+    {"padded ld", 200, 136, 96, 24, 40, 56, 1.0f, 0.0f, C_NAN, AB_RANDOM, STREAM_LEGACY, 0},
+    {"padded ld", 333, 257, 130, 8, 16, 8, 1.0f, 0.0f, C_NAN, AB_RANDOM, STREAM_NONBLOCKING, 0},
     /* alpha and beta */
-    {"alpha beta", 384, 256, 128, 0, 0, 0, 0.5f, -1.5f, C_RANDOM, AB_RANDOM, STREAM_LEGACY},
-    {"alpha beta", 777, 1032, 520, 16, 8, 24, 0.5f, -1.5f, C_RANDOM, AB_RANDOM, STREAM_NONBLOCKING},
-    {"alpha 0", 130, 70, 40, 0, 0, 0, 0.0f, 0.75f, C_RANDOM, AB_NAN, STREAM_LEGACY},
-    {"alpha 0 beta 0", 64, 64, 64, 0, 0, 0, 0.0f, 0.0f, C_NAN, AB_NAN, STREAM_NONBLOCKING},
-    {"k 0", 100, 60, 0, 0, 0, 0, 1.0f, -1.5f, C_RANDOM, AB_NULL, STREAM_LEGACY},
-    {"k 0 beta 0", 33, 17, 0, 0, 0, 0, 1.0f, 0.0f, C_NAN, AB_NULL, STREAM_NONBLOCKING},
+    {"alpha beta", 384, 256, 128, 0, 0, 0, 0.5f, -1.5f, C_RANDOM, AB_RANDOM, STREAM_LEGACY, 0},
+    {"alpha beta", 777, 1032, 520, 16, 8, 24, 0.5f, -1.5f, C_RANDOM, AB_RANDOM, STREAM_NONBLOCKING, 0},
+    {"alpha 0", 130, 70, 40, 0, 0, 0, 0.0f, 0.75f, C_RANDOM, AB_NAN, STREAM_LEGACY, 0},
+    {"alpha 0 beta 0", 64, 64, 64, 0, 0, 0, 0.0f, 0.0f, C_NAN, AB_NAN, STREAM_NONBLOCKING, 0},
+    {"k 0", 100, 60, 0, 0, 0, 0, 1.0f, -1.5f, C_RANDOM, AB_NULL, STREAM_LEGACY, 0},
+    {"k 0 beta 0", 33, 17, 0, 0, 0, 0, 1.0f, 0.0f, C_NAN, AB_NULL, STREAM_NONBLOCKING, 0},
     /* no-ops: C must be left exactly as it was */
-    {"m 0", 0, 64, 64, PLAIN, STREAM_LEGACY},
-    {"n 0", 64, 0, 64, PLAIN, STREAM_NONBLOCKING},
+    {"m 0", 0, 64, 64, PLAIN, STREAM_LEGACY, 0},
+    {"n 0", 64, 0, 64, PLAIN, STREAM_NONBLOCKING, 0},
 };
 enum { CASE_COUNT = (int)(sizeof(cases) / sizeof(cases[0])) };
 
