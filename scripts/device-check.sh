@@ -6,9 +6,12 @@
 # Steps (default: build,sass,test,sanitize,bench):
 #   build     configure and build (Release) into build-device/
 #   sass      count HGMMA / HMMA per kernel in the library's SASS
-#   test      ctest: CPU and GPU tests
-#   sanitize  compute-sanitizer memcheck, racecheck, synccheck on small shapes, every kernel
-#   bench     hgemm-bench at 8192^3, every kernel beside cuBLAS ($BENCH_ARGS, default --repeat 3)
+#   test      ctest: the GPU tests (label gpu; the CPU ones run in CI)
+#   sanitize  compute-sanitizer memcheck, racecheck, synccheck on small shapes,
+#             the kernels named in $SANITIZE_KERNELS (default: every kernel and ablation)
+#   bench     hgemm-bench at 8192^3, $BENCH_KERNELS (default all) beside cuBLAS
+#             ($BENCH_ARGS, default --repeat 3)
+#   sweep     hgemm-bench --sweep, $SWEEP_KERNELS beside cuBLAS
 #   accuracy  hgemm-bench --accuracy at 8192^3
 #   window    hgemm-bench v5,v6,v7 with 100 timed launches instead of 30
 #   python    the Python GPU tests and python/bench_torch.py
@@ -26,6 +29,9 @@ OUT=${OUT:-$PWD/device-out}
 STEPS=${1:-build,sass,test,sanitize,bench}
 BUILD=build-device
 BENCH_ARGS=${BENCH_ARGS:---repeat 3}
+BENCH_KERNELS=${BENCH_KERNELS:-all}
+SANITIZE_KERNELS=${SANITIZE_KERNELS:-}
+SWEEP_KERNELS=${SWEEP_KERNELS:-v5,v7,v8}
 PROCESS_ARGS=${PROCESS_ARGS:-3 --kernels v5,v6,v7}
 mkdir -p "$OUT"
 LOG="$OUT/device.log"
@@ -70,19 +76,24 @@ if has sass; then
 fi
 
 if has test; then
-    run ctest 300 ctest --test-dir "$BUILD" --output-on-failure --timeout 200
+    run ctest 300 ctest --test-dir "$BUILD" -L gpu --output-on-failure --timeout 200
 fi
 
 if has sanitize; then
     for tool in memcheck racecheck synccheck; do
+        # shellcheck disable=SC2086
         run "sanitize-$tool" 150 compute-sanitizer --tool "$tool" --error-exitcode 9 \
-            "$BUILD/tests/sanitize/sanitize_driver"
+            "$BUILD/tests/sanitize/sanitize_driver" ${SANITIZE_KERNELS//,/ }
     done
 fi
 
 if has bench; then
     # shellcheck disable=SC2086
-    run bench 400 "$BUILD/tools/hgemm-bench" --kernels all $BENCH_ARGS --csv "$OUT/bench.csv"
+    run bench 400 "$BUILD/tools/hgemm-bench" --kernels "$BENCH_KERNELS" $BENCH_ARGS --csv "$OUT/bench.csv"
+fi
+
+if has sweep; then
+    run sweep 400 "$BUILD/tools/hgemm-bench" --kernels "$SWEEP_KERNELS" --sweep --csv "$OUT/sweep.csv"
 fi
 
 if has accuracy; then
