@@ -63,7 +63,9 @@ run() {
 if has build; then
     gen=()
     command -v ninja >/dev/null && gen=(-G Ninja)
-    run configure 120 cmake -S . -B "$BUILD" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release || exit 1
+    # CMAKE_EXTRA: e.g. -DCMAKE_CUDA_FLAGS=-DHGEMM_HANG_NS=5000000000ull for a shorter hang guard
+    # shellcheck disable=SC2086
+    run configure 120 cmake -S . -B "$BUILD" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release ${CMAKE_EXTRA:-} || exit 1
     run build 300 cmake --build "$BUILD" -j "$(nproc)" || { tail -40 "$LOG"; exit 1; }
 fi
 
