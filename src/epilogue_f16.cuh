@@ -5,8 +5,9 @@
  *
  * Register 2j+h of thread t holds the pair at row 16*(t/32) + (t%32)/4 + 8h,
  * columns 8j + 2*(t%4) + {0,1} of the quarter. Two ways out:
- *   - f16q_stage: alpha/beta applied, fp16, into a shared buffer laid out as
- *     four 64x64 boxes with the 128-byte swizzle, ready for four TMA stores;
+ *   - f16q_stage: alpha * acc + beta * C in fp32, rounded once to fp16, into
+ *     a shared buffer laid out as four 64x64 boxes with the 128-byte swizzle,
+ *     ready for four TMA stores;
  *   - f16q_store_direct: straight to global, masked, for the right-edge tiles
  *     that TMA cannot store (f16q_needs_direct).
  */
@@ -28,12 +29,15 @@ enum {
 static_assert(F16Q_BOX_BYTES % SW128_ALIGN == 0, "C boxes must stay 1024-byte aligned");
 
 /* Stage this warpgroup's quarter (rows row0.., columns col0.. of C) into the
- * F16Q_BOXES swizzled boxes at `c` (shared memory): alpha * acc first, then,
- * only when beta != 0, a second pass in which each thread adds beta * C to
- * the very words it wrote (no barrier needed, and the accumulator registers
- * are dead by then, which keeps the beta path's addresses off the register
- * budget). The swizzle spreads the 8 rows one store instruction touches over
- * all 32 banks. */
+ * F16Q_BOXES swizzled boxes at `c` (shared memory). With beta == 0, one pass:
+ * alpha * acc, rounded to fp16. Otherwise two: the first stores acc itself
+ * (fp16 already, so exactly), the second has each thread read back the very
+ * words it wrote and store alpha * acc + beta * C, computed in fp32 and
+ * rounded once (no barrier needed, and the accumulator registers are dead by
+ * then, which keeps the beta path's addresses off the register budget).
+ * Rounding alpha * acc to fp16 before adding beta * C would overflow where
+ * the sum does not (alpha * acc = 131072, beta * C = -120000). The swizzle
+ * spreads the 8 rows one store instruction touches over all 32 banks. */
 static __device__ __forceinline__ uint32_t f16q_smem_offset(int r, int t) {
     const int j = r / 2, h = r % 2;
     const uint32_t row = 16 * (t / 32) + (t % 32) / 4 + 8 * h; /* 0..63 in the quarter */
@@ -44,13 +48,17 @@ static __device__ __forceinline__ void f16q_stage(__half *c, const uint32_t d[F1
                                                   gemm_args args, int32_t row0, int32_t col0) {
     const int t = threadIdx.x % WARPGROUP_THREADS;
     const uint32_t c_base = smem_u32(c);
+    if (args.beta == 0.0f) {
 #pragma unroll
-    for (int r = 0; r < F16Q_ACC_REGS; r++) {
-        float2 v = __half22float2(*(const __half2 *)&d[r]);
-        __half2 out = __floats2half2_rn(v.x * args.alpha, v.y * args.alpha);
-        st_shared_u32(c_base + f16q_smem_offset(r, t), *(uint32_t *)&out);
+        for (int r = 0; r < F16Q_ACC_REGS; r++) {
+            float2 v = __half22float2(*(const __half2 *)&d[r]);
+            __half2 out = __floats2half2_rn(v.x * args.alpha, v.y * args.alpha);
+            st_shared_u32(c_base + f16q_smem_offset(r, t), *(uint32_t *)&out);
+        }
+        return;
     }
-    if (args.beta == 0.0f) return;
+#pragma unroll
+    for (int r = 0; r < F16Q_ACC_REGS; r++) st_shared_u32(c_base + f16q_smem_offset(r, t), d[r]);
 #pragma unroll 4
     for (int r = 0; r < F16Q_ACC_REGS; r++) {
         const int32_t grow = row0 + 16 * (t / 32) + (t % 32) / 4 + 8 * (r % 2);
@@ -58,7 +66,9 @@ static __device__ __forceinline__ void f16q_stage(__half *c, const uint32_t d[F1
         if (grow >= args.m || gcol >= args.n) continue;
         const uint32_t addr = c_base + f16q_smem_offset(r, t);
         uint32_t word = ld_shared_u32(addr);
-        float2 v = __half22float2(*(const __half2 *)&word);
+        float2 v = __half22float2(*(const __half2 *)&word); /* acc, exact */
+        v.x *= args.alpha;
+        v.y *= args.alpha;
         const __half *old = args.C + (int64_t)grow * args.ldc + gcol;
         v.x += args.beta * __half2float(old[0]);
         if (gcol + 1 < args.n) v.y += args.beta * __half2float(old[1]);
