@@ -10,10 +10,34 @@
  * Rules:
  *   - any m, n, k >= 0; m == 0 or n == 0 does nothing; k == 0 gives C = beta*C;
  *   - no element of C outside the m x n region is ever written;
- *   - beta == 0 never reads C; alpha and beta are applied in fp32;
+ *   - beta == 0 never reads C; alpha == 0 (or k == 0) never reads A or B;
+ *   - alpha and beta are applied in fp32: each element of C becomes
+ *     alpha * acc + beta * C (acc the sum over k, beta * C left out when
+ *     beta == 0), computed in fp32 and rounded once to fp16 (to nearest,
+ *     overflowing to +-Inf). NaN and Inf follow IEEE arithmetic from there:
+ *     alpha NaN gives NaN everywhere (k > 0); alpha +-Inf gives +-Inf where acc
+ *     has the same or opposite sign and NaN where acc == 0; beta NaN or Inf
+ *     reaches every element through beta * C. When alpha == 0 or k == 0 the
+ *     call is C = beta * C and A, B (and NaN or Inf in them) are not read;
  *   - pointers must be 16-byte aligned and leading dimensions multiples of 8;
- *   - every argument is checked before any CUDA call; the library never exits;
- *   - the call is asynchronous on `stream`, like cuBLAS, and thread-safe.
+ *   - A, B and C are memory of the current device (cudaMalloc, a stream-ordered
+ *     pool, or cudaMallocManaged); host memory, pinned or not, and another
+ *     device's memory are refused with HGEMM_ERROR_INVALID_VALUE;
+ *   - C may not share an element with A or B. This is decided exactly when C
+ *     and the operand have the same leading dimension (or either is a single
+ *     row), so interleaved views are accepted (A = X[:, :64], C = X[:, 64:128]
+ *     with ld 128). With different leading dimensions C is refused as soon as
+ *     the address ranges the two span (first to last element) meet;
+ *   - every argument is checked before any CUDA call; the library never exits.
+ *     Requests a kernel cannot serve (m, n or k above 2^31 - 257, a leading
+ *     dimension of 2^39 elements or more, more tile rows than a kernel's grid
+ *     holds) return HGEMM_ERROR_NOT_SUPPORTED, without a device too;
+ *   - the status comes from the CUDA calls' own return values: a successful
+ *     call neither reports nor clears an error the caller left pending (a
+ *     failed one reports its own error and clears it);
+ *   - the call is asynchronous on `stream`, like cuBLAS, and thread-safe;
+ *     it allocates nothing, never synchronizes, and may be captured in a
+ *     CUDA graph, the process's first call included.
  */
 #ifndef HGEMM_H
 #define HGEMM_H

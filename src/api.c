@@ -11,17 +11,22 @@
 
 #include "internal.h"
 
+/* What a kernel that loads A and B and stores C through TMA, and needs no
+ * other check, can serve: the tensor-map limits of the three (V8's boxes are
+ * at most 256 rows by 64 columns, within every box limit). */
+static hgemm_status supports_tma_abc(const hgemm_problem *p) { return hgemm__tmap_supports(p, 1); }
+
 /* The one kernel table: dispatch, the CLI, the tests and the benchmark read it. */
 static const hgemm_kernel_info kernel_table[] = {
-    {HGEMM_KERNEL_V0, "v0", HGEMM_ACC_F32, "TMA loads, ldmatrix + mma.sync from registers", hgemm__launch_v0},
-    {HGEMM_KERNEL_V1, "v1", HGEMM_ACC_F32, "WGMMA from 128B-swizzled shared memory", hgemm__launch_v1},
-    {HGEMM_KERNEL_V2, "v2", HGEMM_ACC_F32, "a 4-stage ring of TMA loads ahead of WGMMA", hgemm__launch_v2},
-    {HGEMM_KERNEL_V3, "v3", HGEMM_ACC_F32, "warp specialization: producer warp, consumer warpgroup", hgemm__launch_v3},
-    {HGEMM_KERNEL_V4, "v4", HGEMM_ACC_F32, "two consumer warpgroups, pipeline state, raster groups", hgemm__launch_v4},
-    {HGEMM_KERNEL_V5, "v5", HGEMM_ACC_F32, "one WGMMA group kept in flight, late stage release", hgemm__launch_v5},
-    {HGEMM_KERNEL_V6, "v6", HGEMM_ACC_F16, "256x256 tile, four consumers, fp16 accumulation, TMA store", hgemm__launch_v6},
-    {HGEMM_KERNEL_V7, "v7", HGEMM_ACC_F16, "V6 in persistent blocks: the next tile loads during the epilogue", hgemm__launch_v7},
-    {HGEMM_KERNEL_V8, "v8", HGEMM_ACC_F32, "fp32: persistent, setmaxnreg, 2-block clusters sharing B by multicast", hgemm__launch_v8},
+    {HGEMM_KERNEL_V0, "v0", HGEMM_ACC_F32, "TMA loads, ldmatrix + mma.sync from registers", hgemm__launch_v0, hgemm__supports_v0},
+    {HGEMM_KERNEL_V1, "v1", HGEMM_ACC_F32, "WGMMA from 128B-swizzled shared memory", hgemm__launch_v1, hgemm__supports_v1},
+    {HGEMM_KERNEL_V2, "v2", HGEMM_ACC_F32, "a 4-stage ring of TMA loads ahead of WGMMA", hgemm__launch_v2, hgemm__supports_v2},
+    {HGEMM_KERNEL_V3, "v3", HGEMM_ACC_F32, "warp specialization: producer warp, consumer warpgroup", hgemm__launch_v3, hgemm__supports_v3},
+    {HGEMM_KERNEL_V4, "v4", HGEMM_ACC_F32, "two consumer warpgroups, pipeline state, raster groups", hgemm__launch_v4, hgemm__supports_v4},
+    {HGEMM_KERNEL_V5, "v5", HGEMM_ACC_F32, "one WGMMA group kept in flight, late stage release", hgemm__launch_v5, hgemm__supports_v5},
+    {HGEMM_KERNEL_V6, "v6", HGEMM_ACC_F16, "256x256 tile, four consumers, fp16 accumulation, TMA store", hgemm__launch_v6, hgemm__supports_v6},
+    {HGEMM_KERNEL_V7, "v7", HGEMM_ACC_F16, "V6 in persistent blocks: the next tile loads during the epilogue", hgemm__launch_v7, hgemm__supports_v7},
+    {HGEMM_KERNEL_V8, "v8", HGEMM_ACC_F32, "fp32: persistent, setmaxnreg, 2-block clusters sharing B by multicast", hgemm__launch_v8, supports_tma_abc},
 };
 
 enum { KERNEL_COUNT = (int)(sizeof(kernel_table) / sizeof(kernel_table[0])) };
@@ -31,7 +36,7 @@ enum { KERNEL_COUNT = (int)(sizeof(kernel_table) / sizeof(kernel_table[0])) };
  * the version they come from): the benchmark and the tests reach them by name
  * and run them through hgemm__run. */
 static const hgemm_kernel_info experiment_table[] = {
-    {HGEMM_KERNEL_V8, "v8-nocluster", HGEMM_ACC_F32, "V8 without clusters: each block loads its whole B tile", hgemm__launch_v8_nocluster},
+    {HGEMM_KERNEL_V8, "v8-nocluster", HGEMM_ACC_F32, "V8 without clusters: each block loads its whole B tile", hgemm__launch_v8_nocluster, supports_tma_abc},
 };
 
 enum { EXPERIMENT_COUNT = (int)(sizeof(experiment_table) / sizeof(experiment_table[0])) };
@@ -115,6 +120,37 @@ static int overlaps(const void *a, int64_t a_bytes, const void *b, int64_t b_byt
     return a0 < b0 + (uintptr_t)b_bytes && b0 < a0 + (uintptr_t)a_bytes;
 }
 
+/* Whether the row-major fp16 views X (xr x xc, leading dimension xld, at x)
+ * and Y (yr x yc, yld, at y) share an element; both 16-byte aligned, spans
+ * valid. Byte ranges that do not meet share nothing. Otherwise, when both
+ * views step by the same leading dimension L (a single row steps by any),
+ * the answer is exact: with Y's first element d = q*L + r elements after X's
+ * (0 <= r < L), Y's row i' meets X's row q+i' in columns [r, r+yc) and X's
+ * row q+i'+1 in columns [r-L, r-L+yc), so they share an element iff
+ *   (r < xc and rows [q, q+yr) meet [0, xr)) or
+ *   (L - r < yc and rows [q+1, q+1+yr) meet [0, xr)).
+ * Different leading dimensions are not decided: meeting ranges count as shared. */
+static int shares_element(const void *x, int64_t xr, int64_t xc, int64_t xld, const void *y,
+                          int64_t yr, int64_t yc, int64_t yld) {
+    if (!overlaps(x, span_bytes(xr, xc, xld), y, span_bytes(yr, yc, yld))) return 0;
+    if (xr == 1 && xc <= yld) xld = yld;
+    if (yr == 1 && yc <= xld) yld = xld;
+    if (xld != yld) return 1;
+    const int64_t L = xld;
+    /* The ranges meet, so |y - x| < the larger span <= INT64_MAX bytes; even,
+     * since both are 16-byte aligned. */
+    const uintptr_t ux = (uintptr_t)x, uy = (uintptr_t)y;
+    const int64_t d = uy >= ux ? (int64_t)((uy - ux) / 2) : -(int64_t)((ux - uy) / 2);
+    int64_t q = d / L, r = d % L;
+    if (r < 0) { /* floor division */
+        r += L;
+        q -= 1;
+    }
+    const int same_rows = q < xr && q + yr > 0; /* L >= 8, so |q|, yr < 2^60: no overflow */
+    const int next_rows = q + 1 < xr && q + 1 + yr > 0;
+    return (r < xc && same_rows) || (L - r < yc && next_rows);
+}
+
 static int misaligned(const void *p) { return ((uintptr_t)p & 15u) != 0; }
 
 hgemm_status hgemm__validate(hgemm_kernel kernel, int64_t m, int64_t n, int64_t k,
@@ -134,13 +170,16 @@ hgemm_status hgemm__validate(hgemm_kernel kernel, int64_t m, int64_t n, int64_t 
     if (lda % 8 || ldb % 8 || ldc % 8) return HGEMM_ERROR_MISALIGNED;
     if ((a_bytes && misaligned(A)) || (b_bytes && misaligned(B)) || (c_bytes && misaligned(C)))
         return HGEMM_ERROR_MISALIGNED;
-    if (overlaps(C, c_bytes, A, a_bytes) || overlaps(C, c_bytes, B, b_bytes))
+    if (shares_element(C, m, n, ldc, A, m, k, lda) || shares_element(C, m, n, ldc, B, n, k, ldb))
         return HGEMM_ERROR_INVALID_VALUE;
     return HGEMM_SUCCESS;
 }
 
 /* The status for a failed CUDA call: "no device or driver" where that is
- * what CUDA says, otherwise a CUDA error. Clears the (non-sticky) error. */
+ * what CUDA says, otherwise a CUDA error. Only called with the error of the
+ * library's own failed call, which is then the pending one: it is cleared,
+ * being reported through the status. A good call never reads or clears the
+ * caller's pending error (every status comes from a call's return value). */
 hgemm_status hgemm__status_from_cuda(cudaError_t err) {
     if (err == cudaSuccess) return HGEMM_SUCCESS;
     (void)cudaGetLastError();
@@ -157,35 +196,96 @@ hgemm_status hgemm__status_from_cuda(cudaError_t err) {
 }
 
 /* The current device must exist and be compute capability 9.0. */
-static hgemm_status check_device(void) {
-    int dev = 0, major = 0, minor = 0;
-    cudaError_t err = cudaGetDevice(&dev);
-    if (err == cudaSuccess) err = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
-    if (err == cudaSuccess) err = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev);
+static hgemm_status check_device(int *dev) {
+    int major = 0, minor = 0;
+    cudaError_t err = cudaGetDevice(dev);
+    if (err == cudaSuccess) err = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, *dev);
+    if (err == cudaSuccess) err = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, *dev);
     if (err != cudaSuccess) return hgemm__status_from_cuda(err);
     if (major != 9 || minor != 0) return HGEMM_ERROR_ARCH_MISMATCH;
     return HGEMM_SUCCESS;
 }
 
-/* TMA coordinates are 32-bit signed: larger matrices are not served. */
-enum { MAX_DIM = INT32_MAX };
+/* A matrix the kernel reads or writes must be global memory of device `dev`:
+ * cudaMalloc'd there, or managed. A host pointer (pinned or not) or another
+ * device's memory would make TMA fault and leave the context broken. */
+static hgemm_status check_pointer(const void *ptr, int dev) {
+    struct cudaPointerAttributes attr;
+    cudaError_t err = cudaPointerGetAttributes(&attr, ptr);
+    /* CUDA before 11.0 answered a plain host pointer with InvalidValue;
+     * later versions with success and cudaMemoryTypeUnregistered. */
+    if (err == cudaErrorInvalidValue) {
+        (void)cudaGetLastError(); /* this call's own error */
+        return HGEMM_ERROR_INVALID_VALUE;
+    }
+    if (err != cudaSuccess) return hgemm__status_from_cuda(err);
+    if (attr.type == cudaMemoryTypeManaged) return HGEMM_SUCCESS;
+    if (attr.type == cudaMemoryTypeDevice && attr.device == dev) return HGEMM_SUCCESS;
+    return HGEMM_ERROR_INVALID_VALUE;
+}
+
+hgemm_status hgemm__check_pointers(const hgemm_problem *p, int dev) {
+    hgemm_status st = check_pointer(p->C, dev);
+    if (st == HGEMM_SUCCESS && p->k > 0 && p->alpha != 0.0f) { /* A and B are read */
+        st = check_pointer(p->A, dev);
+        if (st == HGEMM_SUCCESS) st = check_pointer(p->B, dev);
+    }
+    return st;
+}
+
+/* TMA coordinates and the kernels' scalars are 32-bit signed. A size is
+ * served up to INT32_MAX less the largest tile side any kernel uses, so that a
+ * tile which starts inside the matrix also ends below 2^31: row0 + tile rows,
+ * and (kt + 1) * BK for the last k-tile, never overflow int32 in any kernel. */
+enum { MAX_TILE_SIDE = 256, MAX_DIM = INT32_MAX - MAX_TILE_SIDE };
+
+/* Everything hgemm_nt decides before its first CUDA call, for arguments that
+ * passed hgemm__validate: the status, and in *run the launcher to call (NULL
+ * when there is nothing to do). `info` is the kernel's row, NULL for AUTO. */
+static hgemm_status preflight(const hgemm_kernel_info *info, const hgemm_problem *p,
+                              hgemm_launch_fn *run) {
+    *run = NULL;
+    if (p->m == 0 || p->n == 0) return HGEMM_SUCCESS;
+    if (p->m > MAX_DIM || p->n > MAX_DIM || p->k > MAX_DIM) return HGEMM_ERROR_NOT_SUPPORTED;
+    /* Nothing to multiply: C = beta * C, and A and B are never read. */
+    if (p->k == 0 || p->alpha == 0.0f) {
+        *run = hgemm__launch_scale;
+        return HGEMM_SUCCESS;
+    }
+    if (info == NULL) info = hgemm__kernel_find(hgemm__auto_kernel());
+    /* A row without its own check gets the tensor-map limits of A, B and C. */
+    hgemm_status st = info->supports ? info->supports(p) : hgemm__tmap_supports(p, 1);
+    if (st == HGEMM_SUCCESS) *run = info->launch;
+    return st;
+}
+
+hgemm_status hgemm__preflight(hgemm_kernel kernel, int64_t m, int64_t n, int64_t k, float alpha,
+                              const void *A, int64_t lda, const void *B, int64_t ldb,
+                              const void *C, int64_t ldc) {
+    hgemm_status st = hgemm__validate(kernel, m, n, k, A, lda, B, ldb, C, ldc);
+    if (st != HGEMM_SUCCESS) return st;
+    const hgemm_kernel_info *info = kernel == HGEMM_KERNEL_AUTO ? NULL : hgemm__kernel_find(kernel);
+    hgemm_problem p = {m, n, k, alpha, 0.0f, A, lda, B, ldb, (void *)(uintptr_t)C, ldc};
+    hgemm_launch_fn run;
+    return preflight(info, &p, &run);
+}
 
 /* What hgemm_nt does once the arguments passed hgemm__validate; `info` is the
- * kernel's row, NULL for AUTO. */
+ * kernel's row, NULL for AUTO. Every argument is decided first (preflight);
+ * then the device, then the pointers (CUDA calls), then the launch. */
 static hgemm_status run_validated(const hgemm_kernel_info *info, int64_t m, int64_t n, int64_t k,
                                   float alpha, const void *A, int64_t lda, const void *B,
                                   int64_t ldb, float beta, void *C, int64_t ldc,
                                   cudaStream_t stream) {
-    if (m == 0 || n == 0) return HGEMM_SUCCESS;
-    if (m > MAX_DIM || n > MAX_DIM || k > MAX_DIM) return HGEMM_ERROR_NOT_SUPPORTED;
-    hgemm_status st = check_device();
-    if (st != HGEMM_SUCCESS) return st;
-
     hgemm_problem p = {m, n, k, alpha, beta, A, lda, B, ldb, C, ldc};
-    /* Nothing to multiply: C = beta * C, and A and B are never read. */
-    if (k == 0 || alpha == 0.0f) return hgemm__launch_scale(&p, stream);
-    if (info == NULL) info = hgemm__kernel_find(hgemm__auto_kernel());
-    return info->launch(&p, stream);
+    hgemm_launch_fn run = NULL;
+    hgemm_status st = preflight(info, &p, &run);
+    if (st != HGEMM_SUCCESS || run == NULL) return st;
+    int dev = 0;
+    st = check_device(&dev);
+    if (st == HGEMM_SUCCESS) st = hgemm__check_pointers(&p, dev);
+    if (st != HGEMM_SUCCESS) return st;
+    return run(&p, stream);
 }
 
 hgemm_status hgemm_nt(hgemm_kernel kernel, int64_t m, int64_t n, int64_t k, float alpha,

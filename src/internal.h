@@ -26,6 +26,9 @@ typedef struct hgemm_problem {
 typedef enum hgemm_acc { HGEMM_ACC_F32 = 0, HGEMM_ACC_F16 = 1 } hgemm_acc;
 
 typedef hgemm_status (*hgemm_launch_fn)(const hgemm_problem *p, cudaStream_t stream);
+/* Whether a kernel can serve a valid problem (m, n, k <= INT32_MAX, k > 0):
+ * SUCCESS or NOT_SUPPORTED, decided on the CPU without any CUDA call. */
+typedef hgemm_status (*hgemm_supports_fn)(const hgemm_problem *p);
 
 /* A row of the kernel table in src/api.c. */
 typedef struct hgemm_kernel_info {
@@ -34,6 +37,7 @@ typedef struct hgemm_kernel_info {
     hgemm_acc acc;        /* accumulator type: decides tolerances and AUTO */
     const char *idea;     /* one line: what this version adds */
     hgemm_launch_fn launch;
+    hgemm_supports_fn supports; /* NULL: the tensor-map limits of A, B and C */
 } hgemm_kernel_info;
 
 int hgemm__kernel_count(void);
@@ -54,6 +58,15 @@ hgemm_status hgemm__run(const hgemm_kernel_info *info, int64_t m, int64_t n, int
 hgemm_status hgemm__validate(hgemm_kernel kernel, int64_t m, int64_t n, int64_t k,
                              const void *A, int64_t lda, const void *B, int64_t ldb,
                              const void *C, int64_t ldc);
+/* Everything hgemm_nt decides before its first CUDA call: hgemm__validate,
+ * then the sizes and the chosen kernel's limits (NOT_SUPPORTED). SUCCESS
+ * means hgemm_nt would go on to the device, or has nothing to do. */
+hgemm_status hgemm__preflight(hgemm_kernel kernel, int64_t m, int64_t n, int64_t k, float alpha,
+                              const void *A, int64_t lda, const void *B, int64_t ldb,
+                              const void *C, int64_t ldc);
+/* The pointer check after the device query (CUDA calls): C, and A and B
+ * when they are read, must be memory of device `dev` or managed memory. */
+hgemm_status hgemm__check_pointers(const hgemm_problem *p, int dev);
 
 /* The status for a failed CUDA call (NO_DEVICE or CUDA); clears the error. */
 hgemm_status hgemm__status_from_cuda(cudaError_t err);
@@ -67,6 +80,12 @@ hgemm_status hgemm__tmap_check(const void *ptr, uint64_t rows, uint64_t cols, ui
 hgemm_status hgemm__tmap_encode(CUtensorMap *map, const void *ptr, uint64_t rows,
                                 uint64_t cols, uint64_t ld, uint32_t box_rows,
                                 uint32_t box_cols, int swizzle128);
+/* The tensor limits (not the boxes) of the A and B maps of a valid problem,
+ * and of the C map when c_by_tma: SUCCESS or NOT_SUPPORTED, no CUDA call. */
+hgemm_status hgemm__tmap_supports(const hgemm_problem *p, int c_by_tma);
+/* How many times the driver's encoder has been looked up (a failed lookup is
+ * retried by the next encode; a found encoder is kept). */
+long hgemm__tmap_lookup_attempts(void);
 
 /* Start `kernel` (a __global__ function) with `smem` bytes of dynamic shared
  * memory and, when cluster > 1, thread-block clusters of `cluster` blocks along
@@ -82,6 +101,16 @@ hgemm_status hgemm__launch(const void *kernel, dim3 grid, unsigned block, size_t
  * Also sets the kernel's dynamic shared-memory limit to `smem`. */
 hgemm_status hgemm__persistent_grid(const void *kernel, unsigned block, size_t smem,
                                     unsigned cluster, uint64_t units, unsigned *grid);
+
+/* What each version can serve (hgemm_supports_fn), beside its launcher. */
+hgemm_status hgemm__supports_v0(const hgemm_problem *p);
+hgemm_status hgemm__supports_v1(const hgemm_problem *p);
+hgemm_status hgemm__supports_v2(const hgemm_problem *p);
+hgemm_status hgemm__supports_v3(const hgemm_problem *p);
+hgemm_status hgemm__supports_v4(const hgemm_problem *p);
+hgemm_status hgemm__supports_v5(const hgemm_problem *p);
+hgemm_status hgemm__supports_v6(const hgemm_problem *p);
+hgemm_status hgemm__supports_v7(const hgemm_problem *p);
 
 /* The launchers, one per file in src/kernels/. */
 hgemm_status hgemm__launch_scale(const hgemm_problem *p, cudaStream_t stream);

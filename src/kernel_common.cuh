@@ -1,7 +1,7 @@
 /*
  * kernel_common.cuh: what every version's file shares and none should copy:
  * the kernel's scalar arguments, the fp32 epilogue from WGMMA/MMA fragments,
- * the 128-byte swizzle, and the launch boilerplate.
+ * the 128-byte swizzle, the grid limits, and the tensor-map boilerplate.
  */
 #ifndef HGEMM_KERNEL_COMMON_CUH
 #define HGEMM_KERNEL_COMMON_CUH
@@ -13,9 +13,13 @@
 #include "internal.h"
 #include "raster.h"
 
-/* Scalars every kernel needs next to its tensor maps (sizes fit int32: api.c checks). */
+/* Scalars every kernel needs next to its tensor maps (sizes fit int32: api.c
+ * checks). k_tiles = ceil(k / BK) is computed on the host in 64 bits: in
+ * int32, k + BK - 1 wraps for k > INT32_MAX - (BK - 1). With k <= INT32_MAX,
+ * k_tiles <= 2^25 and every k-tile coordinate kt * BK <= 2^31 - BK fits int32. */
 typedef struct gemm_args {
     int32_t m, n, k;
+    int32_t k_tiles;
     float alpha, beta;
     __half *C;
     int64_t ldc;
@@ -27,11 +31,16 @@ enum {
     BK = 64,                 /* fp16 per k-tile row: one 128-byte swizzle span */
     SW128_ROW_BYTES = 128,
     SW128_ALIGN = 1024,      /* a 128B-swizzle pattern repeats every 8 rows x 128 B */
+    /* CUDA C Programming Guide, "Features and Technical Specifications":
+     * a grid is at most 2^31 - 1 blocks along x and 65535 along y. */
+    MAX_GRID_X = INT32_MAX,
+    MAX_GRID_Y = 65535,
 };
 
 static inline gemm_args make_args(const hgemm_problem *p) {
-    gemm_args a = {(int32_t)p->m, (int32_t)p->n, (int32_t)p->k, p->alpha, p->beta,
-                   (__half *)p->C, p->ldc};
+    gemm_args a = {(int32_t)p->m, (int32_t)p->n, (int32_t)p->k,
+                   (int32_t)((p->k + BK - 1) / BK), /* int64: no wrap */
+                   p->alpha, p->beta, (__half *)p->C, p->ldc};
     return a;
 }
 
@@ -83,19 +92,6 @@ static __device__ __forceinline__ void epilogue_m64n256_f32(gemm_args a, const f
         store_pair(a, row + 8, col + 8 * j, d[4 * j + 2], d[4 * j + 3]);
     }
 }
-
-/* Launch boilerplate: allow `smem` bytes of dynamic shared memory, launch,
- * and turn CUDA's answer into a status. */
-#define HGEMM_LAUNCH(kernel, grid, block, smem, stream, ...)                                  \
-    do {                                                                                      \
-        if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,        \
-                                 (int)(smem)) != cudaSuccess) {                               \
-            (void)cudaGetLastError();                                                         \
-            return HGEMM_ERROR_CUDA;                                                          \
-        }                                                                                     \
-        kernel<<<(grid), (block), (smem), (stream)>>>(__VA_ARGS__);                           \
-        return cudaGetLastError() == cudaSuccess ? HGEMM_SUCCESS : HGEMM_ERROR_CUDA;          \
-    } while (0)
 
 /* Encode one tensor map or return its status from the launcher. */
 #define HGEMM_TMAP(map, ptr, rows, cols, ld, box_rows, box_cols, swizzle)                     \

@@ -1,9 +1,11 @@
 /*
  * tensor_map.c: TMA descriptors for 2-D fp16 matrices. The encoder lives in
- * the driver; it is reached once through the runtime's entry-point query, so
- * the library links the CUDA runtime only.
+ * the driver; it is reached through the runtime's entry-point query, so the
+ * library links the CUDA runtime only. A found encoder is kept for the life
+ * of the process; a failed lookup is not, and the next call tries again.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -22,6 +24,12 @@ enum {
 static const uint64_t MAX_GLOBAL_DIM = 1ull << 32; /* elements per dimension */
 static const uint64_t MAX_STRIDE = 1ull << 40;     /* bytes */
 
+/* cuTensorMapEncodeTiled's limits on the tensor itself: each dimension at most
+ * 2^32 elements, the row stride below 2^40 bytes. */
+static int tensor_fits(uint64_t rows, uint64_t cols, uint64_t ld) {
+    return rows <= MAX_GLOBAL_DIM && cols <= MAX_GLOBAL_DIM && ld < MAX_STRIDE / ELEM_BYTES;
+}
+
 hgemm_status hgemm__tmap_check(const void *ptr, uint64_t rows, uint64_t cols, uint64_t ld,
                                uint32_t box_rows, uint32_t box_cols, int swizzle128) {
     if (ptr == NULL || rows == 0 || cols == 0 || ld < cols) return HGEMM_ERROR_INVALID_VALUE;
@@ -30,25 +38,52 @@ hgemm_status hgemm__tmap_check(const void *ptr, uint64_t rows, uint64_t cols, ui
     if (((uintptr_t)ptr & 15u) || (ld % (STRIDE_ALIGN / ELEM_BYTES)) != 0) return HGEMM_ERROR_MISALIGNED;
     if ((box_cols * ELEM_BYTES) % 16) return HGEMM_ERROR_INVALID_VALUE;
     if (swizzle128 && box_cols * ELEM_BYTES > SWIZZLE_SPAN) return HGEMM_ERROR_INVALID_VALUE;
-    if (rows > MAX_GLOBAL_DIM || cols > MAX_GLOBAL_DIM || ld >= MAX_STRIDE / ELEM_BYTES)
-        return HGEMM_ERROR_NOT_SUPPORTED;
-    return HGEMM_SUCCESS;
+    return tensor_fits(rows, cols, ld) ? HGEMM_SUCCESS : HGEMM_ERROR_NOT_SUPPORTED;
 }
 
-/* The driver's encoder, looked up once per process. */
-static PFN_cuTensorMapEncodeTiled_v12000 encode_fn;
-static cudaError_t encode_lookup_error;
-static pthread_once_t encode_once = PTHREAD_ONCE_INIT;
+/* The TMA limits a valid problem can meet (api.c has checked everything else,
+ * and that m, n, k fit int32): the leading dimensions. */
+hgemm_status hgemm__tmap_supports(const hgemm_problem *p, int c_by_tma) {
+    if (p->m < 0 || p->n < 0 || p->k < 0 || p->lda < 0 || p->ldb < 0 || p->ldc < 0)
+        return HGEMM_ERROR_INVALID_VALUE;
+    int fits = tensor_fits((uint64_t)p->m, (uint64_t)p->k, (uint64_t)p->lda) &&
+               tensor_fits((uint64_t)p->n, (uint64_t)p->k, (uint64_t)p->ldb);
+    if (c_by_tma) fits = fits && tensor_fits((uint64_t)p->m, (uint64_t)p->n, (uint64_t)p->ldc);
+    return fits ? HGEMM_SUCCESS : HGEMM_ERROR_NOT_SUPPORTED;
+}
 
-static void lookup_encoder(void) {
-    void *fn = NULL;
-    enum cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
-    cudaError_t err = cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000,
-                                                       cudaEnableDefault, &found);
-    if (err == cudaSuccess && (found != cudaDriverEntryPointSuccess || fn == NULL))
-        err = cudaErrorSymbolNotFound;
-    encode_lookup_error = err;
-    if (err == cudaSuccess) encode_fn = (PFN_cuTensorMapEncodeTiled_v12000)fn;
+/* The driver's encoder. Once found it never changes, so readers load it
+ * without a lock; a lookup happens under the mutex, and only while none has
+ * succeeded, so a failure (no driver yet, say) is retried by the next call. */
+static _Atomic(PFN_cuTensorMapEncodeTiled_v12000) encode_fn;
+static atomic_long lookup_attempts;
+static pthread_mutex_t lookup_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+static cudaError_t lookup_encoder(PFN_cuTensorMapEncodeTiled_v12000 *out) {
+    *out = atomic_load_explicit(&encode_fn, memory_order_acquire);
+    if (*out != NULL) return cudaSuccess;
+    if (pthread_mutex_lock(&lookup_mutex) != 0) return cudaErrorUnknown;
+    cudaError_t err = cudaSuccess;
+    *out = atomic_load_explicit(&encode_fn, memory_order_acquire);
+    if (*out == NULL) { /* no other thread has found it meanwhile */
+        void *fn = NULL;
+        enum cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+        atomic_fetch_add_explicit(&lookup_attempts, 1, memory_order_relaxed);
+        err = cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000,
+                                               cudaEnableDefault, &found);
+        if (err == cudaSuccess && (found != cudaDriverEntryPointSuccess || fn == NULL))
+            err = cudaErrorSymbolNotFound;
+        if (err == cudaSuccess) {
+            *out = (PFN_cuTensorMapEncodeTiled_v12000)fn;
+            atomic_store_explicit(&encode_fn, *out, memory_order_release);
+        }
+    }
+    pthread_mutex_unlock(&lookup_mutex);
+    return err;
+}
+
+long hgemm__tmap_lookup_attempts(void) {
+    return atomic_load_explicit(&lookup_attempts, memory_order_relaxed);
 }
 
 hgemm_status hgemm__tmap_encode(CUtensorMap *map, const void *ptr, uint64_t rows, uint64_t cols,
@@ -56,16 +91,17 @@ hgemm_status hgemm__tmap_encode(CUtensorMap *map, const void *ptr, uint64_t rows
     if (map == NULL) return HGEMM_ERROR_INVALID_VALUE;
     hgemm_status st = hgemm__tmap_check(ptr, rows, cols, ld, box_rows, box_cols, swizzle128);
     if (st != HGEMM_SUCCESS) return st;
-    pthread_once(&encode_once, lookup_encoder);
-    if (encode_fn == NULL) return hgemm__status_from_cuda(encode_lookup_error);
+    PFN_cuTensorMapEncodeTiled_v12000 encode = NULL;
+    cudaError_t err = lookup_encoder(&encode);
+    if (err != cudaSuccess) return hgemm__status_from_cuda(err);
     cuuint64_t dims[2] = {cols, rows};                /* innermost first */
     cuuint64_t strides[1] = {ld * ELEM_BYTES};        /* bytes between rows */
     cuuint32_t box[2] = {box_cols, box_rows};
     cuuint32_t elem_strides[2] = {1, 1};
     memset(map, 0, sizeof *map);
-    CUresult r = encode_fn(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, (void *)ptr, dims, strides, box,
-                           elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                           swizzle128 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_NONE,
-                           CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    CUresult r = encode(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, (void *)ptr, dims, strides, box,
+                        elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                        swizzle128 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_NONE,
+                        CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     return r == CUDA_SUCCESS ? HGEMM_SUCCESS : HGEMM_ERROR_CUDA;
 }

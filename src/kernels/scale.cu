@@ -4,7 +4,10 @@
  */
 #include "kernel_common.cuh"
 
-enum { SCALE_THREADS = 256 };
+enum {
+    SCALE_THREADS = 256,
+    SCALE_MAX_BLOCKS = 65536, /* a grid-stride loop covers the rest */
+};
 
 __global__ void __launch_bounds__(SCALE_THREADS) scale_kernel(gemm_args a) {
     int64_t total = (int64_t)a.m * a.n;
@@ -19,6 +22,9 @@ __global__ void __launch_bounds__(SCALE_THREADS) scale_kernel(gemm_args a) {
 extern "C" hgemm_status hgemm__launch_scale(const hgemm_problem *p, cudaStream_t stream) {
     int64_t total = p->m * p->n;
     int64_t blocks = (total + SCALE_THREADS - 1) / SCALE_THREADS;
-    unsigned grid = (unsigned)(blocks < 65536 ? blocks : 65536);
-    HGEMM_LAUNCH(scale_kernel, grid, SCALE_THREADS, 0, stream, make_args(p));
+    unsigned grid = (unsigned)(blocks < SCALE_MAX_BLOCKS ? blocks : (int64_t)SCALE_MAX_BLOCKS);
+    gemm_args args = make_args(p);
+    void *params[] = {&args};
+    return hgemm__launch((const void *)scale_kernel, dim3(grid), SCALE_THREADS, 0, 1, stream,
+                         params);
 }

@@ -54,7 +54,7 @@ v0_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
 
     float acc[V0_MT][V0_NT][4] = {}; /* (MT, NT) mma tiles of 16x8, fp32 */
     const uint32_t a_base = smem_u32(sm->a), b_base = smem_u32(sm->b);
-    const int k_tiles = (args.k + BK - 1) / BK;
+    const int k_tiles = args.k_tiles;
 
     for (int kt = 0; kt < k_tiles; kt++) {
         if (tid == 0) {
@@ -106,12 +106,23 @@ v0_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
         }
 }
 
+/* What this kernel can serve, decided on the CPU (api.c asks before any CUDA
+ * call): the TMA limits of A and B, and one grid row per V0_BM rows of C. */
+extern "C" hgemm_status hgemm__supports_v0(const hgemm_problem *p) {
+    hgemm_status st = hgemm__tmap_supports(p, 0);
+    if (st != HGEMM_SUCCESS) return st;
+    return hgemm_ceil_div(p->m, V0_BM) > MAX_GRID_Y ? HGEMM_ERROR_NOT_SUPPORTED : HGEMM_SUCCESS;
+}
+
 extern "C" hgemm_status hgemm__launch_v0(const hgemm_problem *p, cudaStream_t stream) {
+    hgemm_status st = hgemm__supports_v0(p);
+    if (st != HGEMM_SUCCESS) return st;
     CUtensorMap ta, tb;
     HGEMM_TMAP(ta, p->A, p->m, p->k, p->lda, V0_BM, BK, 1);
     HGEMM_TMAP(tb, p->B, p->n, p->k, p->ldb, V0_BN, BK, 1);
     dim3 grid(hgemm_ceil_div(p->n, V0_BN), hgemm_ceil_div(p->m, V0_BM));
-    if (grid.y > 65535) return HGEMM_ERROR_NOT_SUPPORTED;
-    HGEMM_LAUNCH(v0_kernel, grid, V0_THREADS, sizeof(v0_smem) + SW128_ALIGN, stream, ta, tb,
-                 make_args(p));
+    gemm_args args = make_args(p);
+    void *params[] = {&ta, &tb, &args};
+    return hgemm__launch((const void *)v0_kernel, grid, V0_THREADS,
+                         sizeof(v0_smem) + SW128_ALIGN, 1, stream, params);
 }

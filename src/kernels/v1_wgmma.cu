@@ -48,7 +48,7 @@ v1_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
     __syncthreads();
 
     float d[128] = {}; /* (64, 256) fp32 accumulator, WGMMA fragment layout */
-    const int k_tiles = (args.k + BK - 1) / BK;
+    const int k_tiles = args.k_tiles;
     const uint64_t desc_a = wgmma_desc_sw128(sm->a), desc_b = wgmma_desc_sw128(sm->b);
 
     for (int kt = 0; kt < k_tiles; kt++) {
@@ -69,12 +69,23 @@ v1_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
     epilogue_m64n256_f32(args, d, row0, col0);
 }
 
+/* What this kernel can serve, decided on the CPU (api.c asks before any CUDA
+ * call): the TMA limits of A and B, and one grid row per V1_BM rows of C. */
+extern "C" hgemm_status hgemm__supports_v1(const hgemm_problem *p) {
+    hgemm_status st = hgemm__tmap_supports(p, 0);
+    if (st != HGEMM_SUCCESS) return st;
+    return hgemm_ceil_div(p->m, V1_BM) > MAX_GRID_Y ? HGEMM_ERROR_NOT_SUPPORTED : HGEMM_SUCCESS;
+}
+
 extern "C" hgemm_status hgemm__launch_v1(const hgemm_problem *p, cudaStream_t stream) {
+    hgemm_status st = hgemm__supports_v1(p);
+    if (st != HGEMM_SUCCESS) return st;
     CUtensorMap ta, tb;
     HGEMM_TMAP(ta, p->A, p->m, p->k, p->lda, V1_BM, BK, 1);
     HGEMM_TMAP(tb, p->B, p->n, p->k, p->ldb, V1_BN, BK, 1);
     dim3 grid(hgemm_ceil_div(p->n, V1_BN), hgemm_ceil_div(p->m, V1_BM));
-    if (grid.y > 65535) return HGEMM_ERROR_NOT_SUPPORTED;
-    HGEMM_LAUNCH(v1_kernel, grid, V1_THREADS, sizeof(v1_smem) + SW128_ALIGN, stream, ta, tb,
-                 make_args(p));
+    gemm_args args = make_args(p);
+    void *params[] = {&ta, &tb, &args};
+    return hgemm__launch((const void *)v1_kernel, grid, V1_THREADS,
+                         sizeof(v1_smem) + SW128_ALIGN, 1, stream, params);
 }

@@ -50,7 +50,7 @@ v2_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
     v2_smem *sm = (v2_smem *)smem_aligned(smem_raw);
     const int tid = threadIdx.x;
     const int32_t row0 = blockIdx.y * V2_BM, col0 = blockIdx.x * V2_BN;
-    const int k_tiles = (args.k + BK - 1) / BK;
+    const int k_tiles = args.k_tiles;
 
     if (tid == 0) {
         for (int s = 0; s < V2_STAGES; s++) mbarrier_init(&sm->full[s], 1);
@@ -78,12 +78,23 @@ v2_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
     epilogue_m64n256_f32(args, d, row0, col0);
 }
 
+/* What this kernel can serve, decided on the CPU (api.c asks before any CUDA
+ * call): the TMA limits of A and B, and one grid row per V2_BM rows of C. */
+extern "C" hgemm_status hgemm__supports_v2(const hgemm_problem *p) {
+    hgemm_status st = hgemm__tmap_supports(p, 0);
+    if (st != HGEMM_SUCCESS) return st;
+    return hgemm_ceil_div(p->m, V2_BM) > MAX_GRID_Y ? HGEMM_ERROR_NOT_SUPPORTED : HGEMM_SUCCESS;
+}
+
 extern "C" hgemm_status hgemm__launch_v2(const hgemm_problem *p, cudaStream_t stream) {
+    hgemm_status st = hgemm__supports_v2(p);
+    if (st != HGEMM_SUCCESS) return st;
     CUtensorMap ta, tb;
     HGEMM_TMAP(ta, p->A, p->m, p->k, p->lda, V2_BM, BK, 1);
     HGEMM_TMAP(tb, p->B, p->n, p->k, p->ldb, V2_BN, BK, 1);
     dim3 grid(hgemm_ceil_div(p->n, V2_BN), hgemm_ceil_div(p->m, V2_BM));
-    if (grid.y > 65535) return HGEMM_ERROR_NOT_SUPPORTED;
-    HGEMM_LAUNCH(v2_kernel, grid, V2_THREADS, sizeof(v2_smem) + SW128_ALIGN, stream, ta, tb,
-                 make_args(p));
+    gemm_args args = make_args(p);
+    void *params[] = {&ta, &tb, &args};
+    return hgemm__launch((const void *)v2_kernel, grid, V2_THREADS,
+                         sizeof(v2_smem) + SW128_ALIGN, 1, stream, params);
 }

@@ -51,7 +51,7 @@ v3_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
     v3_smem *sm = (v3_smem *)smem_aligned(smem_raw);
     const int tid = threadIdx.x, warp = tid / WARP_SIZE;
     const int32_t row0 = blockIdx.y * V3_BM, col0 = blockIdx.x * V3_BN;
-    const int k_tiles = (args.k + BK - 1) / BK;
+    const int k_tiles = args.k_tiles;
 
     if (tid == 0) {
         for (int s = 0; s < V3_STAGES; s++) {
@@ -93,12 +93,23 @@ v3_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
     epilogue_m64n256_f32(args, d, row0, col0);
 }
 
+/* What this kernel can serve, decided on the CPU (api.c asks before any CUDA
+ * call): the TMA limits of A and B, and one grid row per V3_BM rows of C. */
+extern "C" hgemm_status hgemm__supports_v3(const hgemm_problem *p) {
+    hgemm_status st = hgemm__tmap_supports(p, 0);
+    if (st != HGEMM_SUCCESS) return st;
+    return hgemm_ceil_div(p->m, V3_BM) > MAX_GRID_Y ? HGEMM_ERROR_NOT_SUPPORTED : HGEMM_SUCCESS;
+}
+
 extern "C" hgemm_status hgemm__launch_v3(const hgemm_problem *p, cudaStream_t stream) {
+    hgemm_status st = hgemm__supports_v3(p);
+    if (st != HGEMM_SUCCESS) return st;
     CUtensorMap ta, tb;
     HGEMM_TMAP(ta, p->A, p->m, p->k, p->lda, V3_BM, BK, 1);
     HGEMM_TMAP(tb, p->B, p->n, p->k, p->ldb, V3_BN, BK, 1);
     dim3 grid(hgemm_ceil_div(p->n, V3_BN), hgemm_ceil_div(p->m, V3_BM));
-    if (grid.y > 65535) return HGEMM_ERROR_NOT_SUPPORTED;
-    HGEMM_LAUNCH(v3_kernel, grid, V3_THREADS, sizeof(v3_smem) + SW128_ALIGN, stream, ta, tb,
-                 make_args(p));
+    gemm_args args = make_args(p);
+    void *params[] = {&ta, &tb, &args};
+    return hgemm__launch((const void *)v3_kernel, grid, V3_THREADS,
+                         sizeof(v3_smem) + SW128_ALIGN, 1, stream, params);
 }

@@ -54,7 +54,7 @@ v4_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
     const int tid = threadIdx.x, warp = tid / WARP_SIZE;
     const hgemm_tile tile = hgemm_raster(blockIdx.x, tiles_m, tiles_n, V4_RASTER);
     const int32_t row0 = tile.m * V4_BM, col0 = tile.n * V4_BN;
-    const int k_tiles = (args.k + BK - 1) / BK;
+    const int k_tiles = args.k_tiles;
 
     if (tid == 0) pipe_init(sm->full, sm->empty, V4_STAGES, V4_CONSUMERS);
     __syncthreads();
@@ -90,12 +90,24 @@ v4_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
     epilogue_m64n256_f32(args, d, row0 + g * V4_WG_M, col0);
 }
 
+/* What this kernel can serve, decided on the CPU (api.c asks before any CUDA
+ * call): the TMA limits of A and B, and a 1-D grid of tiles. */
+extern "C" hgemm_status hgemm__supports_v4(const hgemm_problem *p) {
+    hgemm_status st = hgemm__tmap_supports(p, 0);
+    if (st != HGEMM_SUCCESS) return st;
+    const uint64_t tiles = (uint64_t)hgemm_ceil_div(p->m, V4_BM) * hgemm_ceil_div(p->n, V4_BN);
+    return tiles > MAX_GRID_X ? HGEMM_ERROR_NOT_SUPPORTED : HGEMM_SUCCESS;
+}
+
 extern "C" hgemm_status hgemm__launch_v4(const hgemm_problem *p, cudaStream_t stream) {
+    hgemm_status st = hgemm__supports_v4(p);
+    if (st != HGEMM_SUCCESS) return st;
     CUtensorMap ta, tb;
     HGEMM_TMAP(ta, p->A, p->m, p->k, p->lda, V4_BM, BK, 1);
     HGEMM_TMAP(tb, p->B, p->n, p->k, p->ldb, V4_BN, BK, 1);
     uint32_t tiles_m = hgemm_ceil_div(p->m, V4_BM), tiles_n = hgemm_ceil_div(p->n, V4_BN);
-    if ((uint64_t)tiles_m * tiles_n > INT32_MAX) return HGEMM_ERROR_NOT_SUPPORTED;
-    HGEMM_LAUNCH(v4_kernel, tiles_m * tiles_n, V4_THREADS, sizeof(v4_smem) + SW128_ALIGN, stream,
-                 ta, tb, make_args(p), tiles_m, tiles_n);
+    gemm_args args = make_args(p);
+    void *params[] = {&ta, &tb, &args, &tiles_m, &tiles_n};
+    return hgemm__launch((const void *)v4_kernel, dim3(tiles_m * tiles_n), V4_THREADS,
+                         sizeof(v4_smem) + SW128_ALIGN, 1, stream, params);
 }

@@ -64,7 +64,7 @@ v6_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
     const int tid = threadIdx.x, warp = tid / WARP_SIZE;
     const hgemm_tile tile = hgemm_raster(blockIdx.x, tiles_m, tiles_n, V6_RASTER);
     const int32_t row0 = tile.m * V6_BM, col0 = tile.n * V6_BN;
-    const int k_tiles = (args.k + BK - 1) / BK;
+    const int k_tiles = args.k_tiles;
     const bool direct = f16q_needs_direct(args, col0, V6_BN);
 
     if (tid == 0) {
@@ -150,13 +150,25 @@ v6_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
     mbarrier_arrive(&sm->epi_ready[g]);
 }
 
+/* What this kernel can serve, decided on the CPU (api.c asks before any CUDA
+ * call): the TMA limits of A, B and C, and a 1-D grid of tiles. */
+extern "C" hgemm_status hgemm__supports_v6(const hgemm_problem *p) {
+    hgemm_status st = hgemm__tmap_supports(p, 1);
+    if (st != HGEMM_SUCCESS) return st;
+    const uint64_t tiles = (uint64_t)hgemm_ceil_div(p->m, V6_BM) * hgemm_ceil_div(p->n, V6_BN);
+    return tiles > MAX_GRID_X ? HGEMM_ERROR_NOT_SUPPORTED : HGEMM_SUCCESS;
+}
+
 extern "C" hgemm_status hgemm__launch_v6(const hgemm_problem *p, cudaStream_t stream) {
+    hgemm_status st = hgemm__supports_v6(p);
+    if (st != HGEMM_SUCCESS) return st;
     CUtensorMap ta, tb, tc;
     HGEMM_TMAP(ta, p->A, p->m, p->k, p->lda, V6_SLAB_M, BK, 1);
     HGEMM_TMAP(tb, p->B, p->n, p->k, p->ldb, V6_BN, BK, 1);
     HGEMM_TMAP(tc, p->C, p->m, p->n, p->ldc, F16Q_ROWS, F16Q_BOX, 1);
     uint32_t tiles_m = hgemm_ceil_div(p->m, V6_BM), tiles_n = hgemm_ceil_div(p->n, V6_BN);
-    if ((uint64_t)tiles_m * tiles_n > INT32_MAX) return HGEMM_ERROR_NOT_SUPPORTED;
-    HGEMM_LAUNCH(v6_kernel, tiles_m * tiles_n, V6_THREADS, sizeof(v6_smem) + SW128_ALIGN, stream,
-                 ta, tb, tc, make_args(p), tiles_m, tiles_n);
+    gemm_args args = make_args(p);
+    void *params[] = {&ta, &tb, &tc, &args, &tiles_m, &tiles_n};
+    return hgemm__launch((const void *)v6_kernel, dim3(tiles_m * tiles_n), V6_THREADS,
+                         sizeof(v6_smem) + SW128_ALIGN, 1, stream, params);
 }

@@ -77,7 +77,7 @@ v7_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
     v7_smem *sm = (v7_smem *)smem_aligned(smem_raw);
     const int tid = threadIdx.x, warp = tid / WARP_SIZE, lane = tid % WARP_SIZE;
     const uint32_t tiles = tiles_m * tiles_n;
-    const int k_tiles = (args.k + BK - 1) / BK;
+    const int k_tiles = args.k_tiles;
 
     if (tid == 0) {
         pipe_init(sm->full, sm->empty, V7_STAGES, V7_CONSUMERS);
@@ -184,19 +184,31 @@ v7_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
     }
 }
 
+/* What this kernel can serve, decided on the CPU (api.c asks before any CUDA
+ * call): the TMA limits of A, B and C, and a 1-D grid of tiles. */
+extern "C" hgemm_status hgemm__supports_v7(const hgemm_problem *p) {
+    hgemm_status st = hgemm__tmap_supports(p, 1);
+    if (st != HGEMM_SUCCESS) return st;
+    const uint64_t tiles = (uint64_t)hgemm_ceil_div(p->m, V7_BM) * hgemm_ceil_div(p->n, V7_BN);
+    return tiles > MAX_GRID_X ? HGEMM_ERROR_NOT_SUPPORTED : HGEMM_SUCCESS;
+}
+
 extern "C" hgemm_status hgemm__launch_v7(const hgemm_problem *p, cudaStream_t stream) {
+    hgemm_status st = hgemm__supports_v7(p);
+    if (st != HGEMM_SUCCESS) return st;
     CUtensorMap ta, tb, tc;
     HGEMM_TMAP(ta, p->A, p->m, p->k, p->lda, V7_SLAB_M, BK, 1);
     HGEMM_TMAP(tb, p->B, p->n, p->k, p->ldb, V7_BN, BK, 1);
     HGEMM_TMAP(tc, p->C, p->m, p->n, p->ldc, F16Q_ROWS, F16Q_BOX, 1);
     uint32_t tiles_m = hgemm_ceil_div(p->m, V7_BM), tiles_n = hgemm_ceil_div(p->n, V7_BN);
-    if ((uint64_t)tiles_m * tiles_n > INT32_MAX) return HGEMM_ERROR_NOT_SUPPORTED;
     int dev = 0, sms = 0;
     cudaError_t err = cudaGetDevice(&dev);
     if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
     if (err != cudaSuccess) return hgemm__status_from_cuda(err);
     const uint32_t tiles = tiles_m * tiles_n;
     const uint32_t grid = tiles < (uint32_t)sms ? tiles : (uint32_t)sms; /* one block per SM */
-    HGEMM_LAUNCH(v7_kernel, grid, V7_THREADS, sizeof(v7_smem) + SW128_ALIGN, stream, ta, tb, tc,
-                 make_args(p), tiles_m, tiles_n);
+    gemm_args args = make_args(p);
+    void *params[] = {&ta, &tb, &tc, &args, &tiles_m, &tiles_n};
+    return hgemm__launch((const void *)v7_kernel, grid, V7_THREADS,
+                         sizeof(v7_smem) + SW128_ALIGN, 1, stream, params);
 }

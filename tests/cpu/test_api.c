@@ -6,7 +6,8 @@
  * report HGEMM_ERROR_NO_DEVICE where there is no GPU or driver (or
  * HGEMM_ERROR_NOT_SUPPORTED when a size exceeds TMA's 32-bit coordinates);
  * where a GPU is present the NO_DEVICE calls are skipped (they would launch
- * on fake addresses) and the program says how many.
+ * on fake addresses) and the program says how many. hgemm__preflight (what
+ * hgemm_nt decides before its first CUDA call) is checked beside each.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -32,8 +33,17 @@ static const uintptr_t ADDR_A = 0x100000, ADDR_B = 0x200000, ADDR_C = 0x300000;
 static const uintptr_t ADDR_FAR = (uintptr_t)1 << 40;
 /* Low addresses that are 8-, 4- and 2-byte but not 16-byte aligned. */
 static const uintptr_t ADDR_LOW_8 = 0x1008, ADDR_LOW_4 = 0x2004, ADDR_LOW_2 = 0x3002;
-/* TMA coordinates are 32-bit signed: hgemm_nt serves m, n, k up to this. */
-static const int64_t TMA_MAX_DIM = INT32_MAX;
+/* TMA coordinates are 32-bit signed: hgemm_nt serves m, n, k up to INT32_MAX
+ * less the largest tile side (256), so that no tile coordinate overflows. */
+static const int64_t MAX_DIM = INT32_MAX - 256;
+/* cuTensorMapEncodeTiled: row strides below 2^40 bytes, 2^39 fp16 elements. */
+static const int64_t TMA_LD_LIMIT = INT64_C(1) << 39;
+/* CUDA grids: at most 65535 blocks along y (V0..V3 put tile rows there). */
+static const int64_t MAX_GRID_Y = 65535;
+/* Tile rows of V0 and of V1..V3 (one grid row each). */
+static const int64_t V0_TILE_M = 128, V1_TILE_M = 64;
+/* Far above everything that spans up to 2^40 + 2^33 bytes from below. */
+static const uintptr_t ADDR_FARTHER = (uintptr_t)1 << 44;
 static const float ALPHA = 1.0f, BETA = 0.0f;
 
 /* Largest row count whose span still fits in int64 for cols == ld == 8:
@@ -62,11 +72,14 @@ static void expect(const char *file, int line, const char *args, hgemm_status wa
     check_status(hgemm__validate(kernel, m, n, k, A, lda, B, ldb, C, ldc), want, expr, file, line);
 
     hgemm_status nt_want = want;
-    if (want == HGEMM_SUCCESS) {
+    if (want == HGEMM_SUCCESS && m > 0 && n > 0 && (m > MAX_DIM || n > MAX_DIM || k > MAX_DIM))
+        nt_want = HGEMM_ERROR_NOT_SUPPORTED; /* decided before any CUDA call */
+    snprintf(expr, sizeof expr, "hgemm__preflight(%s)", args);
+    check_status(hgemm__preflight(kernel, m, n, k, ALPHA, A, lda, B, ldb, C, ldc), nt_want, expr,
+                 file, line);
+    if (nt_want == HGEMM_SUCCESS) {
         if (m == 0 || n == 0) {
             nt_want = HGEMM_SUCCESS;
-        } else if (m > TMA_MAX_DIM || n > TMA_MAX_DIM || k > TMA_MAX_DIM) {
-            nt_want = HGEMM_ERROR_NOT_SUPPORTED; /* decided before any CUDA call */
         } else if (gpu_present) {
             skipped++;
             return;
@@ -81,6 +94,37 @@ static void expect(const char *file, int line, const char *args, hgemm_status wa
 }
 
 #define EXPECT(want, ...) expect(__FILE__, __LINE__, #__VA_ARGS__, (want), __VA_ARGS__)
+
+/* A valid request (hgemm__validate: SUCCESS) whose pre-device decision is
+ * `pre`: hgemm__preflight returns it, and hgemm_nt returns it too, or, when
+ * it is SUCCESS, NO_DEVICE without a GPU (SUCCESS for an empty C). */
+static void expect_pre(const char *file, int line, const char *args, hgemm_status pre,
+                       hgemm_kernel kernel, int64_t m, int64_t n, int64_t k, float alpha,
+                       const void *A, int64_t lda, const void *B, int64_t ldb, const void *C,
+                       int64_t ldc) {
+    char expr[512];
+    snprintf(expr, sizeof expr, "hgemm__validate(%s)", args);
+    check_status(hgemm__validate(kernel, m, n, k, A, lda, B, ldb, C, ldc), HGEMM_SUCCESS, expr,
+                 file, line);
+    snprintf(expr, sizeof expr, "hgemm__preflight(%s)", args);
+    check_status(hgemm__preflight(kernel, m, n, k, alpha, A, lda, B, ldb, C, ldc), pre, expr, file,
+                 line);
+    hgemm_status nt_want = pre;
+    if (pre == HGEMM_SUCCESS && m > 0 && n > 0) {
+        if (gpu_present) {
+            skipped++;
+            return;
+        }
+        nt_want = HGEMM_ERROR_NO_DEVICE;
+    }
+    snprintf(expr, sizeof expr, "hgemm_nt(%s)", args);
+    check_status(hgemm_nt(kernel, m, n, k, alpha, A, lda, B, ldb, BETA, (void *)(uintptr_t)C, ldc,
+                          NULL),
+                 nt_want, expr, file, line);
+}
+
+#define EXPECT_PRE(pre, ...) expect_pre(__FILE__, __LINE__, #__VA_ARGS__, (pre), __VA_ARGS__)
+#define NOT_SUPPORTED HGEMM_ERROR_NOT_SUPPORTED
 
 #define OK HGEMM_SUCCESS
 #define INVALID HGEMM_ERROR_INVALID_VALUE
@@ -315,7 +359,7 @@ static void test_overflow(void) {
  * can happen, so these run where a GPU is present as well. */
 static void test_not_supported(void) {
     const void *A = addr(ADDR_A), *B = addr(ADDR_B), *C = addr(ADDR_FAR);
-    const int64_t TOO_BIG = TMA_MAX_DIM + 1;
+    const int64_t TOO_BIG = MAX_DIM + 1;
     EXPECT(OK, AUTO, TOO_BIG, N, K, A, LDA, B, LDB, C, LDC);
     EXPECT(OK, AUTO, M, TOO_BIG, K, A, LDA, B, LDB, C, TOO_BIG);
     EXPECT(OK, AUTO, M, N, TOO_BIG, A, TOO_BIG, B, TOO_BIG, C, LDC);
@@ -324,7 +368,102 @@ static void test_not_supported(void) {
     EXPECT(OK, AUTO, TOO_BIG, 0, K, A, LDA, B, LDB, C, LDC);
     EXPECT(OK, AUTO, 0, TOO_BIG, K, A, LDA, B, LDB, C, TOO_BIG);
     /* The limit itself is served (where there is no GPU: NO_DEVICE). */
-    EXPECT(OK, AUTO, TMA_MAX_DIM, N, K, A, LDA, B, LDB, C, LDC);
+    EXPECT(OK, AUTO, MAX_DIM, N, K, A, LDA, B, LDB, C, LDC);
+    EXPECT(OK, AUTO, M, MAX_DIM, K, A, LDA, B, LDB, C, MAX_DIM + 1);
+}
+
+/* Each kernel's own limits, decided on the CPU too (issue: lda = 2^39 used to
+ * return NO_DEVICE without a GPU and NOT_SUPPORTED with one). */
+static void test_kernel_limits(void) {
+    const void *A = addr(ADDR_A), *B = addr(ADDR_B), *C = addr(ADDR_FARTHER);
+    const float ONE = 1.0f, ZERO = 0.0f;
+    const hgemm_kernel ids[] = {HGEMM_KERNEL_AUTO, HGEMM_KERNEL_V0, HGEMM_KERNEL_V1,
+                                HGEMM_KERNEL_V2, HGEMM_KERNEL_V3, HGEMM_KERNEL_V4,
+                                HGEMM_KERNEL_V5, HGEMM_KERNEL_V6, HGEMM_KERNEL_V7};
+    for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
+        const hgemm_kernel id = ids[i];
+        /* The TMA stride of A and B: every kernel loads both through TMA. */
+        EXPECT_PRE(NOT_SUPPORTED, id, 2, N, K, ONE, A, TMA_LD_LIMIT, B, LDB, C, LDC);
+        EXPECT_PRE(NOT_SUPPORTED, id, M, 2, K, ONE, A, LDA, B, TMA_LD_LIMIT, C, LDC);
+        EXPECT_PRE(OK, id, 2, N, K, ONE, A, TMA_LD_LIMIT - LD_MULTIPLE, B, LDB, C, LDC);
+        EXPECT_PRE(OK, id, M, 2, K, ONE, A, LDA, B, TMA_LD_LIMIT - LD_MULTIPLE, C, LDC);
+        /* Nothing to multiply (k == 0 or alpha == 0): A and B need no tensor map. */
+        EXPECT_PRE(OK, id, 2, N, K, ZERO, A, TMA_LD_LIMIT, B, LDB, C, LDC);
+        EXPECT_PRE(OK, id, 2, N, 0, ONE, A, TMA_LD_LIMIT, B, LDB, C, LDC);
+        /* k = 2^31 - 1 with tight lda = ldb = 2^31 (issue 11): past MAX_DIM. */
+        const int64_t K_TOP = INT32_MAX, LD_TOP = (int64_t)INT32_MAX + 1;
+        EXPECT_PRE(NOT_SUPPORTED, id, 2, 2, K_TOP, ONE, A, LD_TOP, B, LD_TOP, C, LD_MULTIPLE);
+        EXPECT_PRE(NOT_SUPPORTED, id, 2, 2, MAX_DIM + 1, ONE, A, LD_TOP, B, LD_TOP, C, LD_MULTIPLE);
+        EXPECT_PRE(OK, id, 2, 2, MAX_DIM, ONE, A, LD_TOP, B, LD_TOP, C, LD_MULTIPLE);
+    }
+    /* C's stride: only V6 and V7 store C through TMA. */
+    for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
+        const hgemm_kernel id = ids[i];
+        if (id == HGEMM_KERNEL_AUTO) continue;
+        const int tma_store = id == HGEMM_KERNEL_V6 || id == HGEMM_KERNEL_V7;
+        EXPECT_PRE(tma_store ? NOT_SUPPORTED : OK, id, 2, N, K, ONE, A, LDA, B, LDB, C, TMA_LD_LIMIT);
+        EXPECT_PRE(OK, id, 2, N, K, ONE, A, LDA, B, LDB, C, TMA_LD_LIMIT - LD_MULTIPLE);
+        /* C = beta * C needs no tensor map either. */
+        EXPECT_PRE(OK, id, 2, N, 0, ONE, NULL, LD_MULTIPLE, NULL, LD_MULTIPLE, C, TMA_LD_LIMIT);
+    }
+    /* V0..V3: one grid row per tile row, at most 65535. */
+    const int64_t v0_rows = MAX_GRID_Y * V0_TILE_M, v1_rows = MAX_GRID_Y * V1_TILE_M;
+    EXPECT_PRE(OK, HGEMM_KERNEL_V0, v0_rows, N, K, ONE, A, LDA, B, LDB, C, LDC);
+    EXPECT_PRE(NOT_SUPPORTED, HGEMM_KERNEL_V0, v0_rows + 1, N, K, ONE, A, LDA, B, LDB, C, LDC);
+    const hgemm_kernel wgmma_1d[] = {HGEMM_KERNEL_V1, HGEMM_KERNEL_V2, HGEMM_KERNEL_V3};
+    for (size_t i = 0; i < sizeof wgmma_1d / sizeof wgmma_1d[0]; i++) {
+        EXPECT_PRE(OK, wgmma_1d[i], v1_rows, N, K, ONE, A, LDA, B, LDB, C, LDC);
+        EXPECT_PRE(NOT_SUPPORTED, wgmma_1d[i], v1_rows + 1, N, K, ONE, A, LDA, B, LDB, C, LDC);
+        /* ... which binds only where there is something to multiply. */
+        EXPECT_PRE(OK, wgmma_1d[i], v1_rows + 1, N, 0, ONE, NULL, LD_MULTIPLE, NULL, LD_MULTIPLE,
+                   C, LDC);
+    }
+    /* V4..V7 walk a 1-D grid of tiles: the largest m is served. */
+    const hgemm_kernel tiles_1d[] = {HGEMM_KERNEL_V4, HGEMM_KERNEL_V5, HGEMM_KERNEL_V6,
+                                     HGEMM_KERNEL_V7};
+    for (size_t i = 0; i < sizeof tiles_1d / sizeof tiles_1d[0]; i++)
+        EXPECT_PRE(OK, tiles_1d[i], MAX_DIM, N, K, ONE, A, LDA, B, LDB, C, LDC);
+}
+
+/* The overlap rule: no element of C may be an element of A or B; decided
+ * exactly for views with the same leading dimension (or a single row), and
+ * by address ranges otherwise. X is a 64 x 128 matrix (ld 128) at ADDR_C. */
+static void test_overlap_exact(void) {
+    enum { XR = 64, XLD = 128, HALF = 64, QUARTER = 32 };
+    const uintptr_t X = ADDR_C;
+    const uintptr_t E = ELEM_BYTES;
+    const void *B = addr(ADDR_B);
+    const void *left = addr(X), *right = addr(X + HALF * E);
+    /* A = X[:, :64], C = X[:, 64:128] and the other way round: no element shared. */
+    EXPECT(OK, AUTO, XR, HALF, HALF, left, XLD, B, HALF, right, XLD);
+    EXPECT(OK, AUTO, XR, HALF, HALF, right, XLD, B, HALF, left, XLD);
+    /* The same with B. */
+    EXPECT(OK, AUTO, M, XR, HALF, addr(ADDR_A), HALF, left, XLD, right, XLD);
+    EXPECT(OK, AUTO, M, XR, HALF, addr(ADDR_A), HALF, right, XLD, left, XLD);
+    /* C = X[:, 56:120] shares columns 56..63 of every row with A = X[:, :64]. */
+    EXPECT(INVALID, AUTO, XR, HALF, HALF, left, XLD, B, HALF, addr(X + (HALF - LD_MULTIPLE) * E), XLD);
+    /* A 72 wide: its columns 64..71 are C's 0..7. */
+    EXPECT(INVALID, AUTO, XR, HALF, HALF + LD_MULTIPLE, left, XLD, B, HALF, right, XLD);
+    /* C one row down, beside A: disjoint; one row down and overlapping columns: not. */
+    EXPECT(OK, AUTO, XR - 1, HALF, HALF, right, XLD, B, HALF, addr(X + XLD * E), XLD);
+    EXPECT(INVALID, AUTO, XR - 1, HALF, HALF, left, XLD, B, HALF, addr(X + XLD * E), XLD);
+    /* A row of A that runs past the end of X's row: A = X[i, 96:128] + X[i+1, 0:32]
+     * (k = 64, ld 128). C = X[:, 32:96] misses it; C = X[:, 24:88] does not. */
+    const void *wrap = addr(X + (HALF + QUARTER) * E);
+    EXPECT(OK, AUTO, XR - 1, HALF, HALF, wrap, XLD, B, HALF, addr(X + QUARTER * E), XLD);
+    EXPECT(INVALID, AUTO, XR - 1, HALF, HALF, wrap, XLD, B, HALF,
+           addr(X + (QUARTER - LD_MULTIPLE) * E), XLD);
+    /* The rows decide too: C = X[32:64, 24:88] meets A = X[0:16, 96:128] + next-row
+     * columns only at row 16 (A's row 15 wraps into it) ... */
+    EXPECT(OK, AUTO, XR / 4 - 1, HALF, HALF, wrap, XLD, B, HALF,
+           addr(X + (XR / 4 * XLD + QUARTER - LD_MULTIPLE) * E), XLD);
+    EXPECT(INVALID, AUTO, XR / 4, HALF, HALF, wrap, XLD, B, HALF,
+           addr(X + (XR / 4 * XLD + QUARTER - LD_MULTIPLE) * E), XLD);
+    /* One-row views step by no leading dimension: decided exactly whatever ld says. */
+    EXPECT(OK, AUTO, 1, HALF, HALF, left, HALF, B, HALF, right, XLD * 8);
+    EXPECT(INVALID, AUTO, 1, HALF, HALF, left, HALF, B, HALF, addr(X + QUARTER * E), XLD * 8);
+    /* Different leading dimensions whose ranges meet: refused, shared or not. */
+    EXPECT(INVALID, AUTO, XR, HALF, HALF, left, XLD, B, HALF, right, XLD + LD_MULTIPLE);
 }
 
 int main(void) {
@@ -343,6 +482,8 @@ int main(void) {
     test_precedence();
     test_overflow();
     test_not_supported();
+    test_kernel_limits();
+    test_overlap_exact();
     if (skipped)
         printf("test_api: skipped %d hgemm_nt calls on valid requests (a GPU is present; they "
                "would launch on fake addresses)\n", skipped);

@@ -148,13 +148,49 @@ static void test_encode(int gpu_present) {
                      "got %s (%d), want HGEMM_ERROR_NO_DEVICE or HGEMM_ERROR_CUDA",
                      check_status_name(first), (int)first);
     }
-    CHECK_STATUS(again, first); /* the looked-up result is cached, not retried differently */
+    CHECK_STATUS(again, first);
+    /* A found encoder is kept; a failed lookup is tried again by the next
+     * call (a driver may appear later), so without a driver every encode
+     * looks up once more. */
+    const long before = hgemm__tmap_lookup_attempts();
+    enum { RETRIES = 3 };
+    for (int i = 0; i < RETRIES; i++)
+        CHECK_STATUS(hgemm__tmap_encode(&map, p, ROWS, COLS, LD, BOX_ROWS, BOX_COLS, SWIZZLE), first);
+    const long after = hgemm__tmap_lookup_attempts();
+    if (first == OK)
+        CHECK_I64(after - before, 0);
+    else if (!gpu_present)
+        CHECK_I64(after - before, RETRIES);
     /* After a driver failure, bad arguments still give their own status. */
     CHECK_STATUS(hgemm__tmap_encode(&map, p, ROWS, COLS, LD, BOX_ROWS, 0, SWIZZLE), INVALID);
 }
 
+/* hgemm__tmap_supports: the tensor limits of a valid problem's maps. */
+static void test_supports(void) {
+    const int64_t max_ld = (int64_t)(MAX_STRIDE / ELEM_BYTES); /* 2^39 */
+    const int64_t M = 64, N = 48, K = 32, L = 64;
+    hgemm_problem p = {M, N, K, 1.0f, 0.0f, addr(ADDR), L, addr(ADDR), L, (void *)ADDR, L};
+    CHECK_STATUS(hgemm__tmap_supports(&p, 0), OK);
+    CHECK_STATUS(hgemm__tmap_supports(&p, 1), OK);
+    p.lda = max_ld - 8;
+    CHECK_STATUS(hgemm__tmap_supports(&p, 1), OK);
+    p.lda = max_ld;
+    CHECK_STATUS(hgemm__tmap_supports(&p, 0), NOT_SUPPORTED);
+    p.lda = L;
+    p.ldb = max_ld;
+    CHECK_STATUS(hgemm__tmap_supports(&p, 0), NOT_SUPPORTED);
+    p.ldb = L;
+    /* C's stride matters only where C goes through TMA. */
+    p.ldc = max_ld;
+    CHECK_STATUS(hgemm__tmap_supports(&p, 0), OK);
+    CHECK_STATUS(hgemm__tmap_supports(&p, 1), NOT_SUPPORTED);
+    p.ldc = max_ld - 8;
+    CHECK_STATUS(hgemm__tmap_supports(&p, 1), OK);
+}
+
 int main(void) {
     test_valid();
+    test_supports();
     test_invalid();
     test_misaligned();
     test_limits();
