@@ -17,7 +17,7 @@
 #   python    the Python GPU tests and python/bench_torch.py
 #   processes scripts/processes.sh $PROCESS_ARGS (default: v5, v6, v7 and cuBLAS
 #             in 3 fresh processes)
-#   profile   scripts/profile.sh (Nsight Compute, clocks never touched)
+#   profile   scripts/profile.sh $PROFILE_KERNELS (Nsight Compute, clocks never touched)
 #
 # Everything lands under $OUT (default ./device-out): device.log (all output),
 # bench.csv, window30.csv, window100.csv, processes.csv, profile-raw.csv,
@@ -120,7 +120,7 @@ if has processes; then
 fi
 
 if has profile; then
-    run profile 500 env BUILD="$BUILD" OUT="$OUT" scripts/profile.sh
+    run profile 500 env BUILD="$BUILD" OUT="$OUT" scripts/profile.sh "${PROFILE_KERNELS:-v0,v1,v2,v3,v4,v5,v6,v7,v8,cublas32,cublas16}"
 fi
 
 echo "=== summary"

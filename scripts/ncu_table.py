@@ -42,7 +42,11 @@ COLUMNS = [
     # the block's whole allocation: static + dynamic + the driver's 1 KiB
     ("smem_kib", ["launch__shared_mem_per_block"], BYTES_TO_KIB),
     ("occupancy_pct", ["sm__warps_active.avg.pct_of_peak_sustained_active"], None),
-]
+    ("grid", ["launch__grid_size"], None),
+    ("cluster", ["launch__cluster_dim_x"], None),
+] + [("stall_" + reason, ["smsp__average_warps_issue_stalled_%s_per_issue_active.ratio" % reason], None)
+     for reason in ("barrier", "long_scoreboard", "wait", "math_pipe_throttle", "membar",
+                    "lg_throttle", "sleeping")]
 
 
 class ParseError(ValueError):

@@ -39,6 +39,19 @@ metrics+=,launch__registers_per_thread
 metrics+=,launch__shared_mem_per_block_dynamic,launch__shared_mem_per_block_static
 metrics+=,sm__warps_active.avg.pct_of_peak_sustained_active
 [ -n "$tensor" ] && metrics+=,$tensor.avg.pct_of_peak_sustained_active
+# Where the warps wait (issue stalls per issued instruction) and the launch's
+# grid, where this ncu knows the names.
+for cand in launch__grid_size launch__cluster_dim_x \
+            smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio \
+            smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio \
+            smsp__average_warps_issue_stalled_wait_per_issue_active.ratio \
+            smsp__average_warps_issue_stalled_math_pipe_throttle_per_issue_active.ratio \
+            smsp__average_warps_issue_stalled_membar_per_issue_active.ratio \
+            smsp__average_warps_issue_stalled_lg_throttle_per_issue_active.ratio \
+            smsp__average_warps_issue_stalled_sleeping_per_issue_active.ratio; do
+    metric=${cand%%.ratio}
+    if grep -q "^${metric%%.*} \|^$metric " <<<"$known"; then metrics+=,$cand; fi
+done
 echo "profile: tensor pipe metric: ${tensor:-none found}" >&2
 
 IFS=, read -ra list <<<"$KERNELS"

@@ -59,15 +59,8 @@ static __device__ __forceinline__ void pipe_consumer_release(uint64_t *empty, pi
 /* A ring shared by the blocks of a cluster (from V8 on): every stage of every
  * block is written by the TMA loads of all of them (multicast), so a stage is
  * free only when the consumers of every block have released it. empty[s] then
- * counts consumers x cluster arrivals, the producer waits for them at cluster
- * scope, and each consumer releases the stage in every block. */
-static __device__ __forceinline__ uint64_t *pipe_producer_acquire_cluster(uint64_t *full, uint64_t *empty,
-                                                                          pipe_state st, uint32_t tx_bytes) {
-    mbarrier_wait_cluster(&empty[st.stage], st.phase ^ 1);
-    mbarrier_arrive_expect_tx(&full[st.stage], tx_bytes);
-    return &full[st.stage];
-}
-
+ * counts consumers x cluster arrivals, and each consumer releases the stage in
+ * every block; the producer acquires as before. */
 static __device__ __forceinline__ void pipe_consumer_release_cluster(uint64_t *empty, pipe_state st,
                                                                      uint32_t cluster) {
     for (uint32_t r = 0; r < cluster; r++) mbarrier_arrive_cluster(&empty[st.stage], r);

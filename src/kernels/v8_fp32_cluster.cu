@@ -105,16 +105,13 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
                 const int32_t b_row = (int32_t)(tile.n * V8_BN + rank * B_SLICE);
                 for (uint32_t kt = 0; kt < k_tiles; kt++, pipe_advance(&st, V8_STAGES)) {
                     const int32_t col = (int32_t)(kt * BK);
-                    if (CLUSTER > 1) {
-                        uint64_t *full = pipe_producer_acquire_cluster(sm->full, sm->empty, st, V8_TX_BYTES);
-                        tma_load_2d(sm->a[st.stage], &tmap_a, col, a_row, full);
+                    uint64_t *full = pipe_producer_acquire(sm->full, sm->empty, st, V8_TX_BYTES);
+                    tma_load_2d(sm->a[st.stage], &tmap_a, col, a_row, full);
+                    if (CLUSTER > 1)
                         tma_load_2d_multicast(&sm->b[st.stage][rank * B_SLICE * BK], &tmap_b, col, b_row,
                                               full, CTA_MASK);
-                    } else {
-                        uint64_t *full = pipe_producer_acquire(sm->full, sm->empty, st, V8_TX_BYTES);
-                        tma_load_2d(sm->a[st.stage], &tmap_a, col, a_row, full);
+                    else
                         tma_load_2d(sm->b[st.stage], &tmap_b, col, b_row, full);
-                    }
                 }
             }
         }

@@ -31,33 +31,17 @@ static __device__ __forceinline__ uint32_t mapa_shared(const void *p, uint32_t r
     return remote;
 }
 
-/* mbarrier.arrive.release.cluster.shared::cluster (PTX ISA "mbarrier.arrive"): one arrival
- * on the barrier at the same offset as `bar` in block `rank` of the cluster (this
- * block included). */
+/* mbarrier.arrive.release.cta.shared::cluster (PTX ISA "mbarrier.arrive"): one arrival on the
+ * barrier at the same offset as `bar` in block `rank` of the cluster (this block
+ * included). Release at CTA scope, the instruction's default: what the arrival
+ * publishes is that this warpgroup's WGMMAs have finished reading a stage, and
+ * the waiter's next step is a TMA write, ordered by the barrier itself. A
+ * .release.cluster arrival also waits for every earlier global store of the
+ * thread to be visible cluster-wide, which can stall the WGMMA stream behind
+ * it (docs/notes/log.md, run 13). */
 static __device__ __forceinline__ void mbarrier_arrive_cluster(uint64_t *bar, uint32_t rank) {
-    asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];"
+    asm volatile("mbarrier.arrive.release.cta.shared::cluster.b64 _, [%0];"
                  ::"r"(mapa_shared(bar, rank)) : "memory");
-}
-
-/* mbarrier.try_wait.parity.acquire.cluster (PTX ISA "mbarrier.try_wait.parity"): as
- * mbarrier_try_wait_parity, acquiring what the arrivals of other blocks of the
- * cluster released. */
-static __device__ __forceinline__ uint32_t mbarrier_try_wait_parity_cluster(uint64_t *bar, uint32_t parity) {
-    uint32_t done;
-    asm volatile("{\n\t.reg .pred p;\n\t"
-                 "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n\t"
-                 "selp.u32 %0, 1, 0, p;\n\t}"
-                 : "=r"(done) : "r"(smem_u32(bar)), "r"(parity) : "memory");
-    return done;
-}
-
-/* Wait, cluster scope, for the phase with this parity; traps after HGEMM_HANG_NS. */
-static __device__ __forceinline__ void mbarrier_wait_cluster(uint64_t *bar, uint32_t parity) {
-    if (mbarrier_try_wait_parity_cluster(bar, parity)) return;
-    uint64_t start = globaltimer_ns();
-    while (!mbarrier_try_wait_parity_cluster(bar, parity)) {
-        if (globaltimer_ns() - start > HGEMM_HANG_NS) hang_report("cluster mbarrier wait", smem_u32(bar), parity);
-    }
 }
 
 #endif
