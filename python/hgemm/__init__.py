@@ -11,9 +11,9 @@ apply (include/hgemm.h): 16-byte aligned matrices, leading dimensions a
 multiple of 8 elements. When torch is importable, `torch.ops.hgemm.nt` is
 registered too (see _torch.py).
 
-Where the library lives: $HGEMM_LIBRARY, else libhgemm.so next to this file,
-else build/libhgemm.so of the repository this package sits in, else wherever
-ctypes.util.find_library("hgemm") finds it.
+Where the library lives: $HGEMM_LIBRARY, else libhgemm.so next to this file
+(where `pip install .` puts it), else build/libhgemm.so of the repository this
+package sits in, else wherever ctypes.util.find_library("hgemm") finds it.
 """
 import ctypes
 import ctypes.util
@@ -21,9 +21,18 @@ import os
 import sys
 import threading
 
-__all__ = ["nt", "kernels", "library_path", "HgemmError",
+__all__ = ["nt", "kernels", "library_path", "HgemmError", "__version__",
            "SUCCESS", "ERROR_INVALID_VALUE", "ERROR_MISALIGNED", "ERROR_NOT_SUPPORTED",
            "ERROR_NO_DEVICE", "ERROR_ARCH_MISMATCH", "ERROR_CUDA"]
+
+try:  # the installed distribution's version (pyproject.toml takes CMakeLists.txt's)
+    from importlib.metadata import PackageNotFoundError, version as _dist_version
+    try:
+        __version__ = _dist_version("hgemm")
+    except PackageNotFoundError:  # run from the source tree
+        __version__ = "unknown"
+except ImportError:  # Python < 3.8
+    __version__ = "unknown"
 
 # enum hgemm_status of include/hgemm.h. The values are ABI (never renumbered);
 # the messages come from the library, hgemm_status_string.
@@ -85,7 +94,8 @@ def _load():
                 except OSError as e:
                     tried.append("%s (%s)" % (path, e))
             if lib is None:
-                raise OSError("hgemm: cannot find libhgemm.so; build it (make) or set "
+                raise OSError("hgemm: cannot find libhgemm.so; install the package with "
+                              "`pip install .` from the repository, or build it (make) and set "
                               "HGEMM_LIBRARY to its path. Tried: " + "; ".join(tried or ["nothing"]))
         lib.hgemm_nt.restype = ctypes.c_int
         lib.hgemm_nt.argtypes = [
