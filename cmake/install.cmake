@@ -25,12 +25,15 @@ install(TARGETS hgemm hgemm_static
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(FILES ${PROJECT_SOURCE_DIR}/include/hgemm.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 
-# The tool is defined in tools/ and may not exist in every tree. Should it link
-# libhgemm.so rather than libhgemm.a, the installed copy finds the library one
-# directory up, wherever the prefix is.
+# What the project installs finds what it links without LD_LIBRARY_PATH: the
+# CUDA libraries through a runpath to the toolkit it was built with (they are
+# often not on the loader's default path), and the tool, should it link
+# libhgemm.so rather than libhgemm.a, the library one directory up, wherever
+# the prefix is. The tool is defined in tools/ and may not exist in every tree.
+set_target_properties(hgemm PROPERTIES INSTALL_RPATH "${CUDAToolkit_LIBRARY_DIR}")
 if(TARGET hgemm-bench)
   set_target_properties(hgemm-bench PROPERTIES
-    INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR}")
+    INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR};${CUDAToolkit_LIBRARY_DIR}")
   install(TARGETS hgemm-bench RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endif()
 
@@ -93,7 +96,7 @@ set(HGEMM_PC_CUDA_CFLAGS "")
 foreach(dir IN LISTS CUDAToolkit_INCLUDE_DIRS)
   string(APPEND HGEMM_PC_CUDA_CFLAGS " -I${dir}")
 endforeach()
-set(HGEMM_PC_CUDA_LIBS "-L${CUDAToolkit_LIBRARY_DIR} -lcudart")
+set(HGEMM_PC_CUDA_LIBS "-L${CUDAToolkit_LIBRARY_DIR} -Wl,-rpath,${CUDAToolkit_LIBRARY_DIR} -lcudart")
 set(HGEMM_PC_LIBS_PRIVATE "-lpthread")
 if(HGEMM_CXX_RUNTIME)
   string(PREPEND HGEMM_PC_LIBS_PRIVATE "-l${HGEMM_CXX_RUNTIME} ")

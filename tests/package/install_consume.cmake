@@ -1,7 +1,9 @@
 # install_consume.cmake: install the build tree into a temporary prefix and
 # build and run a small C program against that prefix, the two ways a user
 # would: a fresh CMake project doing find_package(hgemm), and
-# `cc consumer.c $(pkg-config --cflags --libs hgemm)`.
+# `cc consumer.c $(pkg-config --cflags --libs hgemm)`, each run with no
+# LD_LIBRARY_PATH (the runpaths in what is installed and in hgemm.pc find the
+# libraries); then the installed hgemm-bench --version, the same way.
 #
 #   cmake -DARGS=<file written by tests/package/CMakeLists.txt> -P install_consume.cmake
 #
@@ -16,6 +18,8 @@ if(NOT ARGS OR NOT EXISTS "${ARGS}")
   message(FATAL_ERROR "install_consume: pass -DARGS=<arguments file>; got '${ARGS}'")
 endif()
 include("${ARGS}")
+# Every program below starts as a user's would, with no LD_LIBRARY_PATH.
+unset(ENV{LD_LIBRARY_PATH})
 
 set(PREFIX "${WORK_DIR}/prefix")
 set(CMAKE_BUILD "${WORK_DIR}/cmake-consumer")
@@ -118,14 +122,19 @@ else()
   run("compiling the pkg-config consumer"
       "${C_COMPILER}" -std=c11 -Wall -Wextra -Werror "${CONSUMER_DIR}/consumer.c"
       ${pc_flags} -o "${PC_BUILD}/consumer_pc")
-  # hgemm.pc carries no rpath (pkg-config files should not): the loader finds
-  # the installed libhgemm.so through LD_LIBRARY_PATH, as a user's would.
-  if(DEFINED ENV{LD_LIBRARY_PATH} AND NOT "$ENV{LD_LIBRARY_PATH}" STREQUAL "")
-    set(ENV{LD_LIBRARY_PATH} "${PREFIX}/${LIBDIR}:$ENV{LD_LIBRARY_PATH}")
-  else()
-    set(ENV{LD_LIBRARY_PATH} "${PREFIX}/${LIBDIR}")
-  endif()
+  # hgemm.pc's Libs carry a runpath to the installed libhgemm.so and to the
+  # CUDA runtime: the program starts with no LD_LIBRARY_PATH (unset above).
   run_consumer("pkg-config" "${PC_BUILD}/consumer_pc")
+endif()
+
+# 4. The installed tool starts with no LD_LIBRARY_PATH either.
+if(EXISTS "${PREFIX}/bin/hgemm-bench")
+  run("running the installed hgemm-bench --version" "${PREFIX}/bin/hgemm-bench" --version)
+  string(STRIP "${RUN_OUTPUT}" out)
+  if(NOT out MATCHES "^hgemm-bench ${VERSION} ")
+    fail("the installed hgemm-bench --version printed '${out}', expected 'hgemm-bench ${VERSION} ...'")
+  endif()
+  message(STATUS "installed tool: ${out}")
 endif()
 
 file(REMOVE_RECURSE "${WORK_DIR}")
