@@ -4,19 +4,20 @@
     python3 scripts/plot.py bench/results/FILE.csv -o docs/figures/tflops-8192.png
 
 Each bar is the median over the runs in the CSV, with a line from the lowest
-to the highest run; the 989 TFLOP/s dense fp16 datasheet peak of the H100/H200
-tensor cores is drawn across the chart.
+to the highest run; the colour says how the kernel accumulates (the CSV's
+`accumulator` column: fp32 or fp16), cuBLAS bars are grey; the 989 TFLOP/s
+dense fp16 datasheet peak of the H100/H200 tensor cores is drawn across the
+chart. Needs matplotlib (pip install matplotlib, or pip install '.[plot]');
+without it, says so and exits 2.
 """
 import argparse
 import csv
 import statistics
 import sys
 
-import matplotlib
+from plotting import pyplot
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
+COLORS = {"fp32": "#3b75af", "fp16": "#e08a2c"}  # by accumulator
 PEAK_TFLOPS = 989.0  # dense fp16 tensor-core peak, H100/H200 SXM datasheet
 ORDER = ["v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "cublas32", "cublas16"]
 
@@ -41,12 +42,14 @@ def main():
     ap.add_argument("--size", nargs=3, type=int, default=[8192, 8192, 8192], metavar=("M", "N", "K"))
     args = ap.parse_args()
 
+    plt = pyplot()
     meta, rows = read_rows(args.csv)
     m, n, k = (str(x) for x in args.size)
-    per_kernel = {}
+    per_kernel, acc = {}, {}
     for r in rows:
         if (r["m"], r["n"], r["k"]) == (m, n, k) and r.get("tflops") not in (None, "", "nan"):
             per_kernel.setdefault(r["kernel"], []).append(float(r["tflops"]))
+            acc[r["kernel"]] = r.get("accumulator", "")
     names = [x for x in ORDER if x in per_kernel] + sorted(set(per_kernel) - set(ORDER))
     if not names:
         print(f"plot.py: no rows for {m}x{n}x{k} in {args.csv}", file=sys.stderr)
@@ -55,10 +58,19 @@ def main():
     med = [statistics.median(per_kernel[x]) for x in names]
     lo = [statistics.median(per_kernel[x]) - min(per_kernel[x]) for x in names]
     hi = [max(per_kernel[x]) - statistics.median(per_kernel[x]) for x in names]
-    colors = ["#8c8c8c" if x.startswith("cublas") else "#3b75af" for x in names]
+    colors = ["#8c8c8c" if x.startswith("cublas") else COLORS.get(acc[x], "#3b75af") for x in names]
 
     fig, ax = plt.subplots(figsize=(9, 4.8), dpi=120)
-    ax.bar(names, med, color=colors, yerr=[lo, hi], capsize=4)
+    bars = ax.bar(names, med, color=colors, yerr=[lo, hi], capsize=4)
+    for bar, name in zip(bars, names):
+        if name.startswith("cublas") and acc[name] == "fp16":
+            bar.set_hatch("//")
+    from matplotlib.patches import Patch
+    ax.legend(handles=[Patch(color=COLORS["fp32"], label="hgemm, fp32 accumulation"),
+                       Patch(color=COLORS["fp16"], label="hgemm, fp16 accumulation"),
+                       Patch(facecolor="#8c8c8c", label="cuBLAS COMPUTE_32F"),
+                       Patch(facecolor="#8c8c8c", hatch="//", label="cuBLAS COMPUTE_16F")],
+              loc="upper left", fontsize=8)
     ax.axhline(PEAK_TFLOPS, color="#c0392b", linestyle="--", linewidth=1)
     ax.text(len(names) - 0.5, PEAK_TFLOPS + 10, f"{PEAK_TFLOPS:.0f} TFLOP/s dense fp16 peak",
             ha="right", va="bottom", color="#c0392b", fontsize=9)
