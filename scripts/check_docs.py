@@ -79,7 +79,6 @@ RESULTS = os.path.join(REPO, "bench", "results")
 CLAIMS = os.path.join(REPO, "docs", "claims.txt")
 GENERATORS = {"bench_summary.py", "plot_accuracy.py", "ncu_table.py"}
 FORBIDDEN = [("../shared", "a path outside the repository"),
-             ("/work/", "a path of one machine"),
              ("device time", "wording about how runs were scheduled")]
 
 # Table headers and the CSV column each one reads (bench CSVs and profile CSVs).
@@ -88,7 +87,8 @@ HEADERS = {
     "x cublas compute_32f": "vs_cublas32", "x cublas 32f": "vs_cublas32", "x cublas32": "vs_cublas32",
     "x cublas compute_16f": "vs_cublas16", "x cublas 16f": "vs_cublas16", "x cublas16": "vs_cublas16",
     "samples": "#count",
-    "sm mhz": "sm_clock_mhz", "tensor %": "tensor_pipe_pct", "dram %": "dram_pct",
+    "sm mhz": "sm_clock_mhz", "tensor %": "tensor_pipe_pct", "tensor pipe %": "tensor_pipe_pct",
+    "dram read gb": "dram_read_gb", "dram %": "dram_pct",
     "dram gb read": "dram_read_gb", "dram gb": "dram_read_gb", "l2 hit %": "l2_hit_pct",
     "l2 %": "l2_pct", "l2 gb": "l2_gb", "regs": "registers", "registers": "registers",
     "smem kib": "smem_kib", "occupancy %": "occupancy_pct", "sm %": "sm_pct",
@@ -462,13 +462,29 @@ class Checker:
             m = FILTER.match(w)
             if not m:
                 raise Problem("table: cannot read '%s'" % w)
-            if m.group(1) in ("csv", "rows", "kind", "kernel", "cols", "skip") and m.group(2) == "=":
+            if m.group(1) in ("csv", "csvs", "rows", "kind", "kernel", "cols", "skip", "col") \
+                    and m.group(2) == "=":
                 opts[m.group(1)] = m.group(3)
             else:
                 filters.append(w)
         cells = [split_row(lines[i]) for i in rows]
         header, body_rows = cells[0], cells[2:]
+        if opts.get("rows") == "metric":
+            return self.check_metric_table(where, opts, filters, rows, header, body_rows)
         profile = opts.get("kind") == "profile" or "profile" in opts.get("csv", "")
+        # A header "V1 TFLOP/s" (or "V3" alone, or "cuBLAS 32F TFLOP/s") reads
+        # that kernel's column; the row's kernel otherwise.
+        col_kernels = [None] * len(header)
+        ratios = {}
+        for i, h in enumerate(header):
+            r = re.match(r"^V(\d+) / V(\d+) \(medians\)$", h.strip())
+            if r:  # the ratio of two kernels' median TFLOP/s
+                ratios[i] = ("v" + r.group(1), "v" + r.group(2))
+                continue
+            m = re.match(r"^(V\d+|cuBLAS 32F|cuBLAS 16F)(?:\s+(.*))?$", h.strip())
+            if m and i > 0:
+                col_kernels[i] = kernel_name(m.group(1))
+                header[i] = m.group(2) or opts.get("col", "TFLOP/s")
         if "cols" in opts:
             columns = opts["cols"].split(",")
             if len(columns) != len(header):
@@ -477,22 +493,31 @@ class Checker:
             columns = [HEADERS.get(h.lower().strip()) for h in header]
         columns = [None if c in (None, "-") else (PROFILE_MS if c == "ms" and profile else c)
                    for c in columns]
+        how = len(header) > 1 and header[1].strip().lower() == "how"
         skip = set(opts.get("skip", "").split(",")) - {""}
         for ri, row in zip(rows[2:], body_rows):
             label = strip_markup(row[0]).strip()
             if label in skip:
                 continue
             where_row = "%s (row '%s')" % (where.split(":")[0] + ":%d" % (ri + 1), label)
-            csvs, kernel = row_source(opts, label)
-            for col, cell in zip(columns[1:], row[1:]):
+            if how:  # "| 10 | 3 processes |": the run and how it ran
+                label = "%s, %s" % (label, strip_markup(row[1]).strip())
+            csvs, kernel, extra = row_source(opts, label)
+            for ci, (col, ck, cell) in enumerate(zip(columns[1:], col_kernels[1:], row[1:]), 1):
+                if ci in ratios and figure_whole(cell):
+                    a, b = (Spec(" ".join([csvs, x, "tflops"] + filters + extra)).compute(["median"])[0]
+                            for x in ratios[ci])
+                    self.compare(where_row, ("ratio",), figure_whole(cell)[1], values=[a / b])
+                    continue
                 if col is None:
                     continue
+                kernel_here = ck or kernel
                 fig = figure_whole(cell)
                 if fig is None:
                     continue
                 kinds, quoted = fig
-                spec = Spec(" ".join([csvs, kernel] + ([col] if not col.startswith("#") else [])
-                                     + filters))
+                spec = Spec(" ".join([csvs, kernel_here] + ([col] if not col.startswith("#") else [])
+                                     + filters + extra))
                 if col == "#count":
                     spec.stat = "count"
                     kinds = ("count",)
@@ -500,6 +525,28 @@ class Checker:
                     kinds = ("median",)
                 try:
                     self.compare(where_row, kinds, quoted, spec)
+                except Problem as e:
+                    self.error(where_row, str(e))
+
+    def check_metric_table(self, where, opts, filters, rows, header, body_rows):
+        """Rows are statistics ("TFLOP/s", "ms", ...), columns are sources:
+        csv= for every column, or csvs=A,B (one per column after the first)."""
+        sources = opts["csvs"].split(",") if "csvs" in opts else [opts.get("csv")] * (len(header) - 1)
+        if len(sources) != len(header) - 1 or None in sources:
+            raise Problem("rows=metric needs csv= or one csvs= entry per column")
+        for ri, row in zip(rows[2:], body_rows):
+            col = HEADERS.get(strip_markup(row[0]).strip().lower())
+            if col is None:
+                continue
+            where_row = "%s (row '%s')" % (where.split(":")[0] + ":%d" % (ri + 1), row[0])
+            for src, cell in zip(sources, row[1:]):
+                fig = figure_whole(cell)
+                if fig is None:
+                    continue
+                kinds = ("median",) if fig[0] == (None,) else fig[0]
+                try:
+                    self.compare(where_row, kinds, fig[1],
+                                 Spec(" ".join([src, opts.get("kernel", "*"), col] + filters)))
                 except Problem as e:
                     self.error(where_row, str(e))
 
@@ -557,9 +604,9 @@ class Checker:
 
     # 4: the claims file
     def check_claims(self):
+        texts, claimed = {}, {}
         if not os.path.exists(CLAIMS):
-            return
-        texts = {}
+            return self.check_header_coverage(claimed)
         with open(CLAIMS, encoding="utf-8") as f:
             for n, line in enumerate(f, 1):
                 line = line.strip()
@@ -579,6 +626,7 @@ class Checker:
                     with open(path, encoding="utf-8") as g:
                         texts[path] = normalize(g.read())
                 quoted = re.findall(r"\{([^}]*)\}", claim)
+                claimed.setdefault(path, []).append(normalize(claim.replace("{", "").replace("}", "")))
                 if normalize(claim.replace("{", "").replace("}", "")) not in texts[path]:
                     self.error(where, "'%s' is not in %s" % (claim.replace("{", "").replace("}", ""),
                                                              target))
@@ -589,6 +637,18 @@ class Checker:
                     self.compare("%s (%s)" % (where, target), kinds, quoted, s)
                 except Problem as e:
                     self.error(where, str(e))
+        self.check_header_coverage(claimed)
+
+    def check_header_coverage(self, claimed):
+        """Every "A [B..C]" in a kernel header is inside some claim of its file."""
+        for path in sorted(glob.glob(os.path.join(REPO, "src", "kernels", "v*.cu"))):
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+            head = normalize(text[:text.find("*/") + 2] if text.lstrip().startswith("/*") else "")
+            for m in RANGE_ANYWHERE.finditer(head):
+                if not any(m.group(0) in c for c in claimed.get(path, [])):
+                    self.error(os.path.relpath(path, REPO), "figure '%s' in the header has no claim "
+                               "in docs/claims.txt" % m.group(0))
 
 
 def normalize(text):
@@ -618,19 +678,25 @@ def row_source(opts, label):
     rows = opts.get("rows", "kernel")
     kind = opts.get("kind", "bench")
     if rows == "run":
-        m = re.fullmatch(r"(\d+)(?:,\s*(one process|\d+ processes))?", label)
+        m = re.fullmatch(r"(\d+)(?:,\s*(one process|processes|\d+ processes|\d+ fresh processes))?",
+                         label)
         if not m:
             raise Problem("row '%s': expected a run number" % label)
         which = "processes" if m.group(2) and "processes" in m.group(2) else kind
-        return "run%s-%s" % (m.group(1), which), opts.get("kernel", "*")
+        return "run%s-%s" % (m.group(1), which), opts.get("kernel", "*"), []
     if rows == "kernel-run":
-        m = re.fullmatch(r"(\S+) \((\d+)\)", label)
+        m = re.fullmatch(r"(\S+) \((\d+)\)", label) or re.fullmatch(r"(\S+), run (\d+)", label)
         if not m:
-            raise Problem("row '%s': expected 'kernel (run)'" % label)
-        return "run%s-%s" % (m.group(2), kind), kernel_name(m.group(1))
+            raise Problem("row '%s': expected 'kernel (run)' or 'kernel, run N'" % label)
+        return "run%s-%s" % (m.group(2), kind), kernel_name(m.group(1)), []
+    if rows == "shape":  # "8192 x 8192 x 1024"
+        m = re.fullmatch(r"(\d+)\s*x\s*(\d+)\s*x\s*(\d+)", label)
+        if not m or "csv" not in opts:
+            raise Problem("row '%s': expected M x N x K (and csv=)" % label)
+        return opts["csv"], opts.get("kernel", "*"), ["shape=%sx%sx%s" % m.groups()]
     if "csv" not in opts:
         raise Problem("table: csv= is needed when rows are kernels")
-    return opts["csv"], kernel_name(label)
+    return opts["csv"], kernel_name(label), []
 
 
 def kernel_name(label):

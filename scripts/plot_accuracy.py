@@ -3,6 +3,7 @@
 
     python3 scripts/plot_accuracy.py FILE.csv [FILE.csv ...] -o docs/figures/accuracy-k.png
     python3 scripts/plot_accuracy.py FILE.csv [...] --markdown [--stat max|p99|mean]
+    python3 scripts/plot_accuracy.py FILE.csv [...] --markdown --long
 
 Reads the CSV contract only (kernel, m, n, k, accumulator and the
 mean_abs_err, p99_abs_err, max_abs_err columns), from any hgemm-bench run:
@@ -14,7 +15,8 @@ too, which is why each table row names its shape.
 
 --markdown prints a table, one row per shape (sorted by k), one column per
 kernel, of the chosen statistic (default: max), and needs nothing beyond
-Python. The plot (-o) draws mean, p99 and max against k on log axes, fp32-
+Python; with --long, one row per kernel and shape with all three
+statistics. The plot (-o) draws mean, p99 and max against k on log axes, fp32-
 accumulating kernels in solid lines and fp16-accumulating ones dashed, with
 the tests' absolute tolerances (1e-2 for fp32 accumulation, 5e-2 for fp16)
 across the max panel; it needs matplotlib. When a kernel has several rows
@@ -74,6 +76,18 @@ def markdown(table, stat):
     return "\n".join(out)
 
 
+def markdown_long(table):
+    keys = sorted(table, key=lambda x: (x[3], x[1], x[2], kernel_order([y[0] for y in table]).index(x[0])))
+    out = ["| kernel | accumulator | shape | mean abs err | p99 abs err | max abs err |",
+           "|---|---|---|---|---|---|"]
+    for key in keys:
+        v = table[key]
+        cells = ["-" if v.get(col) is None else "%.3e" % v[col] for col in STATS.values()]
+        out.append("| %s | %s | %dx%dx%d | %s |" % (key[0], v["acc"], key[1], key[2], key[3],
+                                                   " | ".join(cells)))
+    return "\n".join(out)
+
+
 def plot(table, output, title):
     from plotting import pyplot
     plt = pyplot()
@@ -115,6 +129,8 @@ def main():
     ap.add_argument("-o", "--output", help="PNG (or SVG) to write")
     ap.add_argument("--markdown", action="store_true", help="print a Markdown table instead")
     ap.add_argument("--stat", choices=sorted(STATS), default="max", help="for --markdown (default max)")
+    ap.add_argument("--long", action="store_true",
+                    help="with --markdown: one row per kernel and shape, mean, p99 and max")
     ap.add_argument("--title", default="hgemm: error against fp64 as k grows")
     args = ap.parse_args()
     if not args.markdown and not args.output:
@@ -124,7 +140,7 @@ def main():
         print("plot_accuracy: no rows with error columns in %s" % ", ".join(args.csv), file=sys.stderr)
         return 1
     if args.markdown:
-        print(markdown(table, args.stat))
+        print(markdown_long(table) if args.long else markdown(table, args.stat))
     else:
         plot(table, args.output, args.title)
     return 0

@@ -2,6 +2,7 @@
 parser (against a fixture recorded on an H200 by scripts/profile.sh) and the
 CSV summary used for --repeat and fresh-process runs."""
 import os
+import subprocess
 import sys
 import tempfile
 import unittest
@@ -84,6 +85,115 @@ v5,64,64,64,1,nan,nan,nan,nan,nan
         self.assertEqual(stats["ms"], (2.0, 1.0, 3.0))
         self.assertEqual(stats["vs_cublas16"], (1.0, 0.95, 1.05))
         self.assertEqual(table["v5"][1], {})  # a failed check carries no timing
+
+
+REPO = os.path.join(HERE, "..", "..")
+SCRIPTS = os.path.join(REPO, "scripts")
+RUN10 = os.path.join(REPO, "bench", "results", "2026-11-29-h200-run10-bench.csv")
+
+
+class CheckDocs(unittest.TestCase):
+    """scripts/check_docs.py catches each kind of drift between a doc and its CSV."""
+
+    def problems(self, text, suffix=".md"):
+        import check_docs
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "doc" + suffix)
+            with open(path, "w") as f:
+                f.write(text)
+            c = check_docs.Checker(False)
+            c.check_file(path)
+            return c.errors, c.checked
+
+    def assertCaught(self, text, what):
+        errors, _ = self.problems(text)
+        self.assertTrue(any(what in e for e in errors), "expected '%s' in %s" % (what, errors))
+
+    def assertClean(self, text, checked=1):
+        errors, n = self.problems(text)
+        self.assertEqual(errors, [])
+        self.assertGreaterEqual(n, checked)
+
+    def test_the_repository_docs_agree(self):
+        out = subprocess.run([sys.executable, os.path.join(SCRIPTS, "check_docs.py")],
+                             capture_output=True, text=True)
+        self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
+
+    def test_a_register_count_that_is_not_the_profile(self):
+        self.assertCaught("V6 keeps 92<!-- = run10-profile v6 registers --> registers.",
+                          "quotes 92, the CSV gives 90")
+        self.assertClean("V6 keeps 90<!-- = run10-profile v6 registers --> registers.")
+
+    def test_a_count_written_as_a_word(self):
+        spec = "run10-bench * window_sm_clock_mhz stat=count window_sm_clock_mhz<1980"
+        self.assertCaught("all but three<!-- = %s --> windows" % spec, "quotes 3, the CSV gives 4")
+        self.assertClean("all but four<!-- = %s --> windows" % spec)
+
+    def test_a_median_and_range(self):
+        self.assertClean("V6 816.5 TFLOP/s [798.5..816.5]<!-- = run10-bench v6 tflops -->", 1)
+        self.assertCaught("V6 816.6 [798.5..816.5]<!-- = run10-bench v6 tflops -->",
+                          "quotes 816.6 / 798.5 / 816.5")
+
+    def test_an_expression(self):
+        expr = ('max("run{7,8,10}-profile v6 tensor_pipe_pct") - '
+                'min("run{7,8,10}-profile v6 tensor_pipe_pct")')
+        self.assertCaught("within 2.5<!-- = expr: %s --> points" % expr, "quotes 2.5")
+        self.assertClean("within 2.65<!-- = expr: %s --> points" % expr)
+
+    def test_a_checked_table(self):
+        table = ("<!-- table: csv=run10-bench -->\n| kernel | TFLOP/s | x cuBLAS 32F |\n|---|---|---|\n"
+                 "| v6 | 816.5 [798.5..816.5] | 1.102 [1.094..1.114] |\n")
+        self.assertClean(table, 2)
+        self.assertCaught(table.replace("1.102 [", "1.112 ["), "quotes 1.112")
+
+    def test_a_generated_table(self):
+        out = subprocess.run([sys.executable, os.path.join(SCRIPTS, "bench_summary.py"), RUN10,
+                              "--markdown"], capture_output=True, text=True).stdout
+        doc = ("<!-- generated: bench_summary.py bench/results/2026-11-29-h200-run10-bench.csv "
+               "--markdown -->\n%s" % out)
+        self.assertClean(doc)
+        self.assertCaught(doc.replace("816.5", "826.5", 1), "differs from")
+
+    def test_a_range_without_a_reference(self):
+        self.assertCaught("V6 ran at 816.5 [798.5..816.5] TFLOP/s.", "has no reference")
+
+    def test_paths(self):
+        self.assertCaught("see `bench/results/2026-11-29-h200-all.csv`", "does not exist")
+        self.assertCaught("as `../shared/reference` measures", "outside the repository")
+        self.assertCaught("the design (DESIGN.md) says", "not in the repository")
+        self.assertCaught("[log](../../nowhere.md)", "nowhere.md")
+        self.assertCaught("and the device time was spent", "device time")
+
+    def test_kernel_header_claims(self):
+        import check_docs
+        c = check_docs.Checker(False)
+        c.check_claims()
+        self.assertEqual(c.errors, [])
+        self.assertGreater(c.checked, 20)
+
+
+class PlottingWithoutMatplotlib(unittest.TestCase):
+    """The plot scripts say what to install instead of a traceback."""
+
+    def run_script(self, *args):
+        env = dict(os.environ, PYTHONPATH=os.path.join(HERE, "fixtures", "no_matplotlib"))
+        return subprocess.run([sys.executable] + list(args), capture_output=True, text=True, env=env)
+
+    def test_plot_and_plot_accuracy(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            for script in ("plot.py", "plot_accuracy.py"):
+                out = self.run_script(os.path.join(SCRIPTS, script), RUN10, "-o",
+                                      os.path.join(tmp, "x.png"))
+                self.assertEqual(out.returncode, 2, out.stderr)
+                self.assertIn("needs matplotlib", out.stderr)
+                self.assertIn("pip install", out.stderr)
+                self.assertNotIn("Traceback", out.stderr)
+                self.assertFalse(os.path.exists(os.path.join(tmp, "x.png")))
+
+    def test_accuracy_table_needs_no_matplotlib(self):
+        out = self.run_script(os.path.join(SCRIPTS, "plot_accuracy.py"), RUN10, "--markdown", "--long")
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertIn("| v6 | fp16 | 8192x8192x8192 | 2.330e-03 | 1.117e-02 | 4.681e-02 |", out.stdout)
 
 
 if __name__ == "__main__":
