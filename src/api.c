@@ -37,6 +37,7 @@ enum { KERNEL_COUNT = (int)(sizeof(kernel_table) / sizeof(kernel_table[0])) };
  * and run them through hgemm__run. */
 static const hgemm_kernel_info experiment_table[] = {
     {HGEMM_KERNEL_V8, "v8-nocluster", HGEMM_ACC_F32, "V8 without clusters: each block loads its whole B tile", hgemm__launch_v8_nocluster, supports_tma_abc},
+    {HGEMM_KERNEL_V8, "v8-direct", HGEMM_ACC_F32, "V8 with V5's epilogue: registers straight to global memory", hgemm__launch_v8_direct, supports_tma_abc},
 };
 
 enum { EXPERIMENT_COUNT = (int)(sizeof(experiment_table) / sizeof(experiment_table[0])) };

@@ -124,6 +124,7 @@ hgemm_status hgemm__launch_v6(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v7(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_nocluster(const hgemm_problem *p, cudaStream_t stream);
+hgemm_status hgemm__launch_v8_direct(const hgemm_problem *p, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,6 @@
 /*
  * V8: fp32 accumulation at cuBLAS speed: persistent blocks, moved registers,
- * and pairs of blocks that share each B tile.
+ * pairs of blocks that share each B tile, and an epilogue through TMA.
  *
  * Changes from V5 (the last fp32-accumulating version; V6/V7 bought their
  * speed with fp16 accumulators that fp32 cannot use: four 64x256 fp32
@@ -16,17 +16,25 @@
  *     block loads one half of it and multicasts it to both, so a block reads
  *     16 KB of A and 16 KB of B from L2 per k-tile instead of 48 KB. A stage
  *     is free again only when the consumers of both blocks have released it
- *     (pipe_*_cluster in pipeline.cuh).
- * Tile, 4-stage ring, WGMMA group in flight and the fp32 epilogue from
- * registers are V5's. 12 warps: consumers in warpgroups 0 and 1, the loader
- * thread in warpgroup 2.
+ *     (pipe_consumer_release_cluster);
+ *   - the epilogue goes through shared memory: each consumer converts its
+ *     64x256 quarter with stmatrix into its own buffer (epilogue_f32.cuh),
+ *     one thread starts four TMA stores, and the warpgroup goes straight on
+ *     to the next tile; only before it reuses the buffer does it wait for
+ *     the previous stores to have read it. The two 32 KB buffers cost the
+ *     ring its fourth stage (3 stages of 48 KB).
+ * Tile and WGMMA group in flight are V5's. 12 warps: consumers in
+ * warpgroups 0 and 1, the loader thread in warpgroup 2.
  *
- * Built for CLUSTER = 2 (the V8 of the table) and CLUSTER = 1 (the same
- * kernel without the shared B tile, so the chapter can measure that idea).
+ * One source, three builds: CLUSTER = 2 with the TMA epilogue (the table's
+ * V8), and two ablations that take one idea out each, so the chapter can
+ * measure it: v8-nocluster (CLUSTER = 1) and v8-direct (the fp32 epilogue
+ * from registers straight to global memory, as V5).
  *
  * Measured: see docs/tutorial/v8.md and docs/notes/log.md.
  */
 #include "kernel_common.cuh"
+#include "epilogue_f32.cuh"
 #include "pipeline.cuh"
 #include "ptx/cluster.cuh"
 #include "ptx/regs.cuh"
@@ -35,7 +43,7 @@
 
 enum {
     V8_BM = 128, V8_BN = 256,
-    V8_STAGES = 4,
+    V8_STAGES = 3,
     V8_CONSUMERS = 2,                                        /* warpgroups 0 and 1 */
     V8_CONSUMER_THREADS = V8_CONSUMERS * WARPGROUP_THREADS,
     V8_PRODUCER_WG = V8_CONSUMERS,                           /* warpgroup 2 */
@@ -48,6 +56,7 @@ enum {
     V8_CONSUMER_REGS = 232,
     V8_REGISTER_FILE = 65536,                                /* 32-bit registers per SM */
     V8_CLUSTER = 2,                                          /* blocks per cluster in the table's V8 */
+    V8_EPI_BARRIER = 1,                                      /* named barriers 1, 2: one per consumer */
     WGMMA_K = 16,
 };
 
@@ -55,6 +64,8 @@ typedef struct __align__(1024) v8_smem {
     __half a[V8_STAGES][V8_BM * BK]; /* (STAGES, BM, BK), 128B-swizzled; rows 64g.. for consumer g */
     __half b[V8_STAGES][V8_BN * BK]; /* (STAGES, BN, BK), 128B-swizzled; in a cluster, rows
                                         (BN/CLUSTER)*r.. come from block r's multicast */
+    __half c[V8_CONSUMERS][F16Q_BOXES][F16Q_ROWS * F16Q_BOX]; /* consumer g's (64, 256) quarter of C,
+                                        as four swizzled 64x64 boxes for the TMA store */
     uint64_t full[V8_STAGES];        /* 1 arrival (own loader) + V8_TX_BYTES */
     uint64_t empty[V8_STAGES];       /* V8_CONSUMERS x CLUSTER arrivals */
 } v8_smem;
@@ -62,7 +73,10 @@ typedef struct __align__(1024) v8_smem {
 static_assert(sizeof(((v8_smem *)0)->a[0]) % SW128_ALIGN == 0, "stages must stay 1024-byte aligned");
 static_assert((V8_WG_M * BK * 2) % SW128_ALIGN == 0, "each consumer's A slice is 1024-byte aligned");
 static_assert((V8_BN / V8_CLUSTER * BK * 2) % SW128_ALIGN == 0, "each block's B slice is 1024-byte aligned");
-static_assert(sizeof(v8_smem) + SW128_ALIGN <= 227 * 1024, "4 stages of 48 KB must fit one block's 227 KB");
+static_assert((int)V8_WG_M == (int)F16Q_ROWS && (int)V8_BN == (int)F16Q_COLS,
+              "a consumer's quarter is the epilogue's shape");
+static_assert(sizeof(v8_smem) + SW128_ALIGN <= 227 * 1024,
+              "3 stages of 48 KB and two 32 KB C buffers must fit one block's 227 KB");
 static_assert(V8_CONSUMER_REGS * V8_CONSUMER_THREADS + V8_PRODUCER_REGS * WARPGROUP_THREADS <= V8_REGISTER_FILE,
               "the registers the warpgroups ask for must fit the register file");
 
@@ -74,9 +88,18 @@ static __device__ __forceinline__ int32_t v8_row0(hgemm_tile tile, uint32_t rank
 }
 
 template <int CLUSTER>
+static __device__ __forceinline__ void v8_release(uint64_t *empty, pipe_state st) {
+    if (CLUSTER > 1)
+        pipe_consumer_release_cluster(empty, st, CLUSTER);
+    else
+        pipe_consumer_release(empty, st);
+}
+
+template <int CLUSTER, bool TMA_EPILOGUE>
 __global__ void __launch_bounds__(V8_THREADS, 1)
 v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
-          gemm_args args, uint32_t ctiles_m, uint32_t tiles_n, uint32_t k_tiles) {
+          const __grid_constant__ CUtensorMap tmap_c, gemm_args args, uint32_t ctiles_m,
+          uint32_t tiles_n) {
     enum { B_SLICE = V8_BN / CLUSTER, CTA_MASK = (1 << CLUSTER) - 1 };
     extern __shared__ uint8_t smem_raw[];
     v8_smem *sm = (v8_smem *)smem_aligned(smem_raw); /* the same offset in every block */
@@ -84,6 +107,7 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
     const uint32_t rank = CLUSTER > 1 ? cluster_ctarank() : 0;
     const uint32_t cluster_id = blockIdx.x / CLUSTER, clusters = gridDim.x / CLUSTER;
     const uint32_t ctiles = ctiles_m * tiles_n; /* cluster tiles: (CLUSTER * BM) x BN */
+    const uint32_t k_tiles = (uint32_t)args.k_tiles;
 
     if (tid == 0) pipe_init(sm->full, sm->empty, V8_STAGES, V8_CONSUMERS * CLUSTER);
     /* The peer's loads and releases target these barriers: initialised
@@ -120,7 +144,8 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
         setmaxnreg_inc<V8_CONSUMER_REGS>();
         const int g = wg; /* rows 64g .. 64g+63 of each tile */
         const bool leader = tid % WARPGROUP_THREADS == 0;
-        float d[128] = {}; /* (64, 256) fp32 accumulator */
+        if (TMA_EPILOGUE && leader) prefetch_tensormap(&tmap_c);
+        float d[F32Q_ACC_REGS] = {}; /* (64, 256) fp32 accumulator */
         pipe_state st = {0, 0};
         for (uint32_t t = cluster_id; t < ctiles; t += clusters) {
             const hgemm_tile tile = hgemm_raster(t, ctiles_m, tiles_n, V8_RASTER);
@@ -136,59 +161,70 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
                     wgmma_m64n256k16_f32(d, desc_a + 2 * kk, desc_b + 2 * kk, (kt | kk) != 0);
                 wgmma_commit_group();
                 wgmma_wait_group_1(); /* k-tile kt-1 is done; kt stays in flight */
-                if (leader && kt > 0) {
-                    if (CLUSTER > 1)
-                        pipe_consumer_release_cluster(sm->empty, prev, CLUSTER);
-                    else
-                        pipe_consumer_release(sm->empty, prev);
-                }
+                if (leader && kt > 0) v8_release<CLUSTER>(sm->empty, prev);
                 prev = st;
             }
             wgmma_wait_group_0();
-            if (leader) {
-                if (CLUSTER > 1)
-                    pipe_consumer_release_cluster(sm->empty, prev, CLUSTER);
-                else
-                    pipe_consumer_release(sm->empty, prev);
-            }
+            if (leader) v8_release<CLUSTER>(sm->empty, prev);
+
             /* A cluster tile that sticks out below m can leave a block with no
              * rows at all (an odd number of tile rows): it loaded for its peer
              * and has nothing to store. */
-            if (row0 < args.m) epilogue_m64n256_f32(args, d, row0 + g * V8_WG_M, col0);
+            const int32_t qrow0 = row0 + g * V8_WG_M;
+            if (row0 >= args.m) continue;
+            if (!TMA_EPILOGUE || f16q_needs_direct(args, col0, V8_BN)) {
+                epilogue_m64n256_f32(args, d, qrow0, col0);
+                continue;
+            }
+            /* The buffer is free once the TMA has read the previous quarter
+             * stored from it; everyone waits for the leader to know that. */
+            if (leader) bulk_wait_group_read_0();
+            named_barrier_sync(V8_EPI_BARRIER + g, WARPGROUP_THREADS);
+            f32q_stage(sm->c[g][0], d, args, qrow0, col0);
+            fence_proxy_async_shared(); /* the stmatrix writes, before the TMA reads them */
+            named_barrier_sync(V8_EPI_BARRIER + g, WARPGROUP_THREADS);
+            if (leader) {
+#pragma unroll
+                for (int b = 0; b < F16Q_BOXES; b++)
+                    tma_store_2d(&tmap_c, col0 + b * F16Q_BOX, qrow0, sm->c[g][b]);
+                bulk_commit_group();
+            }
         }
+        if (TMA_EPILOGUE && leader) bulk_wait_group_0(); /* the last stores are done before the block exits */
     }
     /* No block leaves while its peer may still multicast into its shared
      * memory or release stages on its barriers. */
     if (CLUSTER > 1) cluster_sync();
 }
 
-template <int CLUSTER>
+template <int CLUSTER, bool TMA_EPILOGUE>
 static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream) {
-    /* Tile coordinates are int32 up to one cluster tile past m and n. */
-    if (p->m > INT32_MAX - CLUSTER * V8_BM || p->n > INT32_MAX - V8_BN) return HGEMM_ERROR_NOT_SUPPORTED;
-    CUtensorMap ta, tb;
+    CUtensorMap ta, tb, tc;
     HGEMM_TMAP(ta, p->A, p->m, p->k, p->lda, V8_BM, BK, 1);
     HGEMM_TMAP(tb, p->B, p->n, p->k, p->ldb, V8_BN / CLUSTER, BK, 1);
+    HGEMM_TMAP(tc, p->C, p->m, p->n, p->ldc, F16Q_ROWS, F16Q_BOX, 1);
     uint32_t tiles_m = hgemm_ceil_div(p->m, V8_BM), tiles_n = hgemm_ceil_div(p->n, V8_BN);
     uint32_t ctiles_m = hgemm_ceil_div(tiles_m, CLUSTER);
-    uint32_t k_tiles = hgemm_ceil_div(p->k, BK);
-    if ((uint64_t)ctiles_m * tiles_n > INT32_MAX) return HGEMM_ERROR_NOT_SUPPORTED;
-    const void *kernel = (const void *)v8_kernel<CLUSTER>;
+    const void *kernel = (const void *)v8_kernel<CLUSTER, TMA_EPILOGUE>;
     const size_t smem = sizeof(v8_smem) + SW128_ALIGN;
     unsigned grid = 0;
     hgemm_status st = hgemm__persistent_grid(kernel, V8_THREADS, smem, CLUSTER,
                                              (uint64_t)ctiles_m * tiles_n, &grid);
     if (st != HGEMM_SUCCESS) return st;
     gemm_args args = make_args(p);
-    void *params[] = {&ta, &tb, &args, &ctiles_m, &tiles_n, &k_tiles};
+    void *params[] = {&ta, &tb, &tc, &args, &ctiles_m, &tiles_n};
     return hgemm__launch(kernel, dim3(grid), V8_THREADS, smem, CLUSTER, stream, params);
 }
 
 extern "C" hgemm_status hgemm__launch_v8(const hgemm_problem *p, cudaStream_t stream) {
-    return launch_v8<V8_CLUSTER>(p, stream);
+    return launch_v8<V8_CLUSTER, true>(p, stream);
 }
 
-/* V8 without clusters: each block loads its whole B tile itself. */
+/* Ablations (src/api.c's experiment table): V8 with one idea taken out. */
 extern "C" hgemm_status hgemm__launch_v8_nocluster(const hgemm_problem *p, cudaStream_t stream) {
-    return launch_v8<1>(p, stream);
+    return launch_v8<1, true>(p, stream);
+}
+
+extern "C" hgemm_status hgemm__launch_v8_direct(const hgemm_problem *p, cudaStream_t stream) {
+    return launch_v8<V8_CLUSTER, false>(p, stream);
 }

@@ -29,6 +29,13 @@ static __device__ __forceinline__ uint32_t ld_shared_u32(uint32_t addr) {
     return value;
 }
 
+/* bar.sync id, count (PTX ISA "bar, barrier"): wait until `count` threads
+ * (a multiple of 32) have arrived at named barrier `id` (1..15; 0 is
+ * __syncthreads'). Lets one warpgroup synchronize without the others. */
+static __device__ __forceinline__ void named_barrier_sync(uint32_t id, uint32_t count) {
+    asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(count) : "memory");
+}
+
 /* mov %globaltimer (PTX ISA "Special Registers: %globaltimer"): nanoseconds, coarse but monotonic. */
 static __device__ __forceinline__ uint64_t globaltimer_ns(void) {
     uint64_t t;

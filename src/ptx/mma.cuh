@@ -11,6 +11,16 @@ static __device__ __forceinline__ void ldmatrix_x4(uint32_t r[4], uint32_t addr)
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));
 }
 
+/* stmatrix.sync.aligned.m8n8.x4.shared.b16 (PTX ISA "stmatrix"): the inverse
+ * of ldmatrix_x4: four 8x8 b16 matrices, register j of each thread holding
+ * two adjacent elements of matrix j (row lane/4, columns 2*(lane%4) + {0,1},
+ * the layout of an MMA/WGMMA accumulator fragment); lane i supplies the
+ * address of row i%8 of matrix i/8 (16 contiguous bytes). */
+static __device__ __forceinline__ void stmatrix_x4(uint32_t addr, const uint32_t r[4]) {
+    asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};"
+                 ::"r"(addr), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]) : "memory");
+}
+
 /* mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 (PTX ISA "mma"):
  * d (16x8, fp32) += a (16x16, row) * b (16x8, col). */
 static __device__ __forceinline__ void mma_m16n8k16_f32(float d[4], const uint32_t a[4],

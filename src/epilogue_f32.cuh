@@ -1,0 +1,66 @@
+/*
+ * epilogue_f32.cuh: the epilogue of a warpgroup that holds a (64, 256) fp32
+ * accumulator (wgmma m64n256k16 .f32, 128 registers), staged for TMA stores in
+ * the same layout as epilogue_f16.cuh's quarters: four 64x64 fp16 boxes with
+ * the 128-byte swizzle. Used by V8.
+ *
+ * Register 4j+e of thread t holds row 16*(t/32) + (t%32)/4 + 8*(e/2), column
+ * 8j + 2*(t%4) + e%2 of the quarter (PTX ISA, "wgmma register fragments"):
+ * per warp, each 8-column block j is two 8x8 matrices (rows 0-7, rows 8-15)
+ * in exactly the per-thread layout stmatrix takes, so one stmatrix.x4 writes a
+ * 16x16 block: a quarter is 16 of them per warp, instead of 64 32-bit stores.
+ */
+#ifndef HGEMM_EPILOGUE_F32_CUH
+#define HGEMM_EPILOGUE_F32_CUH
+
+#include "epilogue_f16.cuh"
+#include "kernel_common.cuh"
+#include "ptx/mma.cuh"
+
+enum {
+    F32Q_ACC_REGS = 128,               /* (64, 256) fp32 per warpgroup */
+    F32Q_BLOCKS = F16Q_COLS / 16,      /* 16-column blocks per row of warps: one stmatrix.x4 each */
+};
+
+/* Stage rows row0.., columns col0.. of C into the boxes at `c` (shared
+ * memory): alpha * acc + beta * C computed in fp32 and rounded once; C is read
+ * (from global memory, masked to m x n) only when beta != 0. The swizzle puts
+ * the 8 rows of each 8x8 matrix in 8 different bank groups. */
+static __device__ __forceinline__ void f32q_stage(__half *c, const float d[F32Q_ACC_REGS],
+                                                  gemm_args args, int32_t row0, int32_t col0) {
+    const int t = threadIdx.x % WARPGROUP_THREADS, warp = t / WARP_SIZE, lane = t % WARP_SIZE;
+    const uint32_t c_base = smem_u32(c);
+    const uint32_t q = lane / 8;                                   /* the matrix this lane addresses */
+    const uint32_t row = 16 * warp + 8 * (q % 2) + lane % 8;       /* its row in the quarter */
+    const int32_t frow = row0 + 16 * warp + lane / 4;              /* this thread's fragment rows: frow, frow + 8 */
+    const int32_t fcol = col0 + 2 * (lane % 4);
+    const bool add_c = args.beta != 0.0f;
+#pragma unroll
+    for (int jj = 0; jj < F32Q_BLOCKS; jj++) {
+        uint32_t r[4];
+#pragma unroll
+        for (int mat = 0; mat < 4; mat++) { /* matrix mat: column block 2jj + mat/2, rows 8*(mat%2).. */
+            const int j = 2 * jj + mat / 2, e = 2 * (mat % 2);
+            float x = d[4 * j + e] * args.alpha, y = d[4 * j + e + 1] * args.alpha;
+            if (add_c) {
+                const int32_t grow = frow + 8 * (mat % 2), gcol = fcol + 8 * j;
+                if (grow < args.m && gcol < args.n) {
+                    const __half *old = args.C + (int64_t)grow * args.ldc + gcol;
+                    if (gcol + 1 < args.n) { /* gcol is even and ldc % 8 == 0: 4-byte aligned */
+                        const float2 o = __half22float2(*(const __half2 *)old);
+                        x += args.beta * o.x;
+                        y += args.beta * o.y;
+                    } else {
+                        x += args.beta * __half2float(old[0]);
+                    }
+                }
+            }
+            const __half2 h = __floats2half2_rn(x, y);
+            r[mat] = *(const uint32_t *)&h;
+        }
+        const uint32_t chunk = 2 * jj + q / 2; /* 16-byte column chunk of this lane's row, 0..31 */
+        stmatrix_x4(c_base + (chunk / 8) * F16Q_BOX_BYTES + sw128_offset(row, chunk % 8), r);
+    }
+}
+
+#endif
