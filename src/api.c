@@ -118,38 +118,37 @@ static int64_t span_bytes(int64_t rows, int64_t cols, int64_t ld) {
 static int overlaps(const void *a, int64_t a_bytes, const void *b, int64_t b_bytes) {
     if (a_bytes == 0 || b_bytes == 0) return 0;
     uintptr_t a0 = (uintptr_t)a, b0 = (uintptr_t)b;
-    return a0 < b0 + (uintptr_t)b_bytes && b0 < a0 + (uintptr_t)a_bytes;
+    /* Distances, not ends: an end near the top of the address space would wrap. */
+    return a0 <= b0 ? b0 - a0 < (uintptr_t)a_bytes : a0 - b0 < (uintptr_t)b_bytes;
 }
 
 /* Whether the row-major fp16 views X (xr x xc, leading dimension xld, at x)
  * and Y (yr x yc, yld, at y) share an element; both 16-byte aligned, spans
  * valid. Byte ranges that do not meet share nothing. Otherwise, when both
- * views step by the same leading dimension L (a single row steps by any),
- * the answer is exact: with Y's first element d = q*L + r elements after X's
- * (0 <= r < L), Y's row i' meets X's row q+i' in columns [r, r+yc) and X's
- * row q+i'+1 in columns [r-L, r-L+yc), so they share an element iff
- *   (r < xc and rows [q, q+yr) meet [0, xr)) or
- *   (L - r < yc and rows [q+1, q+1+yr) meet [0, xr)).
+ * views step by the same leading dimension L (a single row steps by any), the
+ * answer is exact. With Y's first element d elements after X's, Y's row i'
+ * ([d + i'L, d + i'L + yc)) meets X's row i ([iL, iL + xc)) iff t = i - i'
+ * has d - xc < tL < d + yc, and t ranges over [1 - yr, xr - 1]: take the
+ * smallest t above the lower bound and test it against the other three.
  * Different leading dimensions are not decided: meeting ranges count as shared. */
 static int shares_element(const void *x, int64_t xr, int64_t xc, int64_t xld, const void *y,
                           int64_t yr, int64_t yc, int64_t yld) {
     if (!overlaps(x, span_bytes(xr, xc, xld), y, span_bytes(yr, yc, yld))) return 0;
-    if (xr == 1 && xc <= yld) xld = yld;
-    if (yr == 1 && yc <= xld) yld = xld;
+    if (xr == 1) xld = yld;
+    if (yr == 1) yld = xld;
     if (xld != yld) return 1;
     const int64_t L = xld;
     /* The ranges meet, so |y - x| < the larger span <= INT64_MAX bytes; even,
-     * since both are 16-byte aligned. */
+     * since both are 16-byte aligned. Every quantity below stays within
+     * +-2^62 elements: no overflow. */
     const uintptr_t ux = (uintptr_t)x, uy = (uintptr_t)y;
     const int64_t d = uy >= ux ? (int64_t)((uy - ux) / 2) : -(int64_t)((ux - uy) / 2);
-    int64_t q = d / L, r = d % L;
-    if (r < 0) { /* floor division */
-        r += L;
-        q -= 1;
-    }
-    const int same_rows = q < xr && q + yr > 0; /* L >= 8, so |q|, yr < 2^60: no overflow */
-    const int next_rows = q + 1 < xr && q + 1 + yr > 0;
-    return (r < xc && same_rows) || (L - r < yc && next_rows);
+    const int64_t low = d - xc; /* tL must be above this */
+    int64_t t = low / L;        /* floor(low / L) + 1: the smallest t with tL > low */
+    if (t * L > low) t--;
+    t++;
+    if (t < 1 - yr) t = 1 - yr;
+    return t <= xr - 1 && t * L < d + yc;
 }
 
 static int misaligned(const void *p) { return ((uintptr_t)p & 15u) != 0; }

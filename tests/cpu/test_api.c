@@ -462,6 +462,22 @@ static void test_overlap_exact(void) {
     /* One-row views step by no leading dimension: decided exactly whatever ld says. */
     EXPECT(OK, AUTO, 1, HALF, HALF, left, HALF, B, HALF, right, XLD * 8);
     EXPECT(INVALID, AUTO, 1, HALF, HALF, left, HALF, B, HALF, addr(X + QUARTER * E), XLD * 8);
+    /* A one-row B longer than C's leading dimension (n = 1, k = 128), and a
+     * 4 x 1 column C with ld 64 whose elements fall around it, or on its first. */
+    const int64_t LONG_ROW = XLD, COL_ROWS = 4;
+    EXPECT(OK, AUTO, COL_ROWS, 1, LONG_ROW, addr(ADDR_A), LONG_ROW, left, LONG_ROW,
+           addr(X - COL_ROWS * HALF * E), HALF);
+    EXPECT(INVALID, AUTO, COL_ROWS, 1, LONG_ROW, addr(ADDR_A), LONG_ROW, left, LONG_ROW,
+           addr(X - (COL_ROWS - 1) * HALF * E), HALF);
+    EXPECT(OK, AUTO, COL_ROWS, 1, LONG_ROW, addr(ADDR_A), LONG_ROW, left, LONG_ROW,
+           addr(X + LONG_ROW * E), HALF);
+    /* A one-row B of 56 between two elements of the column C (ld 64): the
+     * ranges meet, no element is shared. */
+    const int64_t SHORT_ROW = HALF - LD_MULTIPLE;
+    EXPECT(OK, AUTO, COL_ROWS, 1, SHORT_ROW, addr(ADDR_A), SHORT_ROW, left, SHORT_ROW,
+           addr(X - (HALF + LD_MULTIPLE) * E), HALF);
+    EXPECT(INVALID, AUTO, COL_ROWS, 1, SHORT_ROW, addr(ADDR_A), SHORT_ROW, left, SHORT_ROW,
+           addr(X - HALF * E), HALF);
     /* Different leading dimensions whose ranges meet: refused, shared or not. */
     EXPECT(INVALID, AUTO, XR, HALF, HALF, left, XLD, B, HALF, right, XLD + LD_MULTIPLE);
 }
