@@ -11,6 +11,11 @@ command -v make >/dev/null || need+=(make)
 command -v cc >/dev/null || need+=(gcc)
 command -v pkg-config >/dev/null || need+=(pkg-config)
 command -v python3 >/dev/null || need+=(python3)
+# .ci/run's sanitizer build and fuzz target: clang with its runtimes (libFuzzer).
+command -v clang >/dev/null || need+=(clang)
+if ! command -v clang >/dev/null || ! ls "$(clang -print-runtime-dir)"/libclang_rt.fuzzer-*.a >/dev/null 2>&1; then
+    need+=(libclang-rt-dev)
+fi
 # `pip install .` into a virtual environment (a test does it): Debian's python3
 # keeps venv and ensurepip in a package of their own.
 if ! command -v python3 >/dev/null || ! python3 -c 'import ensurepip, venv' 2>/dev/null; then

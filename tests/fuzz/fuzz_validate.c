@@ -1,0 +1,149 @@
+/*
+ * fuzz_validate.c: a fuzz target over hgemm_nt's argument checks. Each input
+ * is decoded into a kernel id, sizes, leading dimensions, alpha and pointers
+ * (fake addresses, never dereferenced), biased towards the boundaries the
+ * rules have; then hgemm__validate and hgemm__preflight must agree with the
+ * reference model (model.c), and hgemm_nt must return the model's status, or
+ * NO_DEVICE where it would go on to the device and there is none. Any
+ * disagreement prints the request and aborts; crashes and undefined behaviour
+ * are the sanitizers' to report.
+ *
+ * Built two ways: with libFuzzer (clang -fsanitize=fuzzer; CI runs it for a
+ * bounded time), and with fuzz_main.c, which feeds it deterministic inputs
+ * (a CPU test in every build).
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "internal.h"
+#include "model.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+typedef struct reader {
+    const uint8_t *p;
+    size_t left;
+} reader;
+
+static uint64_t take(reader *r, int bytes) {
+    uint64_t v = 0;
+    for (int i = 0; i < bytes; i++) {
+        v = (v << 8) | (r->left ? *r->p : 0);
+        if (r->left) r->p++, r->left--;
+    }
+    return v;
+}
+
+/* Values the rules turn on: 0, 1, tile and grid edges, the size limit, the
+ * TMA stride limit, int32 and int64 edges, and negatives. */
+static const int64_t EDGES[] = {
+    0, 1, 7, 8, 9, 16, 63, 64, 65, 127, 128, 129, 255, 256, 257,
+    65535, 65536, INT64_C(65535) * 64, INT64_C(65535) * 64 + 1, INT64_C(65535) * 128,
+    INT64_C(65535) * 128 + 1, (INT64_C(1) << 31) - 257, (INT64_C(1) << 31) - 256,
+    (INT64_C(1) << 31) - 1, INT64_C(1) << 31, (INT64_C(1) << 31) + 8, INT64_C(1) << 32,
+    (INT64_C(1) << 39) - 8, INT64_C(1) << 39, (INT64_C(1) << 39) + 8, INT64_C(1) << 59,
+    (INT64_C(1) << 59) - 1, INT64_C(1) << 61, INT64_C(1) << 62, INT64_MAX - 7, INT64_MAX,
+    -1, -8, INT64_MIN,
+};
+enum { N_EDGES = (int)(sizeof EDGES / sizeof EDGES[0]) };
+
+/* A size: small, an edge, a multiple of 8, or any 64-bit value. */
+static int64_t size_value(reader *r) {
+    const uint64_t sel = take(r, 1);
+    switch (sel % 4) {
+    case 0: return (int64_t)take(r, 1);
+    case 1: return EDGES[take(r, 1) % N_EDGES];
+    case 2: return (int64_t)(take(r, 2) * 8);
+    default: return (int64_t)take(r, 8);
+    }
+}
+
+/* A leading dimension for rows of `cols`: tight, tight plus a little, an
+ * edge, or any value. */
+static int64_t ld_value(reader *r, int64_t cols) {
+    const uint64_t sel = take(r, 1);
+    const int64_t tight = cols < 1 ? 1 : cols;
+    const int64_t rounded = tight > INT64_MAX - 8 ? tight : (tight + 7) / 8 * 8;
+    switch (sel % 5) {
+    case 0: return rounded;
+    case 1: return rounded > INT64_MAX - 2048 ? rounded : rounded + 8 * (int64_t)(take(r, 1) % 256);
+    case 2: return (tight > INT64_MAX - 16 ? tight - 16 : tight) + (int64_t)(take(r, 1) % 16) - 8;
+    case 3: return EDGES[take(r, 1) % N_EDGES];
+    default: return (int64_t)take(r, 8);
+    }
+}
+
+static const uintptr_t BASE = (uintptr_t)1 << 40;
+
+/* A pointer: NULL, a 16-byte aligned address near BASE, one near another
+ * matrix (to reach the overlap rule), a misaligned one, or any value. */
+static const void *ptr_value(reader *r, const void *near) {
+    const uint64_t sel = take(r, 1);
+    switch (sel % 6) {
+    case 0: return NULL;
+    case 1: return (const void *)(BASE + 16 * (uintptr_t)take(r, 3));
+    case 2:
+    case 3: {
+        const int64_t delta = (int64_t)(int16_t)take(r, 2) * 16;
+        const uintptr_t from = near ? (uintptr_t)near : BASE;
+        return (const void *)(from + (uintptr_t)delta);
+    }
+    case 4: return (const void *)(BASE + 16 * (uintptr_t)take(r, 2) + (uintptr_t)(take(r, 1) % 16));
+    default: return (const void *)(uintptr_t)take(r, 8);
+    }
+}
+
+static int gpu_state = -1; /* -1 unknown, 0 none, 1 present */
+
+static void disagree(const char *what, hgemm_status got, hgemm_status want, int kernel, int64_t m,
+                     int64_t n, int64_t k, float alpha, const void *A, int64_t lda, const void *B,
+                     int64_t ldb, const void *C, int64_t ldc) {
+    fprintf(stderr,
+            "fuzz_validate: %s returned %d (%s), the model %d (%s)\n"
+            "  kernel %d m %lld n %lld k %lld alpha %g\n"
+            "  A %p lda %lld  B %p ldb %lld  C %p ldc %lld\n",
+            what, (int)got, hgemm_status_string(got), (int)want, hgemm_status_string(want), kernel,
+            (long long)m, (long long)n, (long long)k, alpha, A, (long long)lda, B, (long long)ldb,
+            C, (long long)ldc);
+    abort();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    if (gpu_state < 0) {
+        int count = 0;
+        gpu_state = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+        (void)cudaGetLastError();
+    }
+    reader r = {data, size};
+    const int kernel = (int)(take(&r, 1) % (uint64_t)(hgemm__kernel_count() + 3)) - 1;
+    const int64_t m = size_value(&r), n = size_value(&r), k = size_value(&r);
+    const int64_t lda = ld_value(&r, k), ldb = ld_value(&r, k), ldc = ld_value(&r, n);
+    const float alpha = take(&r, 1) % 4 == 0 ? 0.0f : 1.0f;
+    const void *A = ptr_value(&r, NULL);
+    const void *B = ptr_value(&r, A);
+    const void *C = ptr_value(&r, take(&r, 1) % 2 ? A : B);
+    const hgemm_kernel id = (hgemm_kernel)kernel;
+
+    hgemm_status got = hgemm__validate(id, m, n, k, A, lda, B, ldb, C, ldc);
+    hgemm_status want = model_validate(id, m, n, k, A, lda, B, ldb, C, ldc);
+    if (got != want)
+        disagree("hgemm__validate", got, want, kernel, m, n, k, alpha, A, lda, B, ldb, C, ldc);
+    got = hgemm__preflight(id, m, n, k, alpha, A, lda, B, ldb, C, ldc);
+    want = model_preflight(id, m, n, k, alpha, A, lda, B, ldb, C, ldc);
+    if (got != want)
+        disagree("hgemm__preflight", got, want, kernel, m, n, k, alpha, A, lda, B, ldb, C, ldc);
+    /* hgemm_nt up to its first CUDA call: the same status, or (valid, nonempty,
+     * servable) the device query's answer. With a GPU such a call would launch
+     * on fake addresses: not made. */
+    const int to_device = want == HGEMM_SUCCESS && m > 0 && n > 0;
+    if (to_device && gpu_state) return 0;
+    got = hgemm_nt(id, m, n, k, alpha, A, lda, B, ldb, 1.0f, (void *)(uintptr_t)C, ldc, NULL);
+    if (to_device) want = HGEMM_ERROR_NO_DEVICE;
+    if (got != want) disagree("hgemm_nt", got, want, kernel, m, n, k, alpha, A, lda, B, ldb, C, ldc);
+    return 0;
+}
