@@ -95,10 +95,14 @@ def plot(table, output, title):
     fig, axes = plt.subplots(1, 3, figsize=(13, 4.4), dpi=120, sharex=True)
     cmap = plt.get_cmap("tab10")
     for i, x in enumerate(kernels):
-        pts = sorted((key[3], v) for key, v in table.items() if key[0] == x)
+        # (k, element count) -> errors; several shapes may share a k (a --sweep
+        # CSV): then points only, since a line would join different shapes.
+        pts = sorted(((key[3], key[1] * key[2]), v) for key, v in table.items() if key[0] == x)
+        pts = [(k, v) for (k, _), v in pts]
         acc = pts[0][1]["acc"] if pts else ""
+        one_per_k = len({k for k, _ in pts}) == len(pts)
         style = dict(color="#555555" if x.startswith("cublas") else cmap(i % 10),
-                     linestyle="--" if acc == "fp16" else "-",
+                     linestyle=("--" if acc == "fp16" else "-") if one_per_k else "none",
                      marker="^" if acc == "fp16" else "o", markersize=4,
                      label="%s, %s accumulation" % (x, acc))
         for ax, (stat, col) in zip(axes, STATS.items()):
@@ -107,8 +111,8 @@ def plot(table, output, title):
     for acc, atol in ATOL.items():
         axes[2].axhline(atol, color="#c0392b", linewidth=0.8,
                         linestyle="--" if acc == "fp16" else "-")
-        axes[2].text(axes[2].get_xlim()[0], atol, " atol %g (%s)" % (atol, acc),
-                     color="#c0392b", fontsize=7, va="bottom")
+        axes[2].text(0.02, atol, "atol %g (%s accumulation)" % (atol, acc), color="#c0392b",
+                     fontsize=7, va="bottom", transform=axes[2].get_yaxis_transform())
     for ax, stat in zip(axes, STATS):
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
