@@ -390,7 +390,15 @@ class Checker:
                     hi = mid
             return lo
 
+        # Markers inside code (fenced blocks, inline spans within a paragraph)
+        # are examples, not references.
+        code = [c.span() for c in re.finditer(r"^```.*?^```", text, re.DOTALL | re.MULTILINE)]
+        for c in re.finditer(r"(?<!`)`(?!`)(?:[^`\n]|\n(?!\s*\n))+`", text):
+            if not any(a <= c.start() < b for a, b in code):
+                code.append(c.span())
         for m in MARKER.finditer(text):
+            if any(a <= m.start() < b for a, b in code):
+                continue
             kind, body = m.group(1), m.group(2).strip()
             li = line_of(m.start())
             where = "%s:%d" % (rel, li + 1)
@@ -558,7 +566,7 @@ class Checker:
                 continue
             if fence or i in covered:
                 continue
-            for m in RANGE_ANYWHERE.finditer(strip_markup(ln)):
+            for m in RANGE_ANYWHERE.finditer(strip_markup(re.sub(r"`[^`]+`", "", ln))):
                 self.error("%s:%d" % (rel, i + 1), "figure '%s' has no reference to its CSV"
                            % m.group(0))
 
