@@ -42,6 +42,7 @@
 #ifndef HGEMM_H
 #define HGEMM_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <cuda_runtime_api.h>
 
@@ -74,6 +75,29 @@ hgemm_status hgemm_nt(hgemm_kernel kernel, int64_t m, int64_t n, int64_t k,
                       const void *B, int64_t ldb,
                       float beta, void *C, int64_t ldc,
                       cudaStream_t stream);
+
+/* Bytes of workspace with which hgemm_nt_ws can split the work of any
+ * problem over every SM of an H100 or H200 (V8 needs 128 KB per SM). */
+#define HGEMM_WORKSPACE_BYTES ((size_t)32 << 20)
+
+/* hgemm_nt with a workspace (the style of cuBLASLt): V8 and AUTO use it to
+ * share the k-loop of the last tiles among all SMs (stream-K) where whole
+ * tiles would leave SMs idle: the last partial round of a large product, or a
+ * few tiles with a long k. The result is deterministic: the same inputs give
+ * bitwise the same C on every run (on the same GPU model; it may differ from
+ * hgemm_nt's in the last bits, since the sums are grouped differently).
+ * The workspace is memory of the current device, 16-byte aligned, sharing no
+ * byte with A, B or C; it must be zero-filled once before its first use
+ * (cudaMemset), and every completed call leaves it ready for the next.
+ * Calls that may run at the same time (different streams) need separate
+ * workspaces. workspace_bytes == 0 (workspace ignored) is hgemm_nt; with less
+ * than a problem needs, the call runs without splitting. */
+hgemm_status hgemm_nt_ws(hgemm_kernel kernel, int64_t m, int64_t n, int64_t k,
+                         float alpha, const void *A, int64_t lda,
+                         const void *B, int64_t ldb,
+                         float beta, void *C, int64_t ldc,
+                         void *workspace, size_t workspace_bytes,
+                         cudaStream_t stream);
 
 /* A short English sentence for a status; never NULL. */
 const char *hgemm_status_string(hgemm_status status);

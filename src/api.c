@@ -38,6 +38,7 @@ enum { KERNEL_COUNT = (int)(sizeof(kernel_table) / sizeof(kernel_table[0])) };
 static const hgemm_kernel_info experiment_table[] = {
     {HGEMM_KERNEL_V8, "v8-nocluster", HGEMM_ACC_F32, "V8 without clusters: each block loads its whole B tile", hgemm__launch_v8_nocluster, supports_tma_abc},
     {HGEMM_KERNEL_V8, "v8-direct", HGEMM_ACC_F32, "V8 with V5's epilogue: registers straight to global memory", hgemm__launch_v8_direct, supports_tma_abc},
+    {HGEMM_KERNEL_V8, "v8-dp", HGEMM_ACC_F32, "V8 ignoring the workspace: whole tiles only, no stream-K", hgemm__launch_v8_dp, supports_tma_abc},
 };
 
 enum { EXPERIMENT_COUNT = (int)(sizeof(experiment_table) / sizeof(experiment_table[0])) };
@@ -265,7 +266,7 @@ hgemm_status hgemm__preflight(hgemm_kernel kernel, int64_t m, int64_t n, int64_t
     hgemm_status st = hgemm__validate(kernel, m, n, k, A, lda, B, ldb, C, ldc);
     if (st != HGEMM_SUCCESS) return st;
     const hgemm_kernel_info *info = kernel == HGEMM_KERNEL_AUTO ? NULL : hgemm__kernel_find(kernel);
-    hgemm_problem p = {m, n, k, alpha, 0.0f, A, lda, B, ldb, (void *)(uintptr_t)C, ldc};
+    hgemm_problem p = {m, n, k, alpha, 0.0f, A, lda, B, ldb, (void *)(uintptr_t)C, ldc, NULL, 0};
     hgemm_launch_fn run;
     return preflight(info, &p, &run);
 }
@@ -275,17 +276,35 @@ hgemm_status hgemm__preflight(hgemm_kernel kernel, int64_t m, int64_t n, int64_t
  * then the device, then the pointers (CUDA calls), then the launch. */
 static hgemm_status run_validated(const hgemm_kernel_info *info, int64_t m, int64_t n, int64_t k,
                                   float alpha, const void *A, int64_t lda, const void *B,
-                                  int64_t ldb, float beta, void *C, int64_t ldc,
-                                  cudaStream_t stream) {
-    hgemm_problem p = {m, n, k, alpha, beta, A, lda, B, ldb, C, ldc};
+                                  int64_t ldb, float beta, void *C, int64_t ldc, void *workspace,
+                                  size_t workspace_bytes, cudaStream_t stream) {
+    hgemm_problem p = {m, n, k, alpha, beta, A, lda, B, ldb, C, ldc,
+                       workspace_bytes ? workspace : NULL, workspace_bytes};
     hgemm_launch_fn run = NULL;
     hgemm_status st = preflight(info, &p, &run);
     if (st != HGEMM_SUCCESS || run == NULL) return st;
     int dev = 0;
     st = check_device(&dev);
     if (st == HGEMM_SUCCESS) st = hgemm__check_pointers(&p, dev);
+    if (st == HGEMM_SUCCESS && p.workspace) st = check_pointer(p.workspace, dev);
     if (st != HGEMM_SUCCESS) return st;
     return run(&p, stream);
+}
+
+/* The workspace of hgemm_nt_ws: none (0 bytes), or device memory 16-byte
+ * aligned that shares no byte with A, B or C. */
+static hgemm_status validate_workspace(int64_t m, int64_t n, int64_t k, const void *A, int64_t lda,
+                                       const void *B, int64_t ldb, const void *C, int64_t ldc,
+                                       const void *workspace, size_t workspace_bytes) {
+    if (workspace_bytes == 0) return HGEMM_SUCCESS;
+    if (workspace == NULL || workspace_bytes > (size_t)INT64_MAX) return HGEMM_ERROR_INVALID_VALUE;
+    if (misaligned(workspace)) return HGEMM_ERROR_MISALIGNED;
+    const int64_t ws = (int64_t)workspace_bytes;
+    if (overlaps(workspace, ws, A, span_bytes(m, k, lda)) ||
+        overlaps(workspace, ws, B, span_bytes(n, k, ldb)) ||
+        overlaps(workspace, ws, C, span_bytes(m, n, ldc)))
+        return HGEMM_ERROR_INVALID_VALUE;
+    return HGEMM_SUCCESS;
 }
 
 hgemm_status hgemm_nt(hgemm_kernel kernel, int64_t m, int64_t n, int64_t k, float alpha,
@@ -294,13 +313,36 @@ hgemm_status hgemm_nt(hgemm_kernel kernel, int64_t m, int64_t n, int64_t k, floa
     hgemm_status st = hgemm__validate(kernel, m, n, k, A, lda, B, ldb, C, ldc);
     if (st != HGEMM_SUCCESS) return st;
     const hgemm_kernel_info *info = kernel == HGEMM_KERNEL_AUTO ? NULL : hgemm__kernel_find(kernel);
-    return run_validated(info, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, stream);
+    return run_validated(info, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, NULL, 0, stream);
+}
+
+hgemm_status hgemm_nt_ws(hgemm_kernel kernel, int64_t m, int64_t n, int64_t k, float alpha,
+                         const void *A, int64_t lda, const void *B, int64_t ldb, float beta,
+                         void *C, int64_t ldc, void *workspace, size_t workspace_bytes,
+                         cudaStream_t stream) {
+    hgemm_status st = hgemm__validate(kernel, m, n, k, A, lda, B, ldb, C, ldc);
+    if (st == HGEMM_SUCCESS)
+        st = validate_workspace(m, n, k, A, lda, B, ldb, C, ldc, workspace, workspace_bytes);
+    if (st != HGEMM_SUCCESS) return st;
+    const hgemm_kernel_info *info = kernel == HGEMM_KERNEL_AUTO ? NULL : hgemm__kernel_find(kernel);
+    return run_validated(info, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, workspace,
+                         workspace_bytes, stream);
 }
 
 hgemm_status hgemm__run(const hgemm_kernel_info *info, int64_t m, int64_t n, int64_t k,
                         float alpha, const void *A, int64_t lda, const void *B, int64_t ldb,
                         float beta, void *C, int64_t ldc, cudaStream_t stream) {
+    return hgemm__run_ws(info, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, NULL, 0, stream);
+}
+
+hgemm_status hgemm__run_ws(const hgemm_kernel_info *info, int64_t m, int64_t n, int64_t k,
+                           float alpha, const void *A, int64_t lda, const void *B, int64_t ldb,
+                           float beta, void *C, int64_t ldc, void *workspace,
+                           size_t workspace_bytes, cudaStream_t stream) {
     hgemm_status st = hgemm__validate(HGEMM_KERNEL_AUTO, m, n, k, A, lda, B, ldb, C, ldc);
+    if (st == HGEMM_SUCCESS)
+        st = validate_workspace(m, n, k, A, lda, B, ldb, C, ldc, workspace, workspace_bytes);
     if (st != HGEMM_SUCCESS) return st;
-    return run_validated(info, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, stream);
+    return run_validated(info, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, workspace,
+                         workspace_bytes, stream);
 }

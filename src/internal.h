@@ -21,6 +21,8 @@ typedef struct hgemm_problem {
     const void *A; int64_t lda; /* (m, k) row-major */
     const void *B; int64_t ldb; /* (n, k) row-major */
     void *C;       int64_t ldc; /* (m, n) row-major */
+    void *workspace;            /* hgemm_nt_ws's scratch for split tiles; NULL: none */
+    size_t workspace_bytes;
 } hgemm_problem;
 
 typedef enum hgemm_acc { HGEMM_ACC_F32 = 0, HGEMM_ACC_F16 = 1 } hgemm_acc;
@@ -54,6 +56,11 @@ const hgemm_kernel_info *hgemm__experiment_by_name(const char *name);
 hgemm_status hgemm__run(const hgemm_kernel_info *info, int64_t m, int64_t n, int64_t k,
                         float alpha, const void *A, int64_t lda, const void *B, int64_t ldb,
                         float beta, void *C, int64_t ldc, cudaStream_t stream);
+/* hgemm_nt_ws by row. */
+hgemm_status hgemm__run_ws(const hgemm_kernel_info *info, int64_t m, int64_t n, int64_t k,
+                           float alpha, const void *A, int64_t lda, const void *B, int64_t ldb,
+                           float beta, void *C, int64_t ldc, void *workspace,
+                           size_t workspace_bytes, cudaStream_t stream);
 /* Argument checks of hgemm_nt, without touching CUDA. */
 hgemm_status hgemm__validate(hgemm_kernel kernel, int64_t m, int64_t n, int64_t k,
                              const void *A, int64_t lda, const void *B, int64_t ldb,
@@ -125,6 +132,7 @@ hgemm_status hgemm__launch_v7(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_nocluster(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_direct(const hgemm_problem *p, cudaStream_t stream);
+hgemm_status hgemm__launch_v8_dp(const hgemm_problem *p, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

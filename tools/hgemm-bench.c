@@ -156,6 +156,7 @@ typedef struct problem {
     void *A, *B;
     hgemm_check_guarded C;
     double *ref; /* m x n, ld n */
+    void *workspace; /* HGEMM_WORKSPACE_BYTES, zeroed once: every hgemm kernel gets it (hgemm_nt_ws) */
 } problem;
 
 static const char *program = "hgemm-bench";
@@ -531,6 +532,8 @@ static void problem_setup(problem *p, shape s) {
     HGEMM_CHECK_CUDA(cudaMalloc(&p->A, (size_t)(p->m * p->lda) * sizeof(uint16_t)));
     HGEMM_CHECK_CUDA(cudaMalloc(&p->B, (size_t)(p->n * p->ldb) * sizeof(uint16_t)));
     HGEMM_CHECK_CUDA(cudaMalloc((void **)&p->ref, (size_t)(p->m * p->n) * sizeof(double)));
+    HGEMM_CHECK_CUDA(cudaMalloc(&p->workspace, HGEMM_WORKSPACE_BYTES));
+    HGEMM_CHECK_CUDA(cudaMemset(p->workspace, 0, HGEMM_WORKSPACE_BYTES));
     hgemm_check_guarded_alloc(&p->C, p->m, p->n, p->ldc, GUARD_ROWS);
     /* NaN in the padding columns: a kernel that reads past k is caught. */
     hgemm_check_fill_pattern(p->A, p->m, p->lda, p->lda, HGEMM_CHECK_NAN, 0);
@@ -547,6 +550,7 @@ static void problem_free(problem *p) {
     HGEMM_CHECK_CUDA(cudaFree(p->A));
     HGEMM_CHECK_CUDA(cudaFree(p->B));
     HGEMM_CHECK_CUDA(cudaFree(p->ref));
+    HGEMM_CHECK_CUDA(cudaFree(p->workspace));
     hgemm_check_guarded_free(&p->C);
 }
 
@@ -554,9 +558,11 @@ static void problem_free(problem *p) {
  * success, else 0 with the reason in why. */
 static int launch(const entry *e, const problem *p, cublasHandle_t h, char *why, size_t why_len) {
     if (e->kind == ENTRY_HGEMM) {
-        /* hgemm_nt's own path, by table row: ablations have no public id */
-        hgemm_status st = hgemm__run(e->info, p->m, p->n, p->k, 1.0f, p->A, p->lda, p->B,
-                                     p->ldb, 0.0f, p->C.C, p->ldc, 0);
+        /* hgemm_nt_ws's own path, by table row (ablations have no public id),
+         * with a workspace, as cuBLAS has its own */
+        hgemm_status st = hgemm__run_ws(e->info, p->m, p->n, p->k, 1.0f, p->A, p->lda, p->B,
+                                        p->ldb, 0.0f, p->C.C, p->ldc, p->workspace,
+                                        HGEMM_WORKSPACE_BYTES, 0);
         if (st != HGEMM_SUCCESS) {
             snprintf(why, why_len, "hgemm_nt returned %d: %s", (int)st, hgemm_status_string(st));
             (void)cudaGetLastError(); /* this kernel's failure: not left for the next check */
@@ -815,6 +821,7 @@ static void write_metadata(FILE *f, const gpu_info *g, const nvml *nv, const opt
     fprintf(f, "# cublas_version: %d.%d.%d\n", g->cublas_version / 10000, g->cublas_version / 100 % 100,
             g->cublas_version % 100);
     fprintf(f, "# git_commit: %s\n", HGEMM_GIT_COMMIT);
+    fprintf(f, "# hgemm_workspace_bytes: %zu (hgemm_nt_ws, every hgemm kernel)\n", HGEMM_WORKSPACE_BYTES);
     fprintf(f, "# date: %s\n", date);
     fprintf(f, "# command: %s\n", command);
     fprintf(f, "# mode: %s\n", o->accuracy_sweep ? "accuracy-sweep" : o->accuracy ? "accuracy" : "timing");

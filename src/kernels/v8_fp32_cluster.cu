@@ -10,7 +10,9 @@
  *     one, so no tile pays a ring fill;
  *   - setmaxnreg: the loader is a whole warpgroup (setmaxnreg needs one),
  *     which gives its registers back (40 per thread) so that the consumers
- *     can take 232, room for the 128 accumulator registers and the tile loop;
+ *     may take 232. ptxas still compiles the kernel to the launch bound's
+ *     168 registers per thread (the consumers' SASS uses up to R165), so
+ *     today this is room, not a gain: what had to fit in 168 did;
  *   - 2-block clusters along M: the two blocks of a cluster compute two
  *     128x256 tiles one above the other, which need the same B tile. Each
  *     block loads one half of it and multicasts it to both, so a block reads
@@ -22,21 +24,28 @@
  *     one thread starts four TMA stores, and the warpgroup goes straight on
  *     to the next tile; only before it reuses the buffer does it wait for
  *     the previous stores to have read it. The two 32 KB buffers cost the
- *     ring its fourth stage (3 stages of 48 KB).
+ *     ring its fourth stage (3 stages of 48 KB);
+ *   - with a workspace (hgemm_nt_ws), stream-K for the tiles of the last
+ *     round (src/stream_k.h): their k-iterations are dealt evenly to all
+ *     clusters, a tile's owner adds the others' partial sums in a fixed order
+ *     (deterministic), so no SM idles through a half-empty last round.
  * Tile and WGMMA group in flight are V5's. 12 warps: consumers in
  * warpgroups 0 and 1, the loader thread in warpgroup 2.
  *
  * One source, three builds: CLUSTER = 2 with the TMA epilogue (the table's
- * V8), and two ablations that take one idea out each, so the chapter can
- * measure it: v8-nocluster (CLUSTER = 1) and v8-direct (the fp32 epilogue
- * from registers straight to global memory, as V5).
+ * V8), and ablations that take one idea out each, so the chapter can
+ * measure it: v8-nocluster (CLUSTER = 1), v8-direct (the fp32 epilogue
+ * from registers straight to global memory, as V5) and v8-dp (the
+ * workspace ignored: whole tiles only).
  *
  * Measured: see docs/tutorial/v8.md and docs/notes/log.md.
  */
 #include "kernel_common.cuh"
 #include "epilogue_f32.cuh"
 #include "pipeline.cuh"
+#include "stream_k.h"
 #include "ptx/cluster.cuh"
+#include "ptx/flag.cuh"
 #include "ptx/regs.cuh"
 #include "ptx/tma.cuh"
 #include "ptx/wgmma.cuh"
@@ -57,6 +66,9 @@ enum {
     V8_REGISTER_FILE = 65536,                                /* 32-bit registers per SM */
     V8_CLUSTER = 2,                                          /* blocks per cluster in the table's V8 */
     V8_EPI_BARRIER = 1,                                      /* named barriers 1, 2: one per consumer */
+    V8_SLOT_FLOATS = V8_WG_M * V8_BN,                        /* one consumer's partial sum, fp32 */
+    V8_SLOT_VECTORS = V8_SLOT_FLOATS / 4,                    /* ... as float4, 32 per thread */
+    V8_FLAGS_ALIGN = 256,                                    /* bytes: the partials start aligned */
     WGMMA_K = 16,
 };
 
@@ -95,19 +107,58 @@ static __device__ __forceinline__ void v8_release(uint64_t *empty, pipe_state st
         pipe_consumer_release(empty, st);
 }
 
+/* Workspace slot of consumer g of block `rank` of worker w: one partial sum
+ * (64 x 256 fp32, as each thread's 32 float4 in turn: coalesced) and its flag. */
+template <int CLUSTER>
+static __device__ __forceinline__ uint32_t v8_slot(uint32_t w, uint32_t rank, int g) {
+    return (w * CLUSTER + rank) * V8_CONSUMERS + (uint32_t)g;
+}
+
+/* Stream-K: this worker ran a piece of a tile that another worker owns. Leave
+ * the partial sum in its slot and raise the flag (each thread fences its own
+ * stores; the barrier then puts them all before the leader's release). */
+static __device__ __forceinline__ void v8_partial_put(const float d[F32Q_ACC_REGS], float *slot,
+                                                      uint32_t *flag, int g, bool leader) {
+    const int t = threadIdx.x % WARPGROUP_THREADS;
+    float4 *dst = (float4 *)slot;
+#pragma unroll
+    for (int i = 0; i < F32Q_ACC_REGS / 4; i++)
+        __stcg(&dst[i * WARPGROUP_THREADS + t], make_float4(d[4 * i], d[4 * i + 1], d[4 * i + 2], d[4 * i + 3]));
+    __threadfence();
+    named_barrier_sync(V8_EPI_BARRIER + g, WARPGROUP_THREADS);
+    if (leader) st_release_gpu_u32(flag, 1);
+}
+
+/* Stream-K: add the partial sum of one contributor once its flag is up, then
+ * lower the flag for the next call (its partial is not read again here). */
+static __device__ __forceinline__ void v8_partial_add(float d[F32Q_ACC_REGS], const float *slot,
+                                                      uint32_t *flag, int g, bool leader) {
+    const int t = threadIdx.x % WARPGROUP_THREADS;
+    if (leader) flag_wait_gpu(flag);
+    named_barrier_sync(V8_EPI_BARRIER + g, WARPGROUP_THREADS);
+    const float4 *src = (const float4 *)slot;
+#pragma unroll
+    for (int i = 0; i < F32Q_ACC_REGS / 4; i++) {
+        const float4 x = __ldcg(&src[i * WARPGROUP_THREADS + t]);
+        d[4 * i] += x.x;
+        d[4 * i + 1] += x.y;
+        d[4 * i + 2] += x.z;
+        d[4 * i + 3] += x.w;
+    }
+    if (leader) st_relaxed_gpu_u32(flag, 0);
+}
+
 template <int CLUSTER, bool TMA_EPILOGUE>
 __global__ void __launch_bounds__(V8_THREADS, 1)
 v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
           const __grid_constant__ CUtensorMap tmap_c, gemm_args args, uint32_t ctiles_m,
-          uint32_t tiles_n) {
+          uint32_t tiles_n, hgemm_sk sk, float *partials, uint32_t *flags) {
     enum { B_SLICE = V8_BN / CLUSTER, CTA_MASK = (1 << CLUSTER) - 1 };
     extern __shared__ uint8_t smem_raw[];
     v8_smem *sm = (v8_smem *)smem_aligned(smem_raw); /* the same offset in every block */
     const int tid = threadIdx.x, wg = tid / WARPGROUP_THREADS;
     const uint32_t rank = CLUSTER > 1 ? cluster_ctarank() : 0;
-    const uint32_t cluster_id = blockIdx.x / CLUSTER, clusters = gridDim.x / CLUSTER;
-    const uint32_t ctiles = ctiles_m * tiles_n; /* cluster tiles: (CLUSTER * BM) x BN */
-    const uint32_t k_tiles = (uint32_t)args.k_tiles;
+    const uint32_t worker = blockIdx.x / CLUSTER; /* a cluster walks its units (stream_k.h) */
 
     if (tid == 0) pipe_init(sm->full, sm->empty, V8_STAGES, V8_CONSUMERS * CLUSTER);
     /* The peer's loads and releases target these barriers: initialised
@@ -123,11 +174,13 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
             prefetch_tensormap(&tmap_a);
             prefetch_tensormap(&tmap_b);
             pipe_state st = {0, 0};
-            for (uint32_t t = cluster_id; t < ctiles; t += clusters) {
-                const hgemm_tile tile = hgemm_raster(t, ctiles_m, tiles_n, V8_RASTER);
+            hgemm_sk_walk walk = hgemm_sk_start(&sk, worker);
+            hgemm_sk_unit u;
+            while (hgemm_sk_next(&sk, &walk, &u)) {
+                const hgemm_tile tile = hgemm_raster(u.tile, ctiles_m, tiles_n, V8_RASTER);
                 const int32_t a_row = v8_row0<CLUSTER>(tile, rank);
                 const int32_t b_row = (int32_t)(tile.n * V8_BN + rank * B_SLICE);
-                for (uint32_t kt = 0; kt < k_tiles; kt++, pipe_advance(&st, V8_STAGES)) {
+                for (uint32_t kt = u.k_begin; kt < u.k_end; kt++, pipe_advance(&st, V8_STAGES)) {
                     const int32_t col = (int32_t)(kt * BK);
                     uint64_t *full = pipe_producer_acquire(sm->full, sm->empty, st, V8_TX_BYTES);
                     tma_load_2d(sm->a[st.stage], &tmap_a, col, a_row, full);
@@ -147,21 +200,23 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
         if (TMA_EPILOGUE && leader) prefetch_tensormap(&tmap_c);
         float d[F32Q_ACC_REGS] = {}; /* (64, 256) fp32 accumulator */
         pipe_state st = {0, 0};
-        for (uint32_t t = cluster_id; t < ctiles; t += clusters) {
-            const hgemm_tile tile = hgemm_raster(t, ctiles_m, tiles_n, V8_RASTER);
+        hgemm_sk_walk walk = hgemm_sk_start(&sk, worker);
+        hgemm_sk_unit u;
+        while (hgemm_sk_next(&sk, &walk, &u)) {
+            const hgemm_tile tile = hgemm_raster(u.tile, ctiles_m, tiles_n, V8_RASTER);
             const int32_t row0 = v8_row0<CLUSTER>(tile, rank), col0 = (int32_t)(tile.n * V8_BN);
             pipe_state prev = st;
-            for (uint32_t kt = 0; kt < k_tiles; kt++, pipe_advance(&st, V8_STAGES)) {
+            for (uint32_t kt = u.k_begin; kt < u.k_end; kt++, pipe_advance(&st, V8_STAGES)) {
                 pipe_consumer_wait(sm->full, st);
                 const uint64_t desc_a = wgmma_desc_sw128(&sm->a[st.stage][g * V8_WG_M * BK]);
                 const uint64_t desc_b = wgmma_desc_sw128(sm->b[st.stage]);
                 wgmma_fence();
 #pragma unroll
-                for (int kk = 0; kk < BK / WGMMA_K; kk++) /* the tile's first WGMMA overwrites d */
-                    wgmma_m64n256k16_f32(d, desc_a + 2 * kk, desc_b + 2 * kk, (kt | kk) != 0);
+                for (int kk = 0; kk < BK / WGMMA_K; kk++) /* the unit's first WGMMA overwrites d */
+                    wgmma_m64n256k16_f32(d, desc_a + 2 * kk, desc_b + 2 * kk, ((kt - u.k_begin) | kk) != 0);
                 wgmma_commit_group();
                 wgmma_wait_group_1(); /* k-tile kt-1 is done; kt stays in flight */
-                if (leader && kt > 0) v8_release<CLUSTER>(sm->empty, prev);
+                if (leader && kt > u.k_begin) v8_release<CLUSTER>(sm->empty, prev);
                 prev = st;
             }
             wgmma_wait_group_0();
@@ -169,9 +224,22 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
 
             /* A cluster tile that sticks out below m can leave a block with no
              * rows at all (an odd number of tile rows): it loaded for its peer
-             * and has nothing to store. */
+             * and has nothing to store, nor to exchange (the same holds for
+             * every worker's piece of that tile, so no flag is left up). */
             const int32_t qrow0 = row0 + g * V8_WG_M;
             if (row0 >= args.m) continue;
+            if (u.k_begin > 0) { /* a piece of another worker's tile: first in this worker's range */
+                const uint32_t slot = v8_slot<CLUSTER>(worker, rank, g);
+                v8_partial_put(d, partials + (size_t)slot * V8_SLOT_FLOATS, &flags[slot], g, leader);
+                continue;
+            }
+            if (u.k_end < sk.k_tiles) { /* this worker owns a shared tile: add the others' pieces, in order */
+                const uint32_t end = hgemm_sk_contributors_end(&sk, worker, &u);
+                for (uint32_t v = worker + 1; v < end; v++) {
+                    const uint32_t slot = v8_slot<CLUSTER>(v, rank, g);
+                    v8_partial_add(d, partials + (size_t)slot * V8_SLOT_FLOATS, &flags[slot], g, leader);
+                }
+            }
             if (!TMA_EPILOGUE || f16q_needs_direct(args, col0, V8_BN)) {
                 epilogue_m64n256_f32(args, d, qrow0, col0);
                 continue;
@@ -198,7 +266,7 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
 }
 
 template <int CLUSTER, bool TMA_EPILOGUE>
-static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream) {
+static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, bool split) {
     CUtensorMap ta, tb, tc;
     HGEMM_TMAP(ta, p->A, p->m, p->k, p->lda, V8_BM, BK, 1);
     HGEMM_TMAP(tb, p->B, p->n, p->k, p->ldb, V8_BN / CLUSTER, BK, 1);
@@ -208,23 +276,39 @@ static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream) {
     const void *kernel = (const void *)v8_kernel<CLUSTER, TMA_EPILOGUE>;
     const size_t smem = sizeof(v8_smem) + SW128_ALIGN;
     unsigned grid = 0;
-    hgemm_status st = hgemm__persistent_grid(kernel, V8_THREADS, smem, CLUSTER,
-                                             (uint64_t)ctiles_m * tiles_n, &grid);
+    const uint32_t tiles = ctiles_m * tiles_n;
+    hgemm_status st = hgemm__persistent_grid(kernel, V8_THREADS, smem, CLUSTER, UINT32_MAX, &grid);
     if (st != HGEMM_SUCCESS) return st;
+    /* The workspace: one flag and one partial sum per consumer of every block. */
+    const uint32_t workers = grid / CLUSTER, slots = grid * V8_CONSUMERS;
+    const size_t flag_bytes = ((size_t)slots * sizeof(uint32_t) + V8_FLAGS_ALIGN - 1) / V8_FLAGS_ALIGN * V8_FLAGS_ALIGN;
+    const size_t need = flag_bytes + (size_t)slots * V8_SLOT_FLOATS * sizeof(float);
+    split = split && p->workspace != NULL && p->workspace_bytes >= need;
+    hgemm_sk sk = hgemm_sk_plan(tiles, (uint32_t)hgemm_ceil_div(p->k, BK), workers, split);
+    /* Clusters with work: all of them while whole tiles go round (dp_tiles is
+     * 0 or a multiple of workers), else the stream-K ones or one per tile. */
+    uint32_t busy = sk.sk_workers ? sk.sk_workers : (tiles < workers ? tiles : workers);
+    if (sk.sk_workers && sk.dp_tiles) busy = workers;
+    uint32_t *flags = split ? (uint32_t *)p->workspace : NULL;
+    float *partials = split ? (float *)((char *)p->workspace + flag_bytes) : NULL;
     gemm_args args = make_args(p);
-    void *params[] = {&ta, &tb, &tc, &args, &ctiles_m, &tiles_n};
-    return hgemm__launch(kernel, dim3(grid), V8_THREADS, smem, CLUSTER, stream, params);
+    void *params[] = {&ta, &tb, &tc, &args, &ctiles_m, &tiles_n, &sk, &partials, &flags};
+    return hgemm__launch(kernel, dim3(busy * CLUSTER), V8_THREADS, smem, CLUSTER, stream, params);
 }
 
 extern "C" hgemm_status hgemm__launch_v8(const hgemm_problem *p, cudaStream_t stream) {
-    return launch_v8<V8_CLUSTER, true>(p, stream);
+    return launch_v8<V8_CLUSTER, true>(p, stream, true);
 }
 
 /* Ablations (src/api.c's experiment table): V8 with one idea taken out. */
 extern "C" hgemm_status hgemm__launch_v8_nocluster(const hgemm_problem *p, cudaStream_t stream) {
-    return launch_v8<1, true>(p, stream);
+    return launch_v8<1, true>(p, stream, true);
 }
 
 extern "C" hgemm_status hgemm__launch_v8_direct(const hgemm_problem *p, cudaStream_t stream) {
-    return launch_v8<V8_CLUSTER, false>(p, stream);
+    return launch_v8<V8_CLUSTER, false>(p, stream, true);
+}
+
+extern "C" hgemm_status hgemm__launch_v8_dp(const hgemm_problem *p, cudaStream_t stream) {
+    return launch_v8<V8_CLUSTER, true>(p, stream, false);
 }

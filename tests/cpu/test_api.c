@@ -482,6 +482,54 @@ static void test_overlap_exact(void) {
     EXPECT(INVALID, AUTO, XR, HALF, HALF, left, XLD, B, HALF, right, XLD + LD_MULTIPLE);
 }
 
+/* hgemm_nt_ws: the workspace's own checks, after the matrices' ones. */
+static void test_workspace(void) {
+    const void *A = addr(ADDR_A), *B = addr(ADDR_B);
+    void *C = (void *)addr(ADDR_C);
+    void *WS = (void *)addr(ADDR_FAR);
+    const size_t BYTES = HGEMM_WORKSPACE_BYTES;
+    const hgemm_status valid = gpu_present ? HGEMM_SUCCESS : HGEMM_ERROR_NO_DEVICE;
+    /* NULL with bytes, bytes beyond int64 */
+    CHECK_STATUS(hgemm_nt_ws(HGEMM_KERNEL_AUTO, M, N, K, ALPHA, A, LDA, B, LDB, BETA, C, LDC, NULL,
+                             BYTES, 0), HGEMM_ERROR_INVALID_VALUE);
+    CHECK_STATUS(hgemm_nt_ws(HGEMM_KERNEL_AUTO, M, N, K, ALPHA, A, LDA, B, LDB, BETA, C, LDC, WS,
+                             (size_t)INT64_MAX + 1, 0), HGEMM_ERROR_INVALID_VALUE);
+    /* misaligned */
+    CHECK_STATUS(hgemm_nt_ws(HGEMM_KERNEL_AUTO, M, N, K, ALPHA, A, LDA, B, LDB, BETA, C, LDC,
+                             (void *)addr(ADDR_FAR + ALIGN_BYTES / 2), BYTES, 0),
+                 HGEMM_ERROR_MISALIGNED);
+    /* sharing a byte with A, B or C: the workspace's first byte is the operand's
+     * last, or the operand's first byte is the workspace's last */
+    CHECK_STATUS(hgemm_nt_ws(HGEMM_KERNEL_V8, M, N, K, ALPHA, A, LDA, B, LDB, BETA, C, LDC,
+                             (void *)addr(ADDR_C + span(M, N, LDC) - ALIGN_BYTES), BYTES, 0),
+                 HGEMM_ERROR_INVALID_VALUE);
+    CHECK_STATUS(hgemm_nt_ws(HGEMM_KERNEL_V8, M, N, K, ALPHA, A, LDA, B, LDB, BETA, C, LDC,
+                             (void *)addr(ADDR_A - ALIGN_BYTES), ALIGN_BYTES + 1, 0),
+                 HGEMM_ERROR_INVALID_VALUE);
+    CHECK_STATUS(hgemm_nt_ws(HGEMM_KERNEL_V8, M, N, K, ALPHA, A, LDA, B, LDB, BETA, C, LDC,
+                             (void *)addr(ADDR_B), ALIGN_BYTES, 0),
+                 HGEMM_ERROR_INVALID_VALUE);
+    /* just below A: no shared byte */
+    if (!gpu_present)
+        CHECK_STATUS(hgemm_nt_ws(HGEMM_KERNEL_V8, M, N, K, ALPHA, A, LDA, B, LDB, BETA, C, LDC,
+                                 (void *)addr(ADDR_A - ALIGN_BYTES), ALIGN_BYTES, 0), valid);
+    /* the matrices are checked first: a bad leading dimension wins */
+    CHECK_STATUS(hgemm_nt_ws(HGEMM_KERNEL_AUTO, M, N, K, ALPHA, A, K - 1, B, LDB, BETA, C, LDC, NULL,
+                             BYTES, 0), HGEMM_ERROR_INVALID_VALUE);
+    CHECK_STATUS(hgemm_nt_ws(HGEMM_KERNEL_AUTO, M, N, K, ALPHA, addr(ADDR_A + ALIGN_BYTES / 2), LDA,
+                             B, LDB, BETA, C, LDC, NULL, BYTES, 0), HGEMM_ERROR_MISALIGNED);
+    /* no bytes: the pointer is ignored, as hgemm_nt */
+    if (!gpu_present) {
+        CHECK_STATUS(hgemm_nt_ws(HGEMM_KERNEL_AUTO, M, N, K, ALPHA, A, LDA, B, LDB, BETA, C, LDC,
+                                 (void *)addr(ADDR_C + 2), 0, 0), valid);
+        CHECK_STATUS(hgemm_nt_ws(HGEMM_KERNEL_V8, M, N, K, ALPHA, A, LDA, B, LDB, BETA, C, LDC, WS,
+                                 BYTES, 0), valid);
+    }
+    /* an empty problem succeeds without a device, workspace or not */
+    CHECK_STATUS(hgemm_nt_ws(HGEMM_KERNEL_V8, 0, N, K, ALPHA, A, LDA, B, LDB, BETA, C, LDC, WS, BYTES,
+                             0), HGEMM_SUCCESS);
+}
+
 int main(void) {
     gpu_present = check_gpu_present();
     printf("test_api: %s\n", gpu_present ? "a CUDA device is present"
@@ -500,6 +548,7 @@ int main(void) {
     test_not_supported();
     test_kernel_limits();
     test_overlap_exact();
+    test_workspace();
     if (skipped)
         printf("test_api: skipped %d hgemm_nt calls on valid requests (a GPU is present; they "
                "would launch on fake addresses)\n", skipped);

@@ -103,6 +103,7 @@ typedef struct kernel_under_test {
     const char *name;
     double atol;
     const hgemm_kernel_info *ablation; /* an experiment row (no public id), or NULL */
+    void *workspace;                   /* hgemm_nt_ws's (HGEMM_WORKSPACE_BYTES), or NULL: hgemm_nt */
 } kernel_under_test;
 
 /* hgemm_nt for the table's kernels and AUTO; hgemm__run, the same path by
@@ -110,8 +111,50 @@ typedef struct kernel_under_test {
 static hgemm_status call_kernel(const kernel_under_test *kt, int64_t m, int64_t n, int64_t k,
                                 float alpha, const void *A, int64_t lda, const void *B,
                                 int64_t ldb, float beta, void *C, int64_t ldc, cudaStream_t s) {
-    if (kt->ablation) return hgemm__run(kt->ablation, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, s);
+    const size_t ws_bytes = kt->workspace ? HGEMM_WORKSPACE_BYTES : 0;
+    if (kt->ablation)
+        return hgemm__run_ws(kt->ablation, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc,
+                             kt->workspace, ws_bytes, s);
+    if (kt->workspace)
+        return hgemm_nt_ws(kt->id, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, kt->workspace,
+                           ws_bytes, s);
     return hgemm_nt(kt->id, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, s);
+}
+
+/* With a workspace, V8 shares tiles between workers (stream-K); the sums
+ * are grouped in a fixed order, so a second call must give bitwise the same
+ * C. Returns 1 when it does (C reset to its initial state in between). */
+static int same_again(const kernel_under_test *kt, const test_case *t, hgemm_check_guarded *g,
+                      int64_t m, int64_t n, int64_t k, const void *A, int64_t lda, const void *B,
+                      int64_t ldb, int64_t ldc, cudaStream_t stream) {
+    const size_t bytes = (size_t)(m * ldc) * 2;
+    uint16_t *first = (uint16_t *)malloc(bytes), *second = (uint16_t *)malloc(bytes);
+    if (first == NULL || second == NULL) {
+        fprintf(stderr, "out of host memory\n");
+        exit(1);
+    }
+    HGEMM_CHECK_CUDA(cudaMemcpy(first, g->C, bytes, cudaMemcpyDeviceToHost));
+    if (t->c == C_RANDOM) hgemm_check_fill_random(g->C, m, n, ldc, SEED_C, hgemm_check_unit_scale(1), 0);
+    else hgemm_check_fill_pattern(g->C, m, n, ldc, HGEMM_CHECK_NAN, 0);
+    HGEMM_CHECK_CUDA(cudaDeviceSynchronize());
+    hgemm_status st = call_kernel(kt, m, n, k, t->alpha, A, lda, B, ldb, t->beta, g->C, ldc, stream);
+    HGEMM_CHECK_LAUNCH();
+    HGEMM_CHECK_CUDA(cudaStreamSynchronize(stream));
+    HGEMM_CHECK_CUDA(cudaMemcpy(second, g->C, bytes, cudaMemcpyDeviceToHost));
+    int64_t differ = 0, first_at = -1;
+    for (int64_t r = 0; r < m; r++)
+        for (int64_t c = 0; c < n; c++)
+            if (first[r * ldc + c] != second[r * ldc + c]) {
+                if (first_at < 0) first_at = r * ldc + c;
+                differ++;
+            }
+    if (differ)
+        printf("     second call: %lld elements differ, the first at (%lld, %lld): 0x%04x then 0x%04x\n",
+               (long long)differ, (long long)(first_at / ldc), (long long)(first_at % ldc),
+               first[first_at], second[first_at]);
+    free(first);
+    free(second);
+    return st == HGEMM_SUCCESS && differ == 0;
 }
 
 static int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
@@ -254,6 +297,10 @@ static void run_case(const test_case *t, const kernel_under_test *kernels, int n
             printf("     guard band: %lld elements outside C changed, the first at row %lld, "
                    "column %lld (0x%04x)\n", (long long)rep.bad, (long long)rep.first_row,
                    (long long)rep.first_col, rep.first_value);
+        if (ok && intact && kt->workspace && !same_again(kt, t, &g, m, n, k, A, lda, B, ldb, ldc, stream)) {
+            printf("FAIL %-6s %s  not deterministic with a workspace\n", kt->name, label);
+            ok = 0;
+        }
         ok && intact ? passed++ : failed++;
     }
     hgemm_check_guarded_free(&g);
@@ -277,24 +324,41 @@ int main(void) {
     kernels[n_kernels++] = (kernel_under_test){
         HGEMM_KERNEL_AUTO, "auto",
         auto_info && auto_info->acc == HGEMM_ACC_F16 ? HGEMM_CHECK_ATOL_ACC_F16 : HGEMM_CHECK_ATOL_ACC_F32,
-        NULL};
+        NULL, NULL};
     for (int i = 0; i < hgemm__kernel_count() && n_kernels < MAX_KERNELS; i++) {
         const hgemm_kernel_info *info = hgemm__kernel_at(i);
         kernels[n_kernels++] = (kernel_under_test){
             info->id, info->name,
-            info->acc == HGEMM_ACC_F16 ? HGEMM_CHECK_ATOL_ACC_F16 : HGEMM_CHECK_ATOL_ACC_F32, NULL};
+            info->acc == HGEMM_ACC_F16 ? HGEMM_CHECK_ATOL_ACC_F16 : HGEMM_CHECK_ATOL_ACC_F32, NULL, NULL};
     }
     for (int i = 0; i < hgemm__experiment_count() && n_kernels < MAX_KERNELS; i++) {
         const hgemm_kernel_info *info = hgemm__experiment_at(i);
         kernels[n_kernels++] = (kernel_under_test){
             info->id, info->name,
-            info->acc == HGEMM_ACC_F16 ? HGEMM_CHECK_ATOL_ACC_F16 : HGEMM_CHECK_ATOL_ACC_F32, info};
+            info->acc == HGEMM_ACC_F16 ? HGEMM_CHECK_ATOL_ACC_F16 : HGEMM_CHECK_ATOL_ACC_F32, info, NULL};
+    }
+    /* The workspace path (stream-K): AUTO, V8 and its ablations once more
+     * through hgemm_nt_ws, each twice per case (bitwise the same C). One
+     * zeroed workspace serves them all: every call leaves it ready. */
+    void *workspace = NULL;
+    HGEMM_CHECK_CUDA(cudaMalloc(&workspace, HGEMM_WORKSPACE_BYTES));
+    HGEMM_CHECK_CUDA(cudaMemset(workspace, 0, HGEMM_WORKSPACE_BYTES));
+    const int table_end = n_kernels;
+    for (int i = 0; i < table_end && n_kernels < MAX_KERNELS; i++) {
+        if (kernels[i].id != HGEMM_KERNEL_AUTO && kernels[i].id != HGEMM_KERNEL_V8) continue;
+        kernel_under_test kt = kernels[i];
+        static char names[MAX_KERNELS][WHY_LEN];
+        snprintf(names[n_kernels], WHY_LEN, "%s+ws", kt.name);
+        kt.name = names[n_kernels];
+        kt.workspace = workspace;
+        kernels[n_kernels++] = kt;
     }
 
     cudaStream_t nonblocking;
     HGEMM_CHECK_CUDA(cudaStreamCreateWithFlags(&nonblocking, cudaStreamNonBlocking));
     for (int c = 0; c < CASE_COUNT; c++) run_case(&cases[c], kernels, n_kernels, nonblocking);
     HGEMM_CHECK_CUDA(cudaStreamDestroy(nonblocking));
+    HGEMM_CHECK_CUDA(cudaFree(workspace));
 
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;

@@ -1,0 +1,37 @@
+/* flag.cuh: 32-bit flags in global memory that one block raises and another
+ * waits for (PTX ISA "Memory Consistency Model": release and acquire
+ * operations at GPU scope; "ld", "st"). */
+#ifndef HGEMM_PTX_FLAG_CUH
+#define HGEMM_PTX_FLAG_CUH
+
+#include "common.cuh"
+
+/* ld.acquire.gpu.global.u32: read a flag; what the raising thread wrote before
+ * its release is visible to this thread after it. */
+static __device__ __forceinline__ uint32_t ld_acquire_gpu_u32(const uint32_t *p) {
+    uint32_t v;
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+
+/* st.release.gpu.global.u32: raise a flag after everything this thread (and,
+ * through a barrier before it, its block) wrote. */
+static __device__ __forceinline__ void st_release_gpu_u32(uint32_t *p, uint32_t v) {
+    asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+
+/* st.relaxed.gpu.global.u32: a store with no ordering (lowering a flag). */
+static __device__ __forceinline__ void st_relaxed_gpu_u32(uint32_t *p, uint32_t v) {
+    asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+
+/* Wait until the flag is nonzero; traps after HGEMM_HANG_NS like mbarrier_wait. */
+static __device__ __forceinline__ void flag_wait_gpu(const uint32_t *p) {
+    if (ld_acquire_gpu_u32(p)) return;
+    uint64_t start = globaltimer_ns();
+    while (!ld_acquire_gpu_u32(p)) {
+        if (globaltimer_ns() - start > HGEMM_HANG_NS) hang_report("flag wait", 0, 0);
+    }
+}
+
+#endif

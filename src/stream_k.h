@@ -1,0 +1,135 @@
+/*
+ * stream_k.h: which work units a persistent worker runs (host and device;
+ * unit-tested on the CPU by tests/cpu/test_stream_k.c).
+ *
+ * `tiles` output tiles of `k_tiles` k-tiles each go to `workers` persistent
+ * workers (V8: clusters). Whole tiles dealt round robin leave the last round
+ * partly idle when tiles % workers != 0 (2048 tiles on 132 SMs: the 16th
+ * round is half empty, 3% of the time). Stream-K (Osama et al., "Stream-K:
+ * Work-centric Parallel Decomposition for Dense Matrix-Matrix Multiplication
+ * on the GPU", PPoPP 2023) deals the k-iterations of the last tiles instead:
+ *
+ *   - tiles [0, dp_tiles) are dealt whole, round robin (data-parallel);
+ *   - the iterations of tiles [dp_tiles, tiles), numbered tile * k_tiles +
+ *     kt, are cut into sk_workers contiguous ranges of equal length (to one
+ *     iteration), worker w taking range w.
+ *
+ * A range may start and end inside a tile, so a tile can be shared by
+ * several workers. The worker whose range holds the tile's k-tile 0 owns it:
+ * that piece is the last of its range. Every other piece is the first of its
+ * worker's range, so each worker leaves at most one partial sum (in its own
+ * workspace slot), early, and the owner, late, adds the partials of workers
+ * w+1, w+2, ... in that order: the same inputs give bitwise the same C. An
+ * owner only waits for workers with a higher index, so no cycle of waits
+ * exists (all workers are resident: the grid is sized by occupancy).
+ */
+#ifndef HGEMM_STREAM_K_H
+#define HGEMM_STREAM_K_H
+
+#include <stdint.h>
+
+#include "raster.h" /* HGEMM_HD */
+
+enum {
+    HGEMM_SK_MIN_ITERS = 8,        /* k-tiles per worker at least, or a split costs more than it buys */
+    HGEMM_SK_MIN_EFFICIENCY = 99,  /* % busy in whole-tile rounds at or above which nothing is split */
+};
+
+typedef struct hgemm_sk {
+    uint32_t tiles;      /* output tiles, in the kernel's raster order */
+    uint32_t k_tiles;    /* k-tiles per output tile, >= 1 */
+    uint32_t workers;    /* persistent workers; the data-parallel stride */
+    uint32_t dp_tiles;   /* tiles dealt whole */
+    uint32_t sk_workers; /* workers sharing the rest; 0: none */
+} hgemm_sk;
+
+/* One piece of work: k-tiles [k_begin, k_end) of output tile `tile`. */
+typedef struct hgemm_sk_unit { uint32_t tile, k_begin, k_end; } hgemm_sk_unit;
+
+/* A worker's position in its list of units. */
+typedef struct hgemm_sk_walk {
+    uint32_t next_dp;  /* next whole tile */
+    uint32_t it, end;  /* stream-K iterations still to run, counted from tile dp_tiles: [it, end) */
+} hgemm_sk_walk;
+
+/* The plan. split == 0 (no workspace for partial sums) deals every tile whole. */
+static inline HGEMM_HD hgemm_sk hgemm_sk_plan(uint32_t tiles, uint32_t k_tiles, uint32_t workers,
+                                              int split) {
+    hgemm_sk s;
+    s.tiles = tiles;
+    s.k_tiles = k_tiles;
+    s.workers = workers;
+    s.dp_tiles = tiles;
+    s.sk_workers = 0;
+    if (!split || workers < 2 || tiles == 0) return s;
+    const uint64_t rounds = (tiles + (uint64_t)workers - 1) / workers;
+    if ((uint64_t)tiles * 100 >= rounds * workers * HGEMM_SK_MIN_EFFICIENCY) return s;
+    const uint32_t whole = tiles / workers; /* full rounds; the last of them joins the split */
+    const uint32_t dp = whole >= 1 ? (whole - 1) * workers : 0;
+    const uint64_t iters = (uint64_t)(tiles - dp) * k_tiles;
+    if (iters > UINT32_MAX) return s; /* the walk counts iterations in 32 bits */
+    /* As many workers as the iterations keep busy, but never fewer than
+     * whole tiles would use: splitting must not serialize tiles. */
+    const uint32_t sk_tiles = tiles - dp;
+    uint64_t w = iters / HGEMM_SK_MIN_ITERS;
+    if (w < sk_tiles) w = sk_tiles;
+    if (w > workers) w = workers;
+    if (w <= sk_tiles && sk_tiles < workers) return s; /* one whole tile each: nothing shared */
+    s.dp_tiles = dp;
+    s.sk_workers = (uint32_t)w;
+    return s;
+}
+
+/* First stream-K iteration of worker w, counted from tile dp_tiles' k-tile 0;
+ * 0 <= w <= sk_workers (w == sk_workers: the end). */
+static inline HGEMM_HD uint32_t hgemm_sk_begin(const hgemm_sk *s, uint32_t w) {
+    const uint64_t iters = (uint64_t)(s->tiles - s->dp_tiles) * s->k_tiles;
+    return (uint32_t)(iters * w / s->sk_workers);
+}
+
+static inline HGEMM_HD hgemm_sk_walk hgemm_sk_start(const hgemm_sk *s, uint32_t w) {
+    hgemm_sk_walk wk;
+    wk.next_dp = w;
+    wk.it = wk.end = 0;
+    if (w < s->sk_workers) {
+        wk.it = hgemm_sk_begin(s, w);
+        wk.end = hgemm_sk_begin(s, w + 1);
+    }
+    return wk;
+}
+
+/* The next unit of the walk: whole tiles first, then the stream-K range.
+ * Returns 0 when the worker is done. */
+static inline HGEMM_HD int hgemm_sk_next(const hgemm_sk *s, hgemm_sk_walk *wk, hgemm_sk_unit *u) {
+    if (wk->next_dp < s->dp_tiles) {
+        u->tile = wk->next_dp;
+        u->k_begin = 0;
+        u->k_end = s->k_tiles;
+        wk->next_dp += s->workers;
+        return 1;
+    }
+    if (wk->it < wk->end) {
+        const uint32_t tile = wk->it / s->k_tiles;
+        const uint32_t kb = wk->it - tile * s->k_tiles;
+        const uint32_t left = wk->end - wk->it;
+        const uint32_t ke = left < s->k_tiles - kb ? kb + left : s->k_tiles;
+        u->tile = s->dp_tiles + tile;
+        u->k_begin = kb;
+        u->k_end = ke;
+        wk->it += ke - kb;
+        return 1;
+    }
+    return 0;
+}
+
+/* The workers whose partial sums the owner of `u` (a unit with k_begin == 0
+ * and k_end < k_tiles) adds: w+1 .. *last-1, where w is the owner. */
+static inline HGEMM_HD uint32_t hgemm_sk_contributors_end(const hgemm_sk *s, uint32_t w,
+                                                          const hgemm_sk_unit *u) {
+    const uint32_t tile_end = (u->tile - s->dp_tiles + 1) * s->k_tiles;
+    uint32_t v = w + 1;
+    while (v < s->sk_workers && hgemm_sk_begin(s, v) < tile_end) v++;
+    return v;
+}
+
+#endif /* HGEMM_STREAM_K_H */

@@ -1,0 +1,178 @@
+/*
+ * test_stream_k.c: the stream-K plan and walk (src/stream_k.h). Over many
+ * (tiles, k_tiles, workers): every (tile, k-tile) is run by exactly one
+ * worker; whole tiles go round robin; each worker's stream-K iterations are
+ * one contiguous range of near-equal length (to one iteration); a worker runs
+ * at most one piece that does not start at k-tile 0 and it is its first
+ * stream-K unit; the owner of a shared tile (the piece at k-tile 0) is that
+ * worker's last unit, and hgemm_sk_contributors_end names exactly the
+ * workers that ran the tile's other pieces. Also the plan's choices: no split
+ * without a workspace, none when whole rounds are busy enough, none below
+ * HGEMM_SK_MIN_ITERS iterations per worker.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stream_k.h"
+#include "test_check.h"
+
+enum {
+    MAX_TILES = 300,
+    MAX_K = 40,
+    MAX_WORKERS = 70,
+    NO_WORKER = 0xffff,
+    H200_CLUSTERS = 66,    /* V8: 132 SMs in 2-block clusters */
+    TILES_8192 = 1024,     /* 8192^3 in V8's 256x256 cluster tiles */
+    K_TILES_8192 = 128,
+};
+
+static uint16_t owner_of[MAX_TILES * MAX_K]; /* which worker ran (tile, kt) */
+
+/* Everything about one plan; returns 0 at the first broken property (reported). */
+static int check_plan(uint32_t tiles, uint32_t k_tiles, uint32_t workers) {
+    const hgemm_sk s = hgemm_sk_plan(tiles, k_tiles, workers, 1);
+    const uint32_t total = tiles * k_tiles;
+    for (uint32_t i = 0; i < total; i++) owner_of[i] = NO_WORKER;
+    if (!CHECK_MSG(s.dp_tiles <= tiles && s.sk_workers <= workers &&
+                       (s.dp_tiles % workers == 0 || s.dp_tiles == tiles),
+                   "tiles %u k %u workers %u: dp %u sk %u", tiles, k_tiles, workers, s.dp_tiles,
+                   s.sk_workers))
+        return 0;
+    /* Splitting never leaves workers idle that whole tiles would have used. */
+    const uint32_t sk_tiles = tiles - s.dp_tiles;
+    if (!CHECK_MSG(s.sk_workers == 0 || s.sk_workers >= (sk_tiles < workers ? sk_tiles : workers),
+                   "tiles %u k %u workers %u: %u stream-K workers for %u tiles", tiles, k_tiles,
+                   workers, s.sk_workers, sk_tiles))
+        return 0;
+    uint64_t min_sk = UINT64_MAX, max_sk = 0;
+    for (uint32_t w = 0; w < workers; w++) {
+        hgemm_sk_walk wk = hgemm_sk_start(&s, w);
+        hgemm_sk_unit u, prev = {0, 0, 0};
+        uint64_t sk_iters = 0;
+        int sk_units = 0, last_was_owner_piece = 0;
+        uint32_t expect_dp = w;
+        while (hgemm_sk_next(&s, &wk, &u)) {
+            if (!CHECK_MSG(u.tile < tiles && u.k_begin < u.k_end && u.k_end <= k_tiles,
+                           "tiles %u k %u workers %u: worker %u unit (%u, %u..%u)", tiles, k_tiles,
+                           workers, w, u.tile, u.k_begin, u.k_end))
+                return 0;
+            if (u.tile < s.dp_tiles) {
+                if (!CHECK_MSG(u.tile == expect_dp && u.k_begin == 0 && u.k_end == k_tiles && sk_units == 0,
+                               "worker %u: whole tile %u, expected %u", w, u.tile, expect_dp))
+                    return 0;
+                expect_dp += workers;
+            } else {
+                if (!CHECK_MSG(u.k_begin == 0 || sk_units == 0,
+                               "tiles %u k %u workers %u: worker %u piece (%u, %u..%u) not first",
+                               tiles, k_tiles, workers, w, u.tile, u.k_begin, u.k_end))
+                    return 0;
+                if (!CHECK_MSG(!last_was_owner_piece,
+                               "tiles %u k %u workers %u: worker %u runs on after owning a shared tile",
+                               tiles, k_tiles, workers, w))
+                    return 0;
+                if (sk_units > 0 && !CHECK_MSG(u.tile == prev.tile + 1 && u.k_begin == 0 &&
+                                                   prev.k_end == k_tiles,
+                                               "worker %u: range not contiguous", w))
+                    return 0;
+                if (u.k_begin == 0 && u.k_end < k_tiles) last_was_owner_piece = 1;
+                sk_units++;
+                sk_iters += u.k_end - u.k_begin;
+                prev = u;
+            }
+            for (uint32_t kt = u.k_begin; kt < u.k_end; kt++) {
+                uint16_t *o = &owner_of[u.tile * k_tiles + kt];
+                if (!CHECK_MSG(*o == NO_WORKER, "tiles %u k %u workers %u: (%u, %u) run by %u and %u",
+                               tiles, k_tiles, workers, u.tile, kt, *o, w))
+                    return 0;
+                *o = (uint16_t)w;
+            }
+        }
+        if (!CHECK_MSG(expect_dp >= s.dp_tiles, "worker %u: whole tiles missing", w)) return 0;
+        if (w < s.sk_workers) {
+            if (sk_iters < min_sk) min_sk = sk_iters;
+            if (sk_iters > max_sk) max_sk = sk_iters;
+            if (!CHECK_MSG(sk_iters >= HGEMM_SK_MIN_ITERS || sk_iters >= k_tiles,
+                           "worker %u: only %llu iterations", w, (unsigned long long)sk_iters))
+                return 0;
+        } else if (!CHECK_MSG(sk_iters == 0, "worker %u past sk_workers ran stream-K work", w)) {
+            return 0;
+        }
+    }
+    for (uint32_t i = 0; i < total; i++)
+        if (!CHECK_MSG(owner_of[i] != NO_WORKER, "tiles %u k %u workers %u: (%u, %u) never run", tiles,
+                       k_tiles, workers, i / k_tiles, i % k_tiles))
+            return 0;
+    if (s.sk_workers && !CHECK_MSG(max_sk - min_sk <= 1, "stream-K ranges %llu..%llu",
+                                   (unsigned long long)min_sk, (unsigned long long)max_sk))
+        return 0;
+    /* Contributors: for every shared tile, the owner (the worker of k-tile 0)
+     * names the workers of every other k-tile of it, in order, and no more. */
+    for (uint32_t t = s.dp_tiles; t < tiles; t++) {
+        const uint32_t w = owner_of[t * k_tiles];
+        uint32_t kend = 0;
+        while (kend < k_tiles && owner_of[t * k_tiles + kend] == w) kend++;
+        if (kend == k_tiles) continue; /* whole */
+        hgemm_sk_unit u = {t, 0, kend};
+        const uint32_t end = hgemm_sk_contributors_end(&s, w, &u);
+        if (!CHECK_MSG(end - 1 == owner_of[t * k_tiles + k_tiles - 1],
+                       "tiles %u k %u workers %u: tile %u contributors end %u, last k-tile by %u",
+                       tiles, k_tiles, workers, t, end, owner_of[t * k_tiles + k_tiles - 1]))
+            return 0;
+        for (uint32_t kt = kend; kt < k_tiles; kt++) {
+            const uint32_t v = owner_of[t * k_tiles + kt];
+            if (!CHECK_MSG(v > w && v < end, "tile %u k-tile %u by %u, outside %u..%u", t, kt, v,
+                           w + 1, end - 1))
+                return 0;
+        }
+    }
+    return 1;
+}
+
+static void test_properties(void) {
+    int all = 1;
+    for (uint32_t workers = 1; workers <= MAX_WORKERS && all; workers += (workers < 10 ? 1 : 7))
+        for (uint32_t tiles = 1; tiles <= MAX_TILES && all; tiles += (tiles < 20 ? 1 : 13))
+            for (uint32_t k = 1; k <= MAX_K && all; k += (k < 10 ? 1 : 9))
+                all = check_plan(tiles, k, workers);
+    CHECK(all);
+}
+
+static void test_choices(void) {
+    /* No workspace: everything whole. */
+    hgemm_sk s = hgemm_sk_plan(TILES_8192, K_TILES_8192, H200_CLUSTERS, 0);
+    CHECK_U64(s.dp_tiles, TILES_8192);
+    CHECK_U64(s.sk_workers, 0);
+    /* 8192^3 on 66 clusters: 15.5 rounds, so the last 100 tiles (15 rounds
+     * less one, 924 whole) are shared by all 66. */
+    s = hgemm_sk_plan(TILES_8192, K_TILES_8192, H200_CLUSTERS, 1);
+    CHECK_U64(s.dp_tiles, 14 * H200_CLUSTERS);
+    CHECK_U64(s.sk_workers, H200_CLUSTERS);
+    /* Whole rounds: nothing to share. */
+    s = hgemm_sk_plan(16 * H200_CLUSTERS, K_TILES_8192, H200_CLUSTERS, 1);
+    CHECK_U64(s.sk_workers, 0);
+    /* One tile with a long k (256 x 256 x 65536): split over every worker. */
+    s = hgemm_sk_plan(1, 1024, H200_CLUSTERS, 1);
+    CHECK_U64(s.dp_tiles, 0);
+    CHECK_U64(s.sk_workers, H200_CLUSTERS);
+    /* One tile, 4 k-tiles: too little to split. */
+    s = hgemm_sk_plan(1, 4, H200_CLUSTERS, 1);
+    CHECK_U64(s.sk_workers, 0);
+    /* 16 tiles of 16 k-tiles (1024^3): 256 iterations for 32 workers of 8. */
+    s = hgemm_sk_plan(16, 16, H200_CLUSTERS, 1);
+    CHECK_U64(s.sk_workers, 32);
+    /* 16 tiles of one k-tile: nothing to share, whole tiles. */
+    s = hgemm_sk_plan(16, 1, H200_CLUSTERS, 1);
+    CHECK_U64(s.sk_workers, 0);
+    /* 289 tiles of one k-tile (4352^2, k = 64): the last 91 tiles go to all 66. */
+    s = hgemm_sk_plan(289, 1, H200_CLUSTERS, 1);
+    CHECK_U64(s.dp_tiles, 3 * H200_CLUSTERS);
+    CHECK_U64(s.sk_workers, H200_CLUSTERS);
+}
+
+int main(void) {
+    test_choices();
+    test_properties();
+    return check_finish();
+}
