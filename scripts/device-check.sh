@@ -12,7 +12,7 @@
 #   bench     hgemm-bench at 8192^3, $BENCH_KERNELS (default all) beside cuBLAS
 #             ($BENCH_ARGS, default --repeat 3)
 #   sweep     hgemm-bench --sweep, $SWEEP_KERNELS beside cuBLAS
-#   accuracy  hgemm-bench --accuracy at 8192^3
+#   accuracy  hgemm-bench --accuracy-sweep (mean/p99/max error per k) for $ACCURACY_KERNELS (default all)
 #   window    hgemm-bench v5,v6,v7 with 100 timed launches instead of 30
 #   python    the Python GPU tests and python/bench_torch.py
 #   processes scripts/processes.sh $PROCESS_ARGS (default: v5, v6, v7 and cuBLAS
@@ -99,7 +99,8 @@ if has sweep; then
 fi
 
 if has accuracy; then
-    run accuracy 300 "$BUILD/tools/hgemm-bench" --kernels v5,v6,v7 --accuracy
+    run accuracy 300 "$BUILD/tools/hgemm-bench" --kernels "${ACCURACY_KERNELS:-all}" --accuracy-sweep \
+        --csv "$OUT/accuracy.csv"
 fi
 
 if has window; then
