@@ -1,0 +1,249 @@
+/*
+ * plan.c: libhgemm_nccl's argument checks, chunking, fingerprints and the
+ * agreement vector; no CUDA or NCCL call (see plan.h).
+ */
+#include <stdint.h>
+
+#include "plan.h"
+
+int64_t hgemm_nccl_offsets(const int64_t *m_counts, int nranks, int64_t *offsets) {
+    int64_t total = 0;
+    for (int r = 0; r < nranks; r++) {
+        offsets[r] = total;
+        total += m_counts[r];
+    }
+    return total;
+}
+
+hgemm_nccl_status hgemm_nccl_check_counts(const int64_t *m_counts, int nranks) {
+    if (m_counts == NULL || nranks < 1) return HGEMM_NCCL_ERROR_INVALID_VALUE;
+    int64_t total = 0;
+    for (int r = 0; r < nranks; r++) {
+        if (m_counts[r] < 0) return HGEMM_NCCL_ERROR_INVALID_VALUE;
+        /* Each count and the running total stay below 2^62: no overflow. */
+        if (m_counts[r] > HGEMM_NCCL_MAX_DIM) return HGEMM_NCCL_ERROR_NOT_SUPPORTED;
+        total += m_counts[r];
+        if (total > HGEMM_NCCL_MAX_DIM) return HGEMM_NCCL_ERROR_NOT_SUPPORTED;
+    }
+    return HGEMM_NCCL_SUCCESS;
+}
+
+int64_t hgemm_nccl_span_bytes(int64_t rows, int64_t cols, int64_t ld) {
+    if (rows < 0 || cols < 0 || ld < 1) return -1;
+    if (rows == 0 || cols == 0) return 0;
+    if (cols > INT64_MAX / 2) return -1;
+    if (rows - 1 > (INT64_MAX / 2 - cols) / ld) return -1;
+    return ((rows - 1) * ld + cols) * HGEMM_NCCL_ELEMENT_BYTES;
+}
+
+int hgemm_nccl_ranges_meet(const void *a, int64_t a_bytes, const void *b, int64_t b_bytes) {
+    if (a_bytes <= 0 || b_bytes <= 0) return 0;
+    uintptr_t a0 = (uintptr_t)a, b0 = (uintptr_t)b;
+    /* Distances, not ends: an end near the top of the address space would wrap. */
+    return a0 <= b0 ? b0 - a0 < (uintptr_t)a_bytes : a0 - b0 < (uintptr_t)b_bytes;
+}
+
+static int misaligned(const void *p, int64_t bytes) {
+    return bytes > 0 && ((uintptr_t)p % HGEMM_NCCL_PTR_ALIGN) != 0;
+}
+
+static int64_t at_least_one(int64_t x) { return x > 1 ? x : 1; }
+
+static hgemm_nccl_status check_common(int rank, int nranks, hgemm_kernel kernel, int chunks,
+                                      const int64_t *m_counts) {
+    if (nranks < 1 || rank < 0 || rank >= nranks) return HGEMM_NCCL_ERROR_INVALID_VALUE;
+    if (hgemm_kernel_name(kernel) == NULL) return HGEMM_NCCL_ERROR_INVALID_VALUE;
+    if (chunks < 1 || chunks > HGEMM_NCCL_MAX_CHUNKS) return HGEMM_NCCL_ERROR_INVALID_VALUE;
+    return hgemm_nccl_check_counts(m_counts, nranks);
+}
+
+static int ld_too_large(int64_t ld) { return ld >= HGEMM_NCCL_MAX_LD; }
+
+hgemm_nccl_status hgemm_nccl_check_ag(const hgemm_nccl_ag_args *a) {
+    hgemm_nccl_status st = check_common(a->rank, a->nranks, a->kernel, a->chunks, a->m_counts);
+    if (st != HGEMM_NCCL_SUCCESS) return st;
+    if (a->n_local < 0 || a->k < 0) return HGEMM_NCCL_ERROR_INVALID_VALUE;
+    if (a->lda < at_least_one(a->k) || a->ldb < at_least_one(a->k) ||
+        a->ldc < at_least_one(a->n_local))
+        return HGEMM_NCCL_ERROR_INVALID_VALUE;
+    int64_t m_total = 0, own_first = 0;
+    for (int r = 0; r < a->nranks; r++) {
+        if (r == a->rank) own_first = m_total;
+        m_total += a->m_counts[r];
+    }
+    const int64_t m_own = a->m_counts[a->rank];
+    const int64_t a_local = hgemm_nccl_span_bytes(m_own, a->k, a->lda);
+    const int64_t a_full = hgemm_nccl_span_bytes(m_total, a->k, a->lda);
+    const int64_t b_bytes = hgemm_nccl_span_bytes(a->n_local, a->k, a->ldb);
+    const int64_t c_bytes = hgemm_nccl_span_bytes(m_total, a->n_local, a->ldc);
+    if (a_local < 0 || a_full < 0 || b_bytes < 0 || c_bytes < 0) return HGEMM_NCCL_ERROR_INVALID_VALUE;
+    if ((a_local && a->A_local == NULL) || (a_full && a->A_gathered == NULL) ||
+        (b_bytes && a->B_local == NULL) || (c_bytes && a->C_local == NULL))
+        return HGEMM_NCCL_ERROR_INVALID_VALUE;
+    if (a->lda % HGEMM_NCCL_LD_ALIGN || a->ldb % HGEMM_NCCL_LD_ALIGN || a->ldc % HGEMM_NCCL_LD_ALIGN)
+        return HGEMM_NCCL_ERROR_MISALIGNED;
+    if (misaligned(a->A_local, a_local) || misaligned(a->A_gathered, a_full) ||
+        misaligned(a->B_local, b_bytes) || misaligned(a->C_local, c_bytes))
+        return HGEMM_NCCL_ERROR_MISALIGNED;
+    /* The output shares nothing with the inputs; the gathered A (written)
+     * shares nothing with B; the local rows are either exactly this rank's rows
+     * of the gathered A (in place) or apart from it. */
+    if (hgemm_nccl_ranges_meet(a->C_local, c_bytes, a->A_local, a_local) ||
+        hgemm_nccl_ranges_meet(a->C_local, c_bytes, a->A_gathered, a_full) ||
+        hgemm_nccl_ranges_meet(a->C_local, c_bytes, a->B_local, b_bytes) ||
+        hgemm_nccl_ranges_meet(a->A_gathered, a_full, a->B_local, b_bytes))
+        return HGEMM_NCCL_ERROR_INVALID_VALUE;
+    const uintptr_t in_place = (uintptr_t)a->A_gathered +
+                               (uintptr_t)(own_first * a->lda * HGEMM_NCCL_ELEMENT_BYTES);
+    if (hgemm_nccl_ranges_meet(a->A_local, a_local, a->A_gathered, a_full) &&
+        (uintptr_t)a->A_local != in_place)
+        return HGEMM_NCCL_ERROR_INVALID_VALUE;
+    if (m_total > HGEMM_NCCL_MAX_DIM || a->n_local > HGEMM_NCCL_MAX_DIM || a->k > HGEMM_NCCL_MAX_DIM)
+        return HGEMM_NCCL_ERROR_NOT_SUPPORTED;
+    if (ld_too_large(a->lda) || ld_too_large(a->ldb) || ld_too_large(a->ldc))
+        return HGEMM_NCCL_ERROR_NOT_SUPPORTED;
+    return HGEMM_NCCL_SUCCESS;
+}
+
+size_t hgemm_nccl_gemm_reducescatter_workspace(int64_t m_total, int64_t n) {
+    if (m_total < 0 || n < 0) return 0;
+    if (m_total == 0 || n == 0) return 0;
+    if (n > HGEMM_NCCL_MAX_LD) return 0;
+    const uint64_t ld = (uint64_t)hgemm_nccl_workspace_ld(n);
+    if ((uint64_t)m_total > SIZE_MAX / HGEMM_NCCL_ELEMENT_BYTES / ld) return 0;
+    return (size_t)m_total * (size_t)ld * HGEMM_NCCL_ELEMENT_BYTES;
+}
+
+hgemm_nccl_status hgemm_nccl_check_rs(const hgemm_nccl_rs_args *a) {
+    hgemm_nccl_status st = check_common(a->rank, a->nranks, a->kernel, a->chunks, a->m_counts);
+    if (st != HGEMM_NCCL_SUCCESS) return st;
+    if (a->n < 0 || a->k_local < 0) return HGEMM_NCCL_ERROR_INVALID_VALUE;
+    if (a->lda < at_least_one(a->k_local) || a->ldb < at_least_one(a->k_local) ||
+        a->ldc < at_least_one(a->n))
+        return HGEMM_NCCL_ERROR_INVALID_VALUE;
+    int64_t m_total = 0;
+    for (int r = 0; r < a->nranks; r++) m_total += a->m_counts[r];
+    const int64_t m_own = a->m_counts[a->rank];
+    const int64_t a_bytes = hgemm_nccl_span_bytes(m_total, a->k_local, a->lda);
+    const int64_t b_bytes = hgemm_nccl_span_bytes(a->n, a->k_local, a->ldb);
+    const int64_t c_bytes = hgemm_nccl_span_bytes(m_own, a->n, a->ldc);
+    /* The workspace holds the partial product: M rows of n, leading dimension
+     * n rounded up to 8; all M rows are asked for, the last one's padding too. */
+    const int64_t w_bytes = a->n > HGEMM_NCCL_MAX_LD ? -1
+                            : hgemm_nccl_span_bytes(m_total, hgemm_nccl_workspace_ld(a->n),
+                                                    hgemm_nccl_workspace_ld(a->n));
+    if (a_bytes < 0 || b_bytes < 0 || c_bytes < 0 || w_bytes < 0) return HGEMM_NCCL_ERROR_INVALID_VALUE;
+    if ((a_bytes && a->A_local == NULL) || (b_bytes && a->B_local == NULL) ||
+        (c_bytes && a->C_local == NULL) || (w_bytes && a->workspace == NULL))
+        return HGEMM_NCCL_ERROR_INVALID_VALUE;
+    if ((uint64_t)w_bytes > (uint64_t)a->workspace_bytes) return HGEMM_NCCL_ERROR_INVALID_VALUE;
+    if (a->lda % HGEMM_NCCL_LD_ALIGN || a->ldb % HGEMM_NCCL_LD_ALIGN || a->ldc % HGEMM_NCCL_LD_ALIGN)
+        return HGEMM_NCCL_ERROR_MISALIGNED;
+    if (misaligned(a->A_local, a_bytes) || misaligned(a->B_local, b_bytes) ||
+        misaligned(a->C_local, c_bytes) || misaligned(a->workspace, w_bytes))
+        return HGEMM_NCCL_ERROR_MISALIGNED;
+    if (hgemm_nccl_ranges_meet(a->C_local, c_bytes, a->A_local, a_bytes) ||
+        hgemm_nccl_ranges_meet(a->C_local, c_bytes, a->B_local, b_bytes) ||
+        hgemm_nccl_ranges_meet(a->workspace, w_bytes, a->A_local, a_bytes) ||
+        hgemm_nccl_ranges_meet(a->workspace, w_bytes, a->B_local, b_bytes) ||
+        hgemm_nccl_ranges_meet(a->workspace, w_bytes, a->C_local, c_bytes))
+        return HGEMM_NCCL_ERROR_INVALID_VALUE;
+    if (m_total > HGEMM_NCCL_MAX_DIM || a->n > HGEMM_NCCL_MAX_DIM || a->k_local > HGEMM_NCCL_MAX_DIM)
+        return HGEMM_NCCL_ERROR_NOT_SUPPORTED;
+    if (ld_too_large(a->lda) || ld_too_large(a->ldb) || ld_too_large(a->ldc))
+        return HGEMM_NCCL_ERROR_NOT_SUPPORTED;
+    return HGEMM_NCCL_SUCCESS;
+}
+
+/* The splitmix64 finalizer: a bijective 64-bit mix. */
+static uint64_t mix64(uint64_t x) {
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ull;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebull;
+    x ^= x >> 31;
+    return x;
+}
+
+static uint64_t absorb(uint64_t h, uint64_t value) { return mix64(h ^ mix64(value + 0x9e3779b97f4a7c15ull)); }
+
+/* NULL counts hash to a marker no list of counts produces in practice. */
+static uint64_t absorb_counts(uint64_t h, int nranks, const int64_t *m_counts) {
+    enum { NULL_COUNTS_MARKER = 0x6e756c6c };
+    if (m_counts == NULL) return absorb(h, NULL_COUNTS_MARKER);
+    for (int r = 0; r < nranks; r++) h = absorb(h, (uint64_t)m_counts[r]);
+    return h;
+}
+
+uint64_t hgemm_nccl_fingerprint_ag(int nranks, int chunks, const int64_t *m_counts, int64_t k,
+                                   int64_t lda) {
+    uint64_t h = absorb(0, HGEMM_NCCL_OP_ALLGATHER_GEMM);
+    h = absorb(h, (uint64_t)nranks);
+    h = absorb(h, (uint64_t)chunks);
+    h = absorb_counts(h, nranks, m_counts);
+    h = absorb(h, (uint64_t)k);
+    h = absorb(h, (uint64_t)lda);
+    return h & HGEMM_NCCL_HASH_MASK;
+}
+
+uint64_t hgemm_nccl_fingerprint_rs(int nranks, int chunks, const int64_t *m_counts, int64_t n) {
+    uint64_t h = absorb(0, HGEMM_NCCL_OP_GEMM_REDUCESCATTER);
+    h = absorb(h, (uint64_t)nranks);
+    h = absorb(h, (uint64_t)chunks);
+    h = absorb_counts(h, nranks, m_counts);
+    h = absorb(h, (uint64_t)n);
+    return h & HGEMM_NCCL_HASH_MASK;
+}
+
+uint64_t hgemm_nccl_fingerprint_create(int nranks, hgemm_nccl_check check) {
+    uint64_t h = absorb(0, HGEMM_NCCL_OP_CREATE);
+    h = absorb(h, (uint64_t)nranks);
+    h = absorb(h, (uint64_t)check);
+    return h & HGEMM_NCCL_HASH_MASK;
+}
+
+void hgemm_nccl_agree_encode(int64_t v[HGEMM_NCCL_AGREE_SLOTS], hgemm_nccl_status own, int rank,
+                             int nranks, uint64_t fingerprint) {
+    const int64_t h = (int64_t)(fingerprint & HGEMM_NCCL_HASH_MASK);
+    v[HGEMM_NCCL_AGREE_STATUS] = (int64_t)own;
+    v[HGEMM_NCCL_AGREE_FAILED] = own != HGEMM_NCCL_SUCCESS ? (int64_t)(nranks - rank) : 0;
+    v[HGEMM_NCCL_AGREE_HASH] = h;
+    v[HGEMM_NCCL_AGREE_NEG_HASH] = -h;
+}
+
+hgemm_nccl_status hgemm_nccl_agree_decode(const int64_t v[HGEMM_NCCL_AGREE_SLOTS], int nranks,
+                                          int *failed_rank) {
+    const int64_t failed = v[HGEMM_NCCL_AGREE_FAILED];
+    *failed_rank = failed > 0 && failed <= nranks ? (int)(nranks - failed) : -1;
+    if (v[HGEMM_NCCL_AGREE_HASH] != -v[HGEMM_NCCL_AGREE_NEG_HASH]) return HGEMM_NCCL_ERROR_MISMATCH;
+    const int64_t st = v[HGEMM_NCCL_AGREE_STATUS];
+    if (st < HGEMM_NCCL_SUCCESS || st > HGEMM_NCCL_ERROR_TIMEOUT) return HGEMM_NCCL_ERROR_NCCL;
+    return (hgemm_nccl_status)st;
+}
+
+const char *hgemm_nccl_status_string(hgemm_nccl_status status) {
+    switch (status) {
+    case HGEMM_NCCL_SUCCESS: return "success";
+    case HGEMM_NCCL_ERROR_INVALID_VALUE:
+        return "invalid value: a NULL context, communicator or matrix with nonzero size, a negative "
+               "size, a leading dimension smaller than its row, a chunk count out of range, an "
+               "unknown kernel, an output overlapping an input, too small a workspace, memory not "
+               "of the communicator's device, or a current device other than the communicator's";
+    case HGEMM_NCCL_ERROR_MISALIGNED:
+        return "misaligned: every matrix must be 16-byte aligned and every leading dimension a "
+               "multiple of 8 elements";
+    case HGEMM_NCCL_ERROR_MISMATCH:
+        return "mismatch: the ranks passed different values for an argument that must be the "
+               "same on every rank (chunks, row counts, and k and lda or n)";
+    case HGEMM_NCCL_ERROR_NOT_SUPPORTED: return "not supported: a valid request beyond hgemm's limits";
+    case HGEMM_NCCL_ERROR_NO_DEVICE: return "no CUDA device or driver";
+    case HGEMM_NCCL_ERROR_ARCH_MISMATCH:
+        return "architecture mismatch: the device is not compute capability 9.0 (Hopper)";
+    case HGEMM_NCCL_ERROR_CUDA: return "a CUDA call failed";
+    case HGEMM_NCCL_ERROR_NCCL: return "an NCCL call failed or the communicator reports an error";
+    case HGEMM_NCCL_ERROR_TIMEOUT:
+        return "timeout: the other ranks did not join the collective in time (abort the "
+               "communicator before destroying the context)";
+    }
+    return "unknown status";
+}

@@ -1,0 +1,542 @@
+/*
+ * tp.c: libhgemm_nccl's contexts and its two tensor-parallel operations
+ * (include/hgemm_nccl.h): NCCL on the context's side stream, hgemm_nt on the
+ * caller's stream, CUDA events between them, no host wait except the
+ * optional agreement on the arguments.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <sched.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+#include "hgemm.h"
+#include "hgemm_nccl.h"
+#include "plan.h"
+
+#if !defined(NCCL_VERSION_CODE) || NCCL_VERSION_CODE < 21400
+#error "libhgemm_nccl needs NCCL 2.14 or newer"
+#endif
+
+enum {
+    TRACE_START = 0,       /* trace events: the call's start (caller's stream) */
+    TRACE_OWN = 1,         /* (a) this rank's own rows multiplied */
+    TRACE_CHUNK = 2,       /* 2 + 2c: chunk c's communication done; 3 + 2c: its GEMMs done */
+    SM90_MAJOR = 9,
+    SM90_MINOR = 0
+};
+
+struct hgemm_nccl_ctx {
+    ncclComm_t comm;
+    int rank, nranks, device, sm90;
+    hgemm_nccl_check check;
+    double timeout_s;
+    int broken;                      /* a collective timed out: every later call refuses */
+    int failed_rank;                 /* of the last call refused under AGREE */
+    int64_t *offsets;                /* [nranks]: each rank's first row, for the call in hand */
+    cudaStream_t side;               /* NCCL runs here */
+    cudaEvent_t start, done, agreed; /* call start (caller's stream), side stream done, agreement copied back */
+    cudaEvent_t chunk[HGEMM_NCCL_MAX_CHUNKS];
+    int64_t *agree_dev;              /* [HGEMM_NCCL_AGREE_SLOTS] on the device */
+    int64_t *agree_host;             /* the same, pinned */
+    cudaEvent_t *trace;              /* hgemm_nccl_ctx_set_trace; NULL: off */
+    int trace_count;
+};
+
+/* ---- statuses ------------------------------------------------------------ */
+
+/* The status of our own failed CUDA call, whose error is then the pending
+ * one: cleared, being reported through the status. */
+static hgemm_nccl_status from_cuda(cudaError_t err) {
+    if (err == cudaSuccess) return HGEMM_NCCL_SUCCESS;
+    (void)cudaGetLastError();
+    switch (err) {
+    case cudaErrorNoDevice:
+    case cudaErrorInsufficientDriver:
+    case cudaErrorStubLibrary:
+    case cudaErrorDevicesUnavailable:
+    case cudaErrorInitializationError:
+        return HGEMM_NCCL_ERROR_NO_DEVICE;
+    default:
+        return HGEMM_NCCL_ERROR_CUDA;
+    }
+}
+
+static hgemm_nccl_status from_nccl(ncclResult_t r) {
+    return r == ncclSuccess ? HGEMM_NCCL_SUCCESS : HGEMM_NCCL_ERROR_NCCL;
+}
+
+static hgemm_nccl_status from_hgemm(hgemm_status s) {
+    switch (s) {
+    case HGEMM_SUCCESS: return HGEMM_NCCL_SUCCESS;
+    case HGEMM_ERROR_INVALID_VALUE: return HGEMM_NCCL_ERROR_INVALID_VALUE;
+    case HGEMM_ERROR_MISALIGNED: return HGEMM_NCCL_ERROR_MISALIGNED;
+    case HGEMM_ERROR_NOT_SUPPORTED: return HGEMM_NCCL_ERROR_NOT_SUPPORTED;
+    case HGEMM_ERROR_NO_DEVICE: return HGEMM_NCCL_ERROR_NO_DEVICE;
+    case HGEMM_ERROR_ARCH_MISMATCH: return HGEMM_NCCL_ERROR_ARCH_MISMATCH;
+    case HGEMM_ERROR_CUDA: return HGEMM_NCCL_ERROR_CUDA;
+    }
+    return HGEMM_NCCL_ERROR_CUDA;
+}
+
+/* Keeps the first error of a call that carries on past errors. */
+static void note(hgemm_nccl_status *first, hgemm_nccl_status st) {
+    if (*first == HGEMM_NCCL_SUCCESS) *first = st;
+}
+
+/* ---- device and pointer checks ------------------------------------------- */
+
+static hgemm_nccl_status check_device(const hgemm_nccl_ctx *ctx) {
+    int dev = -1;
+    cudaError_t err = cudaGetDevice(&dev);
+    if (err != cudaSuccess) return from_cuda(err);
+    if (dev != ctx->device) return HGEMM_NCCL_ERROR_INVALID_VALUE;
+    if (!ctx->sm90) return HGEMM_NCCL_ERROR_ARCH_MISMATCH;
+    return HGEMM_NCCL_SUCCESS;
+}
+
+/* A matrix of `bytes` > 0 must be memory of the communicator's device
+ * (cudaMalloc'd there, or managed), as hgemm_nt and NCCL need. */
+static hgemm_nccl_status check_pointer(const void *p, int64_t bytes, int dev) {
+    if (bytes <= 0) return HGEMM_NCCL_SUCCESS;
+    struct cudaPointerAttributes attr;
+    cudaError_t err = cudaPointerGetAttributes(&attr, p);
+    if (err == cudaErrorInvalidValue) {
+        (void)cudaGetLastError(); /* this call's own error */
+        return HGEMM_NCCL_ERROR_INVALID_VALUE;
+    }
+    if (err != cudaSuccess) return from_cuda(err);
+    if (attr.type == cudaMemoryTypeManaged) return HGEMM_NCCL_SUCCESS;
+    if (attr.type == cudaMemoryTypeDevice && attr.device == dev) return HGEMM_NCCL_SUCCESS;
+    return HGEMM_NCCL_ERROR_INVALID_VALUE;
+}
+
+/* ---- waiting and agreeing -------------------------------------------------- */
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Waits on the host for ev (recorded on the side stream) for at most the
+ * context's timeout, watching the communicator for asynchronous errors. */
+static hgemm_nccl_status wait_bounded(hgemm_nccl_ctx *ctx, cudaEvent_t ev) {
+    const double deadline = now_s() + ctx->timeout_s;
+    for (;;) {
+        cudaError_t err = cudaEventQuery(ev);
+        if (err == cudaSuccess) return HGEMM_NCCL_SUCCESS;
+        if (err != cudaErrorNotReady) return from_cuda(err);
+        ncclResult_t async = ncclSuccess;
+        ncclResult_t r = ncclCommGetAsyncError(ctx->comm, &async);
+        if (r != ncclSuccess || (async != ncclSuccess && async != ncclInProgress))
+            return HGEMM_NCCL_ERROR_NCCL;
+        if (now_s() > deadline) {
+            ctx->broken = 1;
+            return HGEMM_NCCL_ERROR_TIMEOUT;
+        }
+        sched_yield();
+    }
+}
+
+/* One all-reduce (max) of every rank's verdict and fingerprint on the side
+ * stream; the status every rank returns. */
+static hgemm_nccl_status agree(hgemm_nccl_ctx *ctx, hgemm_nccl_status own, uint64_t fingerprint) {
+    const size_t bytes = sizeof(int64_t) * HGEMM_NCCL_AGREE_SLOTS;
+    hgemm_nccl_agree_encode(ctx->agree_host, own, ctx->rank, ctx->nranks, fingerprint);
+    cudaError_t err = cudaMemcpyAsync(ctx->agree_dev, ctx->agree_host, bytes, cudaMemcpyHostToDevice,
+                                      ctx->side);
+    if (err != cudaSuccess) return from_cuda(err);
+    ncclResult_t r = ncclAllReduce(ctx->agree_dev, ctx->agree_dev, HGEMM_NCCL_AGREE_SLOTS, ncclInt64,
+                                   ncclMax, ctx->comm, ctx->side);
+    if (r != ncclSuccess) return from_nccl(r);
+    err = cudaMemcpyAsync(ctx->agree_host, ctx->agree_dev, bytes, cudaMemcpyDeviceToHost, ctx->side);
+    if (err == cudaSuccess) err = cudaEventRecord(ctx->agreed, ctx->side);
+    if (err != cudaSuccess) return from_cuda(err);
+    hgemm_nccl_status st = wait_bounded(ctx, ctx->agreed);
+    if (st != HGEMM_NCCL_SUCCESS) return st;
+    return hgemm_nccl_agree_decode(ctx->agree_host, ctx->nranks, &ctx->failed_rank);
+}
+
+/* `to` waits for everything enqueued on `from` so far. Should the event fail,
+ * the host waits instead, so that the order still holds. */
+static void order(hgemm_nccl_status *first, cudaEvent_t ev, cudaStream_t from, cudaStream_t to) {
+    cudaError_t err = cudaEventRecord(ev, from);
+    if (err == cudaSuccess) err = cudaStreamWaitEvent(to, ev, 0);
+    if (err != cudaSuccess) {
+        note(first, from_cuda(err));
+        (void)cudaStreamSynchronize(from);
+        (void)cudaGetLastError(); /* ours, already reported */
+    }
+}
+
+static void trace(hgemm_nccl_ctx *ctx, hgemm_nccl_status *first, int index, cudaStream_t stream) {
+    if (ctx->trace == NULL || index >= ctx->trace_count) return;
+    cudaError_t err = cudaEventRecord(ctx->trace[index], stream);
+    if (err != cudaSuccess) note(first, from_cuda(err));
+}
+
+/* ---- contexts ------------------------------------------------------------------ */
+
+static void release(hgemm_nccl_ctx *ctx) {
+    for (int c = 0; c < HGEMM_NCCL_MAX_CHUNKS; c++)
+        if (ctx->chunk[c]) (void)cudaEventDestroy(ctx->chunk[c]);
+    if (ctx->start) (void)cudaEventDestroy(ctx->start);
+    if (ctx->done) (void)cudaEventDestroy(ctx->done);
+    if (ctx->agreed) (void)cudaEventDestroy(ctx->agreed);
+    if (ctx->side) (void)cudaStreamDestroy(ctx->side);
+    if (ctx->agree_dev) (void)cudaFree(ctx->agree_dev);
+    if (ctx->agree_host) (void)cudaFreeHost(ctx->agree_host);
+    free(ctx->offsets);
+    free(ctx);
+}
+
+static cudaError_t make_resources(hgemm_nccl_ctx *ctx) {
+    const unsigned flags = cudaEventDisableTiming;
+    cudaError_t err = cudaStreamCreateWithFlags(&ctx->side, cudaStreamNonBlocking);
+    if (err == cudaSuccess) err = cudaEventCreateWithFlags(&ctx->start, flags);
+    if (err == cudaSuccess) err = cudaEventCreateWithFlags(&ctx->done, flags);
+    if (err == cudaSuccess) err = cudaEventCreateWithFlags(&ctx->agreed, flags);
+    for (int c = 0; c < HGEMM_NCCL_MAX_CHUNKS && err == cudaSuccess; c++)
+        err = cudaEventCreateWithFlags(&ctx->chunk[c], flags);
+    if (err == cudaSuccess)
+        err = cudaMalloc((void **)&ctx->agree_dev, sizeof(int64_t) * HGEMM_NCCL_AGREE_SLOTS);
+    if (err == cudaSuccess)
+        err = cudaMallocHost((void **)&ctx->agree_host, sizeof(int64_t) * HGEMM_NCCL_AGREE_SLOTS);
+    int major = 0, minor = 0;
+    if (err == cudaSuccess) err = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, ctx->device);
+    if (err == cudaSuccess) err = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, ctx->device);
+    ctx->sm90 = major == SM90_MAJOR && minor == SM90_MINOR;
+    return err;
+}
+
+hgemm_nccl_status hgemm_nccl_ctx_create(hgemm_nccl_ctx **out, ncclComm_t comm,
+                                        const hgemm_nccl_config *config) {
+    if (out == NULL) return HGEMM_NCCL_ERROR_INVALID_VALUE;
+    *out = NULL;
+    if (comm == NULL) return HGEMM_NCCL_ERROR_INVALID_VALUE;
+    const hgemm_nccl_check check = config ? config->check : HGEMM_NCCL_CHECK_AGREE;
+    /* A bad mode is this rank's verdict, shared with the others below. */
+    hgemm_nccl_status own = check == HGEMM_NCCL_CHECK_AGREE || check == HGEMM_NCCL_CHECK_LOCAL
+                                ? HGEMM_NCCL_SUCCESS
+                                : HGEMM_NCCL_ERROR_INVALID_VALUE;
+    int nranks = 0, rank = 0, device = -1, current = -1;
+    ncclResult_t r = ncclCommCount(comm, &nranks);
+    if (r == ncclSuccess) r = ncclCommUserRank(comm, &rank);
+    if (r == ncclSuccess) r = ncclCommCuDevice(comm, &device);
+    if (r != ncclSuccess) return from_nccl(r);
+    cudaError_t err = cudaGetDevice(&current);
+    if (err != cudaSuccess) return from_cuda(err);
+    /* The side stream must live on the communicator's device, and the
+     * library never changes the caller's current device. */
+    if (current != device) return HGEMM_NCCL_ERROR_INVALID_VALUE;
+
+    hgemm_nccl_ctx *ctx = calloc(1, sizeof *ctx);
+    if (ctx == NULL) return HGEMM_NCCL_ERROR_CUDA;
+    ctx->offsets = malloc(sizeof(int64_t) * (size_t)nranks);
+    if (ctx->offsets == NULL) {
+        free(ctx);
+        return HGEMM_NCCL_ERROR_CUDA;
+    }
+    ctx->comm = comm;
+    ctx->rank = rank;
+    ctx->nranks = nranks;
+    ctx->device = device;
+    ctx->check = check;
+    ctx->timeout_s = config && config->timeout_s > 0 ? config->timeout_s : HGEMM_NCCL_DEFAULT_TIMEOUT_S;
+    ctx->failed_rank = -1;
+    err = make_resources(ctx);
+    if (err != cudaSuccess) {
+        hgemm_nccl_status st = from_cuda(err);
+        release(ctx);
+        return st;
+    }
+    hgemm_nccl_status st = agree(ctx, own, hgemm_nccl_fingerprint_create(nranks, check));
+    if (st == HGEMM_NCCL_ERROR_TIMEOUT) {
+        /* The side stream holds a collective that never finishes: freeing what
+         * it uses would wait for it. Left as it is (a few hundred bytes). */
+        return st;
+    }
+    if (st != HGEMM_NCCL_SUCCESS) {
+        (void)cudaStreamSynchronize(ctx->side);
+        release(ctx);
+        return st;
+    }
+    ctx->failed_rank = -1;
+    *out = ctx;
+    return HGEMM_NCCL_SUCCESS;
+}
+
+hgemm_nccl_status hgemm_nccl_ctx_destroy(hgemm_nccl_ctx *ctx) {
+    if (ctx == NULL) return HGEMM_NCCL_SUCCESS;
+    cudaError_t err = cudaStreamSynchronize(ctx->side);
+    hgemm_nccl_status st = from_cuda(err);
+    release(ctx);
+    return st;
+}
+
+int hgemm_nccl_failed_rank(const hgemm_nccl_ctx *ctx) { return ctx ? ctx->failed_rank : -1; }
+
+hgemm_nccl_status hgemm_nccl_ctx_set_trace(hgemm_nccl_ctx *ctx, cudaEvent_t *events, int count) {
+    if (ctx == NULL || count < 0 || (count > 0 && events == NULL)) return HGEMM_NCCL_ERROR_INVALID_VALUE;
+    ctx->trace = count > 0 ? events : NULL;
+    ctx->trace_count = count;
+    return HGEMM_NCCL_SUCCESS;
+}
+
+/* ---- (a) all-gather + GEMM ------------------------------------------------------- */
+
+static hgemm_nccl_status ag_pointers(const hgemm_nccl_ctx *ctx, const hgemm_nccl_ag_args *a) {
+    int64_t m_total = 0;
+    for (int r = 0; r < a->nranks; r++) m_total += a->m_counts[r];
+    hgemm_nccl_status st = check_pointer(a->A_local, hgemm_nccl_span_bytes(a->m_counts[a->rank], a->k, a->lda), ctx->device);
+    if (st == HGEMM_NCCL_SUCCESS) st = check_pointer(a->A_gathered, hgemm_nccl_span_bytes(m_total, a->k, a->lda), ctx->device);
+    if (st == HGEMM_NCCL_SUCCESS) st = check_pointer(a->B_local, hgemm_nccl_span_bytes(a->n_local, a->k, a->ldb), ctx->device);
+    if (st == HGEMM_NCCL_SUCCESS) st = check_pointer(a->C_local, hgemm_nccl_span_bytes(m_total, a->n_local, a->ldc), ctx->device);
+    return st;
+}
+
+static const char *row_at(const void *base, int64_t row, int64_t ld) {
+    return (const char *)base + row * ld * HGEMM_NCCL_ELEMENT_BYTES;
+}
+
+/* The side stream broadcasts chunk after chunk; the caller's stream multiplies
+ * the rank's own rows first, then each chunk of the others' rows once it has
+ * arrived. Every NCCL call is made whatever failed before it. */
+static hgemm_nccl_status run_ag(hgemm_nccl_ctx *ctx, const hgemm_nccl_ag_args *a, float alpha,
+                                float beta, cudaStream_t stream) {
+    hgemm_nccl_status first = HGEMM_NCCL_SUCCESS;
+    const int me = a->rank, nranks = a->nranks, chunks = a->chunks;
+    const int64_t *off = ctx->offsets;
+    const int communicate = a->k > 0; /* no columns, nothing to send (the same on every rank) */
+    char *full = (char *)a->A_gathered;
+    char *C = (char *)a->C_local;
+    int gemm_ok = 1;
+#define GEMM(rows, A, c_row)                                                                       \
+    do {                                                                                           \
+        if (gemm_ok) {                                                                             \
+            hgemm_status hs_ = hgemm_nt(a->kernel, (rows), a->n_local, a->k, alpha, (A), a->lda,   \
+                                        a->B_local, a->ldb, beta, C + (c_row) * a->ldc * 2,        \
+                                        a->ldc, stream);                                           \
+            if (hs_ != HGEMM_SUCCESS) {                                                            \
+                note(&first, from_hgemm(hs_));                                                     \
+                gemm_ok = 0;                                                                       \
+            }                                                                                      \
+        }                                                                                          \
+    } while (0)
+
+    trace(ctx, &first, TRACE_START, stream);
+    if (communicate) {
+        /* The side stream may overwrite A_gathered only after the caller's
+         * earlier work on the stream (which may still read it). */
+        order(&first, ctx->start, stream, ctx->side);
+        for (int c = 0; c < chunks; c++) {
+            ncclResult_t r = ncclGroupStart();
+            if (r != ncclSuccess) note(&first, from_nccl(r));
+            for (int s = 0; s < nranks; s++) {
+                const int64_t lo = hgemm_nccl_piece_lo(c, chunks, a->m_counts[s]);
+                const int64_t rows = hgemm_nccl_piece_lo(c + 1, chunks, a->m_counts[s]) - lo;
+                if (rows == 0) continue;
+                /* The rows' span: the padding between them travels too. */
+                const size_t count = (size_t)((rows - 1) * a->lda + a->k);
+                char *recv = full + (off[s] + lo) * a->lda * 2;
+                const void *send = s == me ? row_at(a->A_local, lo, a->lda) : recv;
+                r = ncclBroadcast(send, recv, count, ncclFloat16, s, ctx->comm, ctx->side);
+                if (r != ncclSuccess) note(&first, from_nccl(r));
+            }
+            r = ncclGroupEnd();
+            if (r != ncclSuccess) note(&first, from_nccl(r));
+            cudaError_t err = cudaEventRecord(ctx->chunk[c], ctx->side);
+            if (err != cudaSuccess) note(&first, from_cuda(err));
+            trace(ctx, &first, TRACE_CHUNK + 2 * c, ctx->side);
+        }
+    }
+
+    /* The own rows need nothing from the others. */
+    GEMM(a->m_counts[me], a->A_local, off[me]);
+    trace(ctx, &first, TRACE_OWN, stream);
+    for (int c = 0; c < chunks; c++) {
+        if (communicate) {
+            cudaError_t err = cudaStreamWaitEvent(stream, ctx->chunk[c], 0);
+            if (err != cudaSuccess) {
+                note(&first, from_cuda(err));
+                (void)cudaStreamSynchronize(ctx->side);
+                (void)cudaGetLastError();
+            }
+        }
+        for (int s = 0; s < nranks; s++) {
+            if (s == me) continue;
+            const int64_t lo = hgemm_nccl_piece_lo(c, chunks, a->m_counts[s]);
+            const int64_t rows = hgemm_nccl_piece_lo(c + 1, chunks, a->m_counts[s]) - lo;
+            if (rows == 0) continue;
+            GEMM(rows, row_at(full, off[s] + lo, a->lda), off[s] + lo);
+        }
+        trace(ctx, &first, TRACE_CHUNK + 2 * c + 1, stream);
+    }
+    /* The caller's stream holds the whole operation from here on. */
+    if (communicate) order(&first, ctx->done, ctx->side, stream);
+#undef GEMM
+    return first;
+}
+
+hgemm_nccl_status hgemm_nccl_allgather_gemm(hgemm_nccl_ctx *ctx, hgemm_kernel kernel, int chunks,
+                                            const int64_t *m_counts, int64_t n_local, int64_t k,
+                                            float alpha, const void *A_local, void *A_gathered,
+                                            int64_t lda, const void *B_local, int64_t ldb,
+                                            float beta, void *C_local, int64_t ldc,
+                                            cudaStream_t stream) {
+    if (ctx == NULL) return HGEMM_NCCL_ERROR_INVALID_VALUE;
+    if (ctx->broken) return HGEMM_NCCL_ERROR_TIMEOUT;
+    ctx->failed_rank = -1;
+    const hgemm_nccl_ag_args a = {ctx->rank, ctx->nranks, kernel,  chunks,     m_counts, n_local,
+                                  k,         A_local,     A_gathered, lda,     B_local,  ldb,
+                                  C_local,   ldc};
+    hgemm_nccl_status st = hgemm_nccl_check_ag(&a);
+    if (st == HGEMM_NCCL_SUCCESS) st = check_device(ctx);
+    if (st == HGEMM_NCCL_SUCCESS) st = ag_pointers(ctx, &a);
+    if (ctx->check == HGEMM_NCCL_CHECK_AGREE)
+        st = agree(ctx, st, hgemm_nccl_fingerprint_ag(ctx->nranks, chunks, m_counts, k, lda));
+    if (st != HGEMM_NCCL_SUCCESS) return st;
+    if (hgemm_nccl_offsets(m_counts, ctx->nranks, ctx->offsets) == 0) return HGEMM_NCCL_SUCCESS;
+    return run_ag(ctx, &a, alpha, beta, stream);
+}
+
+/* ---- (b) GEMM + reduce-scatter ------------------------------------------------------ */
+
+static hgemm_nccl_status rs_pointers(const hgemm_nccl_ctx *ctx, const hgemm_nccl_rs_args *a) {
+    int64_t m_total = 0;
+    for (int r = 0; r < a->nranks; r++) m_total += a->m_counts[r];
+    const int64_t ldw = hgemm_nccl_workspace_ld(a->n);
+    hgemm_nccl_status st = check_pointer(a->A_local, hgemm_nccl_span_bytes(m_total, a->k_local, a->lda), ctx->device);
+    if (st == HGEMM_NCCL_SUCCESS) st = check_pointer(a->B_local, hgemm_nccl_span_bytes(a->n, a->k_local, a->ldb), ctx->device);
+    if (st == HGEMM_NCCL_SUCCESS) st = check_pointer(a->C_local, hgemm_nccl_span_bytes(a->m_counts[a->rank], a->n, a->ldc), ctx->device);
+    if (st == HGEMM_NCCL_SUCCESS) st = check_pointer(a->workspace, hgemm_nccl_span_bytes(m_total, a->n, ldw), ctx->device);
+    return st;
+}
+
+typedef struct rs_state {
+    hgemm_nccl_status first;
+    int gemm_ok;
+} rs_state;
+
+/* Chunk c's partial products into the workspace, on the caller's stream: piece
+ * c of every rank's rows. The rank's own rows start from beta * C_local (a
+ * copy of C_local's rows, then hgemm with beta), so that the sum carries it once. */
+static void rs_compute(hgemm_nccl_ctx *ctx, const hgemm_nccl_rs_args *a, float alpha, float beta,
+                       int c, rs_state *s, cudaStream_t stream) {
+    const int64_t ldw = hgemm_nccl_workspace_ld(a->n);
+    char *W = (char *)a->workspace;
+    for (int r = 0; r < a->nranks && s->gemm_ok; r++) {
+        const int64_t lo = hgemm_nccl_piece_lo(c, a->chunks, a->m_counts[r]);
+        const int64_t rows = hgemm_nccl_piece_lo(c + 1, a->chunks, a->m_counts[r]) - lo;
+        if (rows == 0) continue;
+        const int64_t row = ctx->offsets[r] + lo;
+        float b = 0.0f;
+        if (r == a->rank && beta != 0.0f) {
+            cudaError_t err = cudaMemcpy2DAsync(W + row * ldw * 2, (size_t)ldw * 2,
+                                                row_at(a->C_local, lo, a->ldc), (size_t)a->ldc * 2,
+                                                (size_t)a->n * 2, (size_t)rows,
+                                                cudaMemcpyDeviceToDevice, stream);
+            if (err != cudaSuccess) {
+                note(&s->first, from_cuda(err));
+                s->gemm_ok = 0;
+                break;
+            }
+            b = beta;
+        }
+        hgemm_status hs = hgemm_nt(a->kernel, rows, a->n, a->k_local, alpha, row_at(a->A_local, row, a->lda),
+                                   a->lda, a->B_local, a->ldb, b, W + row * ldw * 2, ldw, stream);
+        if (hs != HGEMM_SUCCESS) {
+            note(&s->first, from_hgemm(hs));
+            s->gemm_ok = 0;
+        }
+    }
+}
+
+/* Chunk after chunk: the caller's stream computes chunk c, then the side
+ * stream reduces each of its pieces to the rank that owns it while the
+ * caller's stream computes chunk c + 1. `computed` chunks were enqueued
+ * already (the first one, under AGREE). */
+static hgemm_nccl_status run_rs(hgemm_nccl_ctx *ctx, const hgemm_nccl_rs_args *a, float alpha,
+                                float beta, int computed, rs_state *s, cudaStream_t stream) {
+    const int me = a->rank, chunks = a->chunks;
+    const int64_t ldw = hgemm_nccl_workspace_ld(a->n);
+    const int direct = a->ldc == a->n; /* the sum lands in C_local itself */
+    char *W = (char *)a->workspace;
+    char *C = (char *)a->C_local;
+    for (int c = 0; c < chunks; c++) {
+        if (c >= computed) rs_compute(ctx, a, alpha, beta, c, s, stream);
+        trace(ctx, &s->first, TRACE_CHUNK + 2 * c + 1, stream);
+        order(&s->first, ctx->chunk[c], stream, ctx->side);
+        ncclResult_t r = ncclGroupStart();
+        if (r != ncclSuccess) note(&s->first, from_nccl(r));
+        for (int o = 0; o < a->nranks; o++) {
+            const int64_t lo = hgemm_nccl_piece_lo(c, chunks, a->m_counts[o]);
+            const int64_t rows = hgemm_nccl_piece_lo(c + 1, chunks, a->m_counts[o]) - lo;
+            if (rows == 0) continue;
+            char *send = W + (ctx->offsets[o] + lo) * ldw * 2;
+            void *recv = o == me && direct ? C + lo * a->ldc * 2 : send;
+            const size_t count = (size_t)((rows - 1) * ldw + a->n);
+            r = ncclReduce(send, recv, count, ncclFloat16, ncclSum, o, ctx->comm, ctx->side);
+            if (r != ncclSuccess) note(&s->first, from_nccl(r));
+        }
+        r = ncclGroupEnd();
+        if (r != ncclSuccess) note(&s->first, from_nccl(r));
+        const int64_t lo = hgemm_nccl_piece_lo(c, chunks, a->m_counts[me]);
+        const int64_t rows = hgemm_nccl_piece_lo(c + 1, chunks, a->m_counts[me]) - lo;
+        if (!direct && rows > 0) {
+            cudaError_t err = cudaMemcpy2DAsync(C + lo * a->ldc * 2, (size_t)a->ldc * 2,
+                                                W + (ctx->offsets[me] + lo) * ldw * 2, (size_t)ldw * 2,
+                                                (size_t)a->n * 2, (size_t)rows,
+                                                cudaMemcpyDeviceToDevice, ctx->side);
+            if (err != cudaSuccess) note(&s->first, from_cuda(err));
+        }
+        trace(ctx, &s->first, TRACE_CHUNK + 2 * c, ctx->side);
+    }
+    order(&s->first, ctx->done, ctx->side, stream);
+    return s->first;
+}
+
+hgemm_nccl_status hgemm_nccl_gemm_reducescatter(hgemm_nccl_ctx *ctx, hgemm_kernel kernel,
+                                                int chunks, const int64_t *m_counts, int64_t n,
+                                                int64_t k_local, float alpha, const void *A_local,
+                                                int64_t lda, const void *B_local, int64_t ldb,
+                                                float beta, void *C_local, int64_t ldc,
+                                                void *workspace, size_t workspace_bytes,
+                                                cudaStream_t stream) {
+    if (ctx == NULL) return HGEMM_NCCL_ERROR_INVALID_VALUE;
+    if (ctx->broken) return HGEMM_NCCL_ERROR_TIMEOUT;
+    ctx->failed_rank = -1;
+    const hgemm_nccl_rs_args a = {ctx->rank, ctx->nranks, kernel, chunks, m_counts, n,
+                                  k_local,   A_local,     lda,    B_local, ldb,     C_local,
+                                  ldc,       workspace,   workspace_bytes};
+    hgemm_nccl_status st = hgemm_nccl_check_rs(&a);
+    if (st == HGEMM_NCCL_SUCCESS) st = check_device(ctx);
+    if (st == HGEMM_NCCL_SUCCESS) st = rs_pointers(ctx, &a);
+    rs_state s = {HGEMM_NCCL_SUCCESS, 1};
+    int computed = 0;
+    const int work = st == HGEMM_NCCL_SUCCESS &&
+                     hgemm_nccl_offsets(m_counts, ctx->nranks, ctx->offsets) > 0 && n > 0;
+    if (ctx->check == HGEMM_NCCL_CHECK_AGREE) {
+        /* The first chunk writes the workspace only: enqueued before the
+         * host waits, so that the GPU has work while it does. */
+        if (work) {
+            trace(ctx, &s.first, TRACE_START, stream);
+            trace(ctx, &s.first, TRACE_OWN, stream);
+            rs_compute(ctx, &a, alpha, beta, 0, &s, stream);
+            computed = 1;
+            st = s.first;
+        }
+        st = agree(ctx, st, hgemm_nccl_fingerprint_rs(ctx->nranks, chunks, m_counts, n));
+    }
+    if (st != HGEMM_NCCL_SUCCESS || !work) return st;
+    if (!computed) {
+        trace(ctx, &s.first, TRACE_START, stream);
+        trace(ctx, &s.first, TRACE_OWN, stream);
+    }
+    return run_rs(ctx, &a, alpha, beta, computed, &s, stream);
+}
