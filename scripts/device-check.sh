@@ -18,10 +18,13 @@
 #   processes scripts/processes.sh $PROCESS_ARGS (default: v5, v6, v7 and cuBLAS
 #             in 3 fresh processes)
 #   profile   scripts/profile.sh $PROFILE_KERNELS (Nsight Compute, clocks never touched)
+#   nccl      libhgemm_nccl on 2+ GPUs: the tests labelled multigpu, then
+#             hgemm-nccl-bench ($NCCL_BENCH_ARGS) into nccl.csv and
+#             nccl-timeline.csv; NVLink multicast off (NCCL_NVLS_ENABLE=0)
 #
 # Everything lands under $OUT (default ./device-out): device.log (all output),
 # bench.csv, window30.csv, window100.csv, processes.csv, profile-raw.csv,
-# profile.csv. Each step has its own timeout, so a hung
+# profile.csv, nccl.csv, nccl-timeline.csv. Each step has its own timeout, so a hung
 # kernel costs minutes, not the whole run. Never changes any GPU setting.
 set -uo pipefail
 
@@ -122,6 +125,24 @@ fi
 
 if has profile; then
     run profile 500 env BUILD="$BUILD" OUT="$OUT" scripts/profile.sh "${PROFILE_KERNELS:-v0,v1,v2,v3,v4,v5,v6,v7,v8,cublas32,cublas16}"
+fi
+
+if has nccl; then
+    # NVLink multicast can take a shared host's GPUs out of service: off, always.
+    export NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-0} NCCL_DEBUG=${NCCL_DEBUG:-WARN}
+    grep -E "^HGEMM_NCCL_(INCLUDE_DIR|LIBRARY):" "$BUILD/CMakeCache.txt" >>"$LOG" 2>&1
+    if [ "$NCCL_NVLS_ENABLE" != 0 ]; then
+        echo "nccl: NCCL_NVLS_ENABLE=$NCCL_NVLS_ENABLE, refused: run with NCCL_NVLS_ENABLE=0" | tee -a "$SUMMARY" "$LOG"
+    elif [ ! -x "$BUILD/tools/hgemm-nccl-bench" ]; then
+        echo "nccl: $BUILD/tools/hgemm-nccl-bench was not built: NCCL not found at configure time" \
+             "(see the 'NCCL' line of the configure output in $LOG)" | tee -a "$SUMMARY" "$LOG"
+    else
+        run nccl-topology 30 nvidia-smi topo -m
+        run nccl-tests 240 ctest --test-dir "$BUILD" -L multigpu --output-on-failure --timeout 120
+        # shellcheck disable=SC2086
+        run nccl-bench 300 "$BUILD/tools/hgemm-nccl-bench" ${NCCL_BENCH_ARGS:-} --csv "$OUT/nccl.csv" \
+            --timeline "$OUT/nccl-timeline.csv"
+    fi
 fi
 
 echo "=== summary"

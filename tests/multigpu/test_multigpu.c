@@ -534,7 +534,8 @@ static void body_errors(world *w, rank_state *rs) {
     }
     barrier(w);
     if (ctx != NULL && rs->rank != 0) {
-        st = ag_twisted(rs, ctx, &b, CHUNKS_ZERO, -1);
+        /* Same uniform arguments (so no mismatch), a NULL A of its own. */
+        st = ag_twisted(rs, ctx, &b, NULL_A, -1);
         EXPECT_STATUS(rs, st, HGEMM_NCCL_ERROR_INVALID_VALUE, "late rank with a bad argument");
     }
     EXPECT_STATUS(rs, hgemm_nccl_ctx_destroy(ctx), HGEMM_NCCL_SUCCESS, "destroying the timed-out context");
