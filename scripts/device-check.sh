@@ -15,6 +15,7 @@
 #   accuracy  hgemm-bench --accuracy-sweep (mean/p99/max error per k) for $ACCURACY_KERNELS (default all)
 #   window    hgemm-bench v5,v6,v7 with 100 timed launches instead of 30
 #   python    the Python GPU tests and python/bench_torch.py
+#   e2e       python/llama_e2e.py: a Llama-shaped model through hgemm and through torch
 #   processes scripts/processes.sh $PROCESS_ARGS (default: v5, v6, v7 and cuBLAS
 #             in 3 fresh processes)
 #   profile   scripts/profile.sh $PROFILE_KERNELS (Nsight Compute, clocks never touched)
@@ -116,6 +117,12 @@ if has python; then
         python3 -m unittest discover -s python/tests -p 'test_gpu*.py' -v
     run python-bench 300 env PYTHONPATH=python HGEMM_LIBRARY="$BUILD/libhgemm.so" \
         python3 python/bench_torch.py
+fi
+
+if has e2e; then
+    # A Llama-shaped model (random weights) with its linear layers through hgemm, beside torch
+    run e2e 300 env PYTHONPATH=python HGEMM_LIBRARY="$BUILD/libhgemm.so" PYTHONUNBUFFERED=1 \
+        python3 python/llama_e2e.py --csv "$OUT/llama.csv"
 fi
 
 if has processes; then

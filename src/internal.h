@@ -121,6 +121,7 @@ hgemm_status hgemm__supports_v7(const hgemm_problem *p);
 
 /* The launchers, one per file in src/kernels/. */
 hgemm_status hgemm__launch_scale(const hgemm_problem *p, cudaStream_t stream);
+const void *hgemm__scale_kernel(void); /* its __global__ function: for tests */
 hgemm_status hgemm__launch_v0(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v1(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v2(const hgemm_problem *p, cudaStream_t stream);

@@ -32,7 +32,14 @@
 
 enum {
     HGEMM_SK_MIN_ITERS = 8,        /* k-tiles per worker at least, or a split costs more than it buys */
-    HGEMM_SK_MIN_EFFICIENCY = 99,  /* % busy in whole-tile rounds at or above which nothing is split */
+    /* % of workers busy over whole-tile rounds at or above which nothing is
+     * split. Measured (docs/notes/v8-log.md, run 16): splitting the last
+     * round when it was 97% full cost 5-30% on 2048^3, 4096^3, 4096 x 4096 x
+     * 14336 and 8192 x 8192 x 1024 (the scattered k-ranges lose the L2 reuse
+     * of neighbouring tiles, and every shared tile pays an exchange), and
+     * gained 2% at 8192^3. Below 60% (fewer tiles than about half the
+     * workers, or a last round barely begun), splitting wins even so. */
+    HGEMM_SK_MIN_EFFICIENCY = 60,
 };
 
 typedef struct hgemm_sk {

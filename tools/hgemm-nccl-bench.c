@@ -258,7 +258,7 @@ static int parse_args(int argc, char **argv, options *o) {
     o->timeline_chunks = 4;
     parse_kernel_list("auto,v5", o);
     parse_chunk_list("1,2,4,8", o);
-    for (int i = 1; i < argc; i++) {
+    for (int i = 1; i < argc; i += 2) { /* every option but --help and --version takes a value */
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         int64_t x = 0;
         if (strcmp(a, "--help") == 0) {
@@ -305,7 +305,6 @@ static int parse_args(int argc, char **argv, options *o) {
         } else {
             return bad_usage(program, "unknown option", a);
         }
-        i++;
     }
     return -1;
 }

@@ -28,3 +28,7 @@ extern "C" hgemm_status hgemm__launch_scale(const hgemm_problem *p, cudaStream_t
     return hgemm__launch((const void *)scale_kernel, dim3(grid), SCALE_THREADS, 0, 1, stream,
                          params);
 }
+
+/* The kernel itself, for the tests' probe of which runtime calls keep a
+ * caller's pending error (tests/gpu/test_gpu_edges.c). */
+extern "C" const void *hgemm__scale_kernel(void) { return (const void *)scale_kernel; }

@@ -144,10 +144,24 @@ static void test_choices(void) {
     hgemm_sk s = hgemm_sk_plan(TILES_8192, K_TILES_8192, H200_CLUSTERS, 0);
     CHECK_U64(s.dp_tiles, TILES_8192);
     CHECK_U64(s.sk_workers, 0);
-    /* 8192^3 on 66 clusters: 15.5 rounds, so the last 100 tiles (15 rounds
-     * less one, 924 whole) are shared by all 66. */
+    /* 8192^3 on 66 clusters: 15.5 rounds, 97% busy: whole tiles. */
     s = hgemm_sk_plan(TILES_8192, K_TILES_8192, H200_CLUSTERS, 1);
-    CHECK_U64(s.dp_tiles, 14 * H200_CLUSTERS);
+    CHECK_U64(s.dp_tiles, TILES_8192);
+    CHECK_U64(s.sk_workers, 0);
+    /* One tile more than clusters: two rounds 51% busy; all 67 tiles shared by all 66. */
+    s = hgemm_sk_plan(H200_CLUSTERS + 1, K_TILES_8192, H200_CLUSTERS, 1);
+    CHECK_U64(s.dp_tiles, 0);
+    CHECK_U64(s.sk_workers, H200_CLUSTERS);
+    /* 2 rounds + a little (140 tiles: 71% busy): whole tiles. */
+    s = hgemm_sk_plan(2 * H200_CLUSTERS + 8, K_TILES_8192, H200_CLUSTERS, 1);
+    CHECK_U64(s.sk_workers, 0);
+    /* 3 rounds + 2 tiles (200 tiles, 4 rounds: 76% busy): whole tiles; 2
+     * rounds + 2 (134 tiles, 3 rounds: 68%) too; 1 round + 2 (68, 2 rounds:
+     * 52%): the last 68 shared, no whole round first. */
+    s = hgemm_sk_plan(3 * H200_CLUSTERS + 2, K_TILES_8192, H200_CLUSTERS, 1);
+    CHECK_U64(s.sk_workers, 0);
+    s = hgemm_sk_plan(H200_CLUSTERS + 2, K_TILES_8192, H200_CLUSTERS, 1);
+    CHECK_U64(s.dp_tiles, 0);
     CHECK_U64(s.sk_workers, H200_CLUSTERS);
     /* Whole rounds: nothing to share. */
     s = hgemm_sk_plan(16 * H200_CLUSTERS, K_TILES_8192, H200_CLUSTERS, 1);
@@ -165,10 +179,9 @@ static void test_choices(void) {
     /* 16 tiles of one k-tile: nothing to share, whole tiles. */
     s = hgemm_sk_plan(16, 1, H200_CLUSTERS, 1);
     CHECK_U64(s.sk_workers, 0);
-    /* 289 tiles of one k-tile (4352^2, k = 64): the last 91 tiles go to all 66. */
+    /* 289 tiles of one k-tile (4352^2, k = 64): 88% busy, whole tiles. */
     s = hgemm_sk_plan(289, 1, H200_CLUSTERS, 1);
-    CHECK_U64(s.dp_tiles, 3 * H200_CLUSTERS);
-    CHECK_U64(s.sk_workers, H200_CLUSTERS);
+    CHECK_U64(s.sk_workers, 0);
 }
 
 int main(void) {

@@ -447,16 +447,30 @@ static void contract_long_k(int64_t k) {
 /* Which of the runtime calls hgemm_nt makes keeps a pending error pending:
  * printed, so that a failure of the check below can be traced to a call. */
 static void probe_pending_error(const void *dptr) {
-    int dev = 0, value = 0;
+    enum { PROBE_THREADS = 256, CALLS = 6 };
+    int dev = 0, value = 0, blocks = 0;
     struct cudaPointerAttributes attr;
-    const char *names[] = {"cudaGetDevice", "cudaDeviceGetAttribute", "cudaPointerGetAttributes"};
-    for (int call = 0; call < 3; call++) {
+    const void *kernel = hgemm__scale_kernel();
+    unsigned char empty_args[64] = {0}; /* gemm_args with m = n = 0: the kernel does nothing */
+    void *params[] = {empty_args};
+    cudaLaunchConfig_t cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.gridDim.x = cfg.gridDim.y = cfg.gridDim.z = 1;
+    cfg.blockDim.x = PROBE_THREADS;
+    cfg.blockDim.y = cfg.blockDim.z = 1;
+    const char *names[CALLS] = {"cudaGetDevice", "cudaDeviceGetAttribute", "cudaPointerGetAttributes",
+                                "cudaFuncSetAttribute", "cudaOccupancyMaxActiveBlocksPerMultiprocessor",
+                                "cudaLaunchKernelExC"};
+    for (int call = 0; call < CALLS; call++) {
         void *absurd = NULL;
         const cudaError_t pending = cudaMalloc(&absurd, ABSURD_BYTES);
         cudaError_t rc = cudaSuccess;
         if (call == 0) rc = cudaGetDevice(&dev);
         if (call == 1) rc = cudaDeviceGetAttribute(&value, cudaDevAttrMultiProcessorCount, dev);
         if (call == 2) rc = cudaPointerGetAttributes(&attr, dptr);
+        if (call == 3) rc = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 0);
+        if (call == 4) rc = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, PROBE_THREADS, 0);
+        if (call == 5) rc = cudaLaunchKernelExC(&cfg, kernel, params);
         const cudaError_t after = cudaPeekAtLastError();
         (void)cudaGetLastError();
         printf("     probe: pending %s, then %s -> %s: %s\n", cudaGetErrorName(pending), names[call],

@@ -1,0 +1,160 @@
+"""A Llama-shaped model with its linear layers through hgemm, beside torch.
+
+    python3 python/llama_e2e.py [--layers 4] [--prefill 2048] [--decode 32] [--csv FILE]
+
+What a user who puts hgemm under a transformer sees. The model is built from
+a Llama 3 8B configuration (hidden 4096, intermediate 14336, 32 heads, 8 KV
+heads, vocabulary 128256) with random weights and fewer layers (nothing is
+downloaded), in fp16 on the GPU. Every nn.Linear of the decoder layers and
+the LM head then runs either as torch does it (cuBLAS through F.linear) or
+through torch.ops.hgemm.nt (x @ W.T, HGEMM_KERNEL_AUTO: fp32 accumulation).
+
+Measured, for each backend, after warm-up, with CUDA events, the median and
+range over --repeats repeats:
+  - prefill: one forward pass over a batch of 1 x --prefill tokens
+    (the GEMMs are m = prefill tokens against the weights);
+  - decode: --decode single-token steps with a KV cache (m = 1: GEMV-shaped
+    products, bound by reading the weights).
+Accuracy: the prefill logits of both backends against a third pass with the
+linear layers in fp32 (weights upcast), as max and mean absolute error.
+
+--csv FILE writes one row per (backend, phase, repeat) with ms and tokens/s,
+after `# key: value` metadata. Exits 2 without torch, transformers or an sm_90 GPU.
+"""
+import argparse
+import datetime
+import statistics
+import sys
+
+import hgemm
+
+EXIT_NO_GPU = 2
+LLAMA3_8B = dict(hidden_size=4096, intermediate_size=14336, num_attention_heads=32,
+                 num_key_value_heads=8, vocab_size=128256, max_position_embeddings=8192,
+                 rope_theta=500000.0, rms_norm_eps=1e-5)
+
+
+def linear_backend(torch, model, backend):
+    """Route every nn.Linear's forward through `backend` ("torch", "hgemm", "fp32")."""
+    import torch.nn.functional as F
+
+    def make(layer):
+        weight = layer.weight
+        if backend == "torch":
+            return lambda x: F.linear(x, weight, layer.bias)
+        if backend == "fp32":
+            w32 = weight.float()
+            return lambda x: F.linear(x.float(), w32).to(x.dtype)
+
+        def through_hgemm(x):
+            x2 = x.reshape(-1, x.shape[-1])
+            if not x2.is_contiguous():
+                x2 = x2.contiguous()
+            y = torch.ops.hgemm.nt(x2, weight, 1.0, "auto")
+            return y.reshape(*x.shape[:-1], weight.shape[0])
+        return through_hgemm
+
+    for module in model.modules():
+        if isinstance(module, torch.nn.Linear):
+            module.forward = make(module)
+
+
+def timed(torch, fn, warmup, repeats):
+    """Milliseconds of fn(), one value per repeat, after warm-up."""
+    for _ in range(warmup):
+        fn()
+    out = []
+    for _ in range(repeats):
+        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        torch.cuda.synchronize()
+        start.record()
+        fn()
+        stop.record()
+        torch.cuda.synchronize()
+        out.append(start.elapsed_time(stop))
+    return out
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--layers", type=int, default=4)
+    parser.add_argument("--prefill", type=int, default=2048)
+    parser.add_argument("--decode", type=int, default=32)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--csv")
+    args = parser.parse_args()
+    try:
+        import torch
+        from transformers import LlamaConfig, LlamaForCausalLM
+    except ImportError as err:
+        print(f"llama_e2e: needs torch and transformers ({err})", file=sys.stderr)
+        return EXIT_NO_GPU
+    if not torch.cuda.is_available() or torch.cuda.get_device_capability() != (9, 0):
+        print("llama_e2e: needs an sm_90 GPU", file=sys.stderr)
+        return EXIT_NO_GPU
+
+    torch.manual_seed(0)
+    config = LlamaConfig(num_hidden_layers=args.layers, **LLAMA3_8B)
+    with torch.device("cuda"):
+        model = LlamaForCausalLM(config).to(torch.float16).eval()
+    tokens = torch.randint(0, config.vocab_size, (1, args.prefill), device="cuda")
+
+    rows, logits = [], {}
+    with torch.inference_mode():
+        for backend in ("fp32", "torch", "hgemm"):
+            linear_backend(torch, model, backend)
+            logits[backend] = model(tokens).logits.float()
+            if backend == "fp32":
+                continue
+            prefill = timed(torch, lambda: model(tokens), warmup=2, repeats=args.repeats)
+
+            def decode():
+                out = model(tokens[:, :256], use_cache=True)
+                past, nxt = out.past_key_values, tokens[:, 256:257]
+                for _ in range(args.decode):
+                    out = model(nxt, past_key_values=past, use_cache=True)
+                    past = out.past_key_values
+            # decode time: the whole loop less its 256-token prompt, per step
+            prompt = timed(torch, lambda: model(tokens[:, :256], use_cache=True), 2, args.repeats)
+            loop = timed(torch, decode, warmup=1, repeats=args.repeats)
+            steps = [(l - p) / args.decode for l, p in zip(loop, prompt)]
+            for r, (pf, st) in enumerate(zip(prefill, steps)):
+                rows.append((backend, "prefill", r + 1, pf, args.prefill / pf * 1e3))
+                rows.append((backend, "decode", r + 1, st, 1e3 / st))
+
+    ref = logits["fp32"]
+    err = {b: ((logits[b] - ref).abs().max().item(), (logits[b] - ref).abs().mean().item())
+           for b in ("torch", "hgemm")}
+
+    def med(backend, phase):
+        v = [ms for b, p, _, ms, _ in rows if b == backend and p == phase]
+        return statistics.median(v), min(v), max(v)
+
+    print(f"Llama 3 8B shapes, {args.layers} layers, fp16, {torch.cuda.get_device_name()}")
+    print(f"{'backend':8} {'prefill ms (' + str(args.prefill) + ' tok)':>26} {'decode ms/token':>24}"
+          f" {'max |err|':>10} {'mean |err|':>11}")
+    for b in ("torch", "hgemm"):
+        p, d = med(b, "prefill"), med(b, "decode")
+        print(f"{b:8} {p[0]:9.3f} [{p[1]:.3f}..{p[2]:.3f}] {d[0]:8.3f} [{d[1]:.3f}..{d[2]:.3f}]"
+              f" {err[b][0]:10.3e} {err[b][1]:11.3e}")
+    tp, hp = med("torch", "prefill")[0], med("hgemm", "prefill")[0]
+    td, hd = med("torch", "decode")[0], med("hgemm", "decode")[0]
+    print(f"hgemm vs torch: prefill {tp / hp:.3f}x, decode {td / hd:.3f}x (above 1: hgemm faster)")
+
+    if args.csv:
+        with open(args.csv, "w") as f:
+            f.write("# tool: python/llama_e2e.py\n")
+            f.write(f"# gpu: {torch.cuda.get_device_name()}\n")
+            f.write(f"# torch: {torch.__version__}, CUDA {torch.version.cuda}\n")
+            f.write(f"# model: Llama 3 8B shapes, {args.layers} layers, random weights, fp16\n")
+            f.write(f"# prefill_tokens: {args.prefill}\n# decode_steps: {args.decode}\n")
+            f.write(f"# date: {datetime.datetime.now(datetime.timezone.utc).isoformat()}\n")
+            f.write(f"# command: {' '.join(sys.argv)}\n")
+            f.write("backend,phase,run,ms,tokens_per_s,max_abs_err_logits,mean_abs_err_logits\n")
+            for b, p, r, ms, tps in rows:
+                f.write(f"{b},{p},{r},{ms:.4f},{tps:.2f},{err[b][0]:.4e},{err[b][1]:.4e}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
