@@ -26,6 +26,7 @@ enum {
     TRACE_START = 0,       /* trace events: the call's start (caller's stream) */
     TRACE_OWN = 1,         /* (a) this rank's own rows multiplied */
     TRACE_CHUNK = 2,       /* 2 + 2c: chunk c's communication done; 3 + 2c: its GEMMs done */
+    ELT = HGEMM_NCCL_ELEMENT_BYTES, /* bytes of an fp16 element */
     SM90_MAJOR = 9,
     SM90_MINOR = 0
 };
@@ -320,7 +321,7 @@ static hgemm_nccl_status run_ag(hgemm_nccl_ctx *ctx, const hgemm_nccl_ag_args *a
     do {                                                                                           \
         if (gemm_ok) {                                                                             \
             hgemm_status hs_ = hgemm_nt(a->kernel, (rows), a->n_local, a->k, alpha, (A), a->lda,   \
-                                        a->B_local, a->ldb, beta, C + (c_row) * a->ldc * 2,        \
+                                        a->B_local, a->ldb, beta, C + (c_row) * a->ldc * ELT,        \
                                         a->ldc, stream);                                           \
             if (hs_ != HGEMM_SUCCESS) {                                                            \
                 note(&first, from_hgemm(hs_));                                                     \
@@ -343,7 +344,7 @@ static hgemm_nccl_status run_ag(hgemm_nccl_ctx *ctx, const hgemm_nccl_ag_args *a
                 if (rows == 0) continue;
                 /* The rows' span: the padding between them travels too. */
                 const size_t count = (size_t)((rows - 1) * a->lda + a->k);
-                char *recv = full + (off[s] + lo) * a->lda * 2;
+                char *recv = full + (off[s] + lo) * a->lda * ELT;
                 const void *send = s == me ? row_at(a->A_local, lo, a->lda) : recv;
                 r = ncclBroadcast(send, recv, count, ncclFloat16, s, ctx->comm, ctx->side);
                 if (r != ncclSuccess) note(&first, from_nccl(r));
@@ -437,9 +438,9 @@ static void rs_compute(hgemm_nccl_ctx *ctx, const hgemm_nccl_rs_args *a, float a
         const int64_t row = ctx->offsets[r] + lo;
         float b = 0.0f;
         if (r == a->rank && beta != 0.0f) {
-            cudaError_t err = cudaMemcpy2DAsync(W + row * ldw * 2, (size_t)ldw * 2,
-                                                row_at(a->C_local, lo, a->ldc), (size_t)a->ldc * 2,
-                                                (size_t)a->n * 2, (size_t)rows,
+            cudaError_t err = cudaMemcpy2DAsync(W + row * ldw * ELT, (size_t)ldw * ELT,
+                                                row_at(a->C_local, lo, a->ldc), (size_t)a->ldc * ELT,
+                                                (size_t)a->n * ELT, (size_t)rows,
                                                 cudaMemcpyDeviceToDevice, stream);
             if (err != cudaSuccess) {
                 note(&s->first, from_cuda(err));
@@ -449,7 +450,7 @@ static void rs_compute(hgemm_nccl_ctx *ctx, const hgemm_nccl_rs_args *a, float a
             b = beta;
         }
         hgemm_status hs = hgemm_nt(a->kernel, rows, a->n, a->k_local, alpha, row_at(a->A_local, row, a->lda),
-                                   a->lda, a->B_local, a->ldb, b, W + row * ldw * 2, ldw, stream);
+                                   a->lda, a->B_local, a->ldb, b, W + row * ldw * ELT, ldw, stream);
         if (hs != HGEMM_SUCCESS) {
             note(&s->first, from_hgemm(hs));
             s->gemm_ok = 0;
@@ -478,8 +479,8 @@ static hgemm_nccl_status run_rs(hgemm_nccl_ctx *ctx, const hgemm_nccl_rs_args *a
             const int64_t lo = hgemm_nccl_piece_lo(c, chunks, a->m_counts[o]);
             const int64_t rows = hgemm_nccl_piece_lo(c + 1, chunks, a->m_counts[o]) - lo;
             if (rows == 0) continue;
-            char *send = W + (ctx->offsets[o] + lo) * ldw * 2;
-            void *recv = o == me && direct ? C + lo * a->ldc * 2 : send;
+            char *send = W + (ctx->offsets[o] + lo) * ldw * ELT;
+            void *recv = o == me && direct ? C + lo * a->ldc * ELT : send;
             const size_t count = (size_t)((rows - 1) * ldw + a->n);
             r = ncclReduce(send, recv, count, ncclFloat16, ncclSum, o, ctx->comm, ctx->side);
             if (r != ncclSuccess) note(&s->first, from_nccl(r));
@@ -489,9 +490,9 @@ static hgemm_nccl_status run_rs(hgemm_nccl_ctx *ctx, const hgemm_nccl_rs_args *a
         const int64_t lo = hgemm_nccl_piece_lo(c, chunks, a->m_counts[me]);
         const int64_t rows = hgemm_nccl_piece_lo(c + 1, chunks, a->m_counts[me]) - lo;
         if (!direct && rows > 0) {
-            cudaError_t err = cudaMemcpy2DAsync(C + lo * a->ldc * 2, (size_t)a->ldc * 2,
-                                                W + (ctx->offsets[me] + lo) * ldw * 2, (size_t)ldw * 2,
-                                                (size_t)a->n * 2, (size_t)rows,
+            cudaError_t err = cudaMemcpy2DAsync(C + lo * a->ldc * ELT, (size_t)a->ldc * ELT,
+                                                W + (ctx->offsets[me] + lo) * ldw * ELT, (size_t)ldw * ELT,
+                                                (size_t)a->n * ELT, (size_t)rows,
                                                 cudaMemcpyDeviceToDevice, ctx->side);
             if (err != cudaSuccess) note(&s->first, from_cuda(err));
         }
