@@ -107,6 +107,8 @@ static const shape sweep_shapes[] = {
     {16384, 16384, 16384},
     {4096, 4096, 14336}, {8192, 8192, 1024}, {4096, 14336, 4096},
     {1000, 1000, 1000}, {777, 1032, 520}, {8191, 8193, 8190},
+    /* few output tiles, long k: whole tiles leave most SMs idle (weight gradients) */
+    {256, 256, 65536}, {1024, 1024, 16384},
 };
 enum { SWEEP_COUNT = (int)(sizeof(sweep_shapes) / sizeof(sweep_shapes[0])) };
 
