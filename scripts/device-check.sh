@@ -93,9 +93,35 @@ if has sanitize; then
     done
 fi
 
+# Multi-GPU right after the correctness steps: on a 2-GPU machine it is the
+# step no other machine can run.
+if has nccl; then
+    # NVLink multicast can take a shared host's GPUs out of service: off, always.
+    export NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-0} NCCL_DEBUG=${NCCL_DEBUG:-WARN}
+    grep -E "^HGEMM_NCCL_(INCLUDE_DIR|LIBRARY):" "$BUILD/CMakeCache.txt" >>"$LOG" 2>&1
+    if [ "$NCCL_NVLS_ENABLE" != 0 ]; then
+        echo "nccl: NCCL_NVLS_ENABLE=$NCCL_NVLS_ENABLE, refused: run with NCCL_NVLS_ENABLE=0" | tee -a "$SUMMARY" "$LOG"
+    elif [ ! -x "$BUILD/tools/hgemm-nccl-bench" ]; then
+        echo "nccl: $BUILD/tools/hgemm-nccl-bench was not built: NCCL not found at configure time" \
+             "(see the 'NCCL' line of the configure output in $LOG)" | tee -a "$SUMMARY" "$LOG"
+    else
+        run nccl-topology 30 nvidia-smi topo -m
+        run nccl-tests 240 ctest --test-dir "$BUILD" -L multigpu --output-on-failure --timeout 120
+        # shellcheck disable=SC2086
+        run nccl-bench 300 "$BUILD/tools/hgemm-nccl-bench" ${NCCL_BENCH_ARGS:-} --csv "$OUT/nccl.csv" \
+            --timeline "$OUT/nccl-timeline.csv"
+    fi
+fi
+
 if has bench; then
     # shellcheck disable=SC2086
     run bench 400 "$BUILD/tools/hgemm-bench" --kernels "$BENCH_KERNELS" $BENCH_ARGS --csv "$OUT/bench.csv"
+fi
+
+if has e2e; then
+    # A Llama-shaped model (random weights) with its linear layers through hgemm, beside torch
+    run e2e 300 env PYTHONPATH=python HGEMM_LIBRARY="$BUILD/libhgemm.so" PYTHONUNBUFFERED=1 \
+        python3 python/llama_e2e.py --csv "$OUT/llama.csv"
 fi
 
 if has sweep; then
@@ -119,12 +145,6 @@ if has python; then
         python3 python/bench_torch.py
 fi
 
-if has e2e; then
-    # A Llama-shaped model (random weights) with its linear layers through hgemm, beside torch
-    run e2e 300 env PYTHONPATH=python HGEMM_LIBRARY="$BUILD/libhgemm.so" PYTHONUNBUFFERED=1 \
-        python3 python/llama_e2e.py --csv "$OUT/llama.csv"
-fi
-
 if has processes; then
     # shellcheck disable=SC2086
     run processes 400 env OUT="$OUT" BENCH="$BUILD/tools/hgemm-bench" scripts/processes.sh $PROCESS_ARGS
@@ -134,25 +154,11 @@ if has profile; then
     run profile 500 env BUILD="$BUILD" OUT="$OUT" scripts/profile.sh "${PROFILE_KERNELS:-v0,v1,v2,v3,v4,v5,v6,v7,v8,cublas32,cublas16}"
 fi
 
-if has nccl; then
-    # NVLink multicast can take a shared host's GPUs out of service: off, always.
-    export NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-0} NCCL_DEBUG=${NCCL_DEBUG:-WARN}
-    grep -E "^HGEMM_NCCL_(INCLUDE_DIR|LIBRARY):" "$BUILD/CMakeCache.txt" >>"$LOG" 2>&1
-    if [ "$NCCL_NVLS_ENABLE" != 0 ]; then
-        echo "nccl: NCCL_NVLS_ENABLE=$NCCL_NVLS_ENABLE, refused: run with NCCL_NVLS_ENABLE=0" | tee -a "$SUMMARY" "$LOG"
-    elif [ ! -x "$BUILD/tools/hgemm-nccl-bench" ]; then
-        echo "nccl: $BUILD/tools/hgemm-nccl-bench was not built: NCCL not found at configure time" \
-             "(see the 'NCCL' line of the configure output in $LOG)" | tee -a "$SUMMARY" "$LOG"
-    else
-        run nccl-topology 30 nvidia-smi topo -m
-        run nccl-tests 240 ctest --test-dir "$BUILD" -L multigpu --output-on-failure --timeout 120
-        # shellcheck disable=SC2086
-        run nccl-bench 300 "$BUILD/tools/hgemm-nccl-bench" ${NCCL_BENCH_ARGS:-} --csv "$OUT/nccl.csv" \
-            --timeline "$OUT/nccl-timeline.csv"
-    fi
-fi
-
 echo "=== summary"
 cat "$SUMMARY"
+# PACK=1: everything under $OUT also in one archive (the caller may fetch few files).
+if [ "${PACK:-0}" = 1 ]; then
+    tar czf "$OUT/results.tgz" -C "$OUT" --exclude=results.tgz . 2>>"$LOG"
+fi
 # The last lines of each step's output, so the caller sees the essentials.
 grep -E "passed|failed|FAIL|ERROR SUMMARY|tests passed|HGMMA|HMMA|stuck" "$LOG" | tail -60
