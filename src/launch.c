@@ -5,18 +5,70 @@
  * reads (or clears) an error the caller left pending, and a failed launch is
  * reported even when an older error is pending. Cluster dimensions travel as a
  * launch attribute, which the triple-chevron syntax cannot express.
+ *
+ * A successful cudaFuncSetAttribute clears an error the caller left pending
+ * (measured: tests/gpu/test_gpu_edges.c's probe, run 17), so the dynamic
+ * shared-memory limit is raised through the driver's cuFuncSetAttribute,
+ * reached like cuTensorMapEncodeTiled through the runtime's entry-point query,
+ * and only for kernels that need more than the default 48 KB.
  */
+#include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 
+#include <cuda.h>
 #include <cuda_runtime_api.h>
 
 #include "internal.h"
 
+enum { DEFAULT_SMEM_LIMIT = 48 * 1024 }; /* bytes a block may use without opting in */
+
+typedef CUresult (*func_set_attribute_fn)(CUfunction, CUfunction_attribute, int);
+
+/* The driver's cuFuncSetAttribute, found once; a failed lookup is retried. */
+static _Atomic(func_set_attribute_fn) set_attribute_fn;
+static pthread_mutex_t set_attribute_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+static func_set_attribute_fn lookup_set_attribute(void) {
+    func_set_attribute_fn fn = atomic_load_explicit(&set_attribute_fn, memory_order_acquire);
+    if (fn != NULL || pthread_mutex_lock(&set_attribute_mutex) != 0) return fn;
+    fn = atomic_load_explicit(&set_attribute_fn, memory_order_acquire);
+    if (fn == NULL) {
+        void *p = NULL;
+        enum cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+        if (cudaGetDriverEntryPointByVersion("cuFuncSetAttribute", &p, 12000, cudaEnableDefault,
+                                             &found) == cudaSuccess &&
+            found == cudaDriverEntryPointSuccess && p != NULL) {
+            fn = (func_set_attribute_fn)p;
+            atomic_store_explicit(&set_attribute_fn, fn, memory_order_release);
+        }
+    }
+    pthread_mutex_unlock(&set_attribute_mutex);
+    return fn;
+}
+
+/* Let `kernel` use `smem` bytes of dynamic shared memory. */
+static hgemm_status set_smem_limit(const void *kernel, size_t smem) {
+    if (smem <= DEFAULT_SMEM_LIMIT) return HGEMM_SUCCESS;
+    func_set_attribute_fn fn = lookup_set_attribute();
+    cudaFunction_t f = NULL;
+    cudaError_t err = fn ? cudaGetFuncBySymbol(&f, kernel) : cudaErrorSymbolNotFound;
+    if (err == cudaSuccess)
+        return fn((CUfunction)f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)smem) ==
+                       CUDA_SUCCESS
+                   ? HGEMM_SUCCESS
+                   : HGEMM_ERROR_CUDA;
+    if (err != cudaErrorSymbolNotFound) return hgemm__status_from_cuda(err);
+    /* no driver entry point: the runtime's call, which clears a pending error */
+    err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    return err == cudaSuccess ? HGEMM_SUCCESS : hgemm__status_from_cuda(err);
+}
+
 hgemm_status hgemm__launch(const void *kernel, dim3 grid, unsigned block, size_t smem,
                            unsigned cluster, cudaStream_t stream, void **args) {
-    cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                           (int)smem);
-    if (err != cudaSuccess) return hgemm__status_from_cuda(err);
+    hgemm_status st = set_smem_limit(kernel, smem);
+    if (st != HGEMM_SUCCESS) return st;
+    cudaError_t err;
     cudaLaunchAttribute attr;
     attr.id = cudaLaunchAttributeClusterDimension;
     attr.val.clusterDim.x = cluster;
@@ -38,9 +90,9 @@ hgemm_status hgemm__launch(const void *kernel, dim3 grid, unsigned block, size_t
 
 hgemm_status hgemm__persistent_grid(const void *kernel, unsigned block, size_t smem,
                                     unsigned cluster, uint64_t units, unsigned *grid) {
-    cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                           (int)smem);
-    if (err != cudaSuccess) return hgemm__status_from_cuda(err);
+    hgemm_status st = set_smem_limit(kernel, smem);
+    if (st != HGEMM_SUCCESS) return st;
+    cudaError_t err;
     int resident = 0; /* clusters (or blocks, when cluster == 1) resident at once */
     if (cluster > 1) {
         cudaLaunchAttribute attr;
