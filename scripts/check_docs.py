@@ -15,8 +15,8 @@ reference:
 
        <!-- generated: bench_summary.py bench/results/FILE.csv --markdown -->
 
-   names one of the scripts in GENERATORS and its arguments; the table must
-   be exactly what the script prints.
+   names one of the scripts in GENERATORS (in scripts/ or tools/) and its
+   arguments; the table must be exactly what the script prints.
 
 2. A checked table, for tables written by hand:
 
@@ -43,7 +43,8 @@ reference:
    min, max), "A..B" or "A to B" (min, max) or one number (stat=, default
    median). A spec is CSV [KERNEL [COLUMN]] then options: stat= (median,
    min, max, mean, count, value), per=file (the statistic per file; the
-   figure is then the smallest and largest over the files), scale=
+   figure is then the smallest and largest over the files), per=COLUMN
+   (the same per value of a column: per=chunks), scale=
    (multiplies), filters (column=value, column<value, column>value,
    column!=value). CSV names a file of bench/results/ by the end of its name
    (run10-bench is 2026-11-29-h200-run10-bench.csv), several with commas or
@@ -77,7 +78,9 @@ import sys
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = os.path.join(REPO, "bench", "results")
 CLAIMS = os.path.join(REPO, "docs", "claims.txt")
-GENERATORS = {"bench_summary.py", "plot_accuracy.py", "ncu_table.py"}
+# The scripts a generated table may name, and the folder each one is in.
+GENERATORS = {"bench_summary.py": "scripts", "plot_accuracy.py": "scripts", "ncu_table.py": "scripts",
+              "tp_overlap_table.py": "tools"}
 FORBIDDEN = [("../shared", "a path outside the repository"),
              ("device time", "wording about how runs were scheduled")]
 
@@ -188,7 +191,7 @@ FILTER = re.compile(r"^([a-z_0-9]+)(<=|>=|!=|=|<|>)(.+)$")
 
 
 class Spec:
-    """CSV [KERNEL [COLUMN]] [stat=] [stats=] [per=file] [scale=] [filters]."""
+    """CSV [KERNEL [COLUMN]] [stat=] [stats=] [per=file|COLUMN] [scale=] [filters]."""
 
     def __init__(self, text, defaults=None):
         self.text = text
@@ -212,7 +215,8 @@ class Spec:
         self.column = positional[1] if len(positional) > 1 else opts.get("column")
         self.stat = opts.get("stat")
         self.stats = opts.get("stats")
-        self.per_file = opts.get("per") == "file"
+        per = opts.get("per")
+        self.per = None if per is None else ("#file" if per == "file" else per)
         self.scale = float(opts.get("scale", 1))
 
     def rows(self):
@@ -238,13 +242,14 @@ class Spec:
 
     def compute(self, kinds):
         """The value of each statistic in kinds ('median', 'min', ...)."""
-        if self.per_file:
+        if self.per:
             stat = self.stat or "median"
-            per = []
-            for path in self.files:
-                rows = [r for r in self.rows() if r["#file"] == path]
-                if rows:
-                    per.append(apply(stat, self.values(rows), rows))
+            groups = {}
+            for r in self.rows():
+                if self.per not in r:
+                    raise Problem("reference '%s': per=%s is not a column" % (self.text, self.per))
+                groups.setdefault(r[self.per], []).append(r)
+            per = [apply(stat, self.values(rows), rows) for rows in groups.values()]
             return [apply(k, per, None) for k in kinds]
         rows = self.rows()
         vals = self.values(rows) if self.column else []
@@ -449,7 +454,7 @@ class Checker:
         args = body.split()
         if not args or args[0] not in GENERATORS:
             raise Problem("generated: the script must be one of %s" % ", ".join(sorted(GENERATORS)))
-        out = subprocess.run([sys.executable, os.path.join(REPO, "scripts", args[0])] + args[1:],
+        out = subprocess.run([sys.executable, os.path.join(REPO, GENERATORS[args[0]], args[0])] + args[1:],
                              cwd=REPO, capture_output=True, text=True)
         if out.returncode != 0:
             raise Problem("%s failed: %s" % (" ".join(args), out.stderr.strip()))

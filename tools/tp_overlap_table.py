@@ -3,6 +3,11 @@
 
     python3 tools/tp_overlap_table.py nccl.csv                  # Markdown table
     python3 tools/tp_overlap_table.py nccl.csv --timeline nccl-timeline.csv
+    python3 tools/tp_overlap_table.py nccl.csv --table-only     # what the docs quote
+
+--table-only prints the table alone, without the line naming its source: the
+form a doc quotes under a `generated:` comment (scripts/check_docs.py runs
+the script again and compares).
 
 For every (op, kernel, chunks) of the CSV, over its runs (median, and the
 range in parentheses when there are several runs):
@@ -135,12 +140,19 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("csv", help="hgemm-nccl-bench --csv output")
     ap.add_argument("--timeline", help="hgemm-nccl-bench --timeline output")
+    ap.add_argument("--table-only", action="store_true",
+                    help="the overlap table alone, no source line (the form the docs quote)")
     args = ap.parse_args(argv)
+    if args.table_only and args.timeline:
+        ap.error("--table-only prints the overlap table alone; leave out --timeline")
     meta, rows = read_csv(args.csv)
     if not rows:
         print("%s: no rows" % args.csv, file=sys.stderr)
         return 1
     gpus = int(rows[0]["gpus"])
+    if args.table_only:
+        print("\n".join(table(rows, gpus)))
+        return 0
     print("<!-- from %s: %s, %s GPUs, commit %s, %s -->" % (
         args.csv, meta.get("gpu", "?"), gpus, meta.get("git_commit", "?"), meta.get("date", "?")))
     print("\n".join(table(rows, gpus)))

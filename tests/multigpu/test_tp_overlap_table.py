@@ -65,6 +65,17 @@ class Table(unittest.TestCase):
         self.assertEqual(cells[10], "2.100 (2.000-2.200)")     # model: compute-bound, = gemm-chunked
         self.assertEqual(cells[11], "0.909 (0.909-0.909)")                  # model / overlap = 2.0 / 2.2
 
+        # --table-only: the same table and nothing else (what a doc quotes).
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "fixture.csv")
+            with open(path, "w") as f:
+                f.write("\n".join(lines) + "\n")
+            only = io.StringIO()
+            with redirect_stdout(only):
+                self.assertEqual(t.main([path, "--table-only"]), 0)
+        table = [l for l in text.splitlines() if l.startswith("|")]
+        self.assertEqual(only.getvalue().splitlines(), table)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -154,6 +154,24 @@ class CheckDocs(unittest.TestCase):
         self.assertClean(doc)
         self.assertCaught(doc.replace("816.5", "826.5", 1), "differs from")
 
+    def test_a_generated_table_from_tools(self):
+        csv_name = "bench/results/2026-11-30-h200-run17-nccl.csv"
+        out = subprocess.run([sys.executable, os.path.join(REPO, "tools", "tp_overlap_table.py"),
+                              os.path.join(REPO, csv_name), "--table-only"],
+                             capture_output=True, text=True).stdout
+        doc = "<!-- generated: tp_overlap_table.py %s --table-only -->\n%s" % (csv_name, out)
+        self.assertClean(doc)
+        self.assertCaught(doc.replace("| 2.228 (", "| 2.128 (", 1), "differs from")
+
+    def test_a_range_per_column_value(self):
+        # The median per chunk count (2.228, 2.220, 2.137), then their range;
+        # every call's range would be 2.051..2.301.
+        spec = "run17-nccl auto ms mode=overlap op=ag"
+        self.assertClean("2.137..2.228 ms<!-- = %s per=chunks -->" % spec)
+        self.assertCaught("2.051..2.301 ms<!-- = %s per=chunks -->" % spec, "quotes 2.051 / 2.301")
+        self.assertClean("2.051..2.301 ms<!-- = %s -->" % spec)
+        self.assertCaught("2.1..2.2 ms<!-- = %s per=nosuchcolumn -->" % spec, "not a column")
+
     def test_a_range_without_a_reference(self):
         self.assertCaught("V6 ran at 816.5 [798.5..816.5] TFLOP/s.", "has no reference")
 
