@@ -33,8 +33,8 @@ enum { KERNEL_COUNT = (int)(sizeof(kernel_table) / sizeof(kernel_table[0])) };
 
 /* Ablations: a version with one of its ideas taken out, so that its chapter can
  * measure what that idea buys. Not in the public API (no enum value; `id` is
- * the version they come from): the benchmark and the tests reach them by name
- * and run them through hgemm__run. */
+ * the version they come from): the benchmark and the tests list them with
+ * hgemm__experiment_at and run them through hgemm__run. */
 static const hgemm_kernel_info experiment_table[] = {
     {HGEMM_KERNEL_V8, "v8-nocluster", HGEMM_ACC_F32, "V8 without clusters: each block loads its whole B tile", hgemm__launch_v8_nocluster, supports_tma_abc},
     {HGEMM_KERNEL_V8, "v8-direct", HGEMM_ACC_F32, "V8 with V5's epilogue: registers straight to global memory", hgemm__launch_v8_direct, supports_tma_abc},
@@ -42,13 +42,6 @@ static const hgemm_kernel_info experiment_table[] = {
 };
 
 enum { EXPERIMENT_COUNT = (int)(sizeof(experiment_table) / sizeof(experiment_table[0])) };
-
-const hgemm_kernel_info *hgemm__experiment_by_name(const char *name) {
-    if (name == NULL) return NULL;
-    for (int i = 0; i < EXPERIMENT_COUNT; i++)
-        if (strcmp(experiment_table[i].name, name) == 0) return &experiment_table[i];
-    return NULL;
-}
 
 int hgemm__experiment_count(void) { return EXPERIMENT_COUNT; }
 

@@ -50,7 +50,6 @@ hgemm_kernel hgemm__auto_kernel(void);
 /* Ablations (src/api.c): not in the public enum; run them with hgemm__run. */
 int hgemm__experiment_count(void);
 const hgemm_kernel_info *hgemm__experiment_at(int i);   /* NULL when out of range */
-const hgemm_kernel_info *hgemm__experiment_by_name(const char *name);
 /* hgemm_nt with the kernel given by its row (NULL: AUTO): the same checks and
  * the same path, for rows that have no public id. */
 hgemm_status hgemm__run(const hgemm_kernel_info *info, int64_t m, int64_t n, int64_t k,
@@ -101,11 +100,16 @@ long hgemm__tmap_lookup_attempts(void);
  * caller's (src/launch.c). */
 hgemm_status hgemm__launch(const void *kernel, dim3 grid, unsigned block, size_t smem,
                            unsigned cluster, cudaStream_t stream, void **args);
+/* hgemm__launch for a kernel whose shared-memory limit is already set
+ * (hgemm__persistent_grid sets it): the launch alone. */
+hgemm_status hgemm__launch_ready(const void *kernel, dim3 grid, unsigned block, size_t smem,
+                                 unsigned cluster, cudaStream_t stream, void **args);
 
 /* Blocks for a persistent kernel: as many as the device holds at once (whole
  * clusters of `cluster` blocks, as the occupancy calculator counts them for
  * `block` threads and `smem` bytes), but no more clusters than `units` of work.
- * Also sets the kernel's dynamic shared-memory limit to `smem`. */
+ * Also sets the kernel's dynamic shared-memory limit to `smem`, so the launch
+ * that follows is hgemm__launch_ready. */
 hgemm_status hgemm__persistent_grid(const void *kernel, unsigned block, size_t smem,
                                     unsigned cluster, uint64_t units, unsigned *grid);
 

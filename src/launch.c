@@ -64,28 +64,40 @@ static hgemm_status set_smem_limit(const void *kernel, size_t smem) {
     return err == cudaSuccess ? HGEMM_SUCCESS : hgemm__status_from_cuda(err);
 }
 
+/* The launch configuration: `smem` bytes of dynamic shared memory and, when
+ * cluster > 1, clusters of `cluster` blocks along x (`attr` holds that
+ * attribute and must live as long as `cfg`). */
+static void fill_config(cudaLaunchConfig_t *cfg, cudaLaunchAttribute *attr, dim3 grid,
+                        unsigned block, size_t smem, unsigned cluster, cudaStream_t stream) {
+    memset(cfg, 0, sizeof *cfg);
+    cfg->gridDim = grid;
+    cfg->blockDim.x = block;
+    cfg->blockDim.y = 1;
+    cfg->blockDim.z = 1;
+    cfg->dynamicSmemBytes = smem;
+    cfg->stream = stream;
+    attr->id = cudaLaunchAttributeClusterDimension;
+    attr->val.clusterDim.x = cluster;
+    attr->val.clusterDim.y = 1;
+    attr->val.clusterDim.z = 1;
+    cfg->attrs = cluster > 1 ? attr : NULL;
+    cfg->numAttrs = cluster > 1 ? 1 : 0;
+}
+
+hgemm_status hgemm__launch_ready(const void *kernel, dim3 grid, unsigned block, size_t smem,
+                                 unsigned cluster, cudaStream_t stream, void **args) {
+    cudaLaunchConfig_t cfg;
+    cudaLaunchAttribute attr;
+    fill_config(&cfg, &attr, grid, block, smem, cluster, stream);
+    cudaError_t err = cudaLaunchKernelExC(&cfg, kernel, args);
+    return err == cudaSuccess ? HGEMM_SUCCESS : hgemm__status_from_cuda(err);
+}
+
 hgemm_status hgemm__launch(const void *kernel, dim3 grid, unsigned block, size_t smem,
                            unsigned cluster, cudaStream_t stream, void **args) {
     hgemm_status st = set_smem_limit(kernel, smem);
     if (st != HGEMM_SUCCESS) return st;
-    cudaError_t err;
-    cudaLaunchAttribute attr;
-    attr.id = cudaLaunchAttributeClusterDimension;
-    attr.val.clusterDim.x = cluster;
-    attr.val.clusterDim.y = 1;
-    attr.val.clusterDim.z = 1;
-    cudaLaunchConfig_t cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.gridDim = grid;
-    cfg.blockDim.x = block;
-    cfg.blockDim.y = 1;
-    cfg.blockDim.z = 1;
-    cfg.dynamicSmemBytes = smem;
-    cfg.stream = stream;
-    cfg.attrs = cluster > 1 ? &attr : NULL;
-    cfg.numAttrs = cluster > 1 ? 1 : 0;
-    err = cudaLaunchKernelExC(&cfg, kernel, args);
-    return err == cudaSuccess ? HGEMM_SUCCESS : hgemm__status_from_cuda(err);
+    return hgemm__launch_ready(kernel, grid, block, smem, cluster, stream, args);
 }
 
 hgemm_status hgemm__persistent_grid(const void *kernel, unsigned block, size_t smem,
@@ -95,22 +107,13 @@ hgemm_status hgemm__persistent_grid(const void *kernel, unsigned block, size_t s
     cudaError_t err;
     int resident = 0; /* clusters (or blocks, when cluster == 1) resident at once */
     if (cluster > 1) {
-        cudaLaunchAttribute attr;
-        attr.id = cudaLaunchAttributeClusterDimension;
-        attr.val.clusterDim.x = cluster;
-        attr.val.clusterDim.y = 1;
-        attr.val.clusterDim.z = 1;
         cudaLaunchConfig_t cfg;
-        memset(&cfg, 0, sizeof cfg);
-        cfg.gridDim.x = cluster;
-        cfg.gridDim.y = 1;
-        cfg.gridDim.z = 1;
-        cfg.blockDim.x = block;
-        cfg.blockDim.y = 1;
-        cfg.blockDim.z = 1;
-        cfg.dynamicSmemBytes = smem;
-        cfg.attrs = &attr;
-        cfg.numAttrs = 1;
+        cudaLaunchAttribute attr;
+        dim3 one_cluster;
+        one_cluster.x = cluster;
+        one_cluster.y = 1;
+        one_cluster.z = 1;
+        fill_config(&cfg, &attr, one_cluster, block, smem, cluster, 0);
         err = cudaOccupancyMaxActiveClusters(&resident, kernel, &cfg);
     } else {
         int dev = 0, sms = 0, per_sm = 0;

@@ -300,7 +300,8 @@ static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, bool 
     float *partials = split ? (float *)((char *)p->workspace + flag_bytes) : NULL;
     gemm_args args = make_args(p);
     void *params[] = {&ta, &tb, &tc, &args, &ctiles_m, &tiles_n, &sk, &partials, &flags};
-    return hgemm__launch(kernel, dim3(busy * CLUSTER), V8_THREADS, smem, CLUSTER, stream, params);
+    /* hgemm__persistent_grid has set the shared-memory limit */
+    return hgemm__launch_ready(kernel, dim3(busy * CLUSTER), V8_THREADS, smem, CLUSTER, stream, params);
 }
 
 extern "C" hgemm_status hgemm__launch_v8(const hgemm_problem *p, cudaStream_t stream) {
