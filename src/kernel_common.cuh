@@ -31,10 +31,17 @@ enum {
     BK = 64,                 /* fp16 per k-tile row: one 128-byte swizzle span */
     SW128_ROW_BYTES = 128,
     SW128_ALIGN = 1024,      /* a 128B-swizzle pattern repeats every 8 rows x 128 B */
+    WGMMA_K = 16,            /* k of one wgmma.mma_async for 16-bit inputs (PTX ISA) */
     /* CUDA C Programming Guide, "Features and Technical Specifications":
-     * a grid is at most 2^31 - 1 blocks along x and 65535 along y. */
+     * a grid is at most 2^31 - 1 blocks along x and 65535 along y; on compute
+     * capability 9.0 a block may use 227 KB of shared memory, an SM holds
+     * 228 KB, and the runtime reserves 1 KB per resident block. */
     MAX_GRID_X = INT32_MAX,
     MAX_GRID_Y = 65535,
+    MAX_SMEM_PER_BLOCK = 227 * 1024,
+    SMEM_PER_SM = 228 * 1024,
+    SMEM_RESERVED_PER_BLOCK = 1024,
+    MAX_THREADS_PER_SM = 2048,
 };
 
 static inline gemm_args make_args(const hgemm_problem *p) {

@@ -22,7 +22,6 @@ enum {
     V1_BM = 64, V1_BN = 256,           /* output tile: one m64n256 accumulator */
     V1_THREADS = WARPGROUP_THREADS,
     V1_TX_BYTES = (V1_BM + V1_BN) * BK * 2,
-    WGMMA_K = 16,
 };
 
 typedef struct __align__(1024) v1_smem {

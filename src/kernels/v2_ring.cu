@@ -23,7 +23,6 @@ enum {
     V2_STAGES = 4,
     V2_THREADS = WARPGROUP_THREADS,
     V2_TX_BYTES = (V2_BM + V2_BN) * BK * 2,
-    WGMMA_K = 16,
 };
 
 typedef struct __align__(1024) v2_smem {
@@ -33,7 +32,7 @@ typedef struct __align__(1024) v2_smem {
 } v2_smem;
 
 static_assert(sizeof(((v2_smem *)0)->a[0]) % SW128_ALIGN == 0, "stages must stay 1024-byte aligned");
-static_assert(sizeof(v2_smem) + SW128_ALIGN <= 227 * 1024, "shared memory budget of one block");
+static_assert(sizeof(v2_smem) + SW128_ALIGN <= MAX_SMEM_PER_BLOCK, "shared memory budget of one block");
 
 static __device__ __forceinline__ void v2_load(v2_smem *sm, const CUtensorMap *ta,
                                                const CUtensorMap *tb, int s, int kt,

@@ -31,7 +31,6 @@ enum {
     V3_PRODUCER_WARP = V3_CONSUMER_THREADS / WARP_SIZE,
     V3_TX_BYTES = (V3_BM + V3_BN) * BK * 2,
     V3_EMPTY_ARRIVALS = 1,                          /* one per consumer warpgroup */
-    WGMMA_K = 16,
 };
 
 typedef struct __align__(1024) v3_smem {
@@ -42,7 +41,7 @@ typedef struct __align__(1024) v3_smem {
 } v3_smem;
 
 static_assert(sizeof(((v3_smem *)0)->a[0]) % SW128_ALIGN == 0, "stages must stay 1024-byte aligned");
-static_assert(sizeof(v3_smem) + SW128_ALIGN <= 227 * 1024, "shared memory budget of one block");
+static_assert(sizeof(v3_smem) + SW128_ALIGN <= MAX_SMEM_PER_BLOCK, "shared memory budget of one block");
 
 __global__ void __launch_bounds__(V3_THREADS)
 v3_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,

@@ -32,7 +32,6 @@ enum {
     V4_WG_M = V4_BM / V4_CONSUMERS,                          /* 64 rows per consumer */
     V4_TX_BYTES = (V4_BM + V4_BN) * BK * 2,
     V4_RASTER = 4,
-    WGMMA_K = 16,
 };
 
 typedef struct __align__(1024) v4_smem {
@@ -44,7 +43,7 @@ typedef struct __align__(1024) v4_smem {
 
 static_assert(sizeof(((v4_smem *)0)->a[0]) % SW128_ALIGN == 0, "stages must stay 1024-byte aligned");
 static_assert((V4_WG_M * BK * 2) % SW128_ALIGN == 0, "each consumer's A slice is 1024-byte aligned");
-static_assert(sizeof(v4_smem) + SW128_ALIGN <= 227 * 1024, "shared memory budget of one block");
+static_assert(sizeof(v4_smem) + SW128_ALIGN <= MAX_SMEM_PER_BLOCK, "shared memory budget of one block");
 
 __global__ void __launch_bounds__(V4_THREADS)
 v4_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,

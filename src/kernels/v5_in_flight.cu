@@ -30,7 +30,6 @@ enum {
     V5_WG_M = V5_BM / V5_CONSUMERS,                          /* 64 rows per consumer */
     V5_TX_BYTES = (V5_BM + V5_BN) * BK * 2,
     V5_RASTER = 4,
-    WGMMA_K = 16,
 };
 
 typedef struct __align__(1024) v5_smem {
@@ -42,7 +41,7 @@ typedef struct __align__(1024) v5_smem {
 
 static_assert(sizeof(((v5_smem *)0)->a[0]) % SW128_ALIGN == 0, "stages must stay 1024-byte aligned");
 static_assert((V5_WG_M * BK * 2) % SW128_ALIGN == 0, "each consumer's A slice is 1024-byte aligned");
-static_assert(sizeof(v5_smem) + SW128_ALIGN <= 227 * 1024, "shared memory budget of one block");
+static_assert(sizeof(v5_smem) + SW128_ALIGN <= MAX_SMEM_PER_BLOCK, "shared memory budget of one block");
 
 __global__ void __launch_bounds__(V5_THREADS)
 v5_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,

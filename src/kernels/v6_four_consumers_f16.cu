@@ -37,7 +37,6 @@ enum {
     V6_RASTER = 8,
     V6_EPI_READY_ARRIVALS = WARPGROUP_THREADS, /* every thread of a group has staged its part */
     V6_EPI_FREE_BARRIERS = V6_CONSUMERS - 1,   /* the last group hands the buffer to nobody */
-    WGMMA_K = 16,
 };
 
 typedef struct __align__(1024) v6_smem {
@@ -52,7 +51,7 @@ typedef struct __align__(1024) v6_smem {
 
 static_assert((V6_SLAB_M * BK * 2) % SW128_ALIGN == 0, "A slabs must stay 1024-byte aligned");
 static_assert((int)V6_SLAB_M == (int)F16Q_ROWS && (int)V6_BN == (int)F16Q_COLS, "a consumer's quarter is epilogue_f16's shape");
-static_assert(sizeof(v6_smem) + SW128_ALIGN <= 227 * 1024,
+static_assert(sizeof(v6_smem) + SW128_ALIGN <= MAX_SMEM_PER_BLOCK,
               "3 stages of 64 KB + the 32 KB C buffer must fit one block's 227 KB");
 
 __global__ void __launch_bounds__(V6_THREADS, 1)

@@ -50,7 +50,6 @@ enum {
     V7_TX_BYTES = (V7_BM + V7_BN) * BK * 2,                  /* 64 KB per stage */
     V7_RASTER = 8,
     V7_EPI_READY_ARRIVALS = WARPGROUP_THREADS,               /* every thread of a group staged its part */
-    WGMMA_K = 16,
 };
 
 typedef struct __align__(1024) v7_smem {
@@ -66,7 +65,7 @@ typedef struct __align__(1024) v7_smem {
 static_assert((V7_SLAB_M * BK * 2) % SW128_ALIGN == 0, "A slabs must stay 1024-byte aligned");
 static_assert((int)V7_SLAB_M == (int)F16Q_ROWS && (int)V7_BN == (int)F16Q_COLS,
               "a consumer's quarter is epilogue_f16's shape");
-static_assert(sizeof(v7_smem) + SW128_ALIGN <= 227 * 1024,
+static_assert(sizeof(v7_smem) + SW128_ALIGN <= MAX_SMEM_PER_BLOCK,
               "3 stages of 64 KB + the 32 KB C buffer must fit one block's 227 KB");
 
 __global__ void __launch_bounds__(V7_THREADS, 1)

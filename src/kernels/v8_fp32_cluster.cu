@@ -76,7 +76,6 @@ enum {
     V8_SLOT_FLOATS = V8_WG_M * V8_BN,                        /* one consumer's partial sum, fp32 */
     V8_SLOT_VECTORS = V8_SLOT_FLOATS / 4,                    /* ... as float4, 32 per thread */
     V8_FLAGS_ALIGN = 256,                                    /* bytes: the partials start aligned */
-    WGMMA_K = 16,
 };
 
 typedef struct __align__(1024) v8_smem {
@@ -94,7 +93,7 @@ static_assert((V8_WG_M * BK * 2) % SW128_ALIGN == 0, "each consumer's A slice is
 static_assert((V8_BN / V8_CLUSTER * BK * 2) % SW128_ALIGN == 0, "each block's B slice is 1024-byte aligned");
 static_assert((int)V8_WG_M == (int)F16Q_ROWS && (int)V8_BN == (int)F16Q_COLS,
               "a consumer's quarter is the epilogue's shape");
-static_assert(sizeof(v8_smem) + SW128_ALIGN <= 227 * 1024,
+static_assert(sizeof(v8_smem) + SW128_ALIGN <= MAX_SMEM_PER_BLOCK,
               "3 stages of 48 KB and two 32 KB C buffers must fit one block's 227 KB");
 static_assert(V8_CONSUMER_REGS * V8_CONSUMER_THREADS + V8_PRODUCER_REGS * WARPGROUP_THREADS <= V8_REGISTER_FILE,
               "the registers the warpgroups ask for must fit the register file");
