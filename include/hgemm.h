@@ -62,10 +62,11 @@ typedef enum hgemm_status {
 } hgemm_status;
 
 typedef enum hgemm_kernel {
-    HGEMM_KERNEL_AUTO = 0,      /* fastest kernel that accumulates in fp32 */
+    HGEMM_KERNEL_AUTO = 0,      /* by shape, the fastest kernel that accumulates in fp32 */
     HGEMM_KERNEL_V0, HGEMM_KERNEL_V1, HGEMM_KERNEL_V2, HGEMM_KERNEL_V3,
     HGEMM_KERNEL_V4, HGEMM_KERNEL_V5, HGEMM_KERNEL_V6,
-    HGEMM_KERNEL_V7, HGEMM_KERNEL_V8
+    HGEMM_KERNEL_V7, HGEMM_KERNEL_V8,
+    HGEMM_KERNEL_V9             /* m or n <= 64 (decode): operand swap, split-K in a cluster */
     /* later versions append here; never renumber */
 } hgemm_kernel;
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Writes src/ptx/wgmma_ops.cuh: the WGMMA instructions whose operand lists are
-too long to write by hand (m64n256k16 holds 128 fp32 or 64 fp16x2 registers).
+too long to write by hand (m64n256k16 holds 128 fp32 or 64 fp16x2 registers),
+and the narrow fp32 shapes of the skinny kernel (V9: N = 16, 32, 64).
 
     python3 scripts/gen_wgmma.py          # rewrite the header
     python3 scripts/gen_wgmma.py --check  # exit 1 if the header is stale (a test)
@@ -10,29 +11,32 @@ import sys
 
 OUT = pathlib.Path(__file__).resolve().parent.parent / "src" / "ptx" / "wgmma_ops.cuh"
 
-# (function name, PTX dtype, C type of one accumulator register, constraint, registers)
+# (function name, N, PTX dtype, C type of one accumulator register, constraint, registers)
 VARIANTS = [
-    ("wgmma_m64n256k16_f32", "f32", "float", "f", 128),
-    ("wgmma_m64n256k16_f16", "f16", "uint32_t", "r", 64),
+    ("wgmma_m64n256k16_f32", 256, "f32", "float", "f", 128),
+    ("wgmma_m64n256k16_f16", 256, "f16", "uint32_t", "r", 64),
+    ("wgmma_m64n64k16_f32", 64, "f32", "float", "f", 32),
+    ("wgmma_m64n32k16_f32", 32, "f32", "float", "f", 16),
+    ("wgmma_m64n16k16_f32", 16, "f32", "float", "f", 8),
 ]
 
 
-def variant(name, dtype, ctype, cons, nregs):
+def variant(name, n, dtype, ctype, cons, nregs):
     regs = ", ".join(f"%{i}" for i in range(nregs))
     a, b, s = nregs, nregs + 1, nregs + 2
     outs = ",\n".join(
         "          " + ", ".join(f'"+{cons}"(d[{i}])' for i in range(j, min(j + 8, nregs)))
         for j in range(0, nregs, 8))
     return f'''
-/* wgmma.mma_async.sync.aligned.m64n256k16.{dtype}.f16.f16 (PTX ISA "wgmma.mma_async"):
- * d (64x256, {dtype}, {nregs} registers per thread) (+)= A (64x16) * B (256x16)^T,
+/* wgmma.mma_async.sync.aligned.m64n{n}k16.{dtype}.f16.f16 (PTX ISA "wgmma.mma_async"):
+ * d (64x{n}, {dtype}, {nregs} registers per thread) (+)= A (64x16) * B ({n}x16)^T,
  * both operands read from shared memory through descriptors; d is kept when
  * scale_d != 0 and overwritten when it is 0. */
 static __device__ __forceinline__ void {name}({ctype} d[{nregs}], uint64_t desc_a,
                                               uint64_t desc_b, uint32_t scale_d) {{
     asm volatile(
         "{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{s}, 0;\\n"
-        "wgmma.mma_async.sync.aligned.m64n256k16.{dtype}.f16.f16 "
+        "wgmma.mma_async.sync.aligned.m64n{n}k16.{dtype}.f16.f16 "
         "{{{regs}}}, "
         "%{a}, %{b}, p, 1, 1, 0, 0;\\n}}\\n"
         :

@@ -27,6 +27,7 @@ static const hgemm_kernel_info kernel_table[] = {
     {HGEMM_KERNEL_V6, "v6", HGEMM_ACC_F16, "256x256 tile, four consumers, fp16 accumulation, TMA store", hgemm__launch_v6, hgemm__supports_v6},
     {HGEMM_KERNEL_V7, "v7", HGEMM_ACC_F16, "V6 in persistent blocks: the next tile loads during the epilogue", hgemm__launch_v7, hgemm__supports_v7},
     {HGEMM_KERNEL_V8, "v8", HGEMM_ACC_F32, "fp32: persistent, setmaxnreg, 2-block clusters sharing B by multicast", hgemm__launch_v8, supports_tma_abc},
+    {HGEMM_KERNEL_V9, "v9", HGEMM_ACC_F32, "m or n <= 64: the long operand on WGMMA's M, k split over a cluster, reduced in DSMEM", hgemm__launch_v9, hgemm__supports_v9},
 };
 
 enum { KERNEL_COUNT = (int)(sizeof(kernel_table) / sizeof(kernel_table[0])) };
@@ -68,12 +69,34 @@ const hgemm_kernel_info *hgemm__kernel_by_name(const char *name) {
     return NULL;
 }
 
-/* AUTO: the latest fp32-accumulating kernel (the series only gets faster). */
+/* AUTO's table: the first row whose bound holds for the shape's shorter side
+ * of C (min(m, n)) picks the kernel. Every row is an fp32-accumulating kernel
+ * that serves every shape. Derived from measured runs on an H200 (cuBLAS
+ * COMPUTE_32F in the same process; docs/notes/auto-table.md says which CSV
+ * each row comes from):
+ *   min(m, n) <= 64: V9, the skinny kernel (decode: the weight read once,
+ *                    k split over clusters so that every SM reads);
+ *   otherwise:       V8. */
+static const struct auto_row {
+    int64_t max_short_side;
+    hgemm_kernel kernel;
+} auto_table[] = {
+    {64, HGEMM_KERNEL_V9},
+    {INT64_MAX, HGEMM_KERNEL_V8},
+};
+
+hgemm_kernel hgemm__auto_choice(int64_t m, int64_t n, int64_t k) {
+    (void)k;
+    const int64_t short_side = m < n ? m : n;
+    const int rows = (int)(sizeof auto_table / sizeof auto_table[0]);
+    for (int i = 0; i < rows - 1; i++)
+        if (short_side <= auto_table[i].max_short_side) return auto_table[i].kernel;
+    return auto_table[rows - 1].kernel;
+}
+
 hgemm_kernel hgemm__auto_kernel(void) {
-    hgemm_kernel best = HGEMM_KERNEL_AUTO;
-    for (int i = 0; i < KERNEL_COUNT; i++)
-        if (kernel_table[i].acc == HGEMM_ACC_F32) best = kernel_table[i].id;
-    return best;
+    const int rows = (int)(sizeof auto_table / sizeof auto_table[0]);
+    return auto_table[rows - 1].kernel;
 }
 
 const char *hgemm_kernel_name(hgemm_kernel kernel) {
@@ -246,7 +269,7 @@ static hgemm_status preflight(const hgemm_kernel_info *info, const hgemm_problem
         *run = hgemm__launch_scale;
         return HGEMM_SUCCESS;
     }
-    if (info == NULL) info = hgemm__kernel_find(hgemm__auto_kernel());
+    if (info == NULL) info = hgemm__kernel_find(hgemm__auto_choice(p->m, p->n, p->k));
     /* A row without its own check gets the tensor-map limits of A, B and C. */
     hgemm_status st = info->supports ? info->supports(p) : hgemm__tmap_supports(p, 1);
     if (st == HGEMM_SUCCESS) *run = info->launch;

@@ -46,6 +46,9 @@ int hgemm__kernel_count(void);
 const hgemm_kernel_info *hgemm__kernel_at(int i);        /* NULL when out of range */
 const hgemm_kernel_info *hgemm__kernel_find(hgemm_kernel id);
 const hgemm_kernel_info *hgemm__kernel_by_name(const char *name);
+/* AUTO's kernel for a shape (the table in src/api.c), and for large shapes
+ * (both m and n above every bound of that table). Both accumulate in fp32. */
+hgemm_kernel hgemm__auto_choice(int64_t m, int64_t n, int64_t k);
 hgemm_kernel hgemm__auto_kernel(void);
 /* Ablations (src/api.c): not in the public enum; run them with hgemm__run. */
 int hgemm__experiment_count(void);
@@ -122,6 +125,7 @@ hgemm_status hgemm__supports_v4(const hgemm_problem *p);
 hgemm_status hgemm__supports_v5(const hgemm_problem *p);
 hgemm_status hgemm__supports_v6(const hgemm_problem *p);
 hgemm_status hgemm__supports_v7(const hgemm_problem *p);
+hgemm_status hgemm__supports_v9(const hgemm_problem *p);
 
 /* The launchers, one per file in src/kernels/. */
 hgemm_status hgemm__launch_scale(const hgemm_problem *p, cudaStream_t stream);
@@ -138,6 +142,7 @@ hgemm_status hgemm__launch_v8(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_nocluster(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_direct(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_dp(const hgemm_problem *p, cudaStream_t stream);
+hgemm_status hgemm__launch_v9(const hgemm_problem *p, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

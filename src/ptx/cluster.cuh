@@ -31,6 +31,14 @@ static __device__ __forceinline__ uint32_t mapa_shared(const void *p, uint32_t r
     return remote;
 }
 
+/* ld.shared::cluster.v2.f32 (PTX ISA "ld"): two floats at a shared::cluster
+ * address (from mapa_shared), in this block's or another block's shared memory. */
+static __device__ __forceinline__ float2 ld_shared_cluster_f32x2(uint32_t addr) {
+    float2 v;
+    asm volatile("ld.shared::cluster.v2.f32 {%0, %1}, [%2];" : "=f"(v.x), "=f"(v.y) : "r"(addr) : "memory");
+    return v;
+}
+
 /* mbarrier.arrive.release.cta.shared::cluster (PTX ISA "mbarrier.arrive"): one arrival on the
  * barrier at the same offset as `bar` in block `rank` of the cluster (this block
  * included). Release at CTA scope, the instruction's default: what the arrival

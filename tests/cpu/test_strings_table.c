@@ -25,6 +25,7 @@ static const struct {
     {HGEMM_KERNEL_V0, "v0"}, {HGEMM_KERNEL_V1, "v1"}, {HGEMM_KERNEL_V2, "v2"},
     {HGEMM_KERNEL_V3, "v3"}, {HGEMM_KERNEL_V4, "v4"}, {HGEMM_KERNEL_V5, "v5"},
     {HGEMM_KERNEL_V6, "v6"}, {HGEMM_KERNEL_V7, "v7"}, {HGEMM_KERNEL_V8, "v8"},
+    {HGEMM_KERNEL_V9, "v9"},
 };
 enum { ENUM_NAME_COUNT = (int)(sizeof ENUM_NAMES / sizeof ENUM_NAMES[0]) };
 
@@ -117,19 +118,30 @@ static void test_table(void) {
     CHECK(hgemm__kernel_by_name(past_end) == NULL);
 }
 
-static void test_auto(void) {
-    hgemm_kernel chosen = hgemm__auto_kernel();
+/* AUTO's choice for one shape: a row of the table that accumulates in fp32. */
+static hgemm_kernel auto_for(int64_t m, int64_t n, int64_t k) {
+    hgemm_kernel chosen = hgemm__auto_choice(m, n, k);
     const hgemm_kernel_info *info = hgemm__kernel_find(chosen);
+    check_record(info != NULL && chosen != HGEMM_KERNEL_AUTO && info->acc == HGEMM_ACC_F32,
+                 __FILE__, __LINE__, "auto picks an fp32 row", "%lld x %lld x %lld: kernel %d",
+                 (long long)m, (long long)n, (long long)k, (int)chosen);
+    return chosen;
+}
+
+static void test_auto(void) {
+    hgemm_kernel large = hgemm__auto_kernel();
+    const hgemm_kernel_info *info = hgemm__kernel_find(large);
     if (!CHECK(info != NULL)) return;
-    CHECK(chosen != HGEMM_KERNEL_AUTO);
     CHECK_I64(info->acc, HGEMM_ACC_F32);
-    /* The last fp32-accumulating row: no fp32 row comes after it. */
-    int at = (int)(info - hgemm__kernel_at(0));
-    for (int i = at + 1; i < hgemm__kernel_count(); i++)
-        check_record(hgemm__kernel_at(i)->acc != HGEMM_ACC_F32, __FILE__, __LINE__,
-                     "auto is the last fp32 kernel", "auto is %s but %s (row %d) is fp32 too",
-                     info->name, hgemm__kernel_at(i)->name, i);
-    printf("test_strings_table: auto is %s\n", info->name);
+    /* The table (src/api.c): a short side of C up to 64 is V9's, the rest V8's. */
+    CHECK_I64(auto_for(1, 4096, 4096), HGEMM_KERNEL_V9);
+    CHECK_I64(auto_for(64, 28672, 4096), HGEMM_KERNEL_V9);
+    CHECK_I64(auto_for(4096, 1, 4096), HGEMM_KERNEL_V9);
+    CHECK_I64(auto_for(1, 1, 1), HGEMM_KERNEL_V9);
+    CHECK_I64(auto_for(65, 4096, 4096), HGEMM_KERNEL_V8);
+    CHECK_I64(auto_for(8192, 8192, 8192), HGEMM_KERNEL_V8);
+    CHECK_I64(auto_for(8192, 8192, 8192), large);
+    printf("test_strings_table: auto is v9 where min(m, n) <= 64, else %s\n", info->name);
 }
 
 int main(void) {

@@ -82,7 +82,7 @@ hgemm_status model_preflight(hgemm_kernel kernel, int64_t m, int64_t n, int64_t 
     if (st != HGEMM_SUCCESS || m == 0 || n == 0) return st;
     if (m > MAX_SIZE || n > MAX_SIZE || k > MAX_SIZE) return HGEMM_ERROR_NOT_SUPPORTED;
     if (k == 0 || alpha == 0.0f) return HGEMM_SUCCESS; /* C = beta * C */
-    if (kernel == HGEMM_KERNEL_AUTO) kernel = hgemm__auto_kernel();
+    if (kernel == HGEMM_KERNEL_AUTO) kernel = hgemm__auto_choice(m, n, k);
     if (lda >= TMA_LD || ldb >= TMA_LD) return HGEMM_ERROR_NOT_SUPPORTED;
     switch (kernel) {
     case HGEMM_KERNEL_V0: /* 128 x 128 tiles, tile rows on grid y */
@@ -96,6 +96,13 @@ hgemm_status model_preflight(hgemm_kernel kernel, int64_t m, int64_t n, int64_t 
         if (ldc >= TMA_LD) return HGEMM_ERROR_NOT_SUPPORTED;
         return ceil_div(m, 256) * ceil_div(n, 256) > GRID_X ? HGEMM_ERROR_NOT_SUPPORTED
                                                            : HGEMM_SUCCESS;
+    case HGEMM_KERNEL_V9: { /* 64-row tiles of the longer side x 16/32/64 of the shorter,
+                               up to 8 blocks (k slices) per tile; C stored directly */
+        const i128 lng = m <= n ? n : m, shrt = m <= n ? m : n;
+        const i128 bn = shrt <= 16 ? 16 : shrt <= 32 ? 32 : 64;
+        return ceil_div(lng, 64) * ceil_div(shrt, bn) * 8 > GRID_X ? HGEMM_ERROR_NOT_SUPPORTED
+                                                                   : HGEMM_SUCCESS;
+    }
     default: /* later kernels: A, B and C through TMA */
         return ldc >= TMA_LD ? HGEMM_ERROR_NOT_SUPPORTED : HGEMM_SUCCESS;
     }

@@ -25,7 +25,9 @@ typedef struct shape { int m, n, k; } shape;
 static const shape shapes[] = {{1, 1, 1}, {129, 264, 72}, {300, 520, 100}, {256, 256, 512},
                                {2312, 4350, 64},
                                /* with a workspace, V8 shares each of its 2 tiles among 8 workers */
-                               {200, 300, 4096}};
+                               {200, 300, 4096},
+                               /* decode: V9 splits k over clusters of 6 and 8 blocks */
+                               {1, 4096, 1024}, {16, 520, 1000}};
 
 static int run_kernel(const hgemm_kernel_info *info, void *A, void *B, void *C, void *workspace) {
     int failures = 0;

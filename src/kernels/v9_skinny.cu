@@ -1,0 +1,265 @@
+/*
+ * V9: skinny products (m or n <= 64: the GEMMs of LLM decode).
+ *
+ * When one side of C is a few rows (m = 1..64 tokens against a 4096-wide
+ * weight), a 128x256 tile is mostly padding, there are few tiles, and the
+ * product is bound by reading the weight matrix from HBM, not by the tensor
+ * cores. V9 changes what a block computes:
+ *   - operand swap: the long operand (the weight) goes on WGMMA's M side in
+ *     64-row tiles and the short one on its N side, 16, 32 or 64 wide (the
+ *     smallest that holds it; WGMMA's N steps by 8), so a block computes
+ *     (C^T) tile = W tile * x^T and stores it transposed. With n <= 64 the
+ *     same kernel runs unswapped (A on M, B on N);
+ *   - split-K over a thread-block cluster: the S blocks of a cluster (S <= 8)
+ *     take S slices of the k-loop of the same output tile, so a 4096-wide
+ *     weight (64 tiles) keeps every SM pulling from HBM. The partial sums meet
+ *     in distributed shared memory: each block leaves its accumulator in its
+ *     own shared memory, and after a cluster barrier block r adds, for its
+ *     share of the tile's elements, the S partials in rank order 0..S-1 and
+ *     stores the result. The order never depends on timing, so C is bitwise
+ *     the same on every run; there is no workspace, no atomic and no second
+ *     kernel, and CUDA graph capture works;
+ *   - small blocks: one consumer warpgroup and one loader warp, 4 stages of
+ *     (8 KB + N x 128 B), so 3 to 5 blocks share an SM and keep enough loads
+ *     in flight to cover HBM latency (the partial sums reuse the stages).
+ * A short side longer than 64 is tiled too (64-wide tiles), so V9 serves any
+ * shape; it is fast only where one side is short. AUTO picks it from the
+ * measured table in api.c.
+ */
+#include "kernel_common.cuh"
+#include "pipeline.cuh"
+#include "ptx/cluster.cuh"
+#include "ptx/tma.cuh"
+#include "ptx/wgmma.cuh"
+
+enum {
+    V9_BM = 64,                                      /* long-side rows per block: WGMMA's M */
+    V9_STAGES = 4,
+    V9_THREADS = WARPGROUP_THREADS + WARP_SIZE,      /* consumer warpgroup + the loader warp */
+    V9_PRODUCER_WARP = WARPGROUP_THREADS / WARP_SIZE,
+    V9_MAX_SPLIT = 8,                                /* blocks of a portable cluster */
+    V9_MIN_SPLIT_KTILES = 2,                         /* k-tiles each slice gets at least */
+    V9_MAX_BN = 64,
+};
+
+/* Shared memory of a block with a short side of BN (16, 32 or 64). */
+template <int BN>
+struct __align__(1024) v9_smem {
+    __half x[V9_STAGES][V9_BM * BK]; /* long operand: (STAGES, 64, BK), 128B-swizzled */
+    __half y[V9_STAGES][BN * BK];    /* short operand: (STAGES, BN, BK), 128B-swizzled */
+    uint64_t full[V9_STAGES];
+    uint64_t empty[V9_STAGES];
+};
+
+/* After the k-loop, a split block leaves its accumulator in the x stages,
+ * which nothing reads or writes any more (every load was waited for, every
+ * WGMMA has completed): pair p of thread t at partial[p][t]. */
+typedef float2 v9_partial_row[WARPGROUP_THREADS];
+static_assert(sizeof(((v9_smem<64> *)0)->x) >= 64 / 4 * sizeof(v9_partial_row),
+              "the partial sums fit in the x stages");
+
+/* The scalars of one launch: C's sizes (as gemm_args), which operand is long,
+ * and how the grid is cut. */
+typedef struct v9_args {
+    gemm_args g;
+    int32_t swap;        /* 1: long operand is B, C is stored transposed (m short) */
+    int32_t short_tiles; /* tiles of BN along the short side */
+    int32_t split;       /* blocks per cluster = k slices of a tile */
+} v9_args;
+
+/* One element of C: alpha * v + beta * C[row][col] (C read only when beta != 0). */
+static __device__ __forceinline__ void v9_store_one(const gemm_args &a, int32_t row, int32_t col,
+                                                    float v) {
+    if (row >= a.m || col >= a.n) return;
+    __half *c = a.C + (int64_t)row * a.ldc + col;
+    v *= a.alpha;
+    if (a.beta != 0.0f) v += a.beta * __half2float(*c);
+    *c = __float2half_rn(v);
+}
+
+/* Store the pair of accumulator elements (long index r, short indices s and s+1). */
+static __device__ __forceinline__ void v9_store(const v9_args &a, int32_t r, int32_t s, float2 v) {
+    if (a.swap) {
+        v9_store_one(a.g, s, r, v.x);
+        v9_store_one(a.g, s + 1, r, v.y);
+    } else {
+        store_pair(a.g, r, s, v.x, v.y);
+    }
+}
+
+template <int BN>
+__global__ void __launch_bounds__(V9_THREADS)
+v9_kernel(const __grid_constant__ CUtensorMap tmap_x, const __grid_constant__ CUtensorMap tmap_y,
+          v9_args args) {
+    typedef v9_smem<BN> smem_t;
+    extern __shared__ uint8_t smem_raw[];
+    smem_t *sm = (smem_t *)smem_aligned(smem_raw);
+    const int tid = threadIdx.x, warp = tid / WARP_SIZE;
+    const uint32_t split = (uint32_t)args.split;
+    const uint32_t rank = split > 1 ? cluster_ctarank() : 0;
+    const uint32_t tile = blockIdx.x / split;
+    const int32_t short0 = (int32_t)(tile % (uint32_t)args.short_tiles) * BN;
+    const int32_t long0 = (int32_t)(tile / (uint32_t)args.short_tiles) * V9_BM;
+    /* This block's slice of the k-tiles: [kt0, kt1), as even as integers allow. */
+    const int64_t k_tiles = args.g.k_tiles;
+    v9_partial_row *partial = (v9_partial_row *)sm->x;
+    const int32_t kt0 = (int32_t)(k_tiles * rank / split);
+    const int32_t kt1 = (int32_t)(k_tiles * (rank + 1) / split);
+
+    if (tid == 0) pipe_init(sm->full, sm->empty, V9_STAGES, 1);
+    __syncthreads();
+
+    if (warp == V9_PRODUCER_WARP) {
+        if (tid % WARP_SIZE == 0) {
+            pipe_state st = {0, 0};
+            for (int32_t kt = kt0; kt < kt1; kt++, pipe_advance(&st, V9_STAGES)) {
+                uint64_t *full = pipe_producer_acquire(sm->full, sm->empty, st, (V9_BM + BN) * BK * 2);
+                tma_load_2d(sm->x[st.stage], &tmap_x, kt * BK, long0, full);
+                tma_load_2d(sm->y[st.stage], &tmap_y, kt * BK, short0, full);
+            }
+        }
+    } else {
+        const bool leader = tid == 0;
+        float d[BN / 2] = {}; /* (64, BN) fp32 accumulator; zero for an empty slice */
+        pipe_state st = {0, 0}, prev = {0, 0};
+        for (int32_t kt = kt0; kt < kt1; kt++, pipe_advance(&st, V9_STAGES)) {
+            pipe_consumer_wait(sm->full, st);
+            const uint64_t desc_x = wgmma_desc_sw128(sm->x[st.stage]);
+            const uint64_t desc_y = wgmma_desc_sw128(sm->y[st.stage]);
+            wgmma_fence();
+#pragma unroll
+            for (int kk = 0; kk < BK / WGMMA_K; kk++) {
+                if constexpr (BN == 64) wgmma_m64n64k16_f32(d, desc_x + 2 * kk, desc_y + 2 * kk, 1);
+                if constexpr (BN == 32) wgmma_m64n32k16_f32(d, desc_x + 2 * kk, desc_y + 2 * kk, 1);
+                if constexpr (BN == 16) wgmma_m64n16k16_f32(d, desc_x + 2 * kk, desc_y + 2 * kk, 1);
+            }
+            wgmma_commit_group();
+            wgmma_wait_group_1(); /* k-tile kt-1 is done: release its stage (V5's late release) */
+            if (leader && kt > kt0) pipe_consumer_release(sm->empty, prev);
+            prev = st;
+        }
+        wgmma_wait_group_0();
+        if (leader && kt1 > kt0) pipe_consumer_release(sm->empty, prev);
+
+        /* Fragment layout (PTX ISA, "wgmma register fragments"): registers
+         * 4j + 2h and 4j + 2h + 1 of thread t (pair p = 2j + h) hold long row
+         * 16 (t / 32) + (t % 32) / 4 + 8h, short columns 8j + 2 (t % 4) + {0, 1}. */
+        const int32_t r_base = long0 + 16 * (tid / 32) + (tid % 32) / 4;
+        const int32_t s_base = short0 + 2 * (tid % 4);
+        if (split == 1) {
+#pragma unroll
+            for (int p = 0; p < BN / 4; p++)
+                v9_store(args, r_base + 8 * (p % 2), s_base + 8 * (p / 2), make_float2(d[2 * p], d[2 * p + 1]));
+        } else {
+#pragma unroll
+            for (int p = 0; p < BN / 4; p++) partial[p][tid] = make_float2(d[2 * p], d[2 * p + 1]);
+        }
+    }
+    if (split == 1) return;
+    __syncwarp(); /* the loader warp's lane 0 rejoins its warp: barrier.cluster is .aligned */
+
+    /* Every block's partial sums are in its shared memory once all threads of
+     * the cluster have passed this barrier (release/acquire at cluster scope).
+     * Block `rank` then finishes pairs p = rank, rank + split, ...: the sum
+     * over ranks 0..split-1 in that order, the same whoever computes it. */
+    cluster_sync();
+    if (warp != V9_PRODUCER_WARP) {
+        const int32_t r_base = long0 + 16 * (tid / 32) + (tid % 32) / 4;
+        const int32_t s_base = short0 + 2 * (tid % 4);
+        for (int p = (int)rank; p < BN / 4; p += (int)split) {
+            float2 sum = ld_shared_cluster_f32x2(mapa_shared(&partial[p][tid], 0));
+            for (uint32_t q = 1; q < split; q++) {
+                const float2 v = ld_shared_cluster_f32x2(mapa_shared(&partial[p][tid], q));
+                sum.x += v.x;
+                sum.y += v.y;
+            }
+            v9_store(args, r_base + 8 * (p % 2), s_base + 8 * (p / 2), sum);
+        }
+    }
+    /* No block leaves while another may still read its partial sums. */
+    cluster_sync();
+}
+
+/* ---- host ------------------------------------------------------------------ */
+
+/* The short side's tile: the smallest of 16, 32, 64 that holds it. */
+static int v9_bn(int64_t short_side) { return short_side <= 16 ? 16 : short_side <= 32 ? 32 : 64; }
+
+static size_t v9_smem_bytes(int bn) {
+    switch (bn) {
+    case 16: return sizeof(v9_smem<16>) + SW128_ALIGN;
+    case 32: return sizeof(v9_smem<32>) + SW128_ALIGN;
+    default: return sizeof(v9_smem<64>) + SW128_ALIGN;
+    }
+}
+
+static_assert(sizeof(v9_smem<64>) + SW128_ALIGN <= MAX_SMEM_PER_BLOCK, "shared memory budget of one block");
+static_assert((V9_BM * BK * 2) % SW128_ALIGN == 0 && (16 * BK * 2) % SW128_ALIGN == 0,
+              "every stage stays 1024-byte aligned");
+
+/* How many blocks of this size an SM holds (shared memory and threads; V9's
+ * few registers never bound it). Only the split choice uses it. */
+static uint32_t v9_blocks_per_sm(int bn) {
+    const size_t per_block = v9_smem_bytes(bn) + SMEM_RESERVED_PER_BLOCK;
+    uint32_t by_smem = (uint32_t)(SMEM_PER_SM / per_block);
+    uint32_t by_threads = MAX_THREADS_PER_SM / V9_THREADS;
+    return by_smem < by_threads ? by_smem : by_threads;
+}
+
+/* The cut of a problem: which side is long, the tile counts, and the split.
+ * Split: as many k slices as fill the GPU's resident blocks in one round
+ * (at most 8, each at least V9_MIN_SPLIT_KTILES k-tiles long). */
+typedef struct v9_plan {
+    int swap, bn;
+    uint64_t long_tiles, short_tiles;
+    uint32_t split;
+} v9_plan;
+
+static v9_plan v9_make_plan(const hgemm_problem *p, uint32_t sms) {
+    v9_plan pl;
+    pl.swap = p->m <= p->n; /* the shorter side of C goes on WGMMA's N */
+    const int64_t long_side = pl.swap ? p->n : p->m, short_side = pl.swap ? p->m : p->n;
+    pl.bn = v9_bn(short_side);
+    pl.long_tiles = hgemm_ceil_div((uint64_t)long_side, V9_BM);
+    pl.short_tiles = hgemm_ceil_div((uint64_t)short_side, (uint32_t)pl.bn);
+    const uint64_t tiles = pl.long_tiles * pl.short_tiles;
+    const uint64_t resident = (uint64_t)sms * v9_blocks_per_sm(pl.bn);
+    const uint64_t k_tiles = ((uint64_t)p->k + BK - 1) / BK;
+    uint64_t split = resident / tiles;
+    if (split > V9_MAX_SPLIT) split = V9_MAX_SPLIT;
+    if (split > k_tiles / V9_MIN_SPLIT_KTILES) split = k_tiles / V9_MIN_SPLIT_KTILES;
+    pl.split = split < 1 ? 1 : (uint32_t)split;
+    return pl;
+}
+
+/* What V9 serves: the TMA limits of A and B, and its 1-D grid at the largest split. */
+extern "C" hgemm_status hgemm__supports_v9(const hgemm_problem *p) {
+    hgemm_status st = hgemm__tmap_supports(p, 0);
+    if (st != HGEMM_SUCCESS) return st;
+    const v9_plan pl = v9_make_plan(p, 1);
+    return pl.long_tiles * pl.short_tiles * V9_MAX_SPLIT > MAX_GRID_X ? HGEMM_ERROR_NOT_SUPPORTED
+                                                                      : HGEMM_SUCCESS;
+}
+
+extern "C" hgemm_status hgemm__launch_v9(const hgemm_problem *p, cudaStream_t stream) {
+    hgemm_status st = hgemm__supports_v9(p);
+    if (st != HGEMM_SUCCESS) return st;
+    int dev = 0, sms = 0;
+    cudaError_t err = cudaGetDevice(&dev);
+    if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+    if (err != cudaSuccess) return hgemm__status_from_cuda(err);
+    const v9_plan pl = v9_make_plan(p, (uint32_t)sms);
+    const void *x_ptr = pl.swap ? p->B : p->A, *y_ptr = pl.swap ? p->A : p->B;
+    const int64_t x_rows = pl.swap ? p->n : p->m, y_rows = pl.swap ? p->m : p->n;
+    const int64_t ldx = pl.swap ? p->ldb : p->lda, ldy = pl.swap ? p->lda : p->ldb;
+    CUtensorMap tx, ty;
+    HGEMM_TMAP(tx, x_ptr, x_rows, p->k, ldx, V9_BM, BK, 1);
+    HGEMM_TMAP(ty, y_ptr, y_rows, p->k, ldy, (uint32_t)pl.bn, BK, 1);
+    v9_args args = {make_args(p), pl.swap, (int32_t)pl.short_tiles, (int32_t)pl.split};
+    void *params[] = {&tx, &ty, &args};
+    const void *kernel = pl.bn == 16   ? (const void *)v9_kernel<16>
+                         : pl.bn == 32 ? (const void *)v9_kernel<32>
+                                       : (const void *)v9_kernel<64>;
+    const dim3 grid((unsigned)(pl.long_tiles * pl.short_tiles * pl.split));
+    return hgemm__launch(kernel, grid, V9_THREADS, v9_smem_bytes(pl.bn), pl.split, stream, params);
+}
