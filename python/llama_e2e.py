@@ -15,6 +15,15 @@ range over --repeats repeats:
     (the GEMMs are m = prefill tokens against the weights);
   - decode: --decode single-token steps with a KV cache (m = 1: GEMV-shaped
     products, bound by reading the weights).
+  - decode-gemms: one decode step's linear layers alone (every nn.Linear of
+    the model, m = 1, the weights read from HBM: 2.8 GB at 4 layers),
+    captured once in a CUDA graph and replayed 10 times per repeat, so
+    Python's per-call cost is out of it: what a server that replays its
+    decode step from a graph would see of the GEMMs.
+  - linear-host-call: host time of one call of the first layer's q_proj at
+    m = 1 (300 calls in a row, no synchronization inside: what Python,
+    the torch dispatcher and the library cost per linear layer before the
+    GPU sees it), in the CSV's ms column.
 Accuracy: the prefill logits of both backends against a third pass with the
 linear layers in fp32 (weights upcast), as max and mean absolute error.
 
@@ -25,6 +34,7 @@ import argparse
 import datetime
 import statistics
 import sys
+import time
 
 import hgemm
 
@@ -75,6 +85,47 @@ def timed(torch, fn, warmup, repeats):
     return out
 
 
+def host_ms_per_call(torch, model, repeats, calls=300):
+    """Host ms per call of the first linear layer at m = 1, one value per repeat."""
+    layer = next(mod for mod in model.modules() if isinstance(mod, torch.nn.Linear))
+    x = torch.randn(1, layer.in_features, device="cuda", dtype=torch.float16)
+    out = []
+    for _ in range(repeats):
+        layer(x)
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        for _ in range(calls):
+            layer(x)
+        out.append((time.perf_counter() - start) / calls * 1e3)
+        torch.cuda.synchronize()
+    return out
+
+
+def decode_gemms(torch, model, repeats, replays=10):
+    """ms per decode step of the model's linear layers at m = 1, from a CUDA graph."""
+    linears = [mod for mod in model.modules() if isinstance(mod, torch.nn.Linear)]
+    xs = [torch.randn(1, mod.in_features, device="cuda", dtype=torch.float16) for mod in linears]
+
+    def step():
+        return [mod(x) for mod, x in zip(linears, xs)]
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):  # warm-up off the capture, as torch.cuda.graph asks
+        step()
+        step()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        outs = step()
+
+    def replay():
+        for _ in range(replays):
+            graph.replay()
+    ms = [t / replays for t in timed(torch, replay, warmup=1, repeats=repeats)]
+    del outs, graph
+    return ms
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--layers", type=int, default=4)
@@ -118,9 +169,13 @@ def main():
             prompt = timed(torch, lambda: model(tokens[:, :256], use_cache=True), 2, args.repeats)
             loop = timed(torch, decode, warmup=1, repeats=args.repeats)
             steps = [(l - p) / args.decode for l, p in zip(loop, prompt)]
-            for r, (pf, st) in enumerate(zip(prefill, steps)):
+            gemms = decode_gemms(torch, model, args.repeats)
+            for r, host in enumerate(host_ms_per_call(torch, model, args.repeats)):
+                rows.append((backend, "linear-host-call", r + 1, host, 0.0))
+            for r, (pf, st, gm) in enumerate(zip(prefill, steps, gemms)):
                 rows.append((backend, "prefill", r + 1, pf, args.prefill / pf * 1e3))
                 rows.append((backend, "decode", r + 1, st, 1e3 / st))
+                rows.append((backend, "decode-gemms", r + 1, gm, 1e3 / gm))
 
     ref = logits["fp32"]
     err = {b: ((logits[b] - ref).abs().max().item(), (logits[b] - ref).abs().mean().item())
@@ -132,14 +187,20 @@ def main():
 
     print(f"Llama 3 8B shapes, {args.layers} layers, fp16, {torch.cuda.get_device_name()}")
     print(f"{'backend':8} {'prefill ms (' + str(args.prefill) + ' tok)':>26} {'decode ms/token':>24}"
-          f" {'max |err|':>10} {'mean |err|':>11}")
+          f" {'decode GEMMs ms (graph)':>26} {'max |err|':>10} {'mean |err|':>11}")
     for b in ("torch", "hgemm"):
-        p, d = med(b, "prefill"), med(b, "decode")
+        p, d, g = med(b, "prefill"), med(b, "decode"), med(b, "decode-gemms")
         print(f"{b:8} {p[0]:9.3f} [{p[1]:.3f}..{p[2]:.3f}] {d[0]:8.3f} [{d[1]:.3f}..{d[2]:.3f}]"
-              f" {err[b][0]:10.3e} {err[b][1]:11.3e}")
+              f" {g[0]:8.3f} [{g[1]:.3f}..{g[2]:.3f}] {err[b][0]:10.3e} {err[b][1]:11.3e}")
     tp, hp = med("torch", "prefill")[0], med("hgemm", "prefill")[0]
     td, hd = med("torch", "decode")[0], med("hgemm", "decode")[0]
-    print(f"hgemm vs torch: prefill {tp / hp:.3f}x, decode {td / hd:.3f}x (above 1: hgemm faster)")
+    tg, hg = med("torch", "decode-gemms")[0], med("hgemm", "decode-gemms")[0]
+    for b in ("torch", "hgemm"):
+        h = med(b, "linear-host-call")
+        print(f"{b:8} host time per linear-layer call (m = 1): {h[0] * 1e3:.1f} us "
+              f"[{h[1] * 1e3:.1f}..{h[2] * 1e3:.1f}]")
+    print(f"hgemm vs torch: prefill {tp / hp:.3f}x, decode {td / hd:.3f}x, decode GEMMs from a "
+          f"graph {tg / hg:.3f}x (above 1: hgemm faster)")
 
     if args.csv:
         with open(args.csv, "w") as f:

@@ -149,6 +149,29 @@ class TorchTests(unittest.TestCase):
         if hasattr(torch.library, "opcheck"):
             torch.library.opcheck(torch.ops.hgemm.nt.default, (a, b))
 
+    def test_custom_op_torch_path(self):
+        # The op hands torch tensors straight to the library: strided rows,
+        # one-row inputs (decode: AUTO is V9 there), empty products, and the
+        # library's own errors, raised as HgemmError.
+        torch = self.torch
+        if not hasattr(torch.ops.hgemm, "nt"):
+            self.skipTest("this torch has no torch.library.custom_op")
+        wide_a, wide_b = self.randn(40, 200, 136), self.randn(520, 200, 136)
+        a, b = wide_a[:, 8:144], wide_b[:, 16:152]  # row strides 200, k = 136
+        x = self.randn(1, 4096, 4096)
+        w = self.randn(1032, 4096, 4096)
+        out, out1 = torch.ops.hgemm.nt(a, b, 2.0), torch.ops.hgemm.nt(x, w)
+        torch.cuda.synchronize()
+        self.assertClose(out, self.reference(a, b, 2.0), "auto", "strided rows")
+        self.assertClose(out1, self.reference(x, w), "auto", "m = 1")
+        self.assertEqual(tuple(torch.ops.hgemm.nt(a[:0], b).shape), (0, 520))
+        flat = torch.empty(128 * 64 + 8, dtype=torch.float16, device="cuda")
+        with self.assertRaises(hgemm.HgemmError) as cm:
+            torch.ops.hgemm.nt(flat[1:1 + 128 * 64].view(128, 64), self.randn(64, 64, 64))
+        self.assertEqual(cm.exception.status, hgemm.ERROR_MISALIGNED)
+        with self.assertRaisesRegex(TypeError, "fp16"):
+            torch.ops.hgemm.nt(a.float(), b.float())
+
     def test_torch_compile(self):
         # aot_eager traces with fake tensors (register_fake) and runs the graph
         # as it is, without generating code: the op's part, quickly.
