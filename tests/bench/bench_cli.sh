@@ -8,6 +8,7 @@ set -u
 case_name=$1
 bench=$2
 names=${3:-}
+llm_file=$(dirname "$0")/../../bench/shapes/llm.txt
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 
@@ -46,7 +47,9 @@ help)
     expect_rc 0
     expect_in out "usage: hgemm-bench"
     for flag in --kernels --size --sweep --warmup --iters --cooldown --repeat --csv --list \
-                --accuracy --accuracy-sweep --version --help "-h, --help" "--option=VALUE"; do
+                --accuracy --accuracy-sweep --version --help "-h, --help" "--option=VALUE" \
+                "--suite NAME" "--shapes FILE" --list-shapes --rotate --no-rotate --host-cost \
+                "--host-cost-csv FILE" gbps rotate_sets "# rotated:" "4800 GB/s"; do
         expect_in out "$flag"
     done
     expect_empty err
@@ -77,6 +80,20 @@ accepted)
                 "--accuracy --size=64 --kernels=v0" "--accuracy-sweep --kernels=v0"; do
         # shellcheck disable=SC2086 # word splitting of the two lists is intended
         run $args $quick
+        expect_rc $want
+        [ "$want" -eq 0 ] || expect_in err "no sm_90 GPU"
+    done
+    printf '64 72 80\n' >"$tmp/one.txt"
+    for args in "--shapes $tmp/one.txt --kernels=v0" "--shapes=$tmp/one.txt --kernels=v0 --rotate" \
+                "--size=64 --kernels=v0 --no-rotate" "--size=64 --kernels=v0 --rotate"; do
+        # shellcheck disable=SC2086
+        run $args $quick
+        expect_rc $want
+        [ "$want" -eq 0 ] || expect_in err "no sm_90 GPU"
+    done
+    for args in "--host-cost --kernels=v0" "--host-cost-csv $tmp/cost.csv --kernels=v0"; do
+        # shellcheck disable=SC2086
+        run $args
         expect_rc $want
         [ "$want" -eq 0 ] || expect_in err "no sm_90 GPU"
     done
@@ -120,6 +137,118 @@ bad_values)
     bad "expected N or M,N,K" --size=8,8,8,8
     bad "'y' is not a positive integer" --size=8,y,8
     bad "--accuracy-sweep has its own shapes" --accuracy-sweep --size 8 8 8
+    bad "--list-shapes takes no value" --list-shapes=1
+    bad "--rotate takes no value" --rotate=yes
+    bad "--no-rotate takes no value" --no-rotate=1
+    bad "--host-cost takes no value" --host-cost=1
+    bad "--suite needs a name: llm" --suite
+    bad "--suite needs a name: llm" --suite=
+    bad "--suite: unknown suite 'nosuch' (known: llm)" --suite nosuch
+    bad "--suite is given twice" --suite llm --suite llm
+    bad "--shapes needs a file name" --shapes
+    bad "--shapes needs a file name" --shapes=
+    bad "--shapes is given twice" --shapes a.txt --shapes b.txt
+    bad "--shapes: cannot read '$tmp/nosuch.txt'" --shapes "$tmp/nosuch.txt"
+    bad "--shapes: error reading '$tmp'" --shapes "$tmp"
+    bad "--host-cost-csv needs a file name" --host-cost-csv
+    ;;
+suite)
+    # The built-in suite and bench/shapes/llm.txt list the same shapes, in
+    # the same order; --list-shapes needs no GPU and prints a valid shapes file.
+    [ -r "$llm_file" ] || fail "cannot read $llm_file"
+    run --suite llm --list-shapes
+    expect_rc 0
+    expect_empty err
+    cp "$tmp/out" "$tmp/suite"
+    run --shapes "$llm_file" --list-shapes
+    expect_rc 0
+    expect_empty err
+    cmp -s "$tmp/suite" "$tmp/out" || { diff "$tmp/suite" "$tmp/out"; fail "--suite llm and $llm_file differ"; }
+    run --shapes "$tmp/suite" --list-shapes
+    expect_rc 0
+    cmp -s "$tmp/suite" "$tmp/out" || fail "--list-shapes output read back as --shapes differs"
+    run --suite=LLM --list-shapes
+    expect_rc 0
+    cmp -s "$tmp/suite" "$tmp/out" || fail "--suite=LLM differs from --suite llm"
+    count=$(wc -l <"$tmp/suite")
+    [ "$count" -ge 32 ] || fail "the llm suite has $count shapes, expected at least 32"
+    dups=$(awk '{print $1, $2, $3}' "$tmp/suite" | sort | uniq -d)
+    [ -z "$dups" ] || fail "shapes listed twice: $dups"
+    expect_in out "# memory-bound, operands rotated"
+    # Every kind of shape DESIGN.md names: decode, prefill, square, long k, wide, ragged.
+    for shape in "1 4096 4096" "64 28672 4096" "16 4096 14336" "1 8192 28672" "16 8192 28672" \
+                 "2048 6144 4096" "8192 4096 14336" "16384 16384 16384" "512 512 512" \
+                 "256 256 65536" "1024 1024 32768" "512 512 131072" "2048 128256 4096" \
+                 "32768 4096 1024" "1000 1000 1000" "777 1032 520" "8191 8193 8190" "1 4095 4097"; do
+        grep -q "^$shape\( \|\$\)" "$tmp/suite" || fail "the llm suite lacks $shape"
+    done
+    # decode rows rotate; the others do not, unless --rotate; --no-rotate: none.
+    grep -q '^1 4096 4096  # memory-bound, operands rotated$' "$tmp/suite" || fail "decode not rotated"
+    grep -q '^8192 8192 8192$' "$tmp/suite" || fail "8192^3 should not rotate by default"
+    run --suite llm --list-shapes --rotate
+    expect_in out "8192 8192 8192  # operands rotated"
+    run --suite llm --list-shapes --no-rotate
+    expect_in out "1 4096 4096  # memory-bound, not rotated"
+    ;;
+shapes_file)
+    # Separators, comments, blank lines, CRLF line ends.
+    printf '# a comment\n\n  1 2 3\n4,5,6 # trailing\n7 , 8 ,9\r\n\t10\t11\t12\n13, 14 15\n' >"$tmp/ok.txt"
+    run --shapes "$tmp/ok.txt" --list-shapes
+    expect_rc 0
+    expect_empty err
+    printf '1 2 3  # memory-bound, operands rotated\n4 5 6  # memory-bound, operands rotated\n7 8 9  # memory-bound, operands rotated\n10 11 12  # memory-bound, operands rotated\n13 14 15  # memory-bound, operands rotated\n' >"$tmp/want"
+    cmp -s "$tmp/want" "$tmp/out" || { diff "$tmp/want" "$tmp/out"; fail "shapes read wrong"; }
+    run --shapes="$tmp/ok.txt" --list-shapes
+    expect_rc 0
+    cmp -s "$tmp/want" "$tmp/out" || fail "--shapes=FILE reads differently"
+    # Bad lines: the file and the line are named.
+    printf '1 2 3\n\n1 2\n' >"$tmp/two.txt"
+    bad "$tmp/two.txt:3: expected three sizes M N K, got 2" --shapes "$tmp/two.txt"
+    printf '# x\n1 2 3 4\n' >"$tmp/four.txt"
+    bad "$tmp/four.txt:2: more than three sizes ('4' after M N K)" --shapes "$tmp/four.txt"
+    printf '1 x 3\n' >"$tmp/word.txt"
+    bad "$tmp/word.txt:1: 'x' is not a positive integer" --shapes "$tmp/word.txt"
+    printf '1 0 3\n' >"$tmp/zero.txt"
+    bad "$tmp/zero.txt:1: '0' is not a positive integer" --shapes "$tmp/zero.txt"
+    printf '1 2 -3\n' >"$tmp/neg.txt"
+    bad "$tmp/neg.txt:1: '-3' is not a positive integer" --shapes "$tmp/neg.txt"
+    printf '1 2 3.5\n' >"$tmp/frac.txt"
+    bad "$tmp/frac.txt:1: '3.5' is not a positive integer" --shapes "$tmp/frac.txt"
+    printf '1 2 4294967296\n' >"$tmp/big.txt"
+    bad "$tmp/big.txt:1: '4294967296' is not a positive integer" --shapes "$tmp/big.txt"
+    printf '1,,2,3\n' >"$tmp/comma2.txt"
+    bad "$tmp/comma2.txt:1: a comma without a size after it" --shapes "$tmp/comma2.txt"
+    printf '1,2,3,\n' >"$tmp/comma_end.txt"
+    bad "$tmp/comma_end.txt:1: a comma without a size after it" --shapes "$tmp/comma_end.txt"
+    printf ',1,2,3\n' >"$tmp/comma_start.txt"
+    bad "$tmp/comma_start.txt:1: a comma before the first size" --shapes "$tmp/comma_start.txt"
+    printf '# nothing\n\n   \n' >"$tmp/empty.txt"
+    bad "--shapes: '$tmp/empty.txt' holds no shape" --shapes "$tmp/empty.txt"
+    : >"$tmp/zero_bytes.txt"
+    bad "--shapes: '$tmp/zero_bytes.txt' holds no shape" --shapes "$tmp/zero_bytes.txt"
+    ;;
+exclusive)
+    printf '8 8 8\n' >"$tmp/s.txt"
+    bad "--size and --sweep exclude each other" --sweep --size 8 8 8
+    bad "--size and --suite exclude each other" --size 8 8 8 --suite llm
+    bad "--size and --shapes exclude each other" --size=8 --shapes "$tmp/s.txt"
+    bad "--sweep and --suite exclude each other" --suite llm --sweep
+    bad "--sweep and --shapes exclude each other" --sweep --shapes "$tmp/s.txt"
+    bad "--suite and --shapes exclude each other" --shapes "$tmp/s.txt" --suite llm
+    bad "--accuracy-sweep has its own shapes" --accuracy-sweep --suite llm
+    bad "--accuracy-sweep has its own shapes" --accuracy-sweep --shapes "$tmp/s.txt"
+    bad "--rotate and --no-rotate exclude each other" --rotate --no-rotate
+    bad "--rotate applies to timing: not with --accuracy" --accuracy --rotate
+    bad "--no-rotate applies to timing: not with --accuracy-sweep" --no-rotate --accuracy-sweep
+    bad "--host-cost and --accuracy exclude each other" --host-cost --accuracy
+    bad "--host-cost times its own 64 x 64 x 64 problem: no --suite with it" --host-cost --suite llm
+    bad "--host-cost times its own 64 x 64 x 64 problem: no --size with it" --host-cost-csv c.csv --size 8 8 8
+    bad "--list-shapes lists timed shapes: not with --host-cost" --host-cost --list-shapes
+    bad "--rotate applies to timed shapes: not with --host-cost" --host-cost --rotate
+    bad "--iters does not apply to --host-cost" --host-cost --iters 3
+    bad "--cooldown does not apply to --host-cost" --cooldown=0 --host-cost
+    bad "--csv holds timed shapes' rows" --host-cost --csv c.csv
+    [ ! -e c.csv ] || fail "a CSV was written for a refused command line"
     ;;
 bad_kernels)
     bad "unknown kernel 'nosuch'" --kernels nosuch
@@ -153,6 +282,13 @@ no_gpu)
     run
     expect_rc 2
     expect_in err "no sm_90 GPU"
+    run --suite llm --csv "$tmp/never.csv"
+    expect_rc 2
+    [ ! -e "$tmp/never.csv" ] || fail "the CSV was created without a GPU"
+    run --host-cost-csv "$tmp/never.csv"
+    expect_rc 2
+    expect_in err "no sm_90 GPU"
+    [ ! -e "$tmp/never.csv" ] || fail "the host-cost CSV was created without a GPU"
     ;;
 gpu_smoke)
     if ! has_gpu; then
@@ -170,12 +306,40 @@ gpu_smoke)
     header=$(grep -v '^#' "$csv" | head -n 1)
     for col in kernel m n k run ms tflops vs_cublas32 vs_cublas16 max_abs_err mean_abs_err \
                p99_abs_err iters sm_clock_before_mhz sm_clock_after_mhz window_sm_clock_mhz \
-               window_max_temp_c; do
+               window_max_temp_c gbps rotate_sets; do
         echo ",$header," | grep -q ",$col," || fail "no column '$col' in '$header'"
     done
+    echo "$header" | grep -q ',window_max_temp_c,gbps,rotate_sets$' ||
+        fail "gbps and rotate_sets are not the last columns: '$header'"
     rows=$(grep -v '^#' "$csv" | tail -n +2 | grep -c ',ok,')
     [ "$rows" -eq 6 ] || fail "expected 6 ok rows (3 kernels x 2 runs), got $rows"
     grep -q '^cublas16,264,136,72,2,' "$csv" || fail "no cublas16 row for run 2"
+    grep -q '^# rotated: none$' "$csv" || fail "264 x 136 x 72 is not memory-bound: expected '# rotated: none'"
+    grep -v '^#' "$csv" | tail -n +2 | grep -v ',1$' && fail "a row of an unrotated shape has rotate_sets != 1"
+    # A memory-bound shape: rotated, GB/s in the table, the sets in the header and the rows.
+    csv=$tmp/decode.csv
+    run --size 16 1032 520 --kernels v0 --warmup 1 --iters 3 --cooldown 0 --csv "$csv"
+    expect_rc 0
+    expect_in out "memory-bound"
+    expect_in out "GB/s"
+    expect_in out "% HBM"
+    expect_in out "operand sets rotated"
+    sets=$(sed -n 's/^# rotated: 16x1032x520 sets=\([0-9]*\) set_bytes=[0-9]*$/\1/p' "$csv")
+    [ "${sets:-0}" -gt 1 ] || fail "no '# rotated: 16x1032x520 sets=R' line with R > 1"
+    rows=$(grep -c "^[a-z0-9]*,16,1032,520,1,.*,ok,.*,$sets\$" "$csv")
+    [ "$rows" -eq 3 ] || fail "expected 3 ok rows with rotate_sets $sets, got $rows"
+    run --size 16 1032 520 --kernels v0 --warmup 1 --iters 3 --cooldown 0 --no-rotate --csv "$csv"
+    expect_rc 0
+    grep -q '^# rotated: none$' "$csv" || fail "--no-rotate: expected '# rotated: none'"
+    # Host cost per call: its own CSV, cuBLAS 32F and the kernel.
+    run --host-cost --kernels v0 --host-cost-csv "$tmp/cost.csv"
+    expect_rc 0
+    expect_in out "us/call"
+    grep -q '^kernel,host_us,host_us_min,host_us_max,m,n,k,calls,batches,status$' "$tmp/cost.csv" ||
+        fail "no host-cost header"
+    grep -q '^cublas32,[0-9.]*,[0-9.]*,[0-9.]*,64,64,64,2000,5,ok$' "$tmp/cost.csv" || fail "no cublas32 host-cost row"
+    grep -q '^v0,[0-9.]*,[0-9.]*,[0-9.]*,64,64,64,2000,5,ok$' "$tmp/cost.csv" || fail "no v0 host-cost row"
+    grep -q '^cublas16,' "$tmp/cost.csv" && fail "cublas16 has no host-cost row"
     run --accuracy --size 300 520 100 --kernels v0
     expect_rc 0
     expect_in out "p99 abs err"
