@@ -6,6 +6,11 @@
 Every row of every file is one sample (a run of --repeat, or one process of
 scripts/processes.sh); rows of kernels whose check failed carry no timing and
 are counted apart. Reads only the CSV contract of DESIGN.md.
+
+Memory-bound rows (m or n <= 64) of CSVs with the `gbps` column also get
+GB/s and the share of the H200's HBM peak; a group with a row whose
+`rotate_sets` is 1 (operands not rotated, so the L2 may have served them)
+says so. CSVs without these columns print as they always did.
 """
 import argparse
 import csv
@@ -16,6 +21,11 @@ import sys
 ORDER = ["v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "cublas32", "cublas16"]
 FIELDS = [("ms", "ms", "{:.4f}"), ("tflops", "TFLOP/s", "{:.1f}"),
           ("vs_cublas32", "x cuBLAS 32F", "{:.3f}"), ("vs_cublas16", "x cuBLAS 16F", "{:.3f}")]
+# The H200's HBM bandwidth, 4.8 TB/s (NVIDIA H200 Tensor Core GPU datasheet),
+# in GB/s of 1e9 bytes: hgemm-bench's H200_HBM_PEAK_GBPS.
+HBM_PEAK_GBPS = 4800.0
+MEMORY_BOUND_MN = 64  # m or n at most this: memory-bound, judged in GB/s
+BANDWIDTH = [("gbps", "GB/s", "{:.1f}"), ("hbm_pct", "% HBM", "{:.1f}")]
 
 
 def read(paths):
@@ -35,7 +45,15 @@ def number(text):
     return None if math.isnan(v) else v
 
 
+def memory_bound(m, n):
+    return m <= MEMORY_BOUND_MN or n <= MEMORY_BOUND_MN
+
+
 def summarize(rows):
+    """(key, samples, stats) per (kernel, m, n, k); stats maps a field to
+    (median, min, max). Memory-bound groups with gbps values also get gbps,
+    hbm_pct (of HBM_PEAK_GBPS) and, when some row was not rotated
+    (rotate_sets 1), not_rotated = the count of such rows."""
     groups = {}
     for r in rows:
         key = (r["kernel"], int(r["m"]), int(r["n"]), int(r["k"]))
@@ -48,8 +66,24 @@ def summarize(rows):
             vals = [v for v in (number(r.get(field)) for r in groups[key]) if v is not None]
             if vals:
                 stats[field] = (statistics.median(vals), min(vals), max(vals))
+        if memory_bound(key[1], key[2]):
+            timed = [r for r in groups[key] if number(r.get("gbps")) is not None]
+            vals = [number(r["gbps"]) for r in timed]
+            if vals:
+                stats["gbps"] = (statistics.median(vals), min(vals), max(vals))
+                stats["hbm_pct"] = tuple(100.0 * v / HBM_PEAK_GBPS for v in stats["gbps"])
+                unrotated = sum(1 for r in timed if number(r.get("rotate_sets")) == 1)
+                if unrotated:
+                    stats["not_rotated"] = unrotated
         out.append((key, len(groups[key]), stats))
     return out
+
+
+def cell(stats, field, fmt):
+    if field not in stats:
+        return "-"
+    med, lo, hi = stats[field]
+    return f"{fmt.format(med)} [{fmt.format(lo)}..{fmt.format(hi)}]"
 
 
 def main():
@@ -61,16 +95,17 @@ def main():
     if not table:
         print("bench_summary: no rows", file=sys.stderr)
         return 1
-    head = ["kernel", "shape", "samples"] + [label for _, label, _ in FIELDS]
+    # GB/s columns only where a memory-bound row has them: old CSVs print as before.
+    fields = FIELDS + (BANDWIDTH if any("gbps" in stats for _, _, stats in table) else [])
+    head = ["kernel", "shape", "samples"] + [label for _, label, _ in fields]
     lines = []
     for (kernel, m, n, k), count, stats in table:
         cells = [kernel, f"{m}x{n}x{k}", str(count)]
-        for field, _, fmt in FIELDS:
-            if field in stats:
-                med, lo, hi = stats[field]
-                cells.append(f"{fmt.format(med)} [{fmt.format(lo)}..{fmt.format(hi)}]")
-            else:
-                cells.append("-")
+        for field, _, fmt in fields:
+            text = cell(stats, field, fmt)
+            if field == "gbps" and "not_rotated" in stats:
+                text += f" (not rotated in {stats['not_rotated']})"
+            cells.append(text)
         lines.append(cells)
     if args.markdown:
         print("| " + " | ".join(head) + " |")

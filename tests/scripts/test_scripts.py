@@ -86,6 +86,63 @@ v5,64,64,64,1,nan,nan,nan,nan,nan
         self.assertEqual(stats["vs_cublas16"], (1.0, 0.95, 1.05))
         self.assertEqual(table["v5"][1], {})  # a failed check carries no timing
 
+    # hgemm-bench's later columns: gbps and rotate_sets after window_max_temp_c.
+    CSV_GBPS = """# rotated: 1x4096x4096 sets=4 set_bytes=33570816
+kernel,m,n,k,run,ms,tflops,vs_cublas32,vs_cublas16,max_abs_err,window_max_temp_c,gbps,rotate_sets
+v9,1,4096,4096,1,0.0100,3.4,1.1,1.0,0.01,40,3357.082,4
+v9,1,4096,4096,2,0.0080,4.2,1.2,1.1,0.01,40,4196.352,4
+v9,1,4096,4096,3,0.0090,3.7,1.1,1.0,0.01,41,3730.091,4
+cublas32,1,4096,4096,1,0.0110,3.0,1.0,0.9,0.01,40,3051.892,1
+v9,4096,4096,4096,1,0.2000,687.2,1.0,1.0,0.01,40,503.316,1
+v8,1,4096,4096,1,nan,nan,nan,nan,nan,-1,nan,4
+"""
+
+    def summary_of(self, text, *args):
+        with tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False) as f:
+            f.write(text)
+        try:
+            table = {(key[0], key[1]): stats for key, _, stats in
+                     bench_summary.summarize(bench_summary.read([f.name]))}
+            out = subprocess.run([sys.executable, os.path.join(SCRIPTS, "bench_summary.py"), f.name]
+                                 + list(args), capture_output=True, text=True)
+        finally:
+            os.unlink(f.name)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        return table, out.stdout
+
+    def test_gbps_and_hbm_share_of_memory_bound_rows(self):
+        table, text = self.summary_of(self.CSV_GBPS, "--markdown")
+        v9 = table[("v9", 1)]
+        self.assertEqual(v9["gbps"], (3730.091, 3357.082, 4196.352))
+        med, lo, hi = v9["hbm_pct"]
+        self.assertAlmostEqual(med, 100 * 3730.091 / 4800)
+        self.assertAlmostEqual(hi, 100 * 4196.352 / 4800)
+        self.assertNotIn("not_rotated", v9)
+        # a row with rotate_sets 1 is flagged; a large shape gets no GB/s
+        self.assertEqual(table[("cublas32", 1)]["not_rotated"], 1)
+        self.assertNotIn("gbps", table[("v9", 4096)])
+        self.assertNotIn("gbps", table[("v8", 1)])  # a failed check carries no timing
+        lines = text.splitlines()
+        self.assertEqual(lines[0], "| kernel | shape | samples | ms | TFLOP/s | x cuBLAS 32F | "
+                                   "x cuBLAS 16F | GB/s | % HBM |")
+        self.assertIn("| v9 | 1x4096x4096 | 3 | 0.0090 [0.0080..0.0100] | 3.7 [3.4..4.2] | "
+                      "1.100 [1.100..1.200] | 1.000 [1.000..1.100] | 3730.1 [3357.1..4196.4] | "
+                      "77.7 [69.9..87.4] |", lines)
+        self.assertIn("| cublas32 | 1x4096x4096 | 1 | 0.0110 [0.0110..0.0110] | 3.0 [3.0..3.0] | "
+                      "1.000 [1.000..1.000] | 0.900 [0.900..0.900] | "
+                      "3051.9 [3051.9..3051.9] (not rotated in 1) | 63.6 [63.6..63.6] |", lines)
+        self.assertIn("| v9 | 4096x4096x4096 | 1 | 0.2000 [0.2000..0.2000] | 687.2 [687.2..687.2] | "
+                      "1.000 [1.000..1.000] | 1.000 [1.000..1.000] | - | - |", lines)
+
+    def test_old_csv_prints_no_bandwidth_columns(self):
+        # the fixture's 64x64x64 rows are memory-bound but have no gbps column
+        _, text = self.summary_of(self.CSV)
+        self.assertNotIn("GB/s", text)
+        self.assertNotIn("HBM", text)
+        self.assertTrue(text.splitlines()[0].split() == ["kernel", "shape", "samples", "ms",
+                                                         "TFLOP/s", "x", "cuBLAS", "32F", "x",
+                                                         "cuBLAS", "16F"])
+
 
 REPO = os.path.join(HERE, "..", "..")
 SCRIPTS = os.path.join(REPO, "scripts")
