@@ -66,7 +66,10 @@ typedef enum hgemm_kernel {
     HGEMM_KERNEL_V0, HGEMM_KERNEL_V1, HGEMM_KERNEL_V2, HGEMM_KERNEL_V3,
     HGEMM_KERNEL_V4, HGEMM_KERNEL_V5, HGEMM_KERNEL_V6,
     HGEMM_KERNEL_V7, HGEMM_KERNEL_V8,
-    HGEMM_KERNEL_V9             /* m or n <= 64 (decode): operand swap, split-K in a cluster */
+    HGEMM_KERNEL_V9,            /* m or n <= 64 (decode): operand swap, split-K in a cluster */
+    HGEMM_KERNEL_AUTO_F16ACC    /* by shape, the fastest kernel where fp16 accumulation is
+                                   acceptable (cuBLAS COMPUTE_16F's counterpart): it may pick
+                                   V6 or V7, whose error is about 20x fp32 accumulation's */
     /* later versions append here; never renumber */
 } hgemm_kernel;
 
@@ -103,7 +106,8 @@ hgemm_status hgemm_nt_ws(hgemm_kernel kernel, int64_t m, int64_t n, int64_t k,
 /* A short English sentence for a status; never NULL. */
 const char *hgemm_status_string(hgemm_status status);
 
-/* The kernel's short name ("v6"; "auto" for HGEMM_KERNEL_AUTO), NULL if unknown. */
+/* The kernel's short name ("v6"; "auto" for HGEMM_KERNEL_AUTO, "auto-f16acc"
+ * for HGEMM_KERNEL_AUTO_F16ACC), NULL if unknown. */
 const char *hgemm_kernel_name(hgemm_kernel kernel);
 
 #ifdef __cplusplus

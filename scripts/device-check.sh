@@ -12,6 +12,10 @@
 #   bench     hgemm-bench at 8192^3, $BENCH_KERNELS (default all) beside cuBLAS
 #             ($BENCH_ARGS, default --repeat 3)
 #   sweep     hgemm-bench --sweep, $SWEEP_KERNELS beside cuBLAS
+#   suite     hgemm-bench --suite llm (decode, prefill, squares, long-K, wide, ragged;
+#             memory-bound shapes with rotated operands), $SUITE_KERNELS beside
+#             cuBLAS, $SUITE_ARGS (default --repeat 2 --cooldown 0.5), into suite.csv
+#   hostcost  hgemm-bench --host-cost: host time per call, $SUITE_KERNELS and cuBLAS
 #   accuracy  hgemm-bench --accuracy-sweep (mean/p99/max error per k) for $ACCURACY_KERNELS (default all)
 #   window    hgemm-bench v5,v6,v7 with 100 timed launches instead of 30
 #   python    the Python GPU tests and python/bench_torch.py
@@ -24,7 +28,7 @@
 #             nccl-timeline.csv; NVLink multicast off (NCCL_NVLS_ENABLE=0)
 #
 # Everything lands under $OUT (default ./device-out): device.log (all output),
-# bench.csv, window30.csv, window100.csv, processes.csv, profile-raw.csv,
+# bench.csv, suite.csv, hostcost.csv, window30.csv, window100.csv, processes.csv, profile-raw.csv,
 # profile.csv, nccl.csv, nccl-timeline.csv. Each step has its own timeout, so a hung
 # kernel costs minutes, not the whole run. Never changes any GPU setting.
 set -uo pipefail
@@ -126,6 +130,17 @@ fi
 
 if has sweep; then
     run sweep 400 "$BUILD/tools/hgemm-bench" --kernels "$SWEEP_KERNELS" --sweep --csv "$OUT/sweep.csv"
+fi
+
+if has suite; then
+    # shellcheck disable=SC2086
+    run suite 560 "$BUILD/tools/hgemm-bench" --kernels "${SUITE_KERNELS:-v8,v9,auto,auto-f16acc}" \
+        --suite llm ${SUITE_ARGS:---repeat 2 --cooldown 0.5} --csv "$OUT/suite.csv"
+fi
+
+if has hostcost; then
+    run hostcost 120 "$BUILD/tools/hgemm-bench" --kernels "${SUITE_KERNELS:-v8,v9,auto,auto-f16acc}" \
+        --host-cost --host-cost-csv "$OUT/hostcost.csv"
 fi
 
 if has accuracy; then

@@ -94,6 +94,45 @@ hgemm_kernel hgemm__auto_choice(int64_t m, int64_t n, int64_t k) {
     return auto_table[rows - 1].kernel;
 }
 
+/* AUTO_F16ACC's table: where fp16 accumulation is acceptable, the fastest
+ * kernel by shape (min(m, n) as above); fp32-accumulating rows stay where
+ * nothing accumulating in fp16 is faster. */
+static const struct auto_row auto_f16acc_table[] = {
+    {64, HGEMM_KERNEL_V9},
+    {INT64_MAX, HGEMM_KERNEL_V7},
+};
+
+hgemm_kernel hgemm__auto_f16acc_choice(int64_t m, int64_t n, int64_t k) {
+    (void)k;
+    const int64_t short_side = m < n ? m : n;
+    const int rows = (int)(sizeof auto_f16acc_table / sizeof auto_f16acc_table[0]);
+    for (int i = 0; i < rows - 1; i++)
+        if (short_side <= auto_f16acc_table[i].max_short_side) return auto_f16acc_table[i].kernel;
+    return auto_f16acc_table[rows - 1].kernel;
+}
+
+/* The row a request runs: the table's for an explicit kernel, the choice by
+ * shape for AUTO and AUTO_F16ACC (NULL for an unknown id: validate refuses it). */
+static const hgemm_kernel_info *resolve(hgemm_kernel kernel, int64_t m, int64_t n, int64_t k) {
+    if (kernel == HGEMM_KERNEL_AUTO) kernel = hgemm__auto_choice(m, n, k);
+    else if (kernel == HGEMM_KERNEL_AUTO_F16ACC) kernel = hgemm__auto_f16acc_choice(m, n, k);
+    return hgemm__kernel_find(kernel);
+}
+
+/* AUTO and AUTO_F16ACC as rows, for the tools (the bench lists and runs
+ * them beside the table's kernels): no launcher of their own, so
+ * hgemm__run_ws resolves them by shape as hgemm_nt does. */
+static const hgemm_kernel_info auto_rows[] = {
+    {HGEMM_KERNEL_AUTO, "auto", HGEMM_ACC_F32, "by shape, the fastest fp32-accumulating kernel", NULL, NULL},
+    {HGEMM_KERNEL_AUTO_F16ACC, "auto-f16acc", HGEMM_ACC_F16, "by shape, the fastest kernel; fp16 accumulation allowed", NULL, NULL},
+};
+
+const hgemm_kernel_info *hgemm__auto_row(hgemm_kernel id) {
+    for (size_t i = 0; i < sizeof auto_rows / sizeof auto_rows[0]; i++)
+        if (auto_rows[i].id == id) return &auto_rows[i];
+    return NULL;
+}
+
 hgemm_kernel hgemm__auto_kernel(void) {
     const int rows = (int)(sizeof auto_table / sizeof auto_table[0]);
     return auto_table[rows - 1].kernel;
@@ -101,6 +140,7 @@ hgemm_kernel hgemm__auto_kernel(void) {
 
 const char *hgemm_kernel_name(hgemm_kernel kernel) {
     if (kernel == HGEMM_KERNEL_AUTO) return "auto";
+    if (kernel == HGEMM_KERNEL_AUTO_F16ACC) return "auto-f16acc";
     const hgemm_kernel_info *info = hgemm__kernel_find(kernel);
     return info ? info->name : NULL;
 }
@@ -173,7 +213,8 @@ static int misaligned(const void *p) { return ((uintptr_t)p & 15u) != 0; }
 hgemm_status hgemm__validate(hgemm_kernel kernel, int64_t m, int64_t n, int64_t k,
                              const void *A, int64_t lda, const void *B, int64_t ldb,
                              const void *C, int64_t ldc) {
-    if (kernel != HGEMM_KERNEL_AUTO && hgemm__kernel_find(kernel) == NULL)
+    if (kernel != HGEMM_KERNEL_AUTO && kernel != HGEMM_KERNEL_AUTO_F16ACC &&
+        hgemm__kernel_find(kernel) == NULL)
         return HGEMM_ERROR_INVALID_VALUE;
     if (m < 0 || n < 0 || k < 0) return HGEMM_ERROR_INVALID_VALUE;
     /* A leading dimension is at least its row length, and at least 1. */
@@ -281,7 +322,7 @@ hgemm_status hgemm__preflight(hgemm_kernel kernel, int64_t m, int64_t n, int64_t
                               const void *C, int64_t ldc) {
     hgemm_status st = hgemm__validate(kernel, m, n, k, A, lda, B, ldb, C, ldc);
     if (st != HGEMM_SUCCESS) return st;
-    const hgemm_kernel_info *info = kernel == HGEMM_KERNEL_AUTO ? NULL : hgemm__kernel_find(kernel);
+    const hgemm_kernel_info *info = resolve(kernel, m, n, k);
     hgemm_problem p = {m, n, k, alpha, 0.0f, A, lda, B, ldb, (void *)(uintptr_t)C, ldc, NULL, 0};
     hgemm_launch_fn run;
     return preflight(info, &p, &run);
@@ -328,7 +369,7 @@ hgemm_status hgemm_nt(hgemm_kernel kernel, int64_t m, int64_t n, int64_t k, floa
                       void *C, int64_t ldc, cudaStream_t stream) {
     hgemm_status st = hgemm__validate(kernel, m, n, k, A, lda, B, ldb, C, ldc);
     if (st != HGEMM_SUCCESS) return st;
-    const hgemm_kernel_info *info = kernel == HGEMM_KERNEL_AUTO ? NULL : hgemm__kernel_find(kernel);
+    const hgemm_kernel_info *info = resolve(kernel, m, n, k);
     return run_validated(info, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, NULL, 0, stream);
 }
 
@@ -340,7 +381,7 @@ hgemm_status hgemm_nt_ws(hgemm_kernel kernel, int64_t m, int64_t n, int64_t k, f
     if (st == HGEMM_SUCCESS)
         st = validate_workspace(m, n, k, A, lda, B, ldb, C, ldc, workspace, workspace_bytes);
     if (st != HGEMM_SUCCESS) return st;
-    const hgemm_kernel_info *info = kernel == HGEMM_KERNEL_AUTO ? NULL : hgemm__kernel_find(kernel);
+    const hgemm_kernel_info *info = resolve(kernel, m, n, k);
     return run_validated(info, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, workspace,
                          workspace_bytes, stream);
 }
@@ -359,6 +400,7 @@ hgemm_status hgemm__run_ws(const hgemm_kernel_info *info, int64_t m, int64_t n, 
     if (st == HGEMM_SUCCESS)
         st = validate_workspace(m, n, k, A, lda, B, ldb, C, ldc, workspace, workspace_bytes);
     if (st != HGEMM_SUCCESS) return st;
+    if (info != NULL && info->launch == NULL) info = resolve(info->id, m, n, k); /* an auto row */
     return run_validated(info, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, workspace,
                          workspace_bytes, stream);
 }

@@ -49,7 +49,12 @@ const hgemm_kernel_info *hgemm__kernel_by_name(const char *name);
 /* AUTO's kernel for a shape (the table in src/api.c), and for large shapes
  * (both m and n above every bound of that table). Both accumulate in fp32. */
 hgemm_kernel hgemm__auto_choice(int64_t m, int64_t n, int64_t k);
+/* HGEMM_KERNEL_AUTO_F16ACC's kernel for a shape (fp16 accumulation allowed). */
+hgemm_kernel hgemm__auto_f16acc_choice(int64_t m, int64_t n, int64_t k);
 hgemm_kernel hgemm__auto_kernel(void);
+/* AUTO (HGEMM_KERNEL_AUTO) or AUTO_F16ACC as a row ("auto", "auto-f16acc";
+ * launch NULL: hgemm__run and hgemm__run_ws choose by shape); NULL otherwise. */
+const hgemm_kernel_info *hgemm__auto_row(hgemm_kernel id);
 /* Ablations (src/api.c): not in the public enum; run them with hgemm__run. */
 int hgemm__experiment_count(void);
 const hgemm_kernel_info *hgemm__experiment_at(int i);   /* NULL when out of range */

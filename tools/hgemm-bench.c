@@ -312,8 +312,9 @@ static void usage(FILE *f) {
         "A (M x K), B (N x K), C (M x N).\n"
         "\n"
         "options (each also as --option=VALUE; --size=N is N N N, --size=M,N,K three sizes):\n"
-        "  --kernels LIST   comma-separated kernel names, any case (see --list), auto (the\n"
-        "                   kernel HGEMM_KERNEL_AUTO runs) or all (default: all)\n"
+        "  --kernels LIST   comma-separated kernel names, any case (see --list), auto and\n"
+        "                   auto-f16acc (HGEMM_KERNEL_AUTO and AUTO_F16ACC: the library's\n"
+        "                   choice by shape) or all (default: all)\n"
         "shapes (one of --size, --sweep, --suite, --shapes):\n"
         "  --size M N K     problem size (default: %d %d %d)\n"
         "  --sweep          run the built-in table of shapes instead of one size\n"
@@ -411,10 +412,12 @@ static int parse_seconds(const char *s, double *out) {
     return 1;
 }
 
-/* One name of --kernels: a table name in any case ("V5" is v5), or auto, the
- * kernel HGEMM_KERNEL_AUTO runs. NULL if unknown. */
+/* One name of --kernels: a table name in any case ("V5" is v5), an ablation,
+ * or auto / auto-f16acc, which run HGEMM_KERNEL_AUTO / AUTO_F16ACC: the
+ * library's choice by shape, through hgemm_nt_ws's own path. NULL if unknown. */
 static const hgemm_kernel_info *kernel_by_any_name(const char *name) {
-    if (strcasecmp(name, "auto") == 0) return hgemm__kernel_find(hgemm__auto_kernel());
+    if (strcasecmp(name, "auto") == 0) return hgemm__auto_row(HGEMM_KERNEL_AUTO);
+    if (strcasecmp(name, "auto-f16acc") == 0) return hgemm__auto_row(HGEMM_KERNEL_AUTO_F16ACC);
     for (int i = 0; i < hgemm__kernel_count(); i++)
         if (strcasecmp(hgemm__kernel_at(i)->name, name) == 0) return hgemm__kernel_at(i);
     for (int i = 0; i < hgemm__experiment_count(); i++) /* ablations, e.g. v8-nocluster */
@@ -1294,9 +1297,13 @@ static void print_kernel_list(void) {
         const hgemm_kernel_info *k = hgemm__experiment_at(i);
         printf("%-6s %-5s ablation: %s\n", k->name, k->acc == HGEMM_ACC_F16 ? "fp16" : "fp32", k->idea);
     }
-    const char *auto_name = hgemm_kernel_name(hgemm__auto_kernel());
-    printf("(auto = %s, the latest fp32-accumulating kernel; baselines cublas32 and cublas16 "
-           "always run)\n", auto_name ? auto_name : "none");
+    for (hgemm_kernel id = HGEMM_KERNEL_AUTO; id != HGEMM_KERNEL_AUTO_F16ACC + 1;
+         id = id == HGEMM_KERNEL_AUTO ? HGEMM_KERNEL_AUTO_F16ACC : (hgemm_kernel)(id + 1)) {
+        const hgemm_kernel_info *k = hgemm__auto_row(id);
+        printf("%-6s %-5s %s (src/api.c's table)\n", k->name, k->acc == HGEMM_ACC_F16 ? "fp16" : "fp32",
+               k->idea);
+    }
+    printf("(baselines cublas32 and cublas16 always run)\n");
 }
 
 /* --list-shapes: one "M N K" per line, a valid --shapes file; a comment

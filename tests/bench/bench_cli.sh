@@ -74,6 +74,7 @@ accepted)
     if has_gpu; then want=0; else want=2; fi
     quick="--warmup 0 --iters 1 --cooldown 0"
     for args in "--kernels auto --size 64 64 64" "--kernels AUTO --size 64 64 64" \
+                "--kernels auto-f16acc,v9 --size 64 64 64" \
                 "--kernels V5,v6 --size 64 64 64" "--kernels All --size 64 64 64" \
                 "--kernels=auto --size=64" "--size=64,72,80 --kernels=v0" "--size=64x72x80 --kernels=v0" \
                 "--iters=1 --warmup=0 --cooldown=0 --repeat=1 --size=64 --kernels=v0" \
@@ -99,7 +100,8 @@ accepted)
     done
     run --kernels auto --list
     expect_rc 0
-    grep -q "^(auto = " "$tmp/out" || fail "--list does not say what auto is"
+    grep -q "^auto .*fp32 .*by shape" "$tmp/out" || fail "--list does not say what auto is"
+    grep -q "^auto-f16acc .*fp16 .*by shape" "$tmp/out" || fail "--list does not say what auto-f16acc is"
     ;;
 unknown_flag)
     bad "unknown option '--frobnicate'" --frobnicate

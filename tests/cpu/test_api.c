@@ -148,7 +148,9 @@ static void test_valid(void) {
 
 static void test_kernel_ids(void) {
     const void *A = addr(ADDR_A), *B = addr(ADDR_B), *C = addr(ADDR_C);
-    hgemm_kernel past_end = (hgemm_kernel)(HGEMM_KERNEL_V0 + hgemm__kernel_count());
+    /* The table's ids end with V9; AUTO_F16ACC follows; the next one is unknown. */
+    hgemm_kernel past_end = (hgemm_kernel)(HGEMM_KERNEL_AUTO_F16ACC + 1);
+    CHECK_I64(HGEMM_KERNEL_AUTO_F16ACC, HGEMM_KERNEL_V0 + hgemm__kernel_count());
     EXPECT(INVALID, (hgemm_kernel)UNKNOWN_KERNEL, M, N, K, A, LDA, B, LDB, C, LDC);
     EXPECT(INVALID, (hgemm_kernel)-1, M, N, K, A, LDA, B, LDB, C, LDC);
     EXPECT(INVALID, past_end, M, N, K, A, LDA, B, LDB, C, LDC);
@@ -379,7 +381,8 @@ static void test_kernel_limits(void) {
     const float ONE = 1.0f, ZERO = 0.0f;
     const hgemm_kernel ids[] = {HGEMM_KERNEL_AUTO, HGEMM_KERNEL_V0, HGEMM_KERNEL_V1,
                                 HGEMM_KERNEL_V2, HGEMM_KERNEL_V3, HGEMM_KERNEL_V4,
-                                HGEMM_KERNEL_V5, HGEMM_KERNEL_V6, HGEMM_KERNEL_V7};
+                                HGEMM_KERNEL_V5, HGEMM_KERNEL_V6, HGEMM_KERNEL_V7,
+                                HGEMM_KERNEL_V9};
     for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
         const hgemm_kernel id = ids[i];
         /* The TMA stride of A and B: every kernel loads both through TMA. */
@@ -423,6 +426,16 @@ static void test_kernel_limits(void) {
                                      HGEMM_KERNEL_V7};
     for (size_t i = 0; i < sizeof tiles_1d / sizeof tiles_1d[0]; i++)
         EXPECT_PRE(OK, tiles_1d[i], MAX_DIM, N, K, ONE, A, LDA, B, LDB, C, LDC);
+    /* V9: 64-row tiles of the long side x 16..64 of the short one, 8 blocks
+     * each at most, on grid x: 2^31 - 257 rows against 1 fit, and 2^25 x 2^25
+     * tiles do not. The two auto kernels take what their choice takes. */
+    EXPECT_PRE(OK, HGEMM_KERNEL_V9, MAX_DIM, 1, K, ONE, A, LDA, B, LDB, C, LD_MULTIPLE);
+    EXPECT_PRE(OK, HGEMM_KERNEL_V9, 1, MAX_DIM, K, ONE, A, LDA, B, LDB, C,
+               (MAX_DIM + LD_MULTIPLE - 1) / LD_MULTIPLE * LD_MULTIPLE);
+    EXPECT_PRE(NOT_SUPPORTED, HGEMM_KERNEL_V9, (int64_t)1 << 25, (int64_t)1 << 25, K, ONE, A, LDA,
+               B, LDB, C, (int64_t)1 << 25);
+    EXPECT_PRE(OK, HGEMM_KERNEL_AUTO_F16ACC, M, N, K, ONE, A, LDA, B, LDB, C, LDC);
+    EXPECT_PRE(OK, HGEMM_KERNEL_AUTO_F16ACC, 1, N, K, ONE, A, LDA, B, LDB, C, LDC);
 }
 
 /* The overlap rule: no element of C may be an element of A or B; decided

@@ -57,9 +57,10 @@ static void test_status_strings(void) {
 
 static void test_kernel_names(void) {
     CHECK_STR(hgemm_kernel_name(HGEMM_KERNEL_AUTO), "auto");
+    CHECK_STR(hgemm_kernel_name(HGEMM_KERNEL_AUTO_F16ACC), "auto-f16acc");
     CHECK_STR(hgemm_kernel_name((hgemm_kernel)UNKNOWN_KERNEL), NULL);
     CHECK_STR(hgemm_kernel_name((hgemm_kernel)-1), NULL);
-    CHECK_STR(hgemm_kernel_name((hgemm_kernel)(HGEMM_KERNEL_V0 + hgemm__kernel_count())), NULL);
+    CHECK_STR(hgemm_kernel_name((hgemm_kernel)(HGEMM_KERNEL_AUTO_F16ACC + 1)), NULL);
     for (int i = 0; i < hgemm__kernel_count(); i++) {
         const hgemm_kernel_info *info = hgemm__kernel_at(i);
         if (!CHECK(info != NULL)) continue;
@@ -142,6 +143,10 @@ static void test_auto(void) {
     CHECK_I64(auto_for(8192, 8192, 8192), HGEMM_KERNEL_V8);
     CHECK_I64(auto_for(8192, 8192, 8192), large);
     printf("test_strings_table: auto is v9 where min(m, n) <= 64, else %s\n", info->name);
+    /* AUTO_F16ACC: V7 (fp16 accumulation) for large shapes, V9 for skinny ones. */
+    CHECK_I64(hgemm__auto_f16acc_choice(8192, 8192, 8192), HGEMM_KERNEL_V7);
+    CHECK_I64(hgemm__auto_f16acc_choice(1, 4096, 4096), HGEMM_KERNEL_V9);
+    CHECK(hgemm__kernel_find(hgemm__auto_f16acc_choice(65, 65, 65)) != NULL);
 }
 
 int main(void) {

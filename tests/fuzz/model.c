@@ -16,7 +16,7 @@ static i128 extent(int64_t rows, int64_t cols, int64_t ld) {
 }
 
 static int known_kernel(hgemm_kernel kernel) {
-    return kernel == HGEMM_KERNEL_AUTO ||
+    return kernel == HGEMM_KERNEL_AUTO || kernel == HGEMM_KERNEL_AUTO_F16ACC ||
            ((int)kernel >= (int)HGEMM_KERNEL_V0 &&
             (int)kernel < (int)HGEMM_KERNEL_V0 + hgemm__kernel_count());
 }
@@ -83,6 +83,7 @@ hgemm_status model_preflight(hgemm_kernel kernel, int64_t m, int64_t n, int64_t 
     if (m > MAX_SIZE || n > MAX_SIZE || k > MAX_SIZE) return HGEMM_ERROR_NOT_SUPPORTED;
     if (k == 0 || alpha == 0.0f) return HGEMM_SUCCESS; /* C = beta * C */
     if (kernel == HGEMM_KERNEL_AUTO) kernel = hgemm__auto_choice(m, n, k);
+    if (kernel == HGEMM_KERNEL_AUTO_F16ACC) kernel = hgemm__auto_f16acc_choice(m, n, k);
     if (lda >= TMA_LD || ldb >= TMA_LD) return HGEMM_ERROR_NOT_SUPPORTED;
     switch (kernel) {
     case HGEMM_KERNEL_V0: /* 128 x 128 tiles, tile rows on grid y */

@@ -340,6 +340,9 @@ int main(void) {
         HGEMM_KERNEL_AUTO, "auto",
         auto_info && auto_info->acc == HGEMM_ACC_F16 ? HGEMM_CHECK_ATOL_ACC_F16 : HGEMM_CHECK_ATOL_ACC_F32,
         NULL, NULL, 1};
+    /* AUTO_F16ACC: V7 (fp16 accumulation) or V9 by shape; held to fp16's tolerance */
+    kernels[n_kernels++] = (kernel_under_test){HGEMM_KERNEL_AUTO_F16ACC, "auto-f16acc",
+                                               HGEMM_CHECK_ATOL_ACC_F16, NULL, NULL, 1};
     for (int i = 0; i < hgemm__kernel_count() && n_kernels < MAX_KERNELS; i++) {
         const hgemm_kernel_info *info = hgemm__kernel_at(i);
         kernels[n_kernels++] = (kernel_under_test){
