@@ -69,46 +69,45 @@ const hgemm_kernel_info *hgemm__kernel_by_name(const char *name) {
     return NULL;
 }
 
-/* AUTO's table: the first row whose bound holds for the shape's shorter side
- * of C (min(m, n)) picks the kernel. Every row is an fp32-accumulating kernel
- * that serves every shape. Derived from measured runs on an H200 (cuBLAS
- * COMPUTE_32F in the same process; docs/notes/auto-table.md says which CSV
- * each row comes from):
- *   min(m, n) <= 64: V9, the skinny kernel (decode: the weight read once,
- *                    k split over clusters so that every SM reads);
- *   otherwise:       V8. */
-static const struct auto_row {
-    int64_t max_short_side;
-    hgemm_kernel kernel;
-} auto_table[] = {
-    {64, HGEMM_KERNEL_V9},
-    {INT64_MAX, HGEMM_KERNEL_V8},
+/* AUTO's and AUTO_F16ACC's choices by shape. Derived from the measured llm
+ * suite on an H200 (bench/results/2026-11-30-h200-run21-suite.csv: 47
+ * shapes, V8 and V9 beside cuBLAS COMPUTE_32F in the same process; each
+ * rule's shapes and ratios are in docs/notes/auto-table.md):
+ *   - min(m, n) <= 64 (decode): V9 on all 23 such shapes, 0.67..1.38x
+ *     cuBLAS where V8 runs 0.42..0.62x;
+ *   - m * n <= 2^16 (a few output tiles, k long): V9, 0.59x at
+ *     256 x 256 x 65536 where V8's stream-K owner adds 65 partial sums, 0.15x;
+ *   - 2^18 < m * n <= 2^20 with k <= 2048 (small products): V9, 0.67..1.67x
+ *     where V8's 128 x 256 tiles fill 16..32 of 66 clusters, 0.59..0.92x;
+ *   - everything else: V8.
+ * AUTO_F16ACC (fp16 accumulation allowed) takes V7 where it beat V8 there:
+ * enough 256 x 256 tiles to fill an H200's 132 SMs (at least 128 tiles,
+ * and its rounds of 132 at least 3/4 full on average), and k <= 16384 (V7 failed the check's
+ * fp16 tolerance at k = 32768..131072); elsewhere AUTO's choice. */
+enum {
+    AUTO_SKINNY_SIDE = 64,
+    AUTO_FEW_TILES_MN = 1 << 16,
+    AUTO_SMALL_MN_LOW = 1 << 18, AUTO_SMALL_MN_HIGH = 1 << 20, AUTO_SMALL_K = 2048,
+    F16ACC_TILE = 256, F16ACC_MIN_TILES = 128, F16ACC_SMS = 132, F16ACC_MAX_K = 16384,
 };
 
 hgemm_kernel hgemm__auto_choice(int64_t m, int64_t n, int64_t k) {
-    (void)k;
     const int64_t short_side = m < n ? m : n;
-    const int rows = (int)(sizeof auto_table / sizeof auto_table[0]);
-    for (int i = 0; i < rows - 1; i++)
-        if (short_side <= auto_table[i].max_short_side) return auto_table[i].kernel;
-    return auto_table[rows - 1].kernel;
+    if (short_side <= AUTO_SKINNY_SIDE) return HGEMM_KERNEL_V9;
+    /* both sides > 64 and each at most 2^31: the product fits int64 */
+    const int64_t mn = m * n;
+    if (mn <= AUTO_FEW_TILES_MN) return HGEMM_KERNEL_V9;
+    if (mn > AUTO_SMALL_MN_LOW && mn <= AUTO_SMALL_MN_HIGH && k <= AUTO_SMALL_K) return HGEMM_KERNEL_V9;
+    return HGEMM_KERNEL_V8;
 }
 
-/* AUTO_F16ACC's table: where fp16 accumulation is acceptable, the fastest
- * kernel by shape (min(m, n) as above); fp32-accumulating rows stay where
- * nothing accumulating in fp16 is faster. */
-static const struct auto_row auto_f16acc_table[] = {
-    {64, HGEMM_KERNEL_V9},
-    {INT64_MAX, HGEMM_KERNEL_V7},
-};
-
 hgemm_kernel hgemm__auto_f16acc_choice(int64_t m, int64_t n, int64_t k) {
-    (void)k;
-    const int64_t short_side = m < n ? m : n;
-    const int rows = (int)(sizeof auto_f16acc_table / sizeof auto_f16acc_table[0]);
-    for (int i = 0; i < rows - 1; i++)
-        if (short_side <= auto_f16acc_table[i].max_short_side) return auto_f16acc_table[i].kernel;
-    return auto_f16acc_table[rows - 1].kernel;
+    const hgemm_kernel fp32 = hgemm__auto_choice(m, n, k);
+    if (fp32 != HGEMM_KERNEL_V8 || k > F16ACC_MAX_K) return fp32;
+    const int64_t tiles = ((m + F16ACC_TILE - 1) / F16ACC_TILE) * ((n + F16ACC_TILE - 1) / F16ACC_TILE);
+    const int64_t rounds = (tiles + F16ACC_SMS - 1) / F16ACC_SMS;
+    if (tiles >= F16ACC_MIN_TILES && 4 * tiles >= 3 * rounds * F16ACC_SMS) return HGEMM_KERNEL_V7;
+    return fp32;
 }
 
 /* The row a request runs: the table's for an explicit kernel, the choice by
@@ -133,10 +132,7 @@ const hgemm_kernel_info *hgemm__auto_row(hgemm_kernel id) {
     return NULL;
 }
 
-hgemm_kernel hgemm__auto_kernel(void) {
-    const int rows = (int)(sizeof auto_table / sizeof auto_table[0]);
-    return auto_table[rows - 1].kernel;
-}
+hgemm_kernel hgemm__auto_kernel(void) { return HGEMM_KERNEL_V8; }
 
 const char *hgemm_kernel_name(hgemm_kernel kernel) {
     if (kernel == HGEMM_KERNEL_AUTO) return "auto";

@@ -134,19 +134,29 @@ static void test_auto(void) {
     const hgemm_kernel_info *info = hgemm__kernel_find(large);
     if (!CHECK(info != NULL)) return;
     CHECK_I64(info->acc, HGEMM_ACC_F32);
-    /* The table (src/api.c): a short side of C up to 64 is V9's, the rest V8's. */
+    /* The table (src/api.c), on the suite's shapes it was derived from. */
     CHECK_I64(auto_for(1, 4096, 4096), HGEMM_KERNEL_V9);
     CHECK_I64(auto_for(64, 28672, 4096), HGEMM_KERNEL_V9);
     CHECK_I64(auto_for(4096, 1, 4096), HGEMM_KERNEL_V9);
     CHECK_I64(auto_for(1, 1, 1), HGEMM_KERNEL_V9);
+    CHECK_I64(auto_for(256, 256, 65536), HGEMM_KERNEL_V9);    /* few tiles, long k */
+    CHECK_I64(auto_for(1024, 1024, 1024), HGEMM_KERNEL_V9);   /* small */
+    CHECK_I64(auto_for(777, 1032, 520), HGEMM_KERNEL_V9);
+    CHECK_I64(auto_for(1024, 1024, 32768), HGEMM_KERNEL_V8);  /* small but long k */
+    CHECK_I64(auto_for(512, 512, 512), HGEMM_KERNEL_V8);      /* V8 1.26x there, V9 1.05x */
     CHECK_I64(auto_for(65, 4096, 4096), HGEMM_KERNEL_V8);
     CHECK_I64(auto_for(8192, 8192, 8192), HGEMM_KERNEL_V8);
     CHECK_I64(auto_for(8192, 8192, 8192), large);
-    printf("test_strings_table: auto is v9 where min(m, n) <= 64, else %s\n", info->name);
-    /* AUTO_F16ACC: V7 (fp16 accumulation) for large shapes, V9 for skinny ones. */
+    printf("test_strings_table: auto for large shapes is %s\n", info->name);
+    /* AUTO_F16ACC: V7 where 256 x 256 tiles fill the GPU and k <= 16384. */
     CHECK_I64(hgemm__auto_f16acc_choice(8192, 8192, 8192), HGEMM_KERNEL_V7);
+    CHECK_I64(hgemm__auto_f16acc_choice(2048, 4096, 14336), HGEMM_KERNEL_V7); /* 128 tiles */
+    CHECK_I64(hgemm__auto_f16acc_choice(512, 28672, 4096), HGEMM_KERNEL_V7);  /* 224: 85% */
+    CHECK_I64(hgemm__auto_f16acc_choice(2048, 6144, 4096), HGEMM_KERNEL_V8);  /* 192: 73% */
+    CHECK_I64(hgemm__auto_f16acc_choice(2048, 2048, 2048), HGEMM_KERNEL_V8);  /* 64 tiles */
+    CHECK_I64(hgemm__auto_f16acc_choice(8192, 8192, 32768), HGEMM_KERNEL_V8); /* long k */
     CHECK_I64(hgemm__auto_f16acc_choice(1, 4096, 4096), HGEMM_KERNEL_V9);
-    CHECK(hgemm__kernel_find(hgemm__auto_f16acc_choice(65, 65, 65)) != NULL);
+    CHECK_I64(hgemm__auto_f16acc_choice(1024, 1024, 1024), HGEMM_KERNEL_V9);
 }
 
 int main(void) {
