@@ -42,20 +42,21 @@ enum {
     V9_MAX_BN = 64,
 };
 
-/* Shared memory of a block with a short side of BN (16, 32 or 64). */
-template <int BN>
+/* Shared memory of a block with a short side of BN (16, 32 or 64), STAGES
+ * stages of KB k-tiles each (the table's V9: KB = 1, 4 stages). */
+template <int BN, int KB, int STAGES>
 struct __align__(1024) v9_smem {
-    __half x[V9_STAGES][V9_BM * BK]; /* long operand: (STAGES, 64, BK), 128B-swizzled */
-    __half y[V9_STAGES][BN * BK];    /* short operand: (STAGES, BN, BK), 128B-swizzled */
-    uint64_t full[V9_STAGES];
-    uint64_t empty[V9_STAGES];
+    __half x[STAGES][KB][V9_BM * BK]; /* long operand: 64 x BK per k-tile, 128B-swizzled */
+    __half y[STAGES][KB][BN * BK];    /* short operand: BN x BK per k-tile, 128B-swizzled */
+    uint64_t full[STAGES];
+    uint64_t empty[STAGES];
 };
 
 /* After the k-loop, a split block leaves its accumulator in the x stages,
  * which nothing reads or writes any more (every load was waited for, every
  * WGMMA has completed): pair p of thread t at partial[p][t]. */
 typedef float2 v9_partial_row[WARPGROUP_THREADS];
-static_assert(sizeof(((v9_smem<64> *)0)->x) >= 64 / 4 * sizeof(v9_partial_row),
+static_assert(sizeof(((v9_smem<64, 1, 2> *)0)->x) >= 64 / 4 * sizeof(v9_partial_row),
               "the partial sums fit in the x stages");
 
 /* The scalars of one launch: C's sizes (as gemm_args), which operand is long,
@@ -87,11 +88,11 @@ static __device__ __forceinline__ void v9_store(const v9_args &a, int32_t r, int
     }
 }
 
-template <int BN>
+template <int BN, int KB, int STAGES>
 __global__ void __launch_bounds__(V9_THREADS)
 v9_kernel(const __grid_constant__ CUtensorMap tmap_x, const __grid_constant__ CUtensorMap tmap_y,
           v9_args args) {
-    typedef v9_smem<BN> smem_t;
+    typedef v9_smem<BN, KB, STAGES> smem_t;
     extern __shared__ uint8_t smem_raw[];
     smem_t *sm = (smem_t *)smem_aligned(smem_raw);
     const int tid = threadIdx.x, warp = tid / WARP_SIZE;
@@ -100,46 +101,59 @@ v9_kernel(const __grid_constant__ CUtensorMap tmap_x, const __grid_constant__ CU
     const uint32_t tile = blockIdx.x / split;
     const int32_t short0 = (int32_t)(tile % (uint32_t)args.short_tiles) * BN;
     const int32_t long0 = (int32_t)(tile / (uint32_t)args.short_tiles) * V9_BM;
-    /* This block's slice of the k-tiles: [kt0, kt1), as even as integers allow. */
-    const int64_t k_tiles = args.g.k_tiles;
+    /* The k-loop walks steps of KB k-tiles; this block's slice of the steps is
+     * [st0, st1), as even as integers allow. A step past k's last tile loads
+     * and multiplies only the tiles that exist (nothing relies on a box
+     * wholly outside the tensor). */
+    const int64_t k_tiles = args.g.k_tiles, steps = (k_tiles + KB - 1) / KB;
     v9_partial_row *partial = (v9_partial_row *)sm->x;
-    const int32_t kt0 = (int32_t)(k_tiles * rank / split);
-    const int32_t kt1 = (int32_t)(k_tiles * (rank + 1) / split);
+    const int32_t st0 = (int32_t)(steps * rank / split);
+    const int32_t st1 = (int32_t)(steps * (rank + 1) / split);
 
-    if (tid == 0) pipe_init(sm->full, sm->empty, V9_STAGES, 1);
+    if (tid == 0) pipe_init(sm->full, sm->empty, STAGES, 1);
     __syncthreads();
 
     if (warp == V9_PRODUCER_WARP) {
         if (tid % WARP_SIZE == 0) {
             pipe_state st = {0, 0};
-            for (int32_t kt = kt0; kt < kt1; kt++, pipe_advance(&st, V9_STAGES)) {
-                uint64_t *full = pipe_producer_acquire(sm->full, sm->empty, st, (V9_BM + BN) * BK * 2);
-                tma_load_2d(sm->x[st.stage], &tmap_x, kt * BK, long0, full);
-                tma_load_2d(sm->y[st.stage], &tmap_y, kt * BK, short0, full);
+            for (int32_t step = st0; step < st1; step++, pipe_advance(&st, STAGES)) {
+                const int32_t kt = step * KB;
+                const int nb = k_tiles - kt < KB ? (int)(k_tiles - kt) : KB;
+                uint64_t *full = pipe_producer_acquire(sm->full, sm->empty, st, nb * (V9_BM + BN) * BK * 2);
+                for (int b = 0; b < nb; b++) {
+                    tma_load_2d(sm->x[st.stage][b], &tmap_x, (kt + b) * BK, long0, full);
+                    tma_load_2d(sm->y[st.stage][b], &tmap_y, (kt + b) * BK, short0, full);
+                }
             }
         }
     } else {
         const bool leader = tid == 0;
         float d[BN / 2] = {}; /* (64, BN) fp32 accumulator; zero for an empty slice */
         pipe_state st = {0, 0}, prev = {0, 0};
-        for (int32_t kt = kt0; kt < kt1; kt++, pipe_advance(&st, V9_STAGES)) {
+        for (int32_t step = st0; step < st1; step++, pipe_advance(&st, STAGES)) {
+            const int32_t kt = step * KB;
+            const int nb = k_tiles - kt < KB ? (int)(k_tiles - kt) : KB;
             pipe_consumer_wait(sm->full, st);
-            const uint64_t desc_x = wgmma_desc_sw128(sm->x[st.stage]);
-            const uint64_t desc_y = wgmma_desc_sw128(sm->y[st.stage]);
             wgmma_fence();
 #pragma unroll
-            for (int kk = 0; kk < BK / WGMMA_K; kk++) {
-                if constexpr (BN == 64) wgmma_m64n64k16_f32(d, desc_x + 2 * kk, desc_y + 2 * kk, 1);
-                if constexpr (BN == 32) wgmma_m64n32k16_f32(d, desc_x + 2 * kk, desc_y + 2 * kk, 1);
-                if constexpr (BN == 16) wgmma_m64n16k16_f32(d, desc_x + 2 * kk, desc_y + 2 * kk, 1);
+            for (int b = 0; b < KB; b++) {
+                if (b >= nb) break;
+                const uint64_t desc_x = wgmma_desc_sw128(sm->x[st.stage][b]);
+                const uint64_t desc_y = wgmma_desc_sw128(sm->y[st.stage][b]);
+#pragma unroll
+                for (int kk = 0; kk < BK / WGMMA_K; kk++) {
+                    if constexpr (BN == 64) wgmma_m64n64k16_f32(d, desc_x + 2 * kk, desc_y + 2 * kk, 1);
+                    if constexpr (BN == 32) wgmma_m64n32k16_f32(d, desc_x + 2 * kk, desc_y + 2 * kk, 1);
+                    if constexpr (BN == 16) wgmma_m64n16k16_f32(d, desc_x + 2 * kk, desc_y + 2 * kk, 1);
+                }
             }
             wgmma_commit_group();
-            wgmma_wait_group_1(); /* k-tile kt-1 is done: release its stage (V5's late release) */
-            if (leader && kt > kt0) pipe_consumer_release(sm->empty, prev);
+            wgmma_wait_group_1(); /* step-1 is done: release its stage (V5's late release) */
+            if (leader && step > st0) pipe_consumer_release(sm->empty, prev);
             prev = st;
         }
         wgmma_wait_group_0();
-        if (leader && kt1 > kt0) pipe_consumer_release(sm->empty, prev);
+        if (leader && st1 > st0) pipe_consumer_release(sm->empty, prev);
 
         /* Fragment layout (PTX ISA, "wgmma register fragments"): registers
          * 4j + 2h and 4j + 2h + 1 of thread t (pair p = 2j + h) hold long row
@@ -182,25 +196,50 @@ v9_kernel(const __grid_constant__ CUtensorMap tmap_x, const __grid_constant__ CU
 
 /* ---- host ------------------------------------------------------------------ */
 
+/* One build of the kernel: its template arguments, function and shared memory. */
+typedef struct v9_build {
+    int bn, kb, stages;
+    const void *kernel;
+    size_t smem;
+} v9_build;
+
+#define V9_BUILD(BN, KB, STAGES)                                                       \
+    {BN, KB, STAGES, (const void *)v9_kernel<BN, KB, STAGES>,                          \
+     sizeof(v9_smem<BN, KB, STAGES>) + SW128_ALIGN}
+
+static const v9_build v9_builds[] = {
+    /* the table's V9: one k-tile per stage, 4 stages */
+    V9_BUILD(16, 1, V9_STAGES), V9_BUILD(32, 1, V9_STAGES), V9_BUILD(64, 1, V9_STAGES),
+    /* v9-k128: two k-tiles per stage (256 contiguous bytes of each weight row), 3 stages */
+    V9_BUILD(16, 2, 3), V9_BUILD(32, 2, 3), V9_BUILD(64, 2, 3),
+};
+
+static_assert(sizeof(v9_smem<64, 2, 3>) + SW128_ALIGN <= MAX_SMEM_PER_BLOCK, "shared memory budget of one block");
+static_assert((V9_BM * BK * 2) % SW128_ALIGN == 0 && (16 * BK * 2) % SW128_ALIGN == 0,
+              "every k-tile of a stage stays 1024-byte aligned");
+
+/* What a launch may change, for the chapter's ablations. */
+typedef struct v9_variant {
+    int kb;       /* k-tiles per stage: 1 (V9) or 2 */
+    int no_split; /* 1: one block per tile, the whole k-loop (v9-nosplit) */
+    int no_swap;  /* 1: A always on WGMMA's M side, B on N (v9-noswap) */
+} v9_variant;
+
+static const v9_variant V9_TABLE = {1, 0, 0};
+
+static const v9_build *v9_find_build(int bn, int kb) {
+    for (size_t i = 0; i < sizeof v9_builds / sizeof v9_builds[0]; i++)
+        if (v9_builds[i].bn == bn && v9_builds[i].kb == kb) return &v9_builds[i];
+    return NULL;
+}
+
 /* The short side's tile: the smallest of 16, 32, 64 that holds it. */
 static int v9_bn(int64_t short_side) { return short_side <= 16 ? 16 : short_side <= 32 ? 32 : 64; }
 
-static size_t v9_smem_bytes(int bn) {
-    switch (bn) {
-    case 16: return sizeof(v9_smem<16>) + SW128_ALIGN;
-    case 32: return sizeof(v9_smem<32>) + SW128_ALIGN;
-    default: return sizeof(v9_smem<64>) + SW128_ALIGN;
-    }
-}
-
-static_assert(sizeof(v9_smem<64>) + SW128_ALIGN <= MAX_SMEM_PER_BLOCK, "shared memory budget of one block");
-static_assert((V9_BM * BK * 2) % SW128_ALIGN == 0 && (16 * BK * 2) % SW128_ALIGN == 0,
-              "every stage stays 1024-byte aligned");
-
-/* How many blocks of this size an SM holds (shared memory and threads; V9's
+/* How many blocks of this build an SM holds (shared memory and threads; V9's
  * few registers never bound it). Only the split choice uses it. */
-static uint32_t v9_blocks_per_sm(int bn) {
-    const size_t per_block = v9_smem_bytes(bn) + SMEM_RESERVED_PER_BLOCK;
+static uint32_t v9_blocks_per_sm(const v9_build *b) {
+    const size_t per_block = b->smem + SMEM_RESERVED_PER_BLOCK;
     uint32_t by_smem = (uint32_t)(SMEM_PER_SM / per_block);
     uint32_t by_threads = MAX_THREADS_PER_SM / V9_THREADS;
     return by_smem < by_threads ? by_smem : by_threads;
@@ -210,56 +249,82 @@ static uint32_t v9_blocks_per_sm(int bn) {
  * Split: as many k slices as fill the GPU's resident blocks in one round
  * (at most 8, each at least V9_MIN_SPLIT_KTILES k-tiles long). */
 typedef struct v9_plan {
-    int swap, bn;
+    int swap;
+    const v9_build *build;
     uint64_t long_tiles, short_tiles;
     uint32_t split;
 } v9_plan;
 
-static v9_plan v9_make_plan(const hgemm_problem *p, uint32_t sms) {
+static v9_plan v9_make_plan(const hgemm_problem *p, uint32_t sms, v9_variant v) {
     v9_plan pl;
-    pl.swap = p->m <= p->n; /* the shorter side of C goes on WGMMA's N */
+    pl.swap = !v.no_swap && p->m <= p->n; /* the shorter side of C goes on WGMMA's N */
     const int64_t long_side = pl.swap ? p->n : p->m, short_side = pl.swap ? p->m : p->n;
-    pl.bn = v9_bn(short_side);
+    const int bn = v9_bn(short_side);
+    pl.build = v9_find_build(bn, v.kb);
     pl.long_tiles = hgemm_ceil_div((uint64_t)long_side, V9_BM);
-    pl.short_tiles = hgemm_ceil_div((uint64_t)short_side, (uint32_t)pl.bn);
+    pl.short_tiles = hgemm_ceil_div((uint64_t)short_side, (uint32_t)bn);
     const uint64_t tiles = pl.long_tiles * pl.short_tiles;
-    const uint64_t resident = (uint64_t)sms * v9_blocks_per_sm(pl.bn);
+    const uint64_t resident = (uint64_t)sms * v9_blocks_per_sm(pl.build);
     const uint64_t k_tiles = ((uint64_t)p->k + BK - 1) / BK;
-    uint64_t split = resident / tiles;
+    uint64_t split = v.no_split ? 1 : resident / tiles;
     if (split > V9_MAX_SPLIT) split = V9_MAX_SPLIT;
     if (split > k_tiles / V9_MIN_SPLIT_KTILES) split = k_tiles / V9_MIN_SPLIT_KTILES;
     pl.split = split < 1 ? 1 : (uint32_t)split;
     return pl;
 }
 
-/* What V9 serves: the TMA limits of A and B, and its 1-D grid at the largest split. */
+/* What V9 serves: the TMA limits of A and B, and its 1-D grid at the largest
+ * split, whichever operand is long. */
 extern "C" hgemm_status hgemm__supports_v9(const hgemm_problem *p) {
     hgemm_status st = hgemm__tmap_supports(p, 0);
     if (st != HGEMM_SUCCESS) return st;
-    const v9_plan pl = v9_make_plan(p, 1);
-    return pl.long_tiles * pl.short_tiles * V9_MAX_SPLIT > MAX_GRID_X ? HGEMM_ERROR_NOT_SUPPORTED
-                                                                      : HGEMM_SUCCESS;
+    const uint64_t tiles = (uint64_t)hgemm_ceil_div((uint64_t)(p->m > p->n ? p->m : p->n), V9_BM) *
+                           hgemm_ceil_div((uint64_t)(p->m > p->n ? p->n : p->m),
+                                          (uint32_t)v9_bn(p->m > p->n ? p->n : p->m));
+    return tiles * V9_MAX_SPLIT > MAX_GRID_X ? HGEMM_ERROR_NOT_SUPPORTED : HGEMM_SUCCESS;
 }
 
-extern "C" hgemm_status hgemm__launch_v9(const hgemm_problem *p, cudaStream_t stream) {
+static hgemm_status v9_launch(const hgemm_problem *p, cudaStream_t stream, v9_variant v) {
     hgemm_status st = hgemm__supports_v9(p);
     if (st != HGEMM_SUCCESS) return st;
     int dev = 0, sms = 0;
     cudaError_t err = cudaGetDevice(&dev);
     if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
     if (err != cudaSuccess) return hgemm__status_from_cuda(err);
-    const v9_plan pl = v9_make_plan(p, (uint32_t)sms);
+    const v9_plan pl = v9_make_plan(p, (uint32_t)sms, v);
+    /* unswapped with n > m the grid can be longer than supports() counted */
+    if (pl.long_tiles * pl.short_tiles * pl.split > MAX_GRID_X) return HGEMM_ERROR_NOT_SUPPORTED;
     const void *x_ptr = pl.swap ? p->B : p->A, *y_ptr = pl.swap ? p->A : p->B;
     const int64_t x_rows = pl.swap ? p->n : p->m, y_rows = pl.swap ? p->m : p->n;
     const int64_t ldx = pl.swap ? p->ldb : p->lda, ldy = pl.swap ? p->lda : p->ldb;
     CUtensorMap tx, ty;
     HGEMM_TMAP(tx, x_ptr, x_rows, p->k, ldx, V9_BM, BK, 1);
-    HGEMM_TMAP(ty, y_ptr, y_rows, p->k, ldy, (uint32_t)pl.bn, BK, 1);
+    HGEMM_TMAP(ty, y_ptr, y_rows, p->k, ldy, (uint32_t)pl.build->bn, BK, 1);
     v9_args args = {make_args(p), pl.swap, (int32_t)pl.short_tiles, (int32_t)pl.split};
     void *params[] = {&tx, &ty, &args};
-    const void *kernel = pl.bn == 16   ? (const void *)v9_kernel<16>
-                         : pl.bn == 32 ? (const void *)v9_kernel<32>
-                                       : (const void *)v9_kernel<64>;
     const dim3 grid((unsigned)(pl.long_tiles * pl.short_tiles * pl.split));
-    return hgemm__launch(kernel, grid, V9_THREADS, v9_smem_bytes(pl.bn), pl.split, stream, params);
+    return hgemm__launch(pl.build->kernel, grid, V9_THREADS, pl.build->smem, pl.split, stream, params);
+}
+
+extern "C" hgemm_status hgemm__launch_v9(const hgemm_problem *p, cudaStream_t stream) {
+    return v9_launch(p, stream, V9_TABLE);
+}
+
+/* Ablations: V9 with one idea taken out, or a deeper stage. */
+extern "C" hgemm_status hgemm__launch_v9_nosplit(const hgemm_problem *p, cudaStream_t stream) {
+    v9_variant v = V9_TABLE;
+    v.no_split = 1;
+    return v9_launch(p, stream, v);
+}
+
+extern "C" hgemm_status hgemm__launch_v9_noswap(const hgemm_problem *p, cudaStream_t stream) {
+    v9_variant v = V9_TABLE;
+    v.no_swap = 1;
+    return v9_launch(p, stream, v);
+}
+
+extern "C" hgemm_status hgemm__launch_v9_k128(const hgemm_problem *p, cudaStream_t stream) {
+    v9_variant v = V9_TABLE;
+    v.kb = 2;
+    return v9_launch(p, stream, v);
 }
