@@ -42,7 +42,7 @@ static const hgemm_kernel_info experiment_table[] = {
     {HGEMM_KERNEL_V8, "v8-dp", HGEMM_ACC_F32, "V8 ignoring the workspace: whole tiles only, no stream-K", hgemm__launch_v8_dp, supports_tma_abc},
     {HGEMM_KERNEL_V9, "v9-nosplit", HGEMM_ACC_F32, "V9 without split-K: one block per tile walks the whole k-loop", hgemm__launch_v9_nosplit, hgemm__supports_v9},
     {HGEMM_KERNEL_V9, "v9-noswap", HGEMM_ACC_F32, "V9 without the operand swap: A on WGMMA's M side, B on N", hgemm__launch_v9_noswap, hgemm__supports_v9},
-    {HGEMM_KERNEL_V9, "v9-k128", HGEMM_ACC_F32, "V9 with two k-tiles per stage (3 stages): 256 contiguous bytes of each weight row", hgemm__launch_v9_k128, hgemm__supports_v9},
+    {HGEMM_KERNEL_V9, "v9-k128", HGEMM_ACC_F32, "V9 with two k-tiles per stage (3 stages) at every short width (V9: only at 64)", hgemm__launch_v9_k128, hgemm__supports_v9},
 };
 
 enum { EXPERIMENT_COUNT = (int)(sizeof(experiment_table) / sizeof(experiment_table[0])) };

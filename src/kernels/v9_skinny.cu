@@ -208,9 +208,9 @@ typedef struct v9_build {
      sizeof(v9_smem<BN, KB, STAGES>) + SW128_ALIGN}
 
 static const v9_build v9_builds[] = {
-    /* the table's V9: one k-tile per stage, 4 stages */
+    /* one k-tile per stage, 4 stages: V9 for short sides up to 32 */
     V9_BUILD(16, 1, V9_STAGES), V9_BUILD(32, 1, V9_STAGES), V9_BUILD(64, 1, V9_STAGES),
-    /* v9-k128: two k-tiles per stage (256 contiguous bytes of each weight row), 3 stages */
+    /* two k-tiles per stage, 3 stages: V9 for short sides of 33..64, and v9-k128 */
     V9_BUILD(16, 2, 3), V9_BUILD(32, 2, 3), V9_BUILD(64, 2, 3),
 };
 
@@ -220,12 +220,12 @@ static_assert((V9_BM * BK * 2) % SW128_ALIGN == 0 && (16 * BK * 2) % SW128_ALIGN
 
 /* What a launch may change, for the chapter's ablations. */
 typedef struct v9_variant {
-    int kb;       /* k-tiles per stage: 1 (V9) or 2 */
+    int kb;       /* k-tiles per stage: 1 or 2; 0: V9's choice (2 for 64-wide short tiles) */
     int no_split; /* 1: one block per tile, the whole k-loop (v9-nosplit) */
     int no_swap;  /* 1: A always on WGMMA's M side, B on N (v9-noswap) */
 } v9_variant;
 
-static const v9_variant V9_TABLE = {1, 0, 0};
+static const v9_variant V9_TABLE = {0, 0, 0};
 
 static const v9_build *v9_find_build(int bn, int kb) {
     for (size_t i = 0; i < sizeof v9_builds / sizeof v9_builds[0]; i++)
@@ -260,7 +260,14 @@ static v9_plan v9_make_plan(const hgemm_problem *p, uint32_t sms, v9_variant v) 
     pl.swap = !v.no_swap && p->m <= p->n; /* the shorter side of C goes on WGMMA's N */
     const int64_t long_side = pl.swap ? p->n : p->m, short_side = pl.swap ? p->m : p->n;
     const int bn = v9_bn(short_side);
-    pl.build = v9_find_build(bn, v.kb);
+    /* Stages of two k-tiles where the short tile is 64 wide (m = 33..64):
+     * there a stage's fixed costs (barrier wait, fence, commit, wait_group)
+     * weigh against four m64n64 WGMMAs, and halving their count per byte ran
+     * 0.65 -> 0.70x cuBLAS (geomean of the 4 decode shapes at m = 64, run
+     * 22); at 16 and 32 wide the bigger stages cost blocks per SM (5 -> 3)
+     * and lost (docs/notes/v9-log.md). */
+    const int kb = v.kb ? v.kb : bn == V9_MAX_BN ? 2 : 1;
+    pl.build = v9_find_build(bn, kb);
     pl.long_tiles = hgemm_ceil_div((uint64_t)long_side, V9_BM);
     pl.short_tiles = hgemm_ceil_div((uint64_t)short_side, (uint32_t)bn);
     const uint64_t tiles = pl.long_tiles * pl.short_tiles;
