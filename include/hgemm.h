@@ -103,6 +103,26 @@ hgemm_status hgemm_nt_ws(hgemm_kernel kernel, int64_t m, int64_t n, int64_t k,
                          void *workspace, size_t workspace_bytes,
                          cudaStream_t stream);
 
+/* Options of hgemm_nt_ex. Zero-initialise it: all zeros is hgemm_nt. */
+typedef struct hgemm_nt_options {
+    void *workspace;          /* as hgemm_nt_ws's (NULL with 0 bytes: none) */
+    size_t workspace_bytes;
+    int sm_count_target;      /* > 0: the persistent kernels (V7, V8) run at most this many
+                                 SMs' worth of blocks, leaving the others free for kernels
+                                 that run at the same time, such as NCCL's (the counterpart
+                                 of cublasSetSmCountTarget). Kernels with a block per tile
+                                 take SMs as they free up and ignore it. 0: every SM */
+} hgemm_nt_options;
+
+/* hgemm_nt with options (NULL: none): the same checks, the same result
+ * (bitwise, for the same kernel, workspace use and SM count). A negative
+ * sm_count_target is HGEMM_ERROR_INVALID_VALUE; the workspace follows
+ * hgemm_nt_ws's rules. */
+hgemm_status hgemm_nt_ex(hgemm_kernel kernel, int64_t m, int64_t n, int64_t k, float alpha,
+                         const void *A, int64_t lda, const void *B, int64_t ldb, float beta,
+                         void *C, int64_t ldc, const hgemm_nt_options *options,
+                         cudaStream_t stream);
+
 /* A short English sentence for a status; never NULL. */
 const char *hgemm_status_string(hgemm_status status);
 

@@ -322,7 +322,7 @@ hgemm_status hgemm__preflight(hgemm_kernel kernel, int64_t m, int64_t n, int64_t
     hgemm_status st = hgemm__validate(kernel, m, n, k, A, lda, B, ldb, C, ldc);
     if (st != HGEMM_SUCCESS) return st;
     const hgemm_kernel_info *info = resolve(kernel, m, n, k);
-    hgemm_problem p = {m, n, k, alpha, 0.0f, A, lda, B, ldb, (void *)(uintptr_t)C, ldc, NULL, 0};
+    hgemm_problem p = {m, n, k, alpha, 0.0f, A, lda, B, ldb, (void *)(uintptr_t)C, ldc, NULL, 0, 0};
     hgemm_launch_fn run;
     return preflight(info, &p, &run);
 }
@@ -333,9 +333,9 @@ hgemm_status hgemm__preflight(hgemm_kernel kernel, int64_t m, int64_t n, int64_t
 static hgemm_status run_validated(const hgemm_kernel_info *info, int64_t m, int64_t n, int64_t k,
                                   float alpha, const void *A, int64_t lda, const void *B,
                                   int64_t ldb, float beta, void *C, int64_t ldc, void *workspace,
-                                  size_t workspace_bytes, cudaStream_t stream) {
+                                  size_t workspace_bytes, int sm_count, cudaStream_t stream) {
     hgemm_problem p = {m, n, k, alpha, beta, A, lda, B, ldb, C, ldc,
-                       workspace_bytes ? workspace : NULL, workspace_bytes};
+                       workspace_bytes ? workspace : NULL, workspace_bytes, sm_count};
     hgemm_launch_fn run = NULL;
     hgemm_status st = preflight(info, &p, &run);
     if (st != HGEMM_SUCCESS || run == NULL) return st;
@@ -369,7 +369,7 @@ hgemm_status hgemm_nt(hgemm_kernel kernel, int64_t m, int64_t n, int64_t k, floa
     hgemm_status st = hgemm__validate(kernel, m, n, k, A, lda, B, ldb, C, ldc);
     if (st != HGEMM_SUCCESS) return st;
     const hgemm_kernel_info *info = resolve(kernel, m, n, k);
-    return run_validated(info, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, NULL, 0, stream);
+    return run_validated(info, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, NULL, 0, 0, stream);
 }
 
 hgemm_status hgemm_nt_ws(hgemm_kernel kernel, int64_t m, int64_t n, int64_t k, float alpha,
@@ -382,7 +382,24 @@ hgemm_status hgemm_nt_ws(hgemm_kernel kernel, int64_t m, int64_t n, int64_t k, f
     if (st != HGEMM_SUCCESS) return st;
     const hgemm_kernel_info *info = resolve(kernel, m, n, k);
     return run_validated(info, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, workspace,
-                         workspace_bytes, stream);
+                         workspace_bytes, 0, stream);
+}
+
+hgemm_status hgemm_nt_ex(hgemm_kernel kernel, int64_t m, int64_t n, int64_t k, float alpha,
+                         const void *A, int64_t lda, const void *B, int64_t ldb, float beta,
+                         void *C, int64_t ldc, const hgemm_nt_options *options,
+                         cudaStream_t stream) {
+    static const hgemm_nt_options none = {NULL, 0, 0};
+    if (options == NULL) options = &none;
+    hgemm_status st = hgemm__validate(kernel, m, n, k, A, lda, B, ldb, C, ldc);
+    if (st == HGEMM_SUCCESS && options->sm_count_target < 0) st = HGEMM_ERROR_INVALID_VALUE;
+    if (st == HGEMM_SUCCESS)
+        st = validate_workspace(m, n, k, A, lda, B, ldb, C, ldc, options->workspace,
+                                options->workspace_bytes);
+    if (st != HGEMM_SUCCESS) return st;
+    return run_validated(resolve(kernel, m, n, k), m, n, k, alpha, A, lda, B, ldb, beta, C, ldc,
+                         options->workspace, options->workspace_bytes, options->sm_count_target,
+                         stream);
 }
 
 hgemm_status hgemm__run(const hgemm_kernel_info *info, int64_t m, int64_t n, int64_t k,
@@ -401,5 +418,5 @@ hgemm_status hgemm__run_ws(const hgemm_kernel_info *info, int64_t m, int64_t n, 
     if (st != HGEMM_SUCCESS) return st;
     if (info != NULL && info->launch == NULL) info = resolve(info->id, m, n, k); /* an auto row */
     return run_validated(info, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, workspace,
-                         workspace_bytes, stream);
+                         workspace_bytes, 0, stream);
 }

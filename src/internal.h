@@ -23,6 +23,7 @@ typedef struct hgemm_problem {
     void *C;       int64_t ldc; /* (m, n) row-major */
     void *workspace;            /* hgemm_nt_ws's scratch for split tiles; NULL: none */
     size_t workspace_bytes;
+    int sm_count;               /* hgemm_nt_ex's sm_count_target: > 0 caps persistent grids */
 } hgemm_problem;
 
 typedef enum hgemm_acc { HGEMM_ACC_F32 = 0, HGEMM_ACC_F16 = 1 } hgemm_acc;

@@ -130,6 +130,7 @@ typedef struct options {
     int64_t warmup, iters, repeat;
     double cooldown_s;
     int nccl_max_ctas;               /* 0: NCCL's own choice */
+    int gemm_sms;                    /* the overlapped calls' GEMM SM target; 0: every SM */
     const char *csv, *timeline;
     int timeline_chunks;
 } options;
@@ -191,6 +192,9 @@ static void usage(FILE *f, const char *program) {
             "  --warmup N --iters N --repeat N   (default %d, %d, %d)\n"
             "  --cooldown S         seconds of sleep before each measurement (default %g)\n"
             "  --nccl-max-ctas N    cap NCCL's blocks per collective (ncclConfig_t.maxCTAs)\n"
+            "  --gemm-sms N         the overlapped calls run their GEMMs on at most N SMs\n"
+            "                       (hgemm_nccl_config.gemm_sm_count), leaving the rest to\n"
+            "                       NCCL; the GEMM-alone and naive modes use every SM\n"
             "  --csv FILE           one row per (op, mode, kernel, chunks, run), with metadata\n"
             "  --timeline FILE      per-chunk event times of one overlapped call per op\n"
             "  --timeline-chunks C  chunks of that call (default 4)\n"
@@ -295,6 +299,9 @@ static int parse_args(int argc, char **argv, options *o) {
         } else if (strcmp(a, "--nccl-max-ctas") == 0) {
             if (!parse_int(v, 1, MAX_COUNT, &x)) return bad_usage(program, "bad CTA count", v);
             o->nccl_max_ctas = (int)x;
+        } else if (strcmp(a, "--gemm-sms") == 0) {
+            if (!parse_int(v, 1, MAX_COUNT, &x)) return bad_usage(program, "bad SM count", v);
+            o->gemm_sms = (int)x;
         } else if (strcmp(a, "--csv") == 0) {
             o->csv = v;
         } else if (strcmp(a, "--timeline") == 0) {
@@ -660,7 +667,8 @@ static void *rank_main(void *arg) {
     rc->events = malloc(sizeof(cudaEvent_t) * (size_t)(o->iters + 1));
     if (rc->events == NULL) exit(EXIT_FAIL);
     for (int64_t i = 0; i <= o->iters; i++) HGEMM_CHECK_CUDA(cudaEventCreate(&rc->events[i]));
-    hgemm_nccl_config agree = {HGEMM_NCCL_CHECK_AGREE, 0.0}, local = {HGEMM_NCCL_CHECK_LOCAL, 0.0};
+    hgemm_nccl_config agree = {HGEMM_NCCL_CHECK_AGREE, 0.0, o->gemm_sms};
+    hgemm_nccl_config local = {HGEMM_NCCL_CHECK_LOCAL, 0.0, o->gemm_sms};
     CHECK_TP(hgemm_nccl_ctx_create(&rc->agree, sh->comms[rc->rank], &agree));
     CHECK_TP(hgemm_nccl_ctx_create(&rc->local, sh->comms[rc->rank], &local));
     allocate(rc);
@@ -761,6 +769,8 @@ static void write_csv(FILE *f, const shared *sh, const char *command) {
     fprintf(f, "# nccl_version: %d.%d.%d\n", nccl_version / 10000, nccl_version / 100 % 100, nccl_version % 100);
     fprintf(f, "# nccl_nvls_enable: %s\n", nvls ? nvls : "unset");
     fprintf(f, "# nccl_max_ctas: %s%d\n", o->nccl_max_ctas ? "" : "NCCL default (0 = unset) ", o->nccl_max_ctas);
+    fprintf(f, "# gemm_sms: %s%d\n", o->gemm_sms ? "overlapped calls' GEMMs on at most " : "every SM (0 = unset) ",
+            o->gemm_sms);
     fprintf(f, "# git_commit: %s\n", HGEMM_GIT_COMMIT);
     fprintf(f, "# date: %s\n# command: %s\n", date, command);
     fprintf(f, "# auto_kernel: %s\n", hgemm_kernel_name(hgemm__auto_kernel()));

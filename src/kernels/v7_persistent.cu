@@ -204,6 +204,7 @@ extern "C" hgemm_status hgemm__launch_v7(const hgemm_problem *p, cudaStream_t st
     cudaError_t err = cudaGetDevice(&dev);
     if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
     if (err != cudaSuccess) return hgemm__status_from_cuda(err);
+    if (p->sm_count > 0 && p->sm_count < sms) sms = p->sm_count; /* hgemm_nt_ex's SM target */
     const uint32_t tiles = tiles_m * tiles_n;
     const uint32_t grid = tiles < (uint32_t)sms ? tiles : (uint32_t)sms; /* one block per SM */
     gemm_args args = make_args(p);

@@ -285,6 +285,10 @@ static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, bool 
     const uint32_t tiles = ctiles_m * tiles_n;
     hgemm_status st = hgemm__persistent_grid(kernel, V8_THREADS, smem, CLUSTER, UINT32_MAX, &grid);
     if (st != HGEMM_SUCCESS) return st;
+    /* hgemm_nt_ex's SM target: one block per SM, so at most that many blocks
+     * (whole clusters, at least one) */
+    if (p->sm_count > 0 && (unsigned)p->sm_count < grid)
+        grid = p->sm_count < CLUSTER ? CLUSTER : (unsigned)p->sm_count / CLUSTER * CLUSTER;
     /* The workspace: one flag and one partial sum per consumer of every block. */
     const uint32_t workers = grid / CLUSTER, slots = grid * V8_CONSUMERS;
     const size_t flag_bytes = ((size_t)slots * sizeof(uint32_t) + V8_FLAGS_ALIGN - 1) / V8_FLAGS_ALIGN * V8_FLAGS_ALIGN;

@@ -36,6 +36,7 @@ struct hgemm_nccl_ctx {
     int rank, nranks, device, sm90;
     hgemm_nccl_check check;
     double timeout_s;
+    int gemm_sm_count;               /* the GEMMs' SM target (hgemm_nt_ex), 0: all */
     int broken;                      /* a collective timed out: every later call refuses */
     int failed_rank;                 /* of the last call refused under AGREE */
     int64_t *offsets;                /* [nranks]: each rank's first row, for the call in hand */
@@ -222,7 +223,8 @@ hgemm_nccl_status hgemm_nccl_ctx_create(hgemm_nccl_ctx **out, ncclComm_t comm,
     if (comm == NULL) return HGEMM_NCCL_ERROR_INVALID_VALUE;
     const hgemm_nccl_check check = config ? config->check : HGEMM_NCCL_CHECK_AGREE;
     /* A bad mode is this rank's verdict, shared with the others below. */
-    hgemm_nccl_status own = check == HGEMM_NCCL_CHECK_AGREE || check == HGEMM_NCCL_CHECK_LOCAL
+    hgemm_nccl_status own = (check == HGEMM_NCCL_CHECK_AGREE || check == HGEMM_NCCL_CHECK_LOCAL) &&
+                                    !(config && config->gemm_sm_count < 0)
                                 ? HGEMM_NCCL_SUCCESS
                                 : HGEMM_NCCL_ERROR_INVALID_VALUE;
     int nranks = 0, rank = 0, device = -1, current = -1;
@@ -249,6 +251,7 @@ hgemm_nccl_status hgemm_nccl_ctx_create(hgemm_nccl_ctx **out, ncclComm_t comm,
     ctx->device = device;
     ctx->check = check;
     ctx->timeout_s = config && config->timeout_s > 0 ? config->timeout_s : HGEMM_NCCL_DEFAULT_TIMEOUT_S;
+    ctx->gemm_sm_count = config && config->gemm_sm_count > 0 ? config->gemm_sm_count : 0;
     ctx->failed_rank = -1;
     err = make_resources(ctx);
     if (err != cudaSuccess) {
@@ -317,12 +320,13 @@ static hgemm_nccl_status run_ag(hgemm_nccl_ctx *ctx, const hgemm_nccl_ag_args *a
     char *full = (char *)a->A_gathered;
     char *C = (char *)a->C_local;
     int gemm_ok = 1;
+    const hgemm_nt_options options = {NULL, 0, ctx->gemm_sm_count};
 #define GEMM(rows, A, c_row)                                                                       \
     do {                                                                                           \
         if (gemm_ok) {                                                                             \
-            hgemm_status hs_ = hgemm_nt(a->kernel, (rows), a->n_local, a->k, alpha, (A), a->lda,   \
-                                        a->B_local, a->ldb, beta, C + (c_row) * a->ldc * ELT,        \
-                                        a->ldc, stream);                                           \
+            hgemm_status hs_ = hgemm_nt_ex(a->kernel, (rows), a->n_local, a->k, alpha, (A), a->lda, \
+                                           a->B_local, a->ldb, beta, C + (c_row) * a->ldc * ELT,     \
+                                           a->ldc, &options, stream);                               \
             if (hs_ != HGEMM_SUCCESS) {                                                            \
                 note(&first, from_hgemm(hs_));                                                     \
                 gemm_ok = 0;                                                                       \
@@ -449,8 +453,10 @@ static void rs_compute(hgemm_nccl_ctx *ctx, const hgemm_nccl_rs_args *a, float a
             }
             b = beta;
         }
-        hgemm_status hs = hgemm_nt(a->kernel, rows, a->n, a->k_local, alpha, row_at(a->A_local, row, a->lda),
-                                   a->lda, a->B_local, a->ldb, b, W + row * ldw * ELT, ldw, stream);
+        const hgemm_nt_options options = {NULL, 0, ctx->gemm_sm_count};
+        hgemm_status hs = hgemm_nt_ex(a->kernel, rows, a->n, a->k_local, alpha,
+                                      row_at(a->A_local, row, a->lda), a->lda, a->B_local, a->ldb, b,
+                                      W + row * ldw * ELT, ldw, &options, stream);
         if (hs != HGEMM_SUCCESS) {
             note(&s->first, from_hgemm(hs));
             s->gemm_ok = 0;

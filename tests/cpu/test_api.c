@@ -543,6 +543,35 @@ static void test_workspace(void) {
                              0), HGEMM_SUCCESS);
 }
 
+/* hgemm_nt_ex: its options' own checks, after the matrices' ones. */
+static void test_options(void) {
+    const void *A = addr(ADDR_A), *B = addr(ADDR_B);
+    void *C = (void *)addr(ADDR_C);
+    const hgemm_status valid = gpu_present ? HGEMM_SUCCESS : HGEMM_ERROR_NO_DEVICE;
+    const hgemm_nt_options negative = {NULL, 0, -1};
+    CHECK_STATUS(hgemm_nt_ex(HGEMM_KERNEL_V8, M, N, K, ALPHA, A, LDA, B, LDB, BETA, C, LDC, &negative, 0),
+                 HGEMM_ERROR_INVALID_VALUE);
+    /* the matrices first: a misaligned A wins over the bad option */
+    CHECK_STATUS(hgemm_nt_ex(HGEMM_KERNEL_V8, M, N, K, ALPHA, addr(ADDR_A + ALIGN_BYTES / 2), LDA, B,
+                             LDB, BETA, C, LDC, &negative, 0), HGEMM_ERROR_MISALIGNED);
+    /* the workspace follows hgemm_nt_ws's rules */
+    const hgemm_nt_options misaligned = {(void *)addr(ADDR_FAR + ALIGN_BYTES / 2), HGEMM_WORKSPACE_BYTES, 0};
+    CHECK_STATUS(hgemm_nt_ex(HGEMM_KERNEL_AUTO, M, N, K, ALPHA, A, LDA, B, LDB, BETA, C, LDC, &misaligned, 0),
+                 HGEMM_ERROR_MISALIGNED);
+    const hgemm_nt_options on_c = {C, ALIGN_BYTES, 0};
+    CHECK_STATUS(hgemm_nt_ex(HGEMM_KERNEL_AUTO, M, N, K, ALPHA, A, LDA, B, LDB, BETA, C, LDC, &on_c, 0),
+                 HGEMM_ERROR_INVALID_VALUE);
+    /* unknown kernels are refused as by hgemm_nt */
+    CHECK_STATUS(hgemm_nt_ex((hgemm_kernel)UNKNOWN_KERNEL, M, N, K, ALPHA, A, LDA, B, LDB, BETA, C, LDC,
+                             NULL, 0), HGEMM_ERROR_INVALID_VALUE);
+    if (!gpu_present) {
+        const hgemm_nt_options sms = {NULL, 0, 16};
+        CHECK_STATUS(hgemm_nt_ex(HGEMM_KERNEL_V8, M, N, K, ALPHA, A, LDA, B, LDB, BETA, C, LDC, NULL, 0), valid);
+        CHECK_STATUS(hgemm_nt_ex(HGEMM_KERNEL_AUTO_F16ACC, M, N, K, ALPHA, A, LDA, B, LDB, BETA, C, LDC,
+                                 &sms, 0), valid);
+    }
+}
+
 int main(void) {
     gpu_present = check_gpu_present();
     printf("test_api: %s\n", gpu_present ? "a CUDA device is present"
@@ -562,6 +591,7 @@ int main(void) {
     test_kernel_limits();
     test_overlap_exact();
     test_workspace();
+    test_options();
     if (skipped)
         printf("test_api: skipped %d hgemm_nt calls on valid requests (a GPU is present; they "
                "would launch on fake addresses)\n", skipped);

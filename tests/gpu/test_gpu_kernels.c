@@ -117,6 +117,7 @@ typedef struct kernel_under_test {
     const hgemm_kernel_info *ablation; /* an experiment row (no public id), or NULL */
     void *workspace;                   /* hgemm_nt_ws's (HGEMM_WORKSPACE_BYTES), or NULL: hgemm_nt */
     int repeatable;                    /* a split reduction: a second call must match bitwise */
+    int sm_count;                      /* > 0: through hgemm_nt_ex with this SM target */
 } kernel_under_test;
 
 /* hgemm_nt for the table's kernels and AUTO; hgemm__run, the same path by
@@ -125,6 +126,10 @@ static hgemm_status call_kernel(const kernel_under_test *kt, int64_t m, int64_t 
                                 float alpha, const void *A, int64_t lda, const void *B,
                                 int64_t ldb, float beta, void *C, int64_t ldc, cudaStream_t s) {
     const size_t ws_bytes = kt->workspace ? HGEMM_WORKSPACE_BYTES : 0;
+    if (kt->sm_count > 0) {
+        const hgemm_nt_options options = {kt->workspace, ws_bytes, kt->sm_count};
+        return hgemm_nt_ex(kt->id, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, &options, s);
+    }
     if (kt->ablation)
         return hgemm__run_ws(kt->ablation, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc,
                              kt->workspace, ws_bytes, s);
@@ -339,22 +344,22 @@ int main(void) {
     kernels[n_kernels++] = (kernel_under_test){
         HGEMM_KERNEL_AUTO, "auto",
         auto_info && auto_info->acc == HGEMM_ACC_F16 ? HGEMM_CHECK_ATOL_ACC_F16 : HGEMM_CHECK_ATOL_ACC_F32,
-        NULL, NULL, 1};
+        NULL, NULL, 1, 0};
     /* AUTO_F16ACC: V7 (fp16 accumulation) or V9 by shape; held to fp16's tolerance */
     kernels[n_kernels++] = (kernel_under_test){HGEMM_KERNEL_AUTO_F16ACC, "auto-f16acc",
-                                               HGEMM_CHECK_ATOL_ACC_F16, NULL, NULL, 1};
+                                               HGEMM_CHECK_ATOL_ACC_F16, NULL, NULL, 1, 0};
     for (int i = 0; i < hgemm__kernel_count() && n_kernels < MAX_KERNELS; i++) {
         const hgemm_kernel_info *info = hgemm__kernel_at(i);
         kernels[n_kernels++] = (kernel_under_test){
             info->id, info->name,
             info->acc == HGEMM_ACC_F16 ? HGEMM_CHECK_ATOL_ACC_F16 : HGEMM_CHECK_ATOL_ACC_F32, NULL, NULL,
-            info->id == HGEMM_KERNEL_V9};
+            info->id == HGEMM_KERNEL_V9, 0};
     }
     for (int i = 0; i < hgemm__experiment_count() && n_kernels < MAX_KERNELS; i++) {
         const hgemm_kernel_info *info = hgemm__experiment_at(i);
         kernels[n_kernels++] = (kernel_under_test){
             info->id, info->name,
-            info->acc == HGEMM_ACC_F16 ? HGEMM_CHECK_ATOL_ACC_F16 : HGEMM_CHECK_ATOL_ACC_F32, info, NULL, 0};
+            info->acc == HGEMM_ACC_F16 ? HGEMM_CHECK_ATOL_ACC_F16 : HGEMM_CHECK_ATOL_ACC_F32, info, NULL, 0, 0};
     }
     /* The workspace path (stream-K): AUTO, V8 and its ablations once more
      * through hgemm_nt_ws, each twice per case (bitwise the same C). One
@@ -373,6 +378,15 @@ int main(void) {
         kt.repeatable = 1;
         kernels[n_kernels++] = kt;
     }
+    /* hgemm_nt_ex with an SM target (persistent grids capped, as for NCCL's
+     * overlap): V8 on 20 SMs with the workspace, V7 on 9 */
+    const struct { hgemm_kernel id; const char *name; int sms; double atol; void *ws; } capped[] = {
+        {HGEMM_KERNEL_V8, "v8+sm20", 20, HGEMM_CHECK_ATOL_ACC_F32, workspace},
+        {HGEMM_KERNEL_V7, "v7+sm9", 9, HGEMM_CHECK_ATOL_ACC_F16, NULL},
+    };
+    for (size_t i = 0; i < sizeof capped / sizeof capped[0] && n_kernels < MAX_KERNELS; i++)
+        kernels[n_kernels++] = (kernel_under_test){capped[i].id, capped[i].name, capped[i].atol, NULL,
+                                                   capped[i].ws, capped[i].ws != NULL, capped[i].sms};
 
     cudaStream_t nonblocking;
     HGEMM_CHECK_CUDA(cudaStreamCreateWithFlags(&nonblocking, cudaStreamNonBlocking));

@@ -46,6 +46,7 @@ enum {
     SEED_C = 0xc0c,
     MAX_SHOWN = 5,           /* mismatches printed per comparison */
     TIMEOUT_TEST_S = 2,      /* the context timeout the timeout case uses */
+    LOCAL_GEMM_SMS = 40,     /* the LOCAL context's GEMM SM target (hgemm_nt_ex) */
     WHY_LEN = 256
 };
 
@@ -511,17 +512,24 @@ static void body_errors(world *w, rank_state *rs) {
 
     /* Contexts of different check modes on the ranks: refused at creation. */
     barrier(w);
-    hgemm_nccl_config mixed = {rs->rank == 0 ? HGEMM_NCCL_CHECK_AGREE : HGEMM_NCCL_CHECK_LOCAL, 0.0};
+    hgemm_nccl_config mixed = {rs->rank == 0 ? HGEMM_NCCL_CHECK_AGREE : HGEMM_NCCL_CHECK_LOCAL, 0.0, 0};
     hgemm_nccl_ctx *odd = NULL;
     st = hgemm_nccl_ctx_create(&odd, rs->comm, &mixed);
     EXPECT_STATUS(rs, st, HGEMM_NCCL_ERROR_MISMATCH, "contexts of different check modes");
+    if (odd != NULL) FAIL(rs, "a refused context was returned");
+
+    /* A negative GEMM SM target: refused at creation, by every rank alike. */
+    barrier(w);
+    hgemm_nccl_config negative = {HGEMM_NCCL_CHECK_AGREE, 0.0, -1};
+    st = hgemm_nccl_ctx_create(&odd, rs->comm, &negative);
+    EXPECT_STATUS(rs, st, HGEMM_NCCL_ERROR_INVALID_VALUE, "a negative gemm_sm_count");
     if (odd != NULL) FAIL(rs, "a refused context was returned");
 
     /* A rank that does not come: the other gives up after its timeout. Rank 1
      * then joins late with a bad argument, so that the pending agreement
      * completes (refused) and nobody is left waiting. */
     barrier(w);
-    hgemm_nccl_config quick = {HGEMM_NCCL_CHECK_AGREE, TIMEOUT_TEST_S};
+    hgemm_nccl_config quick = {HGEMM_NCCL_CHECK_AGREE, TIMEOUT_TEST_S, 0};
     hgemm_nccl_ctx *ctx = NULL;
     st = hgemm_nccl_ctx_create(&ctx, rs->comm, &quick);
     EXPECT_STATUS(rs, st, HGEMM_NCCL_SUCCESS, "context with a short timeout");
@@ -559,7 +567,10 @@ static void *rank_main(void *arg) {
     world *w = rs->w;
     HGEMM_CHECK_CUDA(cudaSetDevice(rs->device));
     HGEMM_CHECK_CUDA(cudaStreamCreateWithFlags(&rs->stream, cudaStreamNonBlocking));
-    hgemm_nccl_config agree = {HGEMM_NCCL_CHECK_AGREE, 0.0}, local = {HGEMM_NCCL_CHECK_LOCAL, 0.0};
+    /* The LOCAL context also caps its GEMMs' SMs (the overlap's setting), so
+     * every test run through it checks that path too. */
+    hgemm_nccl_config agree = {HGEMM_NCCL_CHECK_AGREE, 0.0, 0};
+    hgemm_nccl_config local = {HGEMM_NCCL_CHECK_LOCAL, 0.0, LOCAL_GEMM_SMS};
     hgemm_nccl_status st = hgemm_nccl_ctx_create(&rs->agree, rs->comm, &agree);
     EXPECT_STATUS(rs, st, HGEMM_NCCL_SUCCESS, "create (agree)");
     st = hgemm_nccl_ctx_create(&rs->local, rs->comm, &local);
