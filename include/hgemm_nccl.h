@@ -150,12 +150,14 @@ typedef struct hgemm_nccl_config {
     hgemm_nccl_check check;          /* HGEMM_NCCL_CHECK_AGREE or HGEMM_NCCL_CHECK_LOCAL */
     double timeout_s;                /* how long a rank waits for the others (create, AGREE);
                                         <= 0 means HGEMM_NCCL_DEFAULT_TIMEOUT_S */
-    int gemm_sm_count;               /* > 0: the GEMMs run with this SM target
-                                        (hgemm_nt_ex's sm_count_target), so that a
-                                        persistent kernel leaves the other SMs to NCCL's
-                                        kernels, which run at the same time; pair it with
-                                        ncclConfig_t.maxCTAs <= SMs - gemm_sm_count on the
-                                        communicator. 0: every SM (negative: refused) */
+    int gemm_sm_count;               /* > 0: the GEMMs that run while communication is
+                                        in flight use this SM target (hgemm_nt_ex's
+                                        sm_count_target), so that a persistent kernel
+                                        leaves the other SMs to NCCL's kernels; (a)'s last
+                                        chunk and (b)'s first, which run alone, use every
+                                        SM. Pair it with ncclConfig_t.maxCTAs <= SMs -
+                                        gemm_sm_count on the communicator. 0: every SM
+                                        (negative: refused) */
 } hgemm_nccl_config;
 
 typedef struct hgemm_nccl_ctx hgemm_nccl_ctx;

@@ -320,7 +320,9 @@ static hgemm_nccl_status run_ag(hgemm_nccl_ctx *ctx, const hgemm_nccl_ag_args *a
     char *full = (char *)a->A_gathered;
     char *C = (char *)a->C_local;
     int gemm_ok = 1;
-    const hgemm_nt_options options = {NULL, 0, ctx->gemm_sm_count};
+    /* The GEMMs that run while chunks are in flight leave SMs to NCCL; the
+     * last chunk's run after every transfer and take them all. */
+    hgemm_nt_options options = {NULL, 0, communicate ? ctx->gemm_sm_count : 0};
 #define GEMM(rows, A, c_row)                                                                       \
     do {                                                                                           \
         if (gemm_ok) {                                                                             \
@@ -373,6 +375,7 @@ static hgemm_nccl_status run_ag(hgemm_nccl_ctx *ctx, const hgemm_nccl_ag_args *a
                 (void)cudaGetLastError();
             }
         }
+        if (c == chunks - 1) options.sm_count_target = 0;
         for (int s = 0; s < nranks; s++) {
             if (s == me) continue;
             const int64_t lo = hgemm_nccl_piece_lo(c, chunks, a->m_counts[s]);
@@ -453,7 +456,9 @@ static void rs_compute(hgemm_nccl_ctx *ctx, const hgemm_nccl_rs_args *a, float a
             }
             b = beta;
         }
-        const hgemm_nt_options options = {NULL, 0, ctx->gemm_sm_count};
+        /* Chunk 0 computes before any reduction runs: every SM. The later
+         * ones run beside the previous chunk's reduction and leave SMs to it. */
+        const hgemm_nt_options options = {NULL, 0, c > 0 ? ctx->gemm_sm_count : 0};
         hgemm_status hs = hgemm_nt_ex(a->kernel, rows, a->n, a->k_local, alpha,
                                       row_at(a->A_local, row, a->lda), a->lda, a->B_local, a->ldb, b,
                                       W + row * ldw * ELT, ldw, &options, stream);
