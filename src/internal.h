@@ -88,8 +88,9 @@ hgemm_status hgemm__status_from_cuda(cudaError_t err);
 
 /* Tensor maps (src/tensor_map.c). A 2-D fp16 tensor of `rows` x `cols`
  * elements, row-major with `ld` elements between rows, read or written in
- * boxes of box_rows x box_cols. swizzle128 selects the 128-byte swizzle, which
- * needs box_cols * 2 <= 128. */
+ * boxes of box_rows x box_cols. swizzle128 (TMAP_SWIZZLE_NONE or
+ * TMAP_SWIZZLE_128B, src/hw.h) selects the 128-byte swizzle, which needs
+ * box_cols * 2 <= 128. */
 hgemm_status hgemm__tmap_check(const void *ptr, uint64_t rows, uint64_t cols, uint64_t ld,
                                uint32_t box_rows, uint32_t box_cols, int swizzle128);
 hgemm_status hgemm__tmap_encode(CUtensorMap *map, const void *ptr, uint64_t rows,

@@ -1,7 +1,8 @@
 /*
  * kernel_common.cuh: what every version's file shares and none should copy:
  * the kernel's scalar arguments, the fp32 epilogue from WGMMA/MMA fragments,
- * the 128-byte swizzle, the grid limits, and the tensor-map boilerplate.
+ * the 128-byte swizzle and the tensor-map boilerplate. The hardware numbers
+ * they use are in hw.h.
  */
 #ifndef HGEMM_KERNEL_COMMON_CUH
 #define HGEMM_KERNEL_COMMON_CUH
@@ -10,6 +11,7 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include "hw.h"
 #include "internal.h"
 #include "raster.h"
 
@@ -26,23 +28,10 @@ typedef struct gemm_args {
 } gemm_args;
 
 enum {
-    WARP_SIZE = 32,
-    WARPGROUP_THREADS = 128,
-    BK = 64,                 /* fp16 per k-tile row: one 128-byte swizzle span */
-    SW128_ROW_BYTES = 128,
-    SW128_ALIGN = 1024,      /* a 128B-swizzle pattern repeats every 8 rows x 128 B */
-    WGMMA_K = 16,            /* k of one wgmma.mma_async for 16-bit inputs (PTX ISA) */
-    /* CUDA C Programming Guide, "Features and Technical Specifications":
-     * a grid is at most 2^31 - 1 blocks along x and 65535 along y; on compute
-     * capability 9.0 a block may use 227 KB of shared memory, an SM holds
-     * 228 KB, and the runtime reserves 1 KB per resident block. */
-    MAX_GRID_X = INT32_MAX,
-    MAX_GRID_Y = 65535,
-    MAX_SMEM_PER_BLOCK = 227 * 1024,
-    SMEM_PER_SM = 228 * 1024,
-    SMEM_RESERVED_PER_BLOCK = 1024,
-    MAX_THREADS_PER_SM = 2048,
+    BK = 64, /* fp16 per k-tile row: one 128-byte swizzle span */
 };
+
+static_assert(BK * sizeof(__half) == SW128_ROW_BYTES, "a k-tile row is one 128-byte swizzle span");
 
 static inline gemm_args make_args(const hgemm_problem *p) {
     gemm_args a = {(int32_t)p->m, (int32_t)p->n, (int32_t)p->k,
@@ -54,7 +43,7 @@ static inline gemm_args make_args(const hgemm_problem *p) {
 /* Byte offset of the 16-byte chunk `chunk` (0..7) of row `row` in a tile of
  * 128-byte rows written by TMA with the 128B swizzle: chunk ^ (row % 8). */
 static __device__ __forceinline__ uint32_t sw128_offset(uint32_t row, uint32_t chunk) {
-    return row * SW128_ROW_BYTES + ((chunk ^ (row & 7)) << 4);
+    return row * SW128_ROW_BYTES + (chunk ^ (row % SW128_ROWS)) * SW128_CHUNK_BYTES;
 }
 
 /* Round a dynamic shared-memory pointer up to the swizzle alignment; the

@@ -19,9 +19,8 @@
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 
+#include "hw.h"
 #include "internal.h"
-
-enum { DEFAULT_SMEM_LIMIT = 48 * 1024 }; /* bytes a block may use without opting in */
 
 typedef CUresult (*func_set_attribute_fn)(CUfunction, CUfunction_attribute, int);
 
@@ -49,7 +48,7 @@ static func_set_attribute_fn lookup_set_attribute(void) {
 
 /* Let `kernel` use `smem` bytes of dynamic shared memory. */
 static hgemm_status set_smem_limit(const void *kernel, size_t smem) {
-    if (smem <= DEFAULT_SMEM_LIMIT) return HGEMM_SUCCESS;
+    if (smem <= SMEM_DEFAULT_PER_BLOCK) return HGEMM_SUCCESS;
     func_set_attribute_fn fn = lookup_set_attribute();
     cudaFunction_t f = NULL;
     cudaError_t err = fn ? cudaGetFuncBySymbol(&f, kernel) : cudaErrorSymbolNotFound;

@@ -13,31 +13,25 @@
 #include <cudaTypedefs.h>
 #include <cuda_runtime_api.h>
 
+#include "hw.h"
 #include "internal.h"
 
-enum {
-    ELEM_BYTES = 2,        /* fp16 */
-    MAX_BOX = 256,         /* elements per box dimension */
-    SWIZZLE_SPAN = 128,    /* bytes: a 128B-swizzled box row may not be wider */
-    STRIDE_ALIGN = 16,     /* bytes: global strides are multiples of this */
-};
-static const uint64_t MAX_GLOBAL_DIM = 1ull << 32; /* elements per dimension */
-static const uint64_t MAX_STRIDE = 1ull << 40;     /* bytes */
+enum { ELEM_BYTES = 2 }; /* fp16 */
 
-/* cuTensorMapEncodeTiled's limits on the tensor itself: each dimension at most
- * 2^32 elements, the row stride below 2^40 bytes. */
+/* cuTensorMapEncodeTiled's limits on the tensor itself (hw.h): each dimension
+ * at most 2^32 elements, the row stride below 2^40 bytes. */
 static int tensor_fits(uint64_t rows, uint64_t cols, uint64_t ld) {
-    return rows <= MAX_GLOBAL_DIM && cols <= MAX_GLOBAL_DIM && ld < MAX_STRIDE / ELEM_BYTES;
+    return rows <= TMA_MAX_GLOBAL_DIM && cols <= TMA_MAX_GLOBAL_DIM && ld < TMA_MAX_STRIDE / ELEM_BYTES;
 }
 
 hgemm_status hgemm__tmap_check(const void *ptr, uint64_t rows, uint64_t cols, uint64_t ld,
                                uint32_t box_rows, uint32_t box_cols, int swizzle128) {
     if (ptr == NULL || rows == 0 || cols == 0 || ld < cols) return HGEMM_ERROR_INVALID_VALUE;
-    if (box_rows == 0 || box_cols == 0 || box_rows > MAX_BOX || box_cols > MAX_BOX)
+    if (box_rows == 0 || box_cols == 0 || box_rows > TMA_MAX_BOX_DIM || box_cols > TMA_MAX_BOX_DIM)
         return HGEMM_ERROR_INVALID_VALUE;
-    if (((uintptr_t)ptr & 15u) || (ld % (STRIDE_ALIGN / ELEM_BYTES)) != 0) return HGEMM_ERROR_MISALIGNED;
-    if ((box_cols * ELEM_BYTES) % 16) return HGEMM_ERROR_INVALID_VALUE;
-    if (swizzle128 && box_cols * ELEM_BYTES > SWIZZLE_SPAN) return HGEMM_ERROR_INVALID_VALUE;
+    if ((uintptr_t)ptr % TMA_ALIGN || (ld % (TMA_ALIGN / ELEM_BYTES)) != 0) return HGEMM_ERROR_MISALIGNED;
+    if ((box_cols * ELEM_BYTES) % TMA_ALIGN) return HGEMM_ERROR_INVALID_VALUE;
+    if (swizzle128 && box_cols * ELEM_BYTES > SW128_ROW_BYTES) return HGEMM_ERROR_INVALID_VALUE;
     return tensor_fits(rows, cols, ld) ? HGEMM_SUCCESS : HGEMM_ERROR_NOT_SUPPORTED;
 }
 

@@ -28,7 +28,7 @@ enum {
     V0_TX_BYTES = (V0_BM + V0_BN) * BK * 2,
 };
 
-typedef struct __align__(1024) v0_smem {
+typedef struct __align__(SW128_ALIGN) v0_smem {
     __half a[V0_BM * BK]; /* (BM, BK), rows of 128 B, 128B-swizzled by TMA */
     __half b[V0_BN * BK]; /* (BN, BK), same */
     uint64_t full;        /* the tiles of this k-step have landed */
@@ -118,8 +118,8 @@ extern "C" hgemm_status hgemm__launch_v0(const hgemm_problem *p, cudaStream_t st
     hgemm_status st = hgemm__supports_v0(p);
     if (st != HGEMM_SUCCESS) return st;
     CUtensorMap ta, tb;
-    HGEMM_TMAP(ta, p->A, p->m, p->k, p->lda, V0_BM, BK, 1);
-    HGEMM_TMAP(tb, p->B, p->n, p->k, p->ldb, V0_BN, BK, 1);
+    HGEMM_TMAP(ta, p->A, p->m, p->k, p->lda, V0_BM, BK, TMAP_SWIZZLE_128B);
+    HGEMM_TMAP(tb, p->B, p->n, p->k, p->ldb, V0_BN, BK, TMAP_SWIZZLE_128B);
     dim3 grid(hgemm_ceil_div(p->n, V0_BN), hgemm_ceil_div(p->m, V0_BM));
     gemm_args args = make_args(p);
     void *params[] = {&ta, &tb, &args};

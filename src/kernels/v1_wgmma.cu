@@ -24,7 +24,7 @@ enum {
     V1_TX_BYTES = (V1_BM + V1_BN) * BK * 2,
 };
 
-typedef struct __align__(1024) v1_smem {
+typedef struct __align__(SW128_ALIGN) v1_smem {
     __half a[V1_BM * BK]; /* (BM, BK), 128B-swizzled */
     __half b[V1_BN * BK]; /* (BN, BK), 128B-swizzled */
     uint64_t full;
@@ -80,8 +80,8 @@ extern "C" hgemm_status hgemm__launch_v1(const hgemm_problem *p, cudaStream_t st
     hgemm_status st = hgemm__supports_v1(p);
     if (st != HGEMM_SUCCESS) return st;
     CUtensorMap ta, tb;
-    HGEMM_TMAP(ta, p->A, p->m, p->k, p->lda, V1_BM, BK, 1);
-    HGEMM_TMAP(tb, p->B, p->n, p->k, p->ldb, V1_BN, BK, 1);
+    HGEMM_TMAP(ta, p->A, p->m, p->k, p->lda, V1_BM, BK, TMAP_SWIZZLE_128B);
+    HGEMM_TMAP(tb, p->B, p->n, p->k, p->ldb, V1_BN, BK, TMAP_SWIZZLE_128B);
     dim3 grid(hgemm_ceil_div(p->n, V1_BN), hgemm_ceil_div(p->m, V1_BM));
     gemm_args args = make_args(p);
     void *params[] = {&ta, &tb, &args};

@@ -25,7 +25,7 @@ enum {
     V2_TX_BYTES = (V2_BM + V2_BN) * BK * 2,
 };
 
-typedef struct __align__(1024) v2_smem {
+typedef struct __align__(SW128_ALIGN) v2_smem {
     __half a[V2_STAGES][V2_BM * BK]; /* (STAGES, BM, BK), 128B-swizzled */
     __half b[V2_STAGES][V2_BN * BK]; /* (STAGES, BN, BK), 128B-swizzled */
     uint64_t full[V2_STAGES];        /* stage s holds its k-tile */
@@ -89,8 +89,8 @@ extern "C" hgemm_status hgemm__launch_v2(const hgemm_problem *p, cudaStream_t st
     hgemm_status st = hgemm__supports_v2(p);
     if (st != HGEMM_SUCCESS) return st;
     CUtensorMap ta, tb;
-    HGEMM_TMAP(ta, p->A, p->m, p->k, p->lda, V2_BM, BK, 1);
-    HGEMM_TMAP(tb, p->B, p->n, p->k, p->ldb, V2_BN, BK, 1);
+    HGEMM_TMAP(ta, p->A, p->m, p->k, p->lda, V2_BM, BK, TMAP_SWIZZLE_128B);
+    HGEMM_TMAP(tb, p->B, p->n, p->k, p->ldb, V2_BN, BK, TMAP_SWIZZLE_128B);
     dim3 grid(hgemm_ceil_div(p->n, V2_BN), hgemm_ceil_div(p->m, V2_BM));
     gemm_args args = make_args(p);
     void *params[] = {&ta, &tb, &args};

@@ -33,7 +33,7 @@ enum {
     V3_EMPTY_ARRIVALS = 1,                          /* one per consumer warpgroup */
 };
 
-typedef struct __align__(1024) v3_smem {
+typedef struct __align__(SW128_ALIGN) v3_smem {
     __half a[V3_STAGES][V3_BM * BK]; /* (STAGES, BM, BK), 128B-swizzled */
     __half b[V3_STAGES][V3_BN * BK]; /* (STAGES, BN, BK), 128B-swizzled */
     uint64_t full[V3_STAGES];        /* producer -> consumer: the stage is loaded */
@@ -104,8 +104,8 @@ extern "C" hgemm_status hgemm__launch_v3(const hgemm_problem *p, cudaStream_t st
     hgemm_status st = hgemm__supports_v3(p);
     if (st != HGEMM_SUCCESS) return st;
     CUtensorMap ta, tb;
-    HGEMM_TMAP(ta, p->A, p->m, p->k, p->lda, V3_BM, BK, 1);
-    HGEMM_TMAP(tb, p->B, p->n, p->k, p->ldb, V3_BN, BK, 1);
+    HGEMM_TMAP(ta, p->A, p->m, p->k, p->lda, V3_BM, BK, TMAP_SWIZZLE_128B);
+    HGEMM_TMAP(tb, p->B, p->n, p->k, p->ldb, V3_BN, BK, TMAP_SWIZZLE_128B);
     dim3 grid(hgemm_ceil_div(p->n, V3_BN), hgemm_ceil_div(p->m, V3_BM));
     gemm_args args = make_args(p);
     void *params[] = {&ta, &tb, &args};

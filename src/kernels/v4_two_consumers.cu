@@ -34,7 +34,7 @@ enum {
     V4_RASTER = 4,
 };
 
-typedef struct __align__(1024) v4_smem {
+typedef struct __align__(SW128_ALIGN) v4_smem {
     __half a[V4_STAGES][V4_BM * BK]; /* (STAGES, BM, BK), 128B-swizzled; rows 64g.. for consumer g */
     __half b[V4_STAGES][V4_BN * BK]; /* (STAGES, BN, BK), 128B-swizzled */
     uint64_t full[V4_STAGES];
@@ -102,8 +102,8 @@ extern "C" hgemm_status hgemm__launch_v4(const hgemm_problem *p, cudaStream_t st
     hgemm_status st = hgemm__supports_v4(p);
     if (st != HGEMM_SUCCESS) return st;
     CUtensorMap ta, tb;
-    HGEMM_TMAP(ta, p->A, p->m, p->k, p->lda, V4_BM, BK, 1);
-    HGEMM_TMAP(tb, p->B, p->n, p->k, p->ldb, V4_BN, BK, 1);
+    HGEMM_TMAP(ta, p->A, p->m, p->k, p->lda, V4_BM, BK, TMAP_SWIZZLE_128B);
+    HGEMM_TMAP(tb, p->B, p->n, p->k, p->ldb, V4_BN, BK, TMAP_SWIZZLE_128B);
     uint32_t tiles_m = hgemm_ceil_div(p->m, V4_BM), tiles_n = hgemm_ceil_div(p->n, V4_BN);
     gemm_args args = make_args(p);
     void *params[] = {&ta, &tb, &args, &tiles_m, &tiles_n};

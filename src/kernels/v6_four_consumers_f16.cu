@@ -39,7 +39,7 @@ enum {
     V6_EPI_FREE_BARRIERS = V6_CONSUMERS - 1,   /* the last group hands the buffer to nobody */
 };
 
-typedef struct __align__(1024) v6_smem {
+typedef struct __align__(SW128_ALIGN) v6_smem {
     __half a[V6_STAGES][V6_CONSUMERS][V6_SLAB_M * BK]; /* (STAGES, slab, 64, BK), 128B-swizzled */
     __half b[V6_STAGES][V6_BN * BK];                   /* (STAGES, BN, BK), 128B-swizzled */
     __half c[F16Q_BOXES][F16Q_ROWS * F16Q_BOX];        /* one quarter (64, 256) as 4 swizzled 64x64 boxes */
@@ -162,9 +162,9 @@ extern "C" hgemm_status hgemm__launch_v6(const hgemm_problem *p, cudaStream_t st
     hgemm_status st = hgemm__supports_v6(p);
     if (st != HGEMM_SUCCESS) return st;
     CUtensorMap ta, tb, tc;
-    HGEMM_TMAP(ta, p->A, p->m, p->k, p->lda, V6_SLAB_M, BK, 1);
-    HGEMM_TMAP(tb, p->B, p->n, p->k, p->ldb, V6_BN, BK, 1);
-    HGEMM_TMAP(tc, p->C, p->m, p->n, p->ldc, F16Q_ROWS, F16Q_BOX, 1);
+    HGEMM_TMAP(ta, p->A, p->m, p->k, p->lda, V6_SLAB_M, BK, TMAP_SWIZZLE_128B);
+    HGEMM_TMAP(tb, p->B, p->n, p->k, p->ldb, V6_BN, BK, TMAP_SWIZZLE_128B);
+    HGEMM_TMAP(tc, p->C, p->m, p->n, p->ldc, F16Q_ROWS, F16Q_BOX, TMAP_SWIZZLE_128B);
     uint32_t tiles_m = hgemm_ceil_div(p->m, V6_BM), tiles_n = hgemm_ceil_div(p->n, V6_BN);
     gemm_args args = make_args(p);
     void *params[] = {&ta, &tb, &tc, &args, &tiles_m, &tiles_n};

@@ -52,7 +52,7 @@ enum {
     V7_EPI_READY_ARRIVALS = WARPGROUP_THREADS,               /* every thread of a group staged its part */
 };
 
-typedef struct __align__(1024) v7_smem {
+typedef struct __align__(SW128_ALIGN) v7_smem {
     __half a[V7_STAGES][V7_CONSUMERS][V7_SLAB_M * BK]; /* (STAGES, slab, 64, BK), 128B-swizzled */
     __half b[V7_STAGES][V7_BN * BK];                   /* (STAGES, BN, BK), 128B-swizzled */
     __half c[F16Q_BOXES][F16Q_ROWS * F16Q_BOX];        /* one quarter (64, 256) as 4 swizzled 64x64 boxes */
@@ -196,9 +196,9 @@ extern "C" hgemm_status hgemm__launch_v7(const hgemm_problem *p, cudaStream_t st
     hgemm_status st = hgemm__supports_v7(p);
     if (st != HGEMM_SUCCESS) return st;
     CUtensorMap ta, tb, tc;
-    HGEMM_TMAP(ta, p->A, p->m, p->k, p->lda, V7_SLAB_M, BK, 1);
-    HGEMM_TMAP(tb, p->B, p->n, p->k, p->ldb, V7_BN, BK, 1);
-    HGEMM_TMAP(tc, p->C, p->m, p->n, p->ldc, F16Q_ROWS, F16Q_BOX, 1);
+    HGEMM_TMAP(ta, p->A, p->m, p->k, p->lda, V7_SLAB_M, BK, TMAP_SWIZZLE_128B);
+    HGEMM_TMAP(tb, p->B, p->n, p->k, p->ldb, V7_BN, BK, TMAP_SWIZZLE_128B);
+    HGEMM_TMAP(tc, p->C, p->m, p->n, p->ldc, F16Q_ROWS, F16Q_BOX, TMAP_SWIZZLE_128B);
     uint32_t tiles_m = hgemm_ceil_div(p->m, V7_BM), tiles_n = hgemm_ceil_div(p->n, V7_BN);
     int dev = 0, sms = 0;
     cudaError_t err = cudaGetDevice(&dev);

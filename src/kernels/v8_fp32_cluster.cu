@@ -70,7 +70,6 @@ enum {
     V8_RASTER = 8,                                           /* raster groups, in cluster tiles */
     V8_PRODUCER_REGS = 40,
     V8_CONSUMER_REGS = 232,
-    V8_REGISTER_FILE = 65536,                                /* 32-bit registers per SM */
     V8_CLUSTER = 2,                                          /* blocks per cluster in the table's V8 */
     V8_EPI_BARRIER = 1,                                      /* named barriers 1, 2: one per consumer */
     V8_SLOT_FLOATS = V8_WG_M * V8_BN,                        /* one consumer's partial sum, fp32 */
@@ -78,7 +77,7 @@ enum {
     V8_FLAGS_ALIGN = 256,                                    /* bytes: the partials start aligned */
 };
 
-typedef struct __align__(1024) v8_smem {
+typedef struct __align__(SW128_ALIGN) v8_smem {
     __half a[V8_STAGES][V8_BM * BK]; /* (STAGES, BM, BK), 128B-swizzled; rows 64g.. for consumer g */
     __half b[V8_STAGES][V8_BN * BK]; /* (STAGES, BN, BK), 128B-swizzled; in a cluster, rows
                                         (BN/CLUSTER)*r.. come from block r's multicast */
@@ -95,7 +94,7 @@ static_assert((int)V8_WG_M == (int)F16Q_ROWS && (int)V8_BN == (int)F16Q_COLS,
               "a consumer's quarter is the epilogue's shape");
 static_assert(sizeof(v8_smem) + SW128_ALIGN <= MAX_SMEM_PER_BLOCK,
               "3 stages of 48 KB and two 32 KB C buffers must fit one block's 227 KB");
-static_assert(V8_CONSUMER_REGS * V8_CONSUMER_THREADS + V8_PRODUCER_REGS * WARPGROUP_THREADS <= V8_REGISTER_FILE,
+static_assert(V8_CONSUMER_REGS * V8_CONSUMER_THREADS + V8_PRODUCER_REGS * WARPGROUP_THREADS <= REGISTERS_PER_SM,
               "the registers the warpgroups ask for must fit the register file");
 
 /* First row of C (and A) of this block's tile: cluster tile (tile.m, tile.n)
@@ -274,9 +273,9 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
 template <int CLUSTER, bool TMA_EPILOGUE>
 static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, bool split) {
     CUtensorMap ta, tb, tc;
-    HGEMM_TMAP(ta, p->A, p->m, p->k, p->lda, V8_BM, BK, 1);
-    HGEMM_TMAP(tb, p->B, p->n, p->k, p->ldb, V8_BN / CLUSTER, BK, 1);
-    HGEMM_TMAP(tc, p->C, p->m, p->n, p->ldc, F16Q_ROWS, F16Q_BOX, 1);
+    HGEMM_TMAP(ta, p->A, p->m, p->k, p->lda, V8_BM, BK, TMAP_SWIZZLE_128B);
+    HGEMM_TMAP(tb, p->B, p->n, p->k, p->ldb, V8_BN / CLUSTER, BK, TMAP_SWIZZLE_128B);
+    HGEMM_TMAP(tc, p->C, p->m, p->n, p->ldc, F16Q_ROWS, F16Q_BOX, TMAP_SWIZZLE_128B);
     uint32_t tiles_m = hgemm_ceil_div(p->m, V8_BM), tiles_n = hgemm_ceil_div(p->n, V8_BN);
     uint32_t ctiles_m = hgemm_ceil_div(tiles_m, CLUSTER);
     const void *kernel = (const void *)v8_kernel<CLUSTER, TMA_EPILOGUE>;

@@ -5,6 +5,7 @@
 #define HGEMM_PTX_WGMMA_CUH
 
 #include "common.cuh"
+#include "hw.h"
 #include "wgmma_ops.cuh"
 
 /* Shared-memory matrix descriptor ("Matrix Descriptor Format") for a K-major
@@ -12,12 +13,13 @@
  *   bits  0-13  start address >> 4
  *   bits 16-29  leading-dimension byte offset >> 4 (unused for swizzled K-major; 1)
  *   bits 32-45  stride byte offset >> 4: 8 rows x 128 B = 1024 B between core-matrix groups
- *   bits 62-63  swizzle mode, 1 = 128-byte swizzle.
+ *   bits 62-63  swizzle mode, WGMMA_DESC_SWIZZLE_128B (hw.h).
  * Stepping k by 16 elements inside the 128-byte row is +32 bytes on the start
  * address; the hardware applies the swizzle to the final address. */
 static __device__ __forceinline__ uint64_t wgmma_desc_sw128(const void *tile) {
     uint64_t addr = smem_u32(tile);
-    return ((addr & 0x3FFFFull) >> 4) | (1ull << 16) | ((uint64_t)(1024 >> 4) << 32) | (1ull << 62);
+    return ((addr & 0x3FFFFull) >> 4) | (1ull << 16) | ((uint64_t)(SW128_ALIGN >> 4) << 32) |
+           ((uint64_t)WGMMA_DESC_SWIZZLE_128B << 62);
 }
 
 /* wgmma.fence.sync.aligned: order register and shared-memory accesses before the next wgmma. */
