@@ -1,7 +1,7 @@
 /*
  * kernel_common.cuh: what every version's file shares and none should copy:
  * the kernel's scalar arguments, the fp32 epilogue from WGMMA/MMA fragments,
- * the 128-byte swizzle and the tensor-map boilerplate. The hardware numbers
+ * the 128-byte swizzle and the launchers' tensor maps. The hardware numbers
  * they use are in hw.h.
  */
 #ifndef HGEMM_KERNEL_COMMON_CUH
@@ -89,12 +89,32 @@ static __device__ __forceinline__ void epilogue_m64n256_f32(gemm_args a, const f
     }
 }
 
-/* Encode one tensor map or return its status from the launcher. */
-#define HGEMM_TMAP(map, ptr, rows, cols, ld, box_rows, box_cols, swizzle)                     \
-    do {                                                                                      \
-        hgemm_status st_ = hgemm__tmap_encode(&(map), (ptr), (uint64_t)(rows), (uint64_t)(cols), \
-                                              (uint64_t)(ld), (box_rows), (box_cols), (swizzle)); \
-        if (st_ != HGEMM_SUCCESS) return st_;                                                 \
-    } while (0)
+/* Tensor maps for the launchers. Each returns the encoder's status, which the
+ * launcher checks before it goes on. */
+
+/* A K-major operand: `rows` x k fp16, `ld` elements between rows, loaded in
+ * 128B-swizzled boxes of box_rows x BK (one k-tile of box_rows rows). */
+static inline hgemm_status tmap_operand(CUtensorMap *map, const void *ptr, int64_t rows, int64_t k,
+                                        int64_t ld, uint32_t box_rows) {
+    return hgemm__tmap_encode(map, ptr, (uint64_t)rows, (uint64_t)k, (uint64_t)ld, box_rows, BK,
+                              TMAP_SWIZZLE_128B);
+}
+
+/* A's map in boxes of a_rows x BK and B's in boxes of b_rows x BK: SUCCESS,
+ * or the status of the first that failed. */
+static inline hgemm_status tmap_ab(const hgemm_problem *p, CUtensorMap *ta, uint32_t a_rows,
+                                   CUtensorMap *tb, uint32_t b_rows) {
+    hgemm_status st = tmap_operand(ta, p->A, p->m, p->k, p->lda, a_rows);
+    if (st != HGEMM_SUCCESS) return st;
+    return tmap_operand(tb, p->B, p->n, p->k, p->ldb, b_rows);
+}
+
+/* C's map, for epilogues that store through TMA: 128B-swizzled boxes of
+ * box_rows x box_cols. */
+static inline hgemm_status tmap_c(const hgemm_problem *p, CUtensorMap *tc, uint32_t box_rows,
+                                  uint32_t box_cols) {
+    return hgemm__tmap_encode(tc, p->C, (uint64_t)p->m, (uint64_t)p->n, (uint64_t)p->ldc, box_rows,
+                              box_cols, TMAP_SWIZZLE_128B);
+}
 
 #endif

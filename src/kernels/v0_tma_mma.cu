@@ -118,8 +118,8 @@ extern "C" hgemm_status hgemm__launch_v0(const hgemm_problem *p, cudaStream_t st
     hgemm_status st = hgemm__supports_v0(p);
     if (st != HGEMM_SUCCESS) return st;
     CUtensorMap ta, tb;
-    HGEMM_TMAP(ta, p->A, p->m, p->k, p->lda, V0_BM, BK, TMAP_SWIZZLE_128B);
-    HGEMM_TMAP(tb, p->B, p->n, p->k, p->ldb, V0_BN, BK, TMAP_SWIZZLE_128B);
+    st = tmap_ab(p, &ta, V0_BM, &tb, V0_BN);
+    if (st != HGEMM_SUCCESS) return st;
     dim3 grid(hgemm_ceil_div(p->n, V0_BN), hgemm_ceil_div(p->m, V0_BM));
     gemm_args args = make_args(p);
     void *params[] = {&ta, &tb, &args};

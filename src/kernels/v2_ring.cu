@@ -89,8 +89,8 @@ extern "C" hgemm_status hgemm__launch_v2(const hgemm_problem *p, cudaStream_t st
     hgemm_status st = hgemm__supports_v2(p);
     if (st != HGEMM_SUCCESS) return st;
     CUtensorMap ta, tb;
-    HGEMM_TMAP(ta, p->A, p->m, p->k, p->lda, V2_BM, BK, TMAP_SWIZZLE_128B);
-    HGEMM_TMAP(tb, p->B, p->n, p->k, p->ldb, V2_BN, BK, TMAP_SWIZZLE_128B);
+    st = tmap_ab(p, &ta, V2_BM, &tb, V2_BN);
+    if (st != HGEMM_SUCCESS) return st;
     dim3 grid(hgemm_ceil_div(p->n, V2_BN), hgemm_ceil_div(p->m, V2_BM));
     gemm_args args = make_args(p);
     void *params[] = {&ta, &tb, &args};

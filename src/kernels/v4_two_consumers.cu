@@ -102,8 +102,8 @@ extern "C" hgemm_status hgemm__launch_v4(const hgemm_problem *p, cudaStream_t st
     hgemm_status st = hgemm__supports_v4(p);
     if (st != HGEMM_SUCCESS) return st;
     CUtensorMap ta, tb;
-    HGEMM_TMAP(ta, p->A, p->m, p->k, p->lda, V4_BM, BK, TMAP_SWIZZLE_128B);
-    HGEMM_TMAP(tb, p->B, p->n, p->k, p->ldb, V4_BN, BK, TMAP_SWIZZLE_128B);
+    st = tmap_ab(p, &ta, V4_BM, &tb, V4_BN);
+    if (st != HGEMM_SUCCESS) return st;
     uint32_t tiles_m = hgemm_ceil_div(p->m, V4_BM), tiles_n = hgemm_ceil_div(p->n, V4_BN);
     gemm_args args = make_args(p);
     void *params[] = {&ta, &tb, &args, &tiles_m, &tiles_n};

@@ -103,8 +103,8 @@ extern "C" hgemm_status hgemm__launch_v5(const hgemm_problem *p, cudaStream_t st
     hgemm_status st = hgemm__supports_v5(p);
     if (st != HGEMM_SUCCESS) return st;
     CUtensorMap ta, tb;
-    HGEMM_TMAP(ta, p->A, p->m, p->k, p->lda, V5_BM, BK, TMAP_SWIZZLE_128B);
-    HGEMM_TMAP(tb, p->B, p->n, p->k, p->ldb, V5_BN, BK, TMAP_SWIZZLE_128B);
+    st = tmap_ab(p, &ta, V5_BM, &tb, V5_BN);
+    if (st != HGEMM_SUCCESS) return st;
     uint32_t tiles_m = hgemm_ceil_div(p->m, V5_BM), tiles_n = hgemm_ceil_div(p->n, V5_BN);
     gemm_args args = make_args(p);
     void *params[] = {&ta, &tb, &args, &tiles_m, &tiles_n};

@@ -162,9 +162,9 @@ extern "C" hgemm_status hgemm__launch_v6(const hgemm_problem *p, cudaStream_t st
     hgemm_status st = hgemm__supports_v6(p);
     if (st != HGEMM_SUCCESS) return st;
     CUtensorMap ta, tb, tc;
-    HGEMM_TMAP(ta, p->A, p->m, p->k, p->lda, V6_SLAB_M, BK, TMAP_SWIZZLE_128B);
-    HGEMM_TMAP(tb, p->B, p->n, p->k, p->ldb, V6_BN, BK, TMAP_SWIZZLE_128B);
-    HGEMM_TMAP(tc, p->C, p->m, p->n, p->ldc, F16Q_ROWS, F16Q_BOX, TMAP_SWIZZLE_128B);
+    st = tmap_ab(p, &ta, V6_SLAB_M, &tb, V6_BN);
+    if (st == HGEMM_SUCCESS) st = tmap_c(p, &tc, F16Q_ROWS, F16Q_BOX);
+    if (st != HGEMM_SUCCESS) return st;
     uint32_t tiles_m = hgemm_ceil_div(p->m, V6_BM), tiles_n = hgemm_ceil_div(p->n, V6_BN);
     gemm_args args = make_args(p);
     void *params[] = {&ta, &tb, &tc, &args, &tiles_m, &tiles_n};

@@ -196,9 +196,9 @@ extern "C" hgemm_status hgemm__launch_v7(const hgemm_problem *p, cudaStream_t st
     hgemm_status st = hgemm__supports_v7(p);
     if (st != HGEMM_SUCCESS) return st;
     CUtensorMap ta, tb, tc;
-    HGEMM_TMAP(ta, p->A, p->m, p->k, p->lda, V7_SLAB_M, BK, TMAP_SWIZZLE_128B);
-    HGEMM_TMAP(tb, p->B, p->n, p->k, p->ldb, V7_BN, BK, TMAP_SWIZZLE_128B);
-    HGEMM_TMAP(tc, p->C, p->m, p->n, p->ldc, F16Q_ROWS, F16Q_BOX, TMAP_SWIZZLE_128B);
+    st = tmap_ab(p, &ta, V7_SLAB_M, &tb, V7_BN);
+    if (st == HGEMM_SUCCESS) st = tmap_c(p, &tc, F16Q_ROWS, F16Q_BOX);
+    if (st != HGEMM_SUCCESS) return st;
     uint32_t tiles_m = hgemm_ceil_div(p->m, V7_BM), tiles_n = hgemm_ceil_div(p->n, V7_BN);
     int dev = 0, sms = 0;
     cudaError_t err = cudaGetDevice(&dev);

@@ -273,16 +273,16 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
 template <int CLUSTER, bool TMA_EPILOGUE>
 static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, bool split) {
     CUtensorMap ta, tb, tc;
-    HGEMM_TMAP(ta, p->A, p->m, p->k, p->lda, V8_BM, BK, TMAP_SWIZZLE_128B);
-    HGEMM_TMAP(tb, p->B, p->n, p->k, p->ldb, V8_BN / CLUSTER, BK, TMAP_SWIZZLE_128B);
-    HGEMM_TMAP(tc, p->C, p->m, p->n, p->ldc, F16Q_ROWS, F16Q_BOX, TMAP_SWIZZLE_128B);
+    hgemm_status st = tmap_ab(p, &ta, V8_BM, &tb, V8_BN / CLUSTER);
+    if (st == HGEMM_SUCCESS) st = tmap_c(p, &tc, F16Q_ROWS, F16Q_BOX);
+    if (st != HGEMM_SUCCESS) return st;
     uint32_t tiles_m = hgemm_ceil_div(p->m, V8_BM), tiles_n = hgemm_ceil_div(p->n, V8_BN);
     uint32_t ctiles_m = hgemm_ceil_div(tiles_m, CLUSTER);
     const void *kernel = (const void *)v8_kernel<CLUSTER, TMA_EPILOGUE>;
     const size_t smem = sizeof(v8_smem) + SW128_ALIGN;
     unsigned grid = 0;
     const uint32_t tiles = ctiles_m * tiles_n;
-    hgemm_status st = hgemm__persistent_grid(kernel, V8_THREADS, smem, CLUSTER, UINT32_MAX, &grid);
+    st = hgemm__persistent_grid(kernel, V8_THREADS, smem, CLUSTER, UINT32_MAX, &grid);
     if (st != HGEMM_SUCCESS) return st;
     /* hgemm_nt_ex's SM target: one block per SM, so at most that many blocks
      * (whole clusters, at least one) */

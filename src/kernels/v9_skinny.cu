@@ -305,8 +305,9 @@ static hgemm_status v9_launch(const hgemm_problem *p, cudaStream_t stream, v9_va
     const int64_t x_rows = pl.swap ? p->n : p->m, y_rows = pl.swap ? p->m : p->n;
     const int64_t ldx = pl.swap ? p->ldb : p->lda, ldy = pl.swap ? p->lda : p->ldb;
     CUtensorMap tx, ty;
-    HGEMM_TMAP(tx, x_ptr, x_rows, p->k, ldx, V9_BM, BK, TMAP_SWIZZLE_128B);
-    HGEMM_TMAP(ty, y_ptr, y_rows, p->k, ldy, (uint32_t)pl.build->bn, BK, TMAP_SWIZZLE_128B);
+    st = tmap_operand(&tx, x_ptr, x_rows, p->k, ldx, V9_BM);
+    if (st == HGEMM_SUCCESS) st = tmap_operand(&ty, y_ptr, y_rows, p->k, ldy, (uint32_t)pl.build->bn);
+    if (st != HGEMM_SUCCESS) return st;
     v9_args args = {make_args(p), pl.swap, (int32_t)pl.short_tiles, (int32_t)pl.split};
     void *params[] = {&tx, &ty, &args};
     const dim3 grid((unsigned)(pl.long_tiles * pl.short_tiles * pl.split));
