@@ -14,6 +14,7 @@
  *           0.561x COMPUTE_16F [0.559..0.588].
  */
 #include "kernel_common.cuh"
+#include "mma_tile.cuh"
 #include "ptx/mbarrier.cuh"
 #include "ptx/tma.cuh"
 #include "ptx/wgmma.cuh"
@@ -58,9 +59,7 @@ v1_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
         }
         mbarrier_wait(&sm->full, kt & 1);
         wgmma_fence();
-#pragma unroll
-        for (int kk = 0; kk < BK / WGMMA_K; kk++) /* +32 bytes = +2 in the descriptor per k16 */
-            wgmma_m64n256k16_f32(d, desc_a + 2 * kk, desc_b + 2 * kk, 1);
+        wgmma_ktile_m64n256_f32(d, desc_a, desc_b, 1); /* 4 x m64n256k16, 32 bytes of k apart */
         wgmma_commit_group();
         wgmma_wait_group_0();
         __syncthreads(); /* the tiles are free for the next TMA */

@@ -19,6 +19,7 @@
  * product against V2's 10.9..13.7); see docs/tutorial/v3.md.
  */
 #include "kernel_common.cuh"
+#include "mma_tile.cuh"
 #include "ptx/mbarrier.cuh"
 #include "ptx/tma.cuh"
 #include "ptx/wgmma.cuh"
@@ -82,9 +83,7 @@ v3_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
         mbarrier_wait(&sm->full[s], (kt / V3_STAGES) & 1);
         const uint64_t desc_a = wgmma_desc_sw128(sm->a[s]), desc_b = wgmma_desc_sw128(sm->b[s]);
         wgmma_fence();
-#pragma unroll
-        for (int kk = 0; kk < BK / WGMMA_K; kk++)
-            wgmma_m64n256k16_f32(d, desc_a + 2 * kk, desc_b + 2 * kk, 1);
+        wgmma_ktile_m64n256_f32(d, desc_a, desc_b, 1);
         wgmma_commit_group();
         wgmma_wait_group_0();
         if (tid == 0) mbarrier_arrive(&sm->empty[s]); /* the warpgroup's WGMMA are done */

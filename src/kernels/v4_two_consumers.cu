@@ -18,6 +18,7 @@
  *           0.911x COMPUTE_16F [0.873..0.918].
  */
 #include "kernel_common.cuh"
+#include "mma_tile.cuh"
 #include "pipeline.cuh"
 #include "ptx/tma.cuh"
 #include "ptx/wgmma.cuh"
@@ -79,9 +80,7 @@ v4_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
         const uint64_t desc_a = wgmma_desc_sw128(&sm->a[st.stage][g * V4_WG_M * BK]);
         const uint64_t desc_b = wgmma_desc_sw128(sm->b[st.stage]);
         wgmma_fence();
-#pragma unroll
-        for (int kk = 0; kk < BK / WGMMA_K; kk++)
-            wgmma_m64n256k16_f32(d, desc_a + 2 * kk, desc_b + 2 * kk, 1);
+        wgmma_ktile_m64n256_f32(d, desc_a, desc_b, 1);
         wgmma_commit_group();
         wgmma_wait_group_0();
         if (leader) pipe_consumer_release(sm->empty, st);

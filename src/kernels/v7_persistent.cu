@@ -34,6 +34,7 @@
  */
 #include "kernel_common.cuh"
 #include "epilogue_f16.cuh"
+#include "mma_tile.cuh"
 #include "pipeline.cuh"
 #include "ptx/tma.cuh"
 #include "ptx/wgmma.cuh"
@@ -154,9 +155,7 @@ v7_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
             const uint64_t desc_a = wgmma_desc_sw128(sm->a[st.stage][g]);
             const uint64_t desc_b = wgmma_desc_sw128(sm->b[st.stage]);
             wgmma_fence();
-#pragma unroll
-            for (int kk = 0; kk < BK / WGMMA_K; kk++)
-                wgmma_m64n256k16_f16(d, desc_a + 2 * kk, desc_b + 2 * kk, 1);
+            wgmma_ktile_m64n256_f16(d, desc_a, desc_b, 1);
             wgmma_commit_group();
             wgmma_wait_group_1(); /* as V5/V6: k-tile kt-1 done, kt in flight */
             if (leader && kt > 0) pipe_consumer_release(sm->empty, prev);

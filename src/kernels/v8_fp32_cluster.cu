@@ -49,6 +49,7 @@
  */
 #include "kernel_common.cuh"
 #include "epilogue_f32.cuh"
+#include "mma_tile.cuh"
 #include "pipeline.cuh"
 #include "stream_k.h"
 #include "ptx/cluster.cuh"
@@ -216,9 +217,8 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
                 const uint64_t desc_a = wgmma_desc_sw128(&sm->a[st.stage][g * V8_WG_M * BK]);
                 const uint64_t desc_b = wgmma_desc_sw128(sm->b[st.stage]);
                 wgmma_fence();
-#pragma unroll
-                for (int kk = 0; kk < BK / WGMMA_K; kk++) /* the unit's first WGMMA overwrites d */
-                    wgmma_m64n256k16_f32(d, desc_a + 2 * kk, desc_b + 2 * kk, ((kt - u.k_begin) | kk) != 0);
+                /* the unit's first k-tile overwrites d */
+                wgmma_ktile_m64n256_f32(d, desc_a, desc_b, kt != u.k_begin);
                 wgmma_commit_group();
                 wgmma_wait_group_1(); /* k-tile kt-1 is done; kt stays in flight */
                 if (leader && kt > u.k_begin) v8_release<CLUSTER>(sm->empty, prev);
