@@ -8,6 +8,12 @@
  * full[s] with that parity; the producer waits for empty[s] with the opposite
  * parity, which a fresh barrier satisfies at once, so the first round needs no
  * special case.
+ *
+ * Two layers. The pipe_* functions take the barrier arrays and the stage
+ * count one by one. A pipe_ring holds them (and, in V8, the cluster that
+ * shares the ring), so a kernel names them once; the ring_* functions on it
+ * are the interface from V4 on, with the late release of V5 on. V9 still
+ * calls the pipe_* functions directly.
  */
 #ifndef HGEMM_PIPELINE_CUH
 #define HGEMM_PIPELINE_CUH
@@ -56,14 +62,86 @@ static __device__ __forceinline__ void pipe_consumer_release(uint64_t *empty, pi
     mbarrier_arrive(&empty[st.stage]);
 }
 
-/* A ring shared by the blocks of a cluster (from V8 on): every stage of every
- * block is written by the TMA loads of all of them (multicast), so a stage is
- * free only when the consumers of every block have released it. empty[s] then
- * counts consumers x cluster arrivals, and each consumer releases the stage in
- * every block; the producer acquires as before. */
+/* Consumer: release the stage in every block of a cluster that shares the
+ * ring (ring_make_cluster). */
 static __device__ __forceinline__ void pipe_consumer_release_cluster(uint64_t *empty, pipe_state st,
                                                                      uint32_t cluster) {
     for (uint32_t r = 0; r < cluster; r++) mbarrier_arrive_cluster(&empty[st.stage], r);
+}
+
+/* ---- the ring ----------------------------------------------------------- */
+
+typedef struct pipe_ring {
+    uint64_t *full;   /* [stages], in shared memory */
+    uint64_t *empty;  /* [stages] */
+    uint32_t stages;
+    uint32_t cluster; /* blocks whose consumers release every stage: 1 but in V8 */
+} pipe_ring;
+
+/* The ring over full[stages] and empty[stages] of this block. */
+static __device__ __forceinline__ pipe_ring ring_make(uint64_t *full, uint64_t *empty, uint32_t stages) {
+    pipe_ring r = {full, empty, stages, 1};
+    return r;
+}
+
+/* A ring shared by the `cluster` blocks of a cluster (V8): every stage of
+ * every block is written by the TMA loads of all of them (multicast), so a
+ * stage is free only when the consumers of every block have released it.
+ * empty[s] then counts consumers x cluster arrivals, and each consumer
+ * releases the stage in every block; the producer acquires as before. */
+static __device__ __forceinline__ pipe_ring ring_make_cluster(uint64_t *full, uint64_t *empty,
+                                                              uint32_t stages, uint32_t cluster) {
+    pipe_ring r = {full, empty, stages, cluster};
+    return r;
+}
+
+/* One thread initialises the barriers; `consumers` warpgroups per block
+ * release each stage. */
+static __device__ __forceinline__ void ring_init(pipe_ring r, uint32_t consumers) {
+    pipe_init(r.full, r.empty, r.stages, consumers * r.cluster);
+}
+
+/* pipe_advance, pipe_producer_acquire and pipe_consumer_wait on the ring. */
+static __device__ __forceinline__ void ring_advance(pipe_ring r, pipe_state *st) {
+    pipe_advance(st, r.stages);
+}
+
+static __device__ __forceinline__ uint64_t *ring_producer_acquire(pipe_ring r, pipe_state st,
+                                                                  uint32_t tx_bytes) {
+    return pipe_producer_acquire(r.full, r.empty, st, tx_bytes);
+}
+
+static __device__ __forceinline__ void ring_consumer_wait(pipe_ring r, pipe_state st) {
+    pipe_consumer_wait(r.full, st);
+}
+
+/* Consumer: this warpgroup is done reading the stage (call from one thread),
+ * in this block or in every block of the cluster. */
+static __device__ __forceinline__ void ring_consumer_release(pipe_ring r, pipe_state st) {
+    if (r.cluster > 1)
+        pipe_consumer_release_cluster(r.empty, st, r.cluster);
+    else
+        pipe_consumer_release(r.empty, st);
+}
+
+/* Late release (V5 on). A consumer that leaves the WGMMA group of a k-tile
+ * in flight (wgmma_wait_group_1) may not release its stage when it has
+ * issued the group, only once the group has completed: it holds the stage
+ * one k-tile longer. Call right after the wait of the k-tile at `st`: the
+ * group before it has completed, so the stage held so far goes back (when
+ * `release`: from one thread, and not at the first k-tile, which holds
+ * nothing yet) and `st` is held in its place. */
+static __device__ __forceinline__ void ring_release_held(pipe_ring r, pipe_state *held, pipe_state st,
+                                                         bool release) {
+    if (release) ring_consumer_release(r, *held);
+    *held = st;
+}
+
+/* Late release, after the last k-tile's wgmma_wait_group_0: every group has
+ * completed, and the stage still held goes back (when `release`: from one
+ * thread, and only if there was a k-tile). */
+static __device__ __forceinline__ void ring_release_last(pipe_ring r, pipe_state held, bool release) {
+    if (release) ring_consumer_release(r, held);
 }
 
 #endif

@@ -55,15 +55,16 @@ v4_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
     const hgemm_tile tile = hgemm_raster(blockIdx.x, tiles_m, tiles_n, V4_RASTER);
     const int32_t row0 = tile.m * V4_BM, col0 = tile.n * V4_BN;
     const int k_tiles = args.k_tiles;
+    const pipe_ring ring = ring_make(sm->full, sm->empty, V4_STAGES);
 
-    if (tid == 0) pipe_init(sm->full, sm->empty, V4_STAGES, V4_CONSUMERS);
+    if (tid == 0) ring_init(ring, V4_CONSUMERS);
     __syncthreads();
 
     if (warp == V4_PRODUCER_WARP) {
         if (tid % WARP_SIZE == 0) {
             pipe_state st = {0, 0};
-            for (int kt = 0; kt < k_tiles; kt++, pipe_advance(&st, V4_STAGES)) {
-                uint64_t *full = pipe_producer_acquire(sm->full, sm->empty, st, V4_TX_BYTES);
+            for (int kt = 0; kt < k_tiles; kt++, ring_advance(ring, &st)) {
+                uint64_t *full = ring_producer_acquire(ring, st, V4_TX_BYTES);
                 tma_load_2d(sm->a[st.stage], &tmap_a, kt * BK, row0, full);
                 tma_load_2d(sm->b[st.stage], &tmap_b, kt * BK, col0, full);
             }
@@ -75,15 +76,15 @@ v4_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
     const bool leader = tid % WARPGROUP_THREADS == 0;
     float d[128] = {}; /* (64, 256) fp32 accumulator */
     pipe_state st = {0, 0};
-    for (int kt = 0; kt < k_tiles; kt++, pipe_advance(&st, V4_STAGES)) {
-        pipe_consumer_wait(sm->full, st);
+    for (int kt = 0; kt < k_tiles; kt++, ring_advance(ring, &st)) {
+        ring_consumer_wait(ring, st);
         const uint64_t desc_a = wgmma_desc_sw128(&sm->a[st.stage][g * V4_WG_M * BK]);
         const uint64_t desc_b = wgmma_desc_sw128(sm->b[st.stage]);
         wgmma_fence();
         wgmma_ktile_m64n256_f32(d, desc_a, desc_b, 1);
         wgmma_commit_group();
         wgmma_wait_group_0();
-        if (leader) pipe_consumer_release(sm->empty, st);
+        if (leader) ring_consumer_release(ring, st);
     }
     epilogue_m64n256_f32(args, d, row0 + g * V4_WG_M, col0);
 }

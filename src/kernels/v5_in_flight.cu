@@ -53,15 +53,16 @@ v5_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
     const hgemm_tile tile = hgemm_raster(blockIdx.x, tiles_m, tiles_n, V5_RASTER);
     const int32_t row0 = tile.m * V5_BM, col0 = tile.n * V5_BN;
     const int k_tiles = args.k_tiles;
+    const pipe_ring ring = ring_make(sm->full, sm->empty, V5_STAGES);
 
-    if (tid == 0) pipe_init(sm->full, sm->empty, V5_STAGES, V5_CONSUMERS);
+    if (tid == 0) ring_init(ring, V5_CONSUMERS);
     __syncthreads();
 
     if (warp == V5_PRODUCER_WARP) {
         if (tid % WARP_SIZE == 0) {
             pipe_state st = {0, 0};
-            for (int kt = 0; kt < k_tiles; kt++, pipe_advance(&st, V5_STAGES)) {
-                uint64_t *full = pipe_producer_acquire(sm->full, sm->empty, st, V5_TX_BYTES);
+            for (int kt = 0; kt < k_tiles; kt++, ring_advance(ring, &st)) {
+                uint64_t *full = ring_producer_acquire(ring, st, V5_TX_BYTES);
                 tma_load_2d(sm->a[st.stage], &tmap_a, kt * BK, row0, full);
                 tma_load_2d(sm->b[st.stage], &tmap_b, kt * BK, col0, full);
             }
@@ -72,20 +73,19 @@ v5_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
     const int g = tid / WARPGROUP_THREADS; /* consumer warpgroup: rows 64g .. 64g+63 */
     const bool leader = tid % WARPGROUP_THREADS == 0;
     float d[128] = {}; /* (64, 256) fp32 accumulator */
-    pipe_state st = {0, 0}, prev = {0, 0};
-    for (int kt = 0; kt < k_tiles; kt++, pipe_advance(&st, V5_STAGES)) {
-        pipe_consumer_wait(sm->full, st);
+    pipe_state st = {0, 0}, held = {0, 0}; /* held: the stage of the group still in flight */
+    for (int kt = 0; kt < k_tiles; kt++, ring_advance(ring, &st)) {
+        ring_consumer_wait(ring, st);
         const uint64_t desc_a = wgmma_desc_sw128(&sm->a[st.stage][g * V5_WG_M * BK]);
         const uint64_t desc_b = wgmma_desc_sw128(sm->b[st.stage]);
         wgmma_fence();
         wgmma_ktile_m64n256_f32(d, desc_a, desc_b, 1);
         wgmma_commit_group();
         wgmma_wait_group_1(); /* k-tile kt-1 is done; kt stays in flight */
-        if (leader && kt > 0) pipe_consumer_release(sm->empty, prev);
-        prev = st;
+        ring_release_held(ring, &held, st, leader && kt > 0);
     }
     wgmma_wait_group_0();
-    if (leader && k_tiles > 0) pipe_consumer_release(sm->empty, prev);
+    ring_release_last(ring, held, leader && k_tiles > 0);
     epilogue_m64n256_f32(args, d, row0 + g * V5_WG_M, col0);
 }
 

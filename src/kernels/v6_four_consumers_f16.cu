@@ -66,9 +66,10 @@ v6_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
     const int32_t row0 = tile.m * V6_BM, col0 = tile.n * V6_BN;
     const int k_tiles = args.k_tiles;
     const bool direct = f16q_needs_direct(args, col0, V6_BN);
+    const pipe_ring ring = ring_make(sm->full, sm->empty, V6_STAGES);
 
     if (tid == 0) {
-        pipe_init(sm->full, sm->empty, V6_STAGES, V6_CONSUMERS);
+        ring_init(ring, V6_CONSUMERS);
         for (int i = 0; i < V6_CONSUMERS; i++) mbarrier_init(&sm->epi_ready[i], V6_EPI_READY_ARRIVALS);
         for (int i = 0; i < V6_EPI_FREE_BARRIERS; i++) mbarrier_init(&sm->epi_free[i], 1);
         fence_mbarrier_init();
@@ -86,8 +87,8 @@ v6_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
          * first group that will also wait for the epilogue buffer. */
         const int slab_order[V6_CONSUMERS] = {0, 2, 3, 1};
         pipe_state st = {0, 0};
-        for (int kt = 0; kt < k_tiles; kt++, pipe_advance(&st, V6_STAGES)) {
-            uint64_t *full = pipe_producer_acquire(sm->full, sm->empty, st, V6_TX_BYTES);
+        for (int kt = 0; kt < k_tiles; kt++, ring_advance(ring, &st)) {
+            uint64_t *full = ring_producer_acquire(ring, st, V6_TX_BYTES);
             tma_load_2d(sm->b[st.stage], &tmap_b, kt * BK, col0, full);
 #pragma unroll
             for (int i = 0; i < V6_CONSUMERS; i++) {
@@ -121,20 +122,19 @@ v6_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
 #pragma unroll
     for (int r = 0; r < F16Q_ACC_REGS; r++) d[r] = 0;
 
-    pipe_state st = {0, 0}, prev = {0, 0};
-    for (int kt = 0; kt < k_tiles; kt++, pipe_advance(&st, V6_STAGES)) {
-        pipe_consumer_wait(sm->full, st);
+    pipe_state st = {0, 0}, held = {0, 0};
+    for (int kt = 0; kt < k_tiles; kt++, ring_advance(ring, &st)) {
+        ring_consumer_wait(ring, st);
         const uint64_t desc_a = wgmma_desc_sw128(sm->a[st.stage][g]);
         const uint64_t desc_b = wgmma_desc_sw128(sm->b[st.stage]);
         wgmma_fence();
         wgmma_ktile_m64n256_f16(d, desc_a, desc_b, 1);
         wgmma_commit_group();
         wgmma_wait_group_1(); /* as V5: k-tile kt-1 done, kt in flight */
-        if (leader && kt > 0) pipe_consumer_release(sm->empty, prev);
-        prev = st;
+        ring_release_held(ring, &held, st, leader && kt > 0);
     }
     wgmma_wait_group_0();
-    if (leader && k_tiles > 0) pipe_consumer_release(sm->empty, prev);
+    ring_release_last(ring, held, leader && k_tiles > 0);
 
     if (direct) {
         f16q_store_direct(d, args, row0 + g * V6_SLAB_M, col0);

@@ -78,9 +78,10 @@ v7_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
     const int tid = threadIdx.x, warp = tid / WARP_SIZE, lane = tid % WARP_SIZE;
     const uint32_t tiles = tiles_m * tiles_n;
     const int k_tiles = args.k_tiles;
+    const pipe_ring ring = ring_make(sm->full, sm->empty, V7_STAGES);
 
     if (tid == 0) {
-        pipe_init(sm->full, sm->empty, V7_STAGES, V7_CONSUMERS);
+        ring_init(ring, V7_CONSUMERS);
         for (int i = 0; i < V7_CONSUMERS; i++) {
             mbarrier_init(&sm->epi_ready[i], V7_EPI_READY_ARRIVALS);
             mbarrier_init(&sm->epi_free[i], 1);
@@ -102,8 +103,8 @@ v7_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
         for (uint32_t t = blockIdx.x; t < tiles; t += gridDim.x) {
             const hgemm_tile tile = hgemm_raster(t, tiles_m, tiles_n, V7_RASTER);
             const int32_t row0 = tile.m * V7_BM, col0 = tile.n * V7_BN;
-            for (int kt = 0; kt < k_tiles; kt++, pipe_advance(&st, V7_STAGES)) {
-                uint64_t *full = pipe_producer_acquire(sm->full, sm->empty, st, V7_TX_BYTES);
+            for (int kt = 0; kt < k_tiles; kt++, ring_advance(ring, &st)) {
+                uint64_t *full = ring_producer_acquire(ring, st, V7_TX_BYTES);
                 tma_load_2d(sm->b[st.stage], &tmap_b, kt * BK, col0, full);
 #pragma unroll
                 for (int i = 0; i < V7_CONSUMERS; i++) {
@@ -149,20 +150,19 @@ v7_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
 #pragma unroll
         for (int r = 0; r < F16Q_ACC_REGS; r++) d[r] = 0;
 
-        pipe_state prev = st;
-        for (int kt = 0; kt < k_tiles; kt++, pipe_advance(&st, V7_STAGES)) {
-            pipe_consumer_wait(sm->full, st);
+        pipe_state held = st;
+        for (int kt = 0; kt < k_tiles; kt++, ring_advance(ring, &st)) {
+            ring_consumer_wait(ring, st);
             const uint64_t desc_a = wgmma_desc_sw128(sm->a[st.stage][g]);
             const uint64_t desc_b = wgmma_desc_sw128(sm->b[st.stage]);
             wgmma_fence();
             wgmma_ktile_m64n256_f16(d, desc_a, desc_b, 1);
             wgmma_commit_group();
             wgmma_wait_group_1(); /* as V5/V6: k-tile kt-1 done, kt in flight */
-            if (leader && kt > 0) pipe_consumer_release(sm->empty, prev);
-            prev = st;
+            ring_release_held(ring, &held, st, leader && kt > 0);
         }
         wgmma_wait_group_0();
-        if (leader) pipe_consumer_release(sm->empty, prev);
+        ring_release_last(ring, held, leader); /* k_tiles >= 1: k == 0 never reaches a kernel */
 
         const int32_t qrow0 = row0 + g * V7_SLAB_M;
         if (f16q_needs_direct(args, col0, V7_BN)) {

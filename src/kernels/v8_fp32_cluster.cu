@@ -18,7 +18,7 @@
  *     block loads one half of it and multicasts it to both, so a block reads
  *     16 KB of A and 16 KB of B from L2 per k-tile instead of 48 KB. A stage
  *     is free again only when the consumers of both blocks have released it
- *     (pipe_consumer_release_cluster);
+ *     (ring_make_cluster, src/pipeline.cuh);
  *   - the epilogue goes through shared memory: each consumer converts its
  *     64x256 quarter with stmatrix into its own buffer (epilogue_f32.cuh),
  *     one thread starts four TMA stores, and the warpgroup goes straight on
@@ -105,14 +105,6 @@ static __device__ __forceinline__ int32_t v8_row0(hgemm_tile tile, uint32_t rank
     return (int32_t)((tile.m * CLUSTER + rank) * V8_BM);
 }
 
-template <int CLUSTER>
-static __device__ __forceinline__ void v8_release(uint64_t *empty, pipe_state st) {
-    if (CLUSTER > 1)
-        pipe_consumer_release_cluster(empty, st, CLUSTER);
-    else
-        pipe_consumer_release(empty, st);
-}
-
 /* Workspace slot of consumer g of block `rank` of worker w: one partial sum
  * (64 x 256 fp32, as each thread's 32 float4 in turn: coalesced) and its flag. */
 template <int CLUSTER>
@@ -165,8 +157,9 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
     const int tid = threadIdx.x, wg = tid / WARPGROUP_THREADS;
     const uint32_t rank = CLUSTER > 1 ? cluster_ctarank() : 0;
     const uint32_t worker = blockIdx.x / CLUSTER; /* a cluster walks its units (stream_k.h) */
+    const pipe_ring ring = ring_make_cluster(sm->full, sm->empty, V8_STAGES, CLUSTER);
 
-    if (tid == 0) pipe_init(sm->full, sm->empty, V8_STAGES, V8_CONSUMERS * CLUSTER);
+    if (tid == 0) ring_init(ring, V8_CONSUMERS);
     /* The peer's loads and releases target these barriers: initialised
      * everywhere before anyone starts. */
     if (CLUSTER > 1)
@@ -186,9 +179,9 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
                 const hgemm_tile tile = hgemm_raster(u.tile, ctiles_m, tiles_n, V8_RASTER);
                 const int32_t a_row = v8_row0<CLUSTER>(tile, rank);
                 const int32_t b_row = (int32_t)(tile.n * V8_BN + rank * B_SLICE);
-                for (uint32_t kt = u.k_begin; kt < u.k_end; kt++, pipe_advance(&st, V8_STAGES)) {
+                for (uint32_t kt = u.k_begin; kt < u.k_end; kt++, ring_advance(ring, &st)) {
                     const int32_t col = (int32_t)(kt * BK);
-                    uint64_t *full = pipe_producer_acquire(sm->full, sm->empty, st, V8_TX_BYTES);
+                    uint64_t *full = ring_producer_acquire(ring, st, V8_TX_BYTES);
                     tma_load_2d(sm->a[st.stage], &tmap_a, col, a_row, full);
                     if (CLUSTER > 1)
                         tma_load_2d_multicast(&sm->b[st.stage][rank * B_SLICE * BK], &tmap_b, col, b_row,
@@ -211,9 +204,9 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
         while (hgemm_sk_next(&sk, &walk, &u)) {
             const hgemm_tile tile = hgemm_raster(u.tile, ctiles_m, tiles_n, V8_RASTER);
             const int32_t row0 = v8_row0<CLUSTER>(tile, rank), col0 = (int32_t)(tile.n * V8_BN);
-            pipe_state prev = st;
-            for (uint32_t kt = u.k_begin; kt < u.k_end; kt++, pipe_advance(&st, V8_STAGES)) {
-                pipe_consumer_wait(sm->full, st);
+            pipe_state held = st;
+            for (uint32_t kt = u.k_begin; kt < u.k_end; kt++, ring_advance(ring, &st)) {
+                ring_consumer_wait(ring, st);
                 const uint64_t desc_a = wgmma_desc_sw128(&sm->a[st.stage][g * V8_WG_M * BK]);
                 const uint64_t desc_b = wgmma_desc_sw128(sm->b[st.stage]);
                 wgmma_fence();
@@ -221,11 +214,10 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
                 wgmma_ktile_m64n256_f32(d, desc_a, desc_b, kt != u.k_begin);
                 wgmma_commit_group();
                 wgmma_wait_group_1(); /* k-tile kt-1 is done; kt stays in flight */
-                if (leader && kt > u.k_begin) v8_release<CLUSTER>(sm->empty, prev);
-                prev = st;
+                ring_release_held(ring, &held, st, leader && kt > u.k_begin);
             }
             wgmma_wait_group_0();
-            if (leader) v8_release<CLUSTER>(sm->empty, prev);
+            ring_release_last(ring, held, leader); /* a unit has at least one k-tile */
 
             /* A cluster tile that sticks out below m can leave a block with no
              * rows at all (an odd number of tile rows): it loaded for its peer
