@@ -14,7 +14,10 @@
 #ifndef HGEMM_EPILOGUE_F16_CUH
 #define HGEMM_EPILOGUE_F16_CUH
 
-#include "kernel_common.cuh"
+#include "epilogue_direct.cuh"
+#include "gemm_args.cuh"
+#include "hw.h"
+#include "swizzle.cuh"
 #include "ptx/common.cuh"
 
 enum {

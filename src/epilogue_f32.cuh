@@ -14,7 +14,9 @@
 #define HGEMM_EPILOGUE_F32_CUH
 
 #include "epilogue_f16.cuh"
-#include "kernel_common.cuh"
+#include "gemm_args.cuh"
+#include "hw.h"
+#include "swizzle.cuh"
 #include "ptx/mma.cuh"
 
 enum {

@@ -15,8 +15,8 @@
 #ifndef HGEMM_MMA_TILE_CUH
 #define HGEMM_MMA_TILE_CUH
 
+#include "gemm_args.cuh" /* BK */
 #include "hw.h"
-#include "kernel_common.cuh" /* BK */
 #include "ptx/wgmma.cuh"
 
 enum {

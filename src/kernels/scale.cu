@@ -2,7 +2,7 @@
  * scale.cu: C = beta * C, for requests with nothing to multiply (k == 0 or
  * alpha == 0). A and B are not read; C is not read when beta == 0.
  */
-#include "kernel_common.cuh"
+#include "gemm_args.cuh"
 
 enum {
     SCALE_THREADS = 256,
