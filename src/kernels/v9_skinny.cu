@@ -88,6 +88,12 @@ static __device__ __forceinline__ void v9_store(const v9_args &a, int32_t r, int
     }
 }
 
+/* Zero `halves` fp16 of shared memory (a multiple of 8) from one thread. */
+static __device__ __forceinline__ void v9_zero(__half *dst, int halves) {
+    uint4 *d = (uint4 *)dst;
+    for (int i = 0; i < halves / 8; i++) d[i] = make_uint4(0, 0, 0, 0);
+}
+
 template <int BN, int KB, int STAGES>
 __global__ void __launch_bounds__(V9_THREADS)
 v9_kernel(const __grid_constant__ CUtensorMap tmap_x, const __grid_constant__ CUtensorMap tmap_y,
@@ -119,7 +125,23 @@ v9_kernel(const __grid_constant__ CUtensorMap tmap_x, const __grid_constant__ CU
             for (int32_t step = st0; step < st1; step++, pipe_advance(&st, STAGES)) {
                 const int32_t kt = step * KB;
                 const int nb = k_tiles - kt < KB ? (int)(k_tiles - kt) : KB;
-                uint64_t *full = pipe_producer_acquire(sm->full, sm->empty, st, nb * (V9_BM + BN) * BK * 2);
+                uint64_t *full;
+                if (nb == KB) {
+                    full = pipe_producer_acquire(sm->full, sm->empty, st, KB * (V9_BM + BN) * BK * 2);
+                } else {
+                    /* The last step of k has fewer k-tiles than a stage holds: the
+                     * consumer multiplies all KB anyway (see there), so the rest are
+                     * zeroed here, made visible to the WGMMAs' async proxy, and only
+                     * then is the stage announced. */
+                    mbarrier_wait(&sm->empty[st.stage], st.phase ^ 1);
+                    for (int b = nb; b < KB; b++) {
+                        v9_zero(sm->x[st.stage][b], V9_BM * BK);
+                        v9_zero(sm->y[st.stage][b], BN * BK);
+                    }
+                    fence_proxy_async_shared();
+                    full = &sm->full[st.stage];
+                    mbarrier_arrive_expect_tx(full, nb * (V9_BM + BN) * BK * 2);
+                }
                 for (int b = 0; b < nb; b++) {
                     tma_load_2d(sm->x[st.stage][b], &tmap_x, (kt + b) * BK, long0, full);
                     tma_load_2d(sm->y[st.stage][b], &tmap_y, (kt + b) * BK, short0, full);
@@ -131,13 +153,13 @@ v9_kernel(const __grid_constant__ CUtensorMap tmap_x, const __grid_constant__ CU
         float d[BN / 2] = {}; /* (64, BN) fp32 accumulator; zero for an empty slice */
         pipe_state st = {0, 0}, prev = {0, 0};
         for (int32_t step = st0; step < st1; step++, pipe_advance(&st, STAGES)) {
-            const int32_t kt = step * KB;
-            const int nb = k_tiles - kt < KB ? (int)(k_tiles - kt) : KB;
             pipe_consumer_wait(sm->full, st);
             wgmma_fence();
+            /* Every k-tile of the stage, always: a data-dependent branch
+             * around a WGMMA makes ptxas serialize all of them (C7520).
+             * The tiles past k's end were zero-filled by the loader. */
 #pragma unroll
             for (int b = 0; b < KB; b++) {
-                if (b >= nb) break;
                 const uint64_t desc_x = wgmma_desc_sw128(sm->x[st.stage][b]);
                 const uint64_t desc_y = wgmma_desc_sw128(sm->y[st.stage][b]);
 #pragma unroll
