@@ -123,6 +123,49 @@ hgemm_status hgemm_nt_ex(hgemm_kernel kernel, int64_t m, int64_t n, int64_t k, f
                          void *C, int64_t ldc, const hgemm_nt_options *options,
                          cudaStream_t stream);
 
+/* Element types and operand forms of hgemm_gemm. Values are ABI: never renumbered. */
+typedef enum hgemm_dtype {
+    HGEMM_DTYPE_F16 = 0,        /* IEEE binary16 */
+    HGEMM_DTYPE_BF16 = 1        /* bfloat16 (accumulates in fp32 only) */
+} hgemm_dtype;
+
+typedef enum hgemm_op {
+    HGEMM_OP_N = 0,             /* the operand as stored */
+    HGEMM_OP_T = 1              /* the operand transposed */
+} hgemm_op;
+
+/* The general entry point, row-major, in the style of
+ * cublasGemmStridedBatchedEx: for b = 0 .. batch-1,
+ *
+ *     C_b = alpha * op_a(A_b) * op_b(B_b) + beta * C_b
+ *
+ * with op(X) = X (HGEMM_OP_N) or X^T (HGEMM_OP_T); op_a(A_b) is m x k and
+ * op_b(B_b) is k x n, so A_b is stored m x k (N) or k x m (T), B_b k x n (N)
+ * or n x k (T), and C_b m x n, all row-major with leading dimensions lda,
+ * ldb, ldc. X_b starts stride_x elements after X_{b-1}. hgemm_nt is
+ * (HGEMM_DTYPE_F16, HGEMM_OP_N, HGEMM_OP_T, batch 1).
+ *
+ * Every argument is checked before any CUDA call, with hgemm_nt's rules for
+ * each matrix (sizes, NULL, leading dimensions, alignment, device memory) and:
+ *   - dtype and the two ops must be known values, batch >= 0 (0 does
+ *     nothing), strides >= 0 and multiples of 8 (MISALIGNED otherwise);
+ *   - A's and B's entries may overlap one another (stride 0 repeats one
+ *     matrix); C's entries may not (stride_c times 2 bytes at least the
+ *     span of one C: INVALID_VALUE), and C may not share a byte with any
+ *     entry of A or B (decided exactly for batch 1 as hgemm_nt does, by
+ *     the address ranges of all entries otherwise);
+ *   - options as hgemm_nt_ex's (NULL: none).
+ * What this version serves: fp16 with op_a N and op_b T, any batch (one
+ * launch per entry, on `stream`, in order). Every other valid combination
+ * (bf16; the NN, TN and TT forms) returns HGEMM_ERROR_NOT_SUPPORTED, after
+ * all the checks above and before any CUDA call. */
+hgemm_status hgemm_gemm(hgemm_kernel kernel, hgemm_dtype dtype, hgemm_op op_a, hgemm_op op_b,
+                        int64_t m, int64_t n, int64_t k, float alpha,
+                        const void *A, int64_t lda, int64_t stride_a,
+                        const void *B, int64_t ldb, int64_t stride_b,
+                        float beta, void *C, int64_t ldc, int64_t stride_c,
+                        int64_t batch, const hgemm_nt_options *options, cudaStream_t stream);
+
 /* A short English sentence for a status; never NULL. */
 const char *hgemm_status_string(hgemm_status status);
 

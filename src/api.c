@@ -402,6 +402,88 @@ hgemm_status hgemm_nt_ex(hgemm_kernel kernel, int64_t m, int64_t n, int64_t k, f
                          stream);
 }
 
+/* ---- hgemm_gemm ----------------------------------------------------------------- */
+
+/* Bytes from the first element of entry 0 to the end of entry batch-1 of a
+ * batch of matrices each spanning `one` bytes, `stride` elements apart; -1
+ * when that cannot exist in memory. */
+static int64_t batch_span(int64_t one, int64_t stride, int64_t batch) {
+    if (one == 0 || batch == 0) return 0;
+    if (batch > 1 && stride > (INT64_MAX / 2 - one) / 2 / (batch - 1)) return -1;
+    return (batch - 1) * stride * 2 + one;
+}
+
+hgemm_status hgemm_gemm(hgemm_kernel kernel, hgemm_dtype dtype, hgemm_op op_a, hgemm_op op_b,
+                        int64_t m, int64_t n, int64_t k, float alpha,
+                        const void *A, int64_t lda, int64_t stride_a,
+                        const void *B, int64_t ldb, int64_t stride_b,
+                        float beta, void *C, int64_t ldc, int64_t stride_c,
+                        int64_t batch, const hgemm_nt_options *options, cudaStream_t stream) {
+    static const hgemm_nt_options none = {NULL, 0, 0};
+    if (options == NULL) options = &none;
+    if (kernel != HGEMM_KERNEL_AUTO && kernel != HGEMM_KERNEL_AUTO_F16ACC &&
+        hgemm__kernel_find(kernel) == NULL)
+        return HGEMM_ERROR_INVALID_VALUE;
+    if ((dtype != HGEMM_DTYPE_F16 && dtype != HGEMM_DTYPE_BF16) ||
+        (op_a != HGEMM_OP_N && op_a != HGEMM_OP_T) || (op_b != HGEMM_OP_N && op_b != HGEMM_OP_T))
+        return HGEMM_ERROR_INVALID_VALUE;
+    if (m < 0 || n < 0 || k < 0 || batch < 0 || stride_a < 0 || stride_b < 0 || stride_c < 0 ||
+        options->sm_count_target < 0)
+        return HGEMM_ERROR_INVALID_VALUE;
+    /* The stored shapes: rows x cols of A and B as they lie in memory. */
+    const int64_t a_rows = op_a == HGEMM_OP_N ? m : k, a_cols = op_a == HGEMM_OP_N ? k : m;
+    const int64_t b_rows = op_b == HGEMM_OP_N ? k : n, b_cols = op_b == HGEMM_OP_N ? n : k;
+    if (lda < (a_cols > 1 ? a_cols : 1) || ldb < (b_cols > 1 ? b_cols : 1) || ldc < (n > 1 ? n : 1))
+        return HGEMM_ERROR_INVALID_VALUE;
+    const int64_t a_one = span_bytes(a_rows, a_cols, lda), b_one = span_bytes(b_rows, b_cols, ldb);
+    const int64_t c_one = span_bytes(m, n, ldc);
+    if (a_one < 0 || b_one < 0 || c_one < 0) return HGEMM_ERROR_INVALID_VALUE;
+    const int64_t a_all = batch_span(a_one, stride_a, batch), b_all = batch_span(b_one, stride_b, batch);
+    const int64_t c_all = batch_span(c_one, stride_c, batch);
+    if (a_all < 0 || b_all < 0 || c_all < 0) return HGEMM_ERROR_INVALID_VALUE;
+    if ((a_all && A == NULL) || (b_all && B == NULL) || (c_all && C == NULL)) return HGEMM_ERROR_INVALID_VALUE;
+    if (lda % 8 || ldb % 8 || ldc % 8 || stride_a % 8 || stride_b % 8 || stride_c % 8)
+        return HGEMM_ERROR_MISALIGNED;
+    if ((a_all && misaligned(A)) || (b_all && misaligned(B)) || (c_all && misaligned(C)))
+        return HGEMM_ERROR_MISALIGNED;
+    /* C's entries are written: no two may share a byte. */
+    if (batch > 1 && c_one > 0 && stride_c * 2 < c_one) return HGEMM_ERROR_INVALID_VALUE;
+    if (batch == 1) {
+        if (shares_element(C, m, n, ldc, A, a_rows, a_cols, lda) ||
+            shares_element(C, m, n, ldc, B, b_rows, b_cols, ldb))
+            return HGEMM_ERROR_INVALID_VALUE;
+    } else if (overlaps(C, c_all, A, a_all) || overlaps(C, c_all, B, b_all)) {
+        return HGEMM_ERROR_INVALID_VALUE;
+    }
+    if (options->workspace_bytes) {
+        if (options->workspace == NULL || options->workspace_bytes > (size_t)INT64_MAX)
+            return HGEMM_ERROR_INVALID_VALUE;
+        if (misaligned(options->workspace)) return HGEMM_ERROR_MISALIGNED;
+        const int64_t ws = (int64_t)options->workspace_bytes;
+        if (overlaps(options->workspace, ws, A, a_all) || overlaps(options->workspace, ws, B, b_all) ||
+            overlaps(options->workspace, ws, C, c_all))
+            return HGEMM_ERROR_INVALID_VALUE;
+    }
+    if (batch == 0 || m == 0 || n == 0) return HGEMM_SUCCESS;
+    /* What this version's kernels serve: fp16, A as stored, B transposed (NT). */
+    if (dtype != HGEMM_DTYPE_F16 || op_a != HGEMM_OP_N || op_b != HGEMM_OP_T)
+        return HGEMM_ERROR_NOT_SUPPORTED;
+    /* Every entry's kernel limits before the first launch (the same for all). */
+    const hgemm_kernel_info *info = resolve(kernel, m, n, k);
+    hgemm_problem p = {m, n, k, alpha, beta, A, lda, B, ldb, C, ldc, NULL, 0, 0};
+    hgemm_launch_fn run = NULL;
+    hgemm_status st = preflight(info, &p, &run);
+    if (st != HGEMM_SUCCESS) return st;
+    /* Entry b's matrices, as addresses (A and B may be NULL when k == 0). */
+    const uintptr_t a0 = (uintptr_t)A, b0 = (uintptr_t)B, c0 = (uintptr_t)C;
+    for (int64_t b = 0; b < batch && st == HGEMM_SUCCESS; b++)
+        st = run_validated(info, m, n, k, alpha, (const void *)(a0 + (uintptr_t)(b * stride_a * 2)), lda,
+                           (const void *)(b0 + (uintptr_t)(b * stride_b * 2)), ldb, beta,
+                           (void *)(c0 + (uintptr_t)(b * stride_c * 2)), ldc, options->workspace,
+                           options->workspace_bytes, options->sm_count_target, stream);
+    return st;
+}
+
 hgemm_status hgemm__run(const hgemm_kernel_info *info, int64_t m, int64_t n, int64_t k,
                         float alpha, const void *A, int64_t lda, const void *B, int64_t ldb,
                         float beta, void *C, int64_t ldc, cudaStream_t stream) {

@@ -572,6 +572,76 @@ static void test_options(void) {
     }
 }
 
+/* hgemm_gemm: every combination checked before any CUDA call. */
+#define GEMM(kern, dt, oa, ob, m, n, k, A, lda, sa, B, ldb, sb, C, ldc, sc, batch, opt)                  \
+    hgemm_gemm((kern), (dt), (oa), (ob), (m), (n), (k), ALPHA, (A), (lda), (sa), (B), (ldb), (sb), BETA, \
+               (C), (ldc), (sc), (batch), (opt), 0)
+static void test_gemm(void) {
+    const void *A = addr(ADDR_A), *B = addr(ADDR_B);
+    void *C = (void *)addr(ADDR_FARTHER);
+    const hgemm_status valid = gpu_present ? HGEMM_SUCCESS : HGEMM_ERROR_NO_DEVICE;
+    const hgemm_kernel K_AUTO = HGEMM_KERNEL_AUTO;
+    const hgemm_dtype F16 = HGEMM_DTYPE_F16, BF16 = HGEMM_DTYPE_BF16;
+    const hgemm_op N_ = HGEMM_OP_N, T_ = HGEMM_OP_T;
+    const int64_t SC = M * LDC; /* a C entry's span, rounded to whole rows */
+    /* unknown values */
+    CHECK_STATUS(GEMM(K_AUTO, (hgemm_dtype)2, N_, T_, M, N, K, A, LDA, 0, B, LDB, 0, C, LDC, 0, 1, NULL),
+                 HGEMM_ERROR_INVALID_VALUE);
+    CHECK_STATUS(GEMM(K_AUTO, F16, (hgemm_op)2, T_, M, N, K, A, LDA, 0, B, LDB, 0, C, LDC, 0, 1, NULL),
+                 HGEMM_ERROR_INVALID_VALUE);
+    CHECK_STATUS(GEMM(K_AUTO, F16, N_, (hgemm_op)-1, M, N, K, A, LDA, 0, B, LDB, 0, C, LDC, 0, 1, NULL),
+                 HGEMM_ERROR_INVALID_VALUE);
+    CHECK_STATUS(GEMM((hgemm_kernel)UNKNOWN_KERNEL, F16, N_, T_, M, N, K, A, LDA, 0, B, LDB, 0, C, LDC,
+                      0, 1, NULL), HGEMM_ERROR_INVALID_VALUE);
+    /* negative batch and strides */
+    CHECK_STATUS(GEMM(K_AUTO, F16, N_, T_, M, N, K, A, LDA, 0, B, LDB, 0, C, LDC, 0, -1, NULL),
+                 HGEMM_ERROR_INVALID_VALUE);
+    CHECK_STATUS(GEMM(K_AUTO, F16, N_, T_, M, N, K, A, LDA, -8, B, LDB, 0, C, LDC, SC, 2, NULL),
+                 HGEMM_ERROR_INVALID_VALUE);
+    /* strides that break 16-byte alignment */
+    CHECK_STATUS(GEMM(K_AUTO, F16, N_, T_, M, N, K, A, LDA, 4, B, LDB, 0, C, LDC, SC, 2, NULL),
+                 HGEMM_ERROR_MISALIGNED);
+    CHECK_STATUS(GEMM(K_AUTO, F16, N_, T_, M, N, K, A, LDA, 0, B, LDB, 0, C, LDC, SC + 4, 2, NULL),
+                 HGEMM_ERROR_MISALIGNED);
+    /* leading dimensions follow the stored shapes: A^T is k x m, B as stored k x n */
+    CHECK_STATUS(GEMM(K_AUTO, F16, T_, T_, M, N, K, A, M - LD_MULTIPLE, 0, B, LDB, 0, C, LDC, 0, 1, NULL),
+                 HGEMM_ERROR_INVALID_VALUE);
+    CHECK_STATUS(GEMM(K_AUTO, F16, N_, N_, M, N, K, A, LDA, 0, B, N - LD_MULTIPLE, 0, C, LDC, 0, 1, NULL),
+                 HGEMM_ERROR_INVALID_VALUE);
+    /* C's entries may not overlap one another; A's and B's may */
+    CHECK_STATUS(GEMM(K_AUTO, F16, N_, T_, M, N, K, A, LDA, 0, B, LDB, 0, C, LDC, SC - 2 * LD_MULTIPLE, 2, NULL),
+                 HGEMM_ERROR_INVALID_VALUE);
+    if (!gpu_present) /* the last row's padding is not C's: an entry may start there */
+        CHECK_STATUS(GEMM(K_AUTO, F16, N_, T_, M, N, K, A, LDA, 0, B, LDB, 0, C, LDC, SC - LD_MULTIPLE, 2, NULL),
+                     valid);
+    /* C meets A's second entry (A's entries stride past C's start) */
+    CHECK_STATUS(GEMM(K_AUTO, F16, N_, T_, M, N, K, A, LDA, (int64_t)((ADDR_FARTHER - ADDR_A) / ELEM_BYTES), B,
+                      LDB, 0, C, LDC, SC, 2, NULL), HGEMM_ERROR_INVALID_VALUE);
+    /* a negative SM target */
+    const hgemm_nt_options negative = {NULL, 0, -1};
+    CHECK_STATUS(GEMM(K_AUTO, F16, N_, T_, M, N, K, A, LDA, 0, B, LDB, 0, C, LDC, 0, 1, &negative),
+                 HGEMM_ERROR_INVALID_VALUE);
+    /* nothing to do: a successful no-op without a device */
+    CHECK_STATUS(GEMM(K_AUTO, F16, N_, T_, M, N, K, A, LDA, 0, B, LDB, 0, C, LDC, SC, 0, NULL), HGEMM_SUCCESS);
+    CHECK_STATUS(GEMM(K_AUTO, BF16, T_, N_, 0, N, K, A, LDA, 0, B, N + LD_PAD, 0, C, LDC, 0, 3, NULL),
+                 HGEMM_SUCCESS);
+    /* valid, but not served by this version: NOT_SUPPORTED, without a device too */
+    CHECK_STATUS(GEMM(K_AUTO, BF16, N_, T_, M, N, K, A, LDA, 0, B, LDB, 0, C, LDC, 0, 1, NULL),
+                 HGEMM_ERROR_NOT_SUPPORTED);
+    CHECK_STATUS(GEMM(K_AUTO, F16, N_, N_, M, N, K, A, LDA, 0, B, N + LD_PAD, 0, C, LDC, 0, 1, NULL),
+                 HGEMM_ERROR_NOT_SUPPORTED);
+    CHECK_STATUS(GEMM(K_AUTO, F16, T_, N_, M, N, K, A, M + LD_PAD, 0, B, N + LD_PAD, 0, C, LDC, 0, 1, NULL),
+                 HGEMM_ERROR_NOT_SUPPORTED);
+    CHECK_STATUS(GEMM(K_AUTO, F16, T_, T_, M, N, K, A, M + LD_PAD, 0, B, LDB, 0, C, LDC, 0, 1, NULL),
+                 HGEMM_ERROR_NOT_SUPPORTED);
+    /* fp16 NT, batched, B shared (stride 0): valid */
+    if (!gpu_present) {
+        CHECK_STATUS(GEMM(K_AUTO, F16, N_, T_, M, N, K, A, LDA, M * LDA, B, LDB, 0, C, LDC, SC, 3, NULL), valid);
+        CHECK_STATUS(GEMM(HGEMM_KERNEL_V9, F16, N_, T_, M, N, K, A, LDA, 0, B, LDB, 0, C, LDC, 0, 1, NULL), valid);
+    }
+}
+#undef GEMM
+
 int main(void) {
     gpu_present = check_gpu_present();
     printf("test_api: %s\n", gpu_present ? "a CUDA device is present"
@@ -592,6 +662,7 @@ int main(void) {
     test_overlap_exact();
     test_workspace();
     test_options();
+    test_gemm();
     if (skipped)
         printf("test_api: skipped %d hgemm_nt calls on valid requests (a GPU is present; they "
                "would launch on fake addresses)\n", skipped);
