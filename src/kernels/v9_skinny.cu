@@ -25,6 +25,17 @@
  * A short side longer than 64 is tiled too (64-wide tiles), so V9 serves any
  * shape; it is fast only where one side is short. AUTO picks it from the
  * measured table in api.c.
+ *
+ * Measured on an H200, operands rotated so that the weight comes from HBM,
+ * median [range] of 2 runs (2026-11-30, bench/results/2026-11-30-h200-run23-suite.csv;
+ * all runs: docs/notes/v9-log.md):
+ *   1 x 28672 x 4096: 3895 GB/s [3894..3896], 81% of the 4.8 TB/s peak,
+ *                     1.052x cuBLAS COMPUTE_32F [1.050..1.054];
+ *   1 x 4096 x 4096:  1.555x cuBLAS COMPUTE_32F [1.243..1.866] (32 MiB: the launch weighs);
+ *   64 x 4096 x 4096: 0.536x [0.521..0.552], the weakest decode shape.
+ * That run built commit 734129c, whose WGMMAs ptxas serialized (C7520); the
+ * current code, in one run (run 25): 0.900x over the 23 decode shapes,
+ * 0.762x at m = 64.
  */
 #include "kernel_common.cuh"
 #include "pipeline.cuh"
