@@ -409,7 +409,8 @@ hgemm_status hgemm_nt_ex(hgemm_kernel kernel, int64_t m, int64_t n, int64_t k, f
  * when that cannot exist in memory. */
 static int64_t batch_span(int64_t one, int64_t stride, int64_t batch) {
     if (one == 0 || batch == 0) return 0;
-    if (batch > 1 && stride > (INT64_MAX / 2 - one) / 2 / (batch - 1)) return -1;
+    /* (batch - 1) * stride * 2 <= INT64_MAX - one, without overflow */
+    if (batch > 1 && stride > (INT64_MAX - one) / 2 / (batch - 1)) return -1;
     return (batch - 1) * stride * 2 + one;
 }
 

@@ -10,7 +10,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-enum { FUZZ_INPUTS = 200000, INPUT_BYTES = 64, FILE_BYTES_MAX = 4096 };
+enum { FUZZ_INPUTS = 200000, INPUT_BYTES = 128, FILE_BYTES_MAX = 4096 };
 
 static uint64_t splitmix(uint64_t *s) {
     uint64_t z = (*s += 0x9e3779b97f4a7c15ull);

@@ -6,7 +6,9 @@
  * reference model (model.c), and hgemm_nt must return the model's status, or
  * NO_DEVICE where it would go on to the device and there is none. Any
  * disagreement prints the request and aborts; crashes and undefined behaviour
- * are the sanitizers' to report.
+ * are the sanitizers' to report. The rest of the input then drives
+ * hgemm_gemm (element type, operand forms, batch, strides) against the
+ * model's version of the general entry point's rules.
  *
  * Built two ways: with libFuzzer (clang -fsanitize=fuzzer; CI runs it for a
  * bounded time), and with fuzz_main.c, which feeds it deterministic inputs
@@ -113,6 +115,86 @@ static void disagree(const char *what, hgemm_status got, hgemm_status want, int 
     abort();
 }
 
+/* A batch size: small, an edge, or any value. */
+static int64_t batch_value(reader *r) {
+    const uint64_t sel = take(r, 1);
+    switch (sel % 4) {
+    case 0:
+    case 1: return (int64_t)(take(r, 1) % 5);
+    case 2: return EDGES[take(r, 1) % N_EDGES];
+    default: return (int64_t)take(r, 8);
+    }
+}
+
+/* A batch stride for entries of rows x cols with leading dimension ld: the
+ * entry's extent rounded to 8 (entries back to back) plus a little, a little
+ * less (C's entries then overlap), 0, an edge, or any value. */
+static int64_t stride_value(reader *r, int64_t rows, int64_t cols, int64_t ld) {
+    const uint64_t sel = take(r, 1);
+    const int64_t tight = rows > 0 && cols > 0 && ld > 0 && rows < (INT64_C(1) << 24) &&
+                                  ld < (INT64_C(1) << 24)
+                              ? ((rows - 1) * ld + cols + 7) / 8 * 8
+                              : 8;
+    switch (sel % 6) {
+    case 0:
+    case 1: return tight + 8 * (int64_t)(take(r, 1) % 4);
+    case 2: return tight - 8 * (int64_t)(take(r, 1) % 3);
+    case 3: return 0;
+    case 4: return EDGES[take(r, 1) % N_EDGES];
+    default: return (int64_t)take(r, 8);
+    }
+}
+
+/* An operand form: mostly N (0) or T (1), sometimes an unknown value (-1 or 3). */
+static int op_value(reader *r) {
+    const uint64_t v = take(r, 1);
+    if (v % 16 == 0) return v % 32 == 0 ? -1 : 3;
+    return (int)(v % 2);
+}
+
+/* hgemm_gemm against the model: the hgemm_nt request's sizes and pointers,
+ * or small sizes and matrices far apart, with an element type, operand
+ * forms, leading dimensions for the stored shapes, a batch and strides from
+ * the rest of the input. */
+static void gemm_case(reader *r, hgemm_kernel id, int64_t m, int64_t n, int64_t k, float alpha,
+                      const void *A, const void *B, const void *C) {
+    const int small = take(r, 1) % 2;
+    if (small) {
+        m = (int64_t)take(r, 1), n = (int64_t)take(r, 1), k = (int64_t)take(r, 1);
+        A = (const void *)BASE;
+        B = (const void *)(BASE + ((uintptr_t)1 << 36));
+        C = take(r, 1) % 4 ? (const void *)(BASE + ((uintptr_t)1 << 37)) : ptr_value(r, A);
+    }
+    const uint64_t dsel = take(r, 1);
+    const int dtype = dsel % 8 == 0 ? 2 : (int)(dsel % 2);
+    const int op_a = op_value(r), op_b = op_value(r);
+    const int64_t ar = op_a == 1 ? k : m, ac = op_a == 1 ? m : k;
+    const int64_t br = op_b == 1 ? n : k, bc = op_b == 1 ? k : n;
+    /* small sizes: mostly the tight leading dimension, padded a little */
+    const int64_t lda = small && take(r, 1) % 4 ? (ac + 7) / 8 * 8 + 8 * (int64_t)(take(r, 1) % 3) + (ac == 0) * 8
+                                               : ld_value(r, ac);
+    const int64_t ldb = small && take(r, 1) % 4 ? (bc + 7) / 8 * 8 + 8 * (int64_t)(take(r, 1) % 3) + (bc == 0) * 8
+                                               : ld_value(r, bc);
+    const int64_t ldc = small && take(r, 1) % 4 ? (n + 7) / 8 * 8 + 8 * (int64_t)(take(r, 1) % 3) + (n == 0) * 8
+                                               : ld_value(r, n);
+    const int64_t batch = batch_value(r);
+    const int64_t sa = stride_value(r, ar, ac, lda), sb = stride_value(r, br, bc, ldb);
+    const int64_t sc = stride_value(r, m, n, ldc);
+    int to_device = 0;
+    hgemm_status want = model_gemm(id, dtype, op_a, op_b, m, n, k, alpha, A, lda, sa, B, ldb, sb, C,
+                                   ldc, sc, batch, &to_device);
+    if (to_device && gpu_state) return; /* it would launch on fake addresses */
+    if (to_device) want = HGEMM_ERROR_NO_DEVICE;
+    hgemm_status got = hgemm_gemm(id, (hgemm_dtype)dtype, (hgemm_op)op_a, (hgemm_op)op_b, m, n, k,
+                                  alpha, A, lda, sa, B, ldb, sb, 1.0f, (void *)(uintptr_t)C, ldc, sc,
+                                  batch, NULL, NULL);
+    if (got != want) {
+        fprintf(stderr, "fuzz_validate: hgemm_gemm dtype %d ops %d %d batch %lld strides %lld %lld %lld\n",
+                dtype, op_a, op_b, (long long)batch, (long long)sa, (long long)sb, (long long)sc);
+        disagree("hgemm_gemm", got, want, (int)id, m, n, k, alpha, A, lda, B, ldb, C, ldc);
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (gpu_state < 0) {
         int count = 0;
@@ -141,9 +223,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
      * servable) the device query's answer. With a GPU such a call would launch
      * on fake addresses: not made. */
     const int to_device = want == HGEMM_SUCCESS && m > 0 && n > 0;
-    if (to_device && gpu_state) return 0;
-    got = hgemm_nt(id, m, n, k, alpha, A, lda, B, ldb, 1.0f, (void *)(uintptr_t)C, ldc, NULL);
-    if (to_device) want = HGEMM_ERROR_NO_DEVICE;
-    if (got != want) disagree("hgemm_nt", got, want, kernel, m, n, k, alpha, A, lda, B, ldb, C, ldc);
+    if (!(to_device && gpu_state)) {
+        got = hgemm_nt(id, m, n, k, alpha, A, lda, B, ldb, 1.0f, (void *)(uintptr_t)C, ldc, NULL);
+        if (to_device) want = HGEMM_ERROR_NO_DEVICE;
+        if (got != want) disagree("hgemm_nt", got, want, kernel, m, n, k, alpha, A, lda, B, ldb, C, ldc);
+    }
+    gemm_case(&r, id, m, n, k, alpha, A, B, C);
     return 0;
 }
