@@ -119,9 +119,9 @@ v9_kernel(const __grid_constant__ CUtensorMap tmap_x, const __grid_constant__ CU
     const int32_t short0 = (int32_t)(tile % (uint32_t)args.short_tiles) * BN;
     const int32_t long0 = (int32_t)(tile / (uint32_t)args.short_tiles) * V9_BM;
     /* The k-loop walks steps of KB k-tiles; this block's slice of the steps is
-     * [st0, st1), as even as integers allow. A step past k's last tile loads
-     * and multiplies only the tiles that exist (nothing relies on a box
-     * wholly outside the tensor). */
+     * [st0, st1), as even as integers allow. The step that reaches past k's
+     * last tile loads only the tiles that exist and zeroes the others
+     * (nothing relies on a box wholly outside the tensor). */
     const int64_t k_tiles = args.g.k_tiles, steps = (k_tiles + KB - 1) / KB;
     v9_partial_row *partial = (v9_partial_row *)sm->x;
     const int32_t st0 = (int32_t)(steps * rank / split);
