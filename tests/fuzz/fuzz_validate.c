@@ -132,7 +132,7 @@ static int64_t batch_value(reader *r) {
 static int64_t stride_value(reader *r, int64_t rows, int64_t cols, int64_t ld) {
     const uint64_t sel = take(r, 1);
     const int64_t tight = rows > 0 && cols > 0 && ld > 0 && rows < (INT64_C(1) << 24) &&
-                                  ld < (INT64_C(1) << 24)
+                                  ld < (INT64_C(1) << 24) && cols < (INT64_C(1) << 24)
                               ? ((rows - 1) * ld + cols + 7) / 8 * 8
                               : 8;
     switch (sel % 6) {
