@@ -135,7 +135,10 @@ const hgemm_kernel_info *hgemm__auto_row(hgemm_kernel id) {
     return NULL;
 }
 
-hgemm_kernel hgemm__auto_kernel(void) { return HGEMM_KERNEL_V8; }
+hgemm_kernel hgemm__auto_kernel(void) {
+    const int64_t large = AUTO_SMALL_MN_HIGH; /* past every bound of the table: both sides */
+    return hgemm__auto_choice(large, large, large);
+}
 
 const char *hgemm_kernel_name(hgemm_kernel kernel) {
     if (kernel == HGEMM_KERNEL_AUTO) return "auto";
@@ -209,27 +212,106 @@ static int shares_element(const void *x, int64_t xr, int64_t xc, int64_t xld, co
 
 static int misaligned(const void *p) { return ((uintptr_t)p & 15u) != 0; }
 
+/* One request of any entry point: hgemm_gemm's arguments (hgemm_nt's are
+ * fp16, N and T, one entry, strides 0). */
+typedef struct request {
+    hgemm_kernel kernel;
+    hgemm_dtype dtype;
+    hgemm_op op_a, op_b;
+    int64_t m, n, k;
+    float alpha, beta;
+    const void *A; int64_t lda, stride_a;
+    const void *B; int64_t ldb, stride_b;
+    void *C;       int64_t ldc, stride_c;
+    int64_t batch;
+    const hgemm_nt_options *options; /* never NULL here */
+} request;
+
+static const hgemm_nt_options NO_OPTIONS = {NULL, 0, 0};
+
+/* Bytes from entry 0's first element to the end of entry batch-1 of a batch
+ * of matrices each spanning `one` bytes, `stride` elements apart; -1 when
+ * that cannot exist in memory. */
+static int64_t batch_span(int64_t one, int64_t stride, int64_t batch) {
+    if (one == 0 || batch == 0) return 0;
+    /* (batch - 1) * stride * 2 <= INT64_MAX - one, without overflow */
+    if (batch > 1 && stride > (INT64_MAX - one) / 2 / (batch - 1)) return -1;
+    return (batch - 1) * stride * 2 + one;
+}
+
+/* Every rule of include/hgemm.h, in the order its statuses are decided:
+ * the values, the sizes and leading dimensions, NULL, alignment, overlaps,
+ * then the options. No CUDA call. */
+static hgemm_status validate(const request *r) {
+    if (r->kernel != HGEMM_KERNEL_AUTO && r->kernel != HGEMM_KERNEL_AUTO_F16ACC &&
+        hgemm__kernel_find(r->kernel) == NULL)
+        return HGEMM_ERROR_INVALID_VALUE;
+    if ((r->dtype != HGEMM_DTYPE_F16 && r->dtype != HGEMM_DTYPE_BF16) ||
+        (r->op_a != HGEMM_OP_N && r->op_a != HGEMM_OP_T) || (r->op_b != HGEMM_OP_N && r->op_b != HGEMM_OP_T))
+        return HGEMM_ERROR_INVALID_VALUE;
+    const int64_t m = r->m, n = r->n, k = r->k, batch = r->batch;
+    if (m < 0 || n < 0 || k < 0 || batch < 0 || r->stride_a < 0 || r->stride_b < 0 || r->stride_c < 0)
+        return HGEMM_ERROR_INVALID_VALUE;
+    /* The stored shapes: rows x cols of A and B as they lie in memory. */
+    const int64_t a_rows = r->op_a == HGEMM_OP_N ? m : k, a_cols = r->op_a == HGEMM_OP_N ? k : m;
+    const int64_t b_rows = r->op_b == HGEMM_OP_N ? k : n, b_cols = r->op_b == HGEMM_OP_N ? n : k;
+    /* A leading dimension is at least its row length, and at least 1. */
+    if (r->lda < (a_cols > 1 ? a_cols : 1) || r->ldb < (b_cols > 1 ? b_cols : 1) ||
+        r->ldc < (n > 1 ? n : 1))
+        return HGEMM_ERROR_INVALID_VALUE;
+    const int64_t a_one = span_bytes(a_rows, a_cols, r->lda), b_one = span_bytes(b_rows, b_cols, r->ldb);
+    const int64_t c_one = span_bytes(m, n, r->ldc);
+    if (a_one < 0 || b_one < 0 || c_one < 0) return HGEMM_ERROR_INVALID_VALUE;
+    const int64_t a_all = batch_span(a_one, r->stride_a, batch);
+    const int64_t b_all = batch_span(b_one, r->stride_b, batch);
+    const int64_t c_all = batch_span(c_one, r->stride_c, batch);
+    if (a_all < 0 || b_all < 0 || c_all < 0) return HGEMM_ERROR_INVALID_VALUE;
+    if ((a_all && r->A == NULL) || (b_all && r->B == NULL) || (c_all && r->C == NULL))
+        return HGEMM_ERROR_INVALID_VALUE;
+    if (r->lda % 8 || r->ldb % 8 || r->ldc % 8 || r->stride_a % 8 || r->stride_b % 8 || r->stride_c % 8)
+        return HGEMM_ERROR_MISALIGNED;
+    if ((a_all && misaligned(r->A)) || (b_all && misaligned(r->B)) || (c_all && misaligned(r->C)))
+        return HGEMM_ERROR_MISALIGNED;
+    /* C's entries are written: no two may share a byte. */
+    if (batch > 1 && c_one > 0 && r->stride_c * 2 < c_one) return HGEMM_ERROR_INVALID_VALUE;
+    /* C and the operands: exact for one entry, by address ranges for a batch. */
+    if (batch == 1) {
+        if (shares_element(r->C, m, n, r->ldc, r->A, a_rows, a_cols, r->lda) ||
+            shares_element(r->C, m, n, r->ldc, r->B, b_rows, b_cols, r->ldb))
+            return HGEMM_ERROR_INVALID_VALUE;
+    } else if (overlaps(r->C, c_all, r->A, a_all) || overlaps(r->C, c_all, r->B, b_all)) {
+        return HGEMM_ERROR_INVALID_VALUE;
+    }
+    /* The options: an SM target of 0 or more; a workspace of device memory,
+     * 16-byte aligned, sharing no byte with any matrix (0 bytes: none). */
+    const hgemm_nt_options *o = r->options;
+    if (o->sm_count_target < 0) return HGEMM_ERROR_INVALID_VALUE;
+    if (o->workspace_bytes) {
+        if (o->workspace == NULL || o->workspace_bytes > (size_t)INT64_MAX) return HGEMM_ERROR_INVALID_VALUE;
+        if (misaligned(o->workspace)) return HGEMM_ERROR_MISALIGNED;
+        const int64_t ws = (int64_t)o->workspace_bytes;
+        if (overlaps(o->workspace, ws, r->A, a_all) || overlaps(o->workspace, ws, r->B, b_all) ||
+            overlaps(o->workspace, ws, r->C, c_all))
+            return HGEMM_ERROR_INVALID_VALUE;
+    }
+    return HGEMM_SUCCESS;
+}
+
+/* hgemm_nt's request (fp16, A as stored, B transposed, one entry). */
+static request nt_request(hgemm_kernel kernel, int64_t m, int64_t n, int64_t k, float alpha,
+                          const void *A, int64_t lda, const void *B, int64_t ldb, float beta,
+                          void *C, int64_t ldc, const hgemm_nt_options *options) {
+    request r = {kernel, HGEMM_DTYPE_F16, HGEMM_OP_N, HGEMM_OP_T, m, n, k, alpha, beta,
+                 A, lda, 0, B, ldb, 0, C, ldc, 0, 1, options ? options : &NO_OPTIONS};
+    return r;
+}
+
 hgemm_status hgemm__validate(hgemm_kernel kernel, int64_t m, int64_t n, int64_t k,
                              const void *A, int64_t lda, const void *B, int64_t ldb,
                              const void *C, int64_t ldc) {
-    if (kernel != HGEMM_KERNEL_AUTO && kernel != HGEMM_KERNEL_AUTO_F16ACC &&
-        hgemm__kernel_find(kernel) == NULL)
-        return HGEMM_ERROR_INVALID_VALUE;
-    if (m < 0 || n < 0 || k < 0) return HGEMM_ERROR_INVALID_VALUE;
-    /* A leading dimension is at least its row length, and at least 1. */
-    if (lda < (k > 1 ? k : 1) || ldb < (k > 1 ? k : 1) || ldc < (n > 1 ? n : 1))
-        return HGEMM_ERROR_INVALID_VALUE;
-    int64_t a_bytes = span_bytes(m, k, lda), b_bytes = span_bytes(n, k, ldb);
-    int64_t c_bytes = span_bytes(m, n, ldc);
-    if (a_bytes < 0 || b_bytes < 0 || c_bytes < 0) return HGEMM_ERROR_INVALID_VALUE;
-    if ((a_bytes && A == NULL) || (b_bytes && B == NULL) || (c_bytes && C == NULL))
-        return HGEMM_ERROR_INVALID_VALUE;
-    if (lda % 8 || ldb % 8 || ldc % 8) return HGEMM_ERROR_MISALIGNED;
-    if ((a_bytes && misaligned(A)) || (b_bytes && misaligned(B)) || (c_bytes && misaligned(C)))
-        return HGEMM_ERROR_MISALIGNED;
-    if (shares_element(C, m, n, ldc, A, m, k, lda) || shares_element(C, m, n, ldc, B, n, k, ldb))
-        return HGEMM_ERROR_INVALID_VALUE;
-    return HGEMM_SUCCESS;
+    const request r = nt_request(kernel, m, n, k, 1.0f, A, lda, B, ldb, 0.0f,
+                                 (void *)(uintptr_t)C, ldc, NULL);
+    return validate(&r);
 }
 
 /* The status for a failed CUDA call: "no device or driver" where that is
@@ -327,91 +409,56 @@ hgemm_status hgemm__preflight(hgemm_kernel kernel, int64_t m, int64_t n, int64_t
     return preflight(info, &p, &run);
 }
 
-/* What hgemm_nt does once the arguments passed hgemm__validate; `info` is the
- * kernel's row, NULL for AUTO. Every argument is decided first (preflight);
- * then the device, then the pointers (CUDA calls), then the launch. */
-static hgemm_status run_validated(const hgemm_kernel_info *info, int64_t m, int64_t n, int64_t k,
-                                  float alpha, const void *A, int64_t lda, const void *B,
-                                  int64_t ldb, float beta, void *C, int64_t ldc, void *workspace,
-                                  size_t workspace_bytes, int sm_count, cudaStream_t stream) {
-    hgemm_problem p = {m, n, k, alpha, beta, A, lda, B, ldb, C, ldc,
-                       workspace_bytes ? workspace : NULL, workspace_bytes, sm_count};
+/* What every entry point does once validate() passed, for the fp16 NT form:
+ * `info` is the kernel's row (NULL: AUTO). The kernel's limits are decided
+ * first (preflight, the same for every entry), then the device once, then for
+ * each entry its pointers (CUDA calls) and its launch, in order on the stream. */
+static hgemm_status run_validated(const hgemm_kernel_info *info, const request *r,
+                                  cudaStream_t stream) {
+    const hgemm_nt_options *o = r->options;
+    hgemm_problem p = {r->m, r->n, r->k, r->alpha, r->beta, r->A, r->lda, r->B, r->ldb, r->C, r->ldc,
+                       o->workspace_bytes ? o->workspace : NULL, o->workspace_bytes,
+                       o->sm_count_target};
     hgemm_launch_fn run = NULL;
     hgemm_status st = preflight(info, &p, &run);
-    if (st != HGEMM_SUCCESS || run == NULL) return st;
+    if (st != HGEMM_SUCCESS || run == NULL || r->batch == 0) return st;
     int dev = 0;
     st = check_device(&dev);
-    if (st == HGEMM_SUCCESS) st = hgemm__check_pointers(&p, dev);
     if (st == HGEMM_SUCCESS && p.workspace) st = check_pointer(p.workspace, dev);
-    if (st != HGEMM_SUCCESS) return st;
-    return run(&p, stream);
-}
-
-/* The workspace of hgemm_nt_ws: none (0 bytes), or device memory 16-byte
- * aligned that shares no byte with A, B or C. */
-static hgemm_status validate_workspace(int64_t m, int64_t n, int64_t k, const void *A, int64_t lda,
-                                       const void *B, int64_t ldb, const void *C, int64_t ldc,
-                                       const void *workspace, size_t workspace_bytes) {
-    if (workspace_bytes == 0) return HGEMM_SUCCESS;
-    if (workspace == NULL || workspace_bytes > (size_t)INT64_MAX) return HGEMM_ERROR_INVALID_VALUE;
-    if (misaligned(workspace)) return HGEMM_ERROR_MISALIGNED;
-    const int64_t ws = (int64_t)workspace_bytes;
-    if (overlaps(workspace, ws, A, span_bytes(m, k, lda)) ||
-        overlaps(workspace, ws, B, span_bytes(n, k, ldb)) ||
-        overlaps(workspace, ws, C, span_bytes(m, n, ldc)))
-        return HGEMM_ERROR_INVALID_VALUE;
-    return HGEMM_SUCCESS;
-}
-
-hgemm_status hgemm_nt(hgemm_kernel kernel, int64_t m, int64_t n, int64_t k, float alpha,
-                      const void *A, int64_t lda, const void *B, int64_t ldb, float beta,
-                      void *C, int64_t ldc, cudaStream_t stream) {
-    hgemm_status st = hgemm__validate(kernel, m, n, k, A, lda, B, ldb, C, ldc);
-    if (st != HGEMM_SUCCESS) return st;
-    const hgemm_kernel_info *info = resolve(kernel, m, n, k);
-    return run_validated(info, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, NULL, 0, 0, stream);
-}
-
-hgemm_status hgemm_nt_ws(hgemm_kernel kernel, int64_t m, int64_t n, int64_t k, float alpha,
-                         const void *A, int64_t lda, const void *B, int64_t ldb, float beta,
-                         void *C, int64_t ldc, void *workspace, size_t workspace_bytes,
-                         cudaStream_t stream) {
-    hgemm_status st = hgemm__validate(kernel, m, n, k, A, lda, B, ldb, C, ldc);
-    if (st == HGEMM_SUCCESS)
-        st = validate_workspace(m, n, k, A, lda, B, ldb, C, ldc, workspace, workspace_bytes);
-    if (st != HGEMM_SUCCESS) return st;
-    const hgemm_kernel_info *info = resolve(kernel, m, n, k);
-    return run_validated(info, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, workspace,
-                         workspace_bytes, 0, stream);
+    /* Entry b's matrices, as addresses (A and B may be NULL when k == 0). */
+    const uintptr_t a0 = (uintptr_t)r->A, b0 = (uintptr_t)r->B, c0 = (uintptr_t)r->C;
+    for (int64_t b = 0; b < r->batch && st == HGEMM_SUCCESS; b++) {
+        p.A = (const void *)(a0 + (uintptr_t)(b * r->stride_a * 2));
+        p.B = (const void *)(b0 + (uintptr_t)(b * r->stride_b * 2));
+        p.C = (void *)(c0 + (uintptr_t)(b * r->stride_c * 2));
+        st = hgemm__check_pointers(&p, dev);
+        if (st == HGEMM_SUCCESS) st = run(&p, stream);
+    }
+    return st;
 }
 
 hgemm_status hgemm_nt_ex(hgemm_kernel kernel, int64_t m, int64_t n, int64_t k, float alpha,
                          const void *A, int64_t lda, const void *B, int64_t ldb, float beta,
                          void *C, int64_t ldc, const hgemm_nt_options *options,
                          cudaStream_t stream) {
-    static const hgemm_nt_options none = {NULL, 0, 0};
-    if (options == NULL) options = &none;
-    hgemm_status st = hgemm__validate(kernel, m, n, k, A, lda, B, ldb, C, ldc);
-    if (st == HGEMM_SUCCESS && options->sm_count_target < 0) st = HGEMM_ERROR_INVALID_VALUE;
-    if (st == HGEMM_SUCCESS)
-        st = validate_workspace(m, n, k, A, lda, B, ldb, C, ldc, options->workspace,
-                                options->workspace_bytes);
+    const request r = nt_request(kernel, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, options);
+    hgemm_status st = validate(&r);
     if (st != HGEMM_SUCCESS) return st;
-    return run_validated(resolve(kernel, m, n, k), m, n, k, alpha, A, lda, B, ldb, beta, C, ldc,
-                         options->workspace, options->workspace_bytes, options->sm_count_target,
-                         stream);
+    return run_validated(resolve(kernel, m, n, k), &r, stream);
 }
 
-/* ---- hgemm_gemm ----------------------------------------------------------------- */
+hgemm_status hgemm_nt(hgemm_kernel kernel, int64_t m, int64_t n, int64_t k, float alpha,
+                      const void *A, int64_t lda, const void *B, int64_t ldb, float beta,
+                      void *C, int64_t ldc, cudaStream_t stream) {
+    return hgemm_nt_ex(kernel, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, NULL, stream);
+}
 
-/* Bytes from the first element of entry 0 to the end of entry batch-1 of a
- * batch of matrices each spanning `one` bytes, `stride` elements apart; -1
- * when that cannot exist in memory. */
-static int64_t batch_span(int64_t one, int64_t stride, int64_t batch) {
-    if (one == 0 || batch == 0) return 0;
-    /* (batch - 1) * stride * 2 <= INT64_MAX - one, without overflow */
-    if (batch > 1 && stride > (INT64_MAX - one) / 2 / (batch - 1)) return -1;
-    return (batch - 1) * stride * 2 + one;
+hgemm_status hgemm_nt_ws(hgemm_kernel kernel, int64_t m, int64_t n, int64_t k, float alpha,
+                         const void *A, int64_t lda, const void *B, int64_t ldb, float beta,
+                         void *C, int64_t ldc, void *workspace, size_t workspace_bytes,
+                         cudaStream_t stream) {
+    const hgemm_nt_options options = {workspace, workspace_bytes, 0};
+    return hgemm_nt_ex(kernel, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, &options, stream);
 }
 
 hgemm_status hgemm_gemm(hgemm_kernel kernel, hgemm_dtype dtype, hgemm_op op_a, hgemm_op op_b,
@@ -420,69 +467,14 @@ hgemm_status hgemm_gemm(hgemm_kernel kernel, hgemm_dtype dtype, hgemm_op op_a, h
                         const void *B, int64_t ldb, int64_t stride_b,
                         float beta, void *C, int64_t ldc, int64_t stride_c,
                         int64_t batch, const hgemm_nt_options *options, cudaStream_t stream) {
-    static const hgemm_nt_options none = {NULL, 0, 0};
-    if (options == NULL) options = &none;
-    if (kernel != HGEMM_KERNEL_AUTO && kernel != HGEMM_KERNEL_AUTO_F16ACC &&
-        hgemm__kernel_find(kernel) == NULL)
-        return HGEMM_ERROR_INVALID_VALUE;
-    if ((dtype != HGEMM_DTYPE_F16 && dtype != HGEMM_DTYPE_BF16) ||
-        (op_a != HGEMM_OP_N && op_a != HGEMM_OP_T) || (op_b != HGEMM_OP_N && op_b != HGEMM_OP_T))
-        return HGEMM_ERROR_INVALID_VALUE;
-    if (m < 0 || n < 0 || k < 0 || batch < 0 || stride_a < 0 || stride_b < 0 || stride_c < 0 ||
-        options->sm_count_target < 0)
-        return HGEMM_ERROR_INVALID_VALUE;
-    /* The stored shapes: rows x cols of A and B as they lie in memory. */
-    const int64_t a_rows = op_a == HGEMM_OP_N ? m : k, a_cols = op_a == HGEMM_OP_N ? k : m;
-    const int64_t b_rows = op_b == HGEMM_OP_N ? k : n, b_cols = op_b == HGEMM_OP_N ? n : k;
-    if (lda < (a_cols > 1 ? a_cols : 1) || ldb < (b_cols > 1 ? b_cols : 1) || ldc < (n > 1 ? n : 1))
-        return HGEMM_ERROR_INVALID_VALUE;
-    const int64_t a_one = span_bytes(a_rows, a_cols, lda), b_one = span_bytes(b_rows, b_cols, ldb);
-    const int64_t c_one = span_bytes(m, n, ldc);
-    if (a_one < 0 || b_one < 0 || c_one < 0) return HGEMM_ERROR_INVALID_VALUE;
-    const int64_t a_all = batch_span(a_one, stride_a, batch), b_all = batch_span(b_one, stride_b, batch);
-    const int64_t c_all = batch_span(c_one, stride_c, batch);
-    if (a_all < 0 || b_all < 0 || c_all < 0) return HGEMM_ERROR_INVALID_VALUE;
-    if ((a_all && A == NULL) || (b_all && B == NULL) || (c_all && C == NULL)) return HGEMM_ERROR_INVALID_VALUE;
-    if (lda % 8 || ldb % 8 || ldc % 8 || stride_a % 8 || stride_b % 8 || stride_c % 8)
-        return HGEMM_ERROR_MISALIGNED;
-    if ((a_all && misaligned(A)) || (b_all && misaligned(B)) || (c_all && misaligned(C)))
-        return HGEMM_ERROR_MISALIGNED;
-    /* C's entries are written: no two may share a byte. */
-    if (batch > 1 && c_one > 0 && stride_c * 2 < c_one) return HGEMM_ERROR_INVALID_VALUE;
-    if (batch == 1) {
-        if (shares_element(C, m, n, ldc, A, a_rows, a_cols, lda) ||
-            shares_element(C, m, n, ldc, B, b_rows, b_cols, ldb))
-            return HGEMM_ERROR_INVALID_VALUE;
-    } else if (overlaps(C, c_all, A, a_all) || overlaps(C, c_all, B, b_all)) {
-        return HGEMM_ERROR_INVALID_VALUE;
-    }
-    if (options->workspace_bytes) {
-        if (options->workspace == NULL || options->workspace_bytes > (size_t)INT64_MAX)
-            return HGEMM_ERROR_INVALID_VALUE;
-        if (misaligned(options->workspace)) return HGEMM_ERROR_MISALIGNED;
-        const int64_t ws = (int64_t)options->workspace_bytes;
-        if (overlaps(options->workspace, ws, A, a_all) || overlaps(options->workspace, ws, B, b_all) ||
-            overlaps(options->workspace, ws, C, c_all))
-            return HGEMM_ERROR_INVALID_VALUE;
-    }
-    if (batch == 0 || m == 0 || n == 0) return HGEMM_SUCCESS;
+    const request r = {kernel, dtype, op_a, op_b, m, n, k, alpha, beta, A, lda, stride_a,
+                       B, ldb, stride_b, C, ldc, stride_c, batch, options ? options : &NO_OPTIONS};
+    hgemm_status st = validate(&r);
+    if (st != HGEMM_SUCCESS || batch == 0 || m == 0 || n == 0) return st;
     /* What this version's kernels serve: fp16, A as stored, B transposed (NT). */
     if (dtype != HGEMM_DTYPE_F16 || op_a != HGEMM_OP_N || op_b != HGEMM_OP_T)
         return HGEMM_ERROR_NOT_SUPPORTED;
-    /* Every entry's kernel limits before the first launch (the same for all). */
-    const hgemm_kernel_info *info = resolve(kernel, m, n, k);
-    hgemm_problem p = {m, n, k, alpha, beta, A, lda, B, ldb, C, ldc, NULL, 0, 0};
-    hgemm_launch_fn run = NULL;
-    hgemm_status st = preflight(info, &p, &run);
-    if (st != HGEMM_SUCCESS) return st;
-    /* Entry b's matrices, as addresses (A and B may be NULL when k == 0). */
-    const uintptr_t a0 = (uintptr_t)A, b0 = (uintptr_t)B, c0 = (uintptr_t)C;
-    for (int64_t b = 0; b < batch && st == HGEMM_SUCCESS; b++)
-        st = run_validated(info, m, n, k, alpha, (const void *)(a0 + (uintptr_t)(b * stride_a * 2)), lda,
-                           (const void *)(b0 + (uintptr_t)(b * stride_b * 2)), ldb, beta,
-                           (void *)(c0 + (uintptr_t)(b * stride_c * 2)), ldc, options->workspace,
-                           options->workspace_bytes, options->sm_count_target, stream);
-    return st;
+    return run_validated(resolve(kernel, m, n, k), &r, stream);
 }
 
 hgemm_status hgemm__run(const hgemm_kernel_info *info, int64_t m, int64_t n, int64_t k,
@@ -495,11 +487,11 @@ hgemm_status hgemm__run_ws(const hgemm_kernel_info *info, int64_t m, int64_t n, 
                            float alpha, const void *A, int64_t lda, const void *B, int64_t ldb,
                            float beta, void *C, int64_t ldc, void *workspace,
                            size_t workspace_bytes, cudaStream_t stream) {
-    hgemm_status st = hgemm__validate(HGEMM_KERNEL_AUTO, m, n, k, A, lda, B, ldb, C, ldc);
-    if (st == HGEMM_SUCCESS)
-        st = validate_workspace(m, n, k, A, lda, B, ldb, C, ldc, workspace, workspace_bytes);
+    const hgemm_nt_options options = {workspace, workspace_bytes, 0};
+    const request r = nt_request(HGEMM_KERNEL_AUTO, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc,
+                                 &options);
+    hgemm_status st = validate(&r);
     if (st != HGEMM_SUCCESS) return st;
     if (info != NULL && info->launch == NULL) info = resolve(info->id, m, n, k); /* an auto row */
-    return run_validated(info, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, workspace,
-                         workspace_bytes, 0, stream);
+    return run_validated(info, &r, stream);
 }

@@ -1297,9 +1297,9 @@ static void print_kernel_list(void) {
         const hgemm_kernel_info *k = hgemm__experiment_at(i);
         printf("%-6s %-5s ablation: %s\n", k->name, k->acc == HGEMM_ACC_F16 ? "fp16" : "fp32", k->idea);
     }
-    for (hgemm_kernel id = HGEMM_KERNEL_AUTO; id != HGEMM_KERNEL_AUTO_F16ACC + 1;
-         id = id == HGEMM_KERNEL_AUTO ? HGEMM_KERNEL_AUTO_F16ACC : (hgemm_kernel)(id + 1)) {
-        const hgemm_kernel_info *k = hgemm__auto_row(id);
+    const hgemm_kernel autos[] = {HGEMM_KERNEL_AUTO, HGEMM_KERNEL_AUTO_F16ACC};
+    for (size_t i = 0; i < sizeof autos / sizeof autos[0]; i++) {
+        const hgemm_kernel_info *k = hgemm__auto_row(autos[i]);
         printf("%-6s %-5s %s (src/api.c's table)\n", k->name, k->acc == HGEMM_ACC_F16 ? "fp16" : "fp32",
                k->idea);
     }

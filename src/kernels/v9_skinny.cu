@@ -318,10 +318,9 @@ static v9_plan v9_make_plan(const hgemm_problem *p, uint32_t sms, v9_variant v) 
 extern "C" hgemm_status hgemm__supports_v9(const hgemm_problem *p) {
     hgemm_status st = hgemm__tmap_supports(p, 0);
     if (st != HGEMM_SUCCESS) return st;
-    const uint64_t tiles = (uint64_t)hgemm_ceil_div((uint64_t)(p->m > p->n ? p->m : p->n), V9_BM) *
-                           hgemm_ceil_div((uint64_t)(p->m > p->n ? p->n : p->m),
-                                          (uint32_t)v9_bn(p->m > p->n ? p->n : p->m));
-    return tiles * V9_MAX_SPLIT > MAX_GRID_X ? HGEMM_ERROR_NOT_SUPPORTED : HGEMM_SUCCESS;
+    const v9_plan pl = v9_make_plan(p, 1, V9_TABLE); /* the tiles; the split is bounded by 8 */
+    return pl.long_tiles * pl.short_tiles * V9_MAX_SPLIT > MAX_GRID_X ? HGEMM_ERROR_NOT_SUPPORTED
+                                                                      : HGEMM_SUCCESS;
 }
 
 static hgemm_status v9_launch(const hgemm_problem *p, cudaStream_t stream, v9_variant v) {
