@@ -155,10 +155,18 @@ typedef enum hgemm_op {
  *     entry of A or B (decided exactly for batch 1 as hgemm_nt does, by
  *     the address ranges of all entries otherwise);
  *   - options as hgemm_nt_ex's (NULL: none).
- * What this version serves: fp16 with op_a N and op_b T, any batch (one
- * launch per entry, on `stream`, in order). Every other valid combination
- * (bf16; the NN, TN and TT forms) returns HGEMM_ERROR_NOT_SUPPORTED, after
- * all the checks above and before any CUDA call. */
+ * What each kernel serves:
+ *   - V8 serves every form: fp16 and bf16, NN, NT, TN and TT, a whole batch
+ *     in one launch. A transposed operand is read as it lies (TMA and
+ *     WGMMA's transpose bits), never copied;
+ *   - V0..V7 and V9 serve fp16 NT, a batch as one launch per entry, on
+ *     `stream`, in order; for every other form they return
+ *     HGEMM_ERROR_NOT_SUPPORTED, after all the checks above and before any
+ *     CUDA call;
+ *   - AUTO and AUTO_F16ACC choose by shape as for hgemm_nt where the form is
+ *     fp16 NT, and take V8 where their choice does not serve the form.
+ * bf16 accumulates in fp32 (AUTO_F16ACC too: it never picks V6 or V7 for
+ * bf16). */
 hgemm_status hgemm_gemm(hgemm_kernel kernel, hgemm_dtype dtype, hgemm_op op_a, hgemm_op op_b,
                         int64_t m, int64_t n, int64_t k, float alpha,
                         const void *A, int64_t lda, int64_t stride_a,

@@ -13,27 +13,30 @@
 #include <stdint.h>
 #include <cuda_fp16.h>
 
+#include "elem.cuh"
 #include "gemm_args.cuh"
 #include "hw.h"
 
 /* C[row][col], C[row][col+1] = alpha * (v0, v1) + beta * C (col is even).
- * Skips what lies outside m x n; reads C only when beta != 0. */
+ * Skips what lies outside m x n; reads C only when beta != 0. T is C's
+ * element type (elem.cuh): fp16 for every kernel but the fast ones' bf16 builds. */
+template <typename T = __half>
 static __device__ __forceinline__ void store_pair(gemm_args a, int32_t row, int32_t col,
                                                   float v0, float v1) {
     if (row >= a.m || col >= a.n) return;
-    __half *c = a.C + (int64_t)row * a.ldc + col;
+    T *c = (T *)a.C + (int64_t)row * a.ldc + col;
     v0 *= a.alpha;
     v1 *= a.alpha;
     if (col + 1 < a.n) {
         if (a.beta != 0.0f) {
-            float2 old = __half22float2(*(const __half2 *)c);
+            float2 old = elem<T>::unpack(*(const uint32_t *)c);
             v0 += a.beta * old.x;
             v1 += a.beta * old.y;
         }
-        *(__half2 *)c = __floats2half2_rn(v0, v1);
+        *(uint32_t *)c = elem<T>::pack(v0, v1);
     } else {
-        if (a.beta != 0.0f) v0 += a.beta * __half2float(*c);
-        *c = __float2half_rn(v0);
+        if (a.beta != 0.0f) v0 += a.beta * elem<T>::to_float(*c);
+        *c = elem<T>::from_float(v0);
     }
 }
 
@@ -41,6 +44,7 @@ static __device__ __forceinline__ void store_pair(gemm_args a, int32_t row, int3
  * element is C[row0][col0]. Fragment layout (PTX ISA, "wgmma register
  * fragments"): register 4j+e of thread t holds row 16*(t/32) + (t%32)/4 +
  * 8*(e/2), column 8j + 2*(t%4) + e%2. */
+template <typename T = __half>
 static __device__ __forceinline__ void epilogue_m64n256_f32(gemm_args a, const float d[128],
                                                             int32_t row0, int32_t col0) {
     int t = threadIdx.x % WARPGROUP_THREADS;
@@ -48,8 +52,8 @@ static __device__ __forceinline__ void epilogue_m64n256_f32(gemm_args a, const f
     int32_t col = col0 + 2 * (t % 4);
 #pragma unroll
     for (int j = 0; j < 32; j++) {
-        store_pair(a, row, col + 8 * j, d[4 * j + 0], d[4 * j + 1]);
-        store_pair(a, row + 8, col + 8 * j, d[4 * j + 2], d[4 * j + 3]);
+        store_pair<T>(a, row, col + 8 * j, d[4 * j + 0], d[4 * j + 1]);
+        store_pair<T>(a, row + 8, col + 8 * j, d[4 * j + 2], d[4 * j + 3]);
     }
 }
 

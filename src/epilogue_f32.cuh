@@ -13,6 +13,7 @@
 #ifndef HGEMM_EPILOGUE_F32_CUH
 #define HGEMM_EPILOGUE_F32_CUH
 
+#include "elem.cuh"
 #include "epilogue_f16.cuh"
 #include "gemm_args.cuh"
 #include "hw.h"
@@ -25,9 +26,11 @@ enum {
 };
 
 /* Stage rows row0.., columns col0.. of C into the boxes at `c` (shared
- * memory): alpha * acc + beta * C computed in fp32 and rounded once; C is read
- * (from global memory, masked to m x n) only when beta != 0. The swizzle puts
- * the 8 rows of each 8x8 matrix in 8 different bank groups. */
+ * memory): alpha * acc + beta * C computed in fp32 and rounded once to T
+ * (elem.cuh; the boxes hold T's bits); C is read (from global memory, masked
+ * to m x n) only when beta != 0. The swizzle puts the 8 rows of each 8x8
+ * matrix in 8 different bank groups. */
+template <typename T = __half>
 static __device__ __forceinline__ void f32q_stage(__half *c, const float d[F32Q_ACC_REGS],
                                                   gemm_args args, int32_t row0, int32_t col0) {
     const int t = threadIdx.x % WARPGROUP_THREADS, warp = t / WARP_SIZE, lane = t % WARP_SIZE;
@@ -47,18 +50,17 @@ static __device__ __forceinline__ void f32q_stage(__half *c, const float d[F32Q_
             if (add_c) {
                 const int32_t grow = frow + 8 * (mat % 2), gcol = fcol + 8 * j;
                 if (grow < args.m && gcol < args.n) {
-                    const __half *old = args.C + (int64_t)grow * args.ldc + gcol;
+                    const T *old = (const T *)args.C + (int64_t)grow * args.ldc + gcol;
                     if (gcol + 1 < args.n) { /* gcol is even and ldc % 8 == 0: 4-byte aligned */
-                        const float2 o = __half22float2(*(const __half2 *)old);
+                        const float2 o = elem<T>::unpack(*(const uint32_t *)old);
                         x += args.beta * o.x;
                         y += args.beta * o.y;
                     } else {
-                        x += args.beta * __half2float(old[0]);
+                        x += args.beta * elem<T>::to_float(old[0]);
                     }
                 }
             }
-            const __half2 h = __floats2half2_rn(x, y);
-            r[mat] = *(const uint32_t *)&h;
+            r[mat] = elem<T>::pack(x, y);
         }
         const uint32_t chunk = 2 * jj + q / 2; /* 16-byte column chunk of this lane's row, 0..31 */
         stmatrix_x4(c_base + (chunk / 8) * F16Q_BOX_BYTES + sw128_offset(row, chunk % 8), r);

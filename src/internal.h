@@ -14,17 +14,29 @@
 extern "C" {
 #endif
 
-/* One validated request, as hgemm_nt passes it to a launcher. */
+/* One validated request, as the entry points pass it to a launcher. The
+ * fields after sm_count are hgemm_gemm's; all zero is one fp16 NT product,
+ * which is all that a launcher of a row without `general` ever receives. */
 typedef struct hgemm_problem {
     int64_t m, n, k;
     float alpha, beta;
-    const void *A; int64_t lda; /* (m, k) row-major */
-    const void *B; int64_t ldb; /* (n, k) row-major */
+    const void *A; int64_t lda; /* (m, k) row-major; (k, m) when a_mn */
+    const void *B; int64_t ldb; /* (n, k) row-major; (k, n) when b_mn */
     void *C;       int64_t ldc; /* (m, n) row-major */
     void *workspace;            /* hgemm_nt_ws's scratch for split tiles; NULL: none */
     size_t workspace_bytes;
     int sm_count;               /* hgemm_nt_ex's sm_count_target: > 0 caps persistent grids */
+    hgemm_dtype dtype;          /* of A, B and C */
+    int a_mn, b_mn;             /* the operand is stored contiguous along M (resp. N), not K:
+                                   op_a == HGEMM_OP_T, op_b == HGEMM_OP_N */
+    int64_t batch;              /* entries served by one launch; 0 or 1: one */
+    int64_t stride_a, stride_b, stride_c; /* elements between entries (0: A or B shared) */
 } hgemm_problem;
+
+/* Whether a problem is the series' form: fp16, NT, one entry. */
+static inline int hgemm__problem_is_nt(const hgemm_problem *p) {
+    return p->dtype == HGEMM_DTYPE_F16 && !p->a_mn && !p->b_mn && p->batch <= 1;
+}
 
 typedef enum hgemm_acc { HGEMM_ACC_F32 = 0, HGEMM_ACC_F16 = 1 } hgemm_acc;
 
@@ -41,6 +53,9 @@ typedef struct hgemm_kernel_info {
     const char *idea;     /* one line: what this version adds */
     hgemm_launch_fn launch;
     hgemm_supports_fn supports; /* NULL: the tensor-map limits of A, B and C */
+    int general;          /* its launcher serves every hgemm_problem: bf16, the four
+                             forms and a whole batch in one launch. Otherwise only
+                             fp16 NT, and a batch runs as one launch per entry */
 } hgemm_kernel_info;
 
 int hgemm__kernel_count(void);
@@ -96,6 +111,13 @@ hgemm_status hgemm__tmap_check(const void *ptr, uint64_t rows, uint64_t cols, ui
 hgemm_status hgemm__tmap_encode(CUtensorMap *map, const void *ptr, uint64_t rows,
                                 uint64_t cols, uint64_t ld, uint32_t box_rows,
                                 uint32_t box_cols, int swizzle128);
+/* The same for `count` such matrices of `dtype`, `stride` elements apart, as
+ * a 3-D tensor (the entry innermost-last): boxes are 2-D, one entry each.
+ * count == 1 ignores stride. */
+hgemm_status hgemm__tmap_encode_batch(CUtensorMap *map, hgemm_dtype dtype, const void *ptr,
+                                      uint64_t rows, uint64_t cols, uint64_t ld, uint64_t count,
+                                      uint64_t stride, uint32_t box_rows, uint32_t box_cols,
+                                      int swizzle128);
 /* The tensor limits (not the boxes) of the A and B maps of a valid problem,
  * and of the C map when c_by_tma: SUCCESS or NOT_SUPPORTED, no CUDA call. */
 hgemm_status hgemm__tmap_supports(const hgemm_problem *p, int c_by_tma);
@@ -132,6 +154,7 @@ hgemm_status hgemm__supports_v4(const hgemm_problem *p);
 hgemm_status hgemm__supports_v5(const hgemm_problem *p);
 hgemm_status hgemm__supports_v6(const hgemm_problem *p);
 hgemm_status hgemm__supports_v7(const hgemm_problem *p);
+hgemm_status hgemm__supports_v8(const hgemm_problem *p);
 hgemm_status hgemm__supports_v9(const hgemm_problem *p);
 
 /* The launchers, one per file in src/kernels/. */

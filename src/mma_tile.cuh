@@ -15,6 +15,9 @@
 #ifndef HGEMM_MMA_TILE_CUH
 #define HGEMM_MMA_TILE_CUH
 
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
 #include "gemm_args.cuh" /* BK */
 #include "hw.h"
 #include "ptx/wgmma.cuh"
@@ -22,6 +25,8 @@
 enum {
     KTILE_WGMMAS = BK / WGMMA_K,            /* 4 */
     WGMMA_DESC_K_STEP = (WGMMA_K * 2) >> 4, /* 16 fp16 = 32 bytes; descriptor addresses are >> 4 */
+    /* MN-major tiles (wgmma_desc_sw128_mn): 16 k-rows of 128 bytes */
+    WGMMA_DESC_K_STEP_MN = (WGMMA_K * SW128_ROW_BYTES) >> 4,
 };
 
 /* d (64, 256) fp32 (+)= A (64, BK) * B (256, BK)^T for the tiles the
@@ -42,6 +47,24 @@ static __device__ __forceinline__ void wgmma_ktile_m64n256_f16(uint32_t d[64], u
     for (int kk = 0; kk < KTILE_WGMMAS; kk++)
         wgmma_m64n256k16_f16(d, desc_a + WGMMA_DESC_K_STEP * kk, desc_b + WGMMA_DESC_K_STEP * kk,
                              accumulate || kk > 0);
+}
+
+/* The fast kernels' k-tile: inputs of type T (__half or __nv_bfloat16),
+ * each operand's tile K-major (A_MN, B_MN = 0: the descriptor steps 32 bytes
+ * along the swizzled row) or MN-major (1: it steps 16 k-rows, 2048 bytes),
+ * read through WGMMA's transpose bits; fp32 accumulation, N = 256. */
+template <typename T, int A_MN, int B_MN>
+static __device__ __forceinline__ void wgmma_ktile_m64n256_f32_ab(float d[128], uint64_t desc_a,
+                                                                  uint64_t desc_b, uint32_t accumulate) {
+    constexpr uint64_t step_a = A_MN ? WGMMA_DESC_K_STEP_MN : WGMMA_DESC_K_STEP;
+    constexpr uint64_t step_b = B_MN ? WGMMA_DESC_K_STEP_MN : WGMMA_DESC_K_STEP;
+#pragma unroll
+    for (int kk = 0; kk < KTILE_WGMMAS; kk++) {
+        if constexpr (sizeof(T) == 2 && __is_same(T, __nv_bfloat16))
+            wgmma_m64n256k16_f32_bf16<A_MN, B_MN>(d, desc_a + step_a * kk, desc_b + step_b * kk, accumulate || kk > 0);
+        else
+            wgmma_m64n256k16_f32_f16<A_MN, B_MN>(d, desc_a + step_a * kk, desc_b + step_b * kk, accumulate || kk > 0);
+    }
 }
 
 #endif

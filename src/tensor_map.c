@@ -1,5 +1,6 @@
 /*
- * tensor_map.c: TMA descriptors for 2-D fp16 matrices. The encoder lives in
+ * tensor_map.c: TMA descriptors for 2-D fp16 and bf16 matrices, and for
+ * batches of them as 3-D tensors. The encoder lives in
  * the driver; it is reached through the runtime's entry-point query, so the
  * library links the CUDA runtime only. A found encoder is kept for the life
  * of the process; a failed lookup is not, and the next call tries again.
@@ -16,7 +17,7 @@
 #include "hw.h"
 #include "internal.h"
 
-enum { ELEM_BYTES = 2 }; /* fp16 */
+enum { ELEM_BYTES = 2 }; /* fp16 and bf16 */
 
 /* cuTensorMapEncodeTiled's limits on the tensor itself (hw.h): each dimension
  * at most 2^32 elements, the row stride below 2^40 bytes. */
@@ -35,14 +36,25 @@ hgemm_status hgemm__tmap_check(const void *ptr, uint64_t rows, uint64_t cols, ui
     return tensor_fits(rows, cols, ld) ? HGEMM_SUCCESS : HGEMM_ERROR_NOT_SUPPORTED;
 }
 
+/* A batch as the third dimension: at most 2^32 entries, the entry stride
+ * below 2^40 bytes. */
+static int batch_fits(int64_t batch, int64_t stride) {
+    return batch <= 1 || ((uint64_t)batch <= TMA_MAX_GLOBAL_DIM && (uint64_t)stride < TMA_MAX_STRIDE / ELEM_BYTES);
+}
+
 /* The TMA limits a valid problem can meet (api.c has checked everything else,
- * and that m, n, k fit int32): the leading dimensions. */
+ * and that m, n, k fit int32): the leading dimensions and the batch. The
+ * operands as stored: (m, k) or (k, m) for A, (n, k) or (k, n) for B. */
 hgemm_status hgemm__tmap_supports(const hgemm_problem *p, int c_by_tma) {
-    if (p->m < 0 || p->n < 0 || p->k < 0 || p->lda < 0 || p->ldb < 0 || p->ldc < 0)
+    if (p->m < 0 || p->n < 0 || p->k < 0 || p->lda < 0 || p->ldb < 0 || p->ldc < 0 ||
+        p->stride_a < 0 || p->stride_b < 0 || p->stride_c < 0)
         return HGEMM_ERROR_INVALID_VALUE;
-    int fits = tensor_fits((uint64_t)p->m, (uint64_t)p->k, (uint64_t)p->lda) &&
-               tensor_fits((uint64_t)p->n, (uint64_t)p->k, (uint64_t)p->ldb);
-    if (c_by_tma) fits = fits && tensor_fits((uint64_t)p->m, (uint64_t)p->n, (uint64_t)p->ldc);
+    const uint64_t m = (uint64_t)p->m, n = (uint64_t)p->n, k = (uint64_t)p->k;
+    int fits = tensor_fits(p->a_mn ? k : m, p->a_mn ? m : k, (uint64_t)p->lda) &&
+               tensor_fits(p->b_mn ? k : n, p->b_mn ? n : k, (uint64_t)p->ldb) &&
+               batch_fits(p->batch, p->stride_a) && batch_fits(p->batch, p->stride_b);
+    if (c_by_tma)
+        fits = fits && tensor_fits(m, n, (uint64_t)p->ldc) && batch_fits(p->batch, p->stride_c);
     return fits ? HGEMM_SUCCESS : HGEMM_ERROR_NOT_SUPPORTED;
 }
 
@@ -80,22 +92,43 @@ long hgemm__tmap_lookup_attempts(void) {
     return atomic_load_explicit(&lookup_attempts, memory_order_relaxed);
 }
 
-hgemm_status hgemm__tmap_encode(CUtensorMap *map, const void *ptr, uint64_t rows, uint64_t cols,
-                                uint64_t ld, uint32_t box_rows, uint32_t box_cols, int swizzle128) {
-    if (map == NULL) return HGEMM_ERROR_INVALID_VALUE;
+/* rank 2: one matrix; rank 3: `count` of them, `stride` elements apart. */
+static hgemm_status encode_rank(CUtensorMap *map, hgemm_dtype dtype, unsigned rank, const void *ptr,
+                                uint64_t rows, uint64_t cols, uint64_t ld, uint64_t count,
+                                uint64_t stride, uint32_t box_rows, uint32_t box_cols, int swizzle128) {
+    if (map == NULL || (dtype != HGEMM_DTYPE_F16 && dtype != HGEMM_DTYPE_BF16)) return HGEMM_ERROR_INVALID_VALUE;
     hgemm_status st = hgemm__tmap_check(ptr, rows, cols, ld, box_rows, box_cols, swizzle128);
     if (st != HGEMM_SUCCESS) return st;
+    if (count == 0) return HGEMM_ERROR_INVALID_VALUE;
+    if (count > 1 && (stride % (TMA_ALIGN / ELEM_BYTES) != 0)) return HGEMM_ERROR_MISALIGNED;
+    if (!batch_fits((int64_t)count, (int64_t)stride)) return HGEMM_ERROR_NOT_SUPPORTED;
     PFN_cuTensorMapEncodeTiled_v12000 encode = NULL;
     cudaError_t err = lookup_encoder(&encode);
     if (err != cudaSuccess) return hgemm__status_from_cuda(err);
-    cuuint64_t dims[2] = {cols, rows};                /* innermost first */
-    cuuint64_t strides[1] = {ld * ELEM_BYTES};        /* bytes between rows */
-    cuuint32_t box[2] = {box_cols, box_rows};
-    cuuint32_t elem_strides[2] = {1, 1};
+    /* A single entry's third stride is never followed; the row stride is a
+     * valid value for it. */
+    if (count == 1) stride = ld;
+    cuuint64_t dims[3] = {cols, rows, count};                           /* innermost first */
+    cuuint64_t strides[2] = {ld * ELEM_BYTES, stride * ELEM_BYTES};     /* bytes between rows, entries */
+    cuuint32_t box[3] = {box_cols, box_rows, 1};
+    cuuint32_t elem_strides[3] = {1, 1, 1};
     memset(map, 0, sizeof *map);
-    CUresult r = encode(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, (void *)ptr, dims, strides, box,
+    CUresult r = encode(map, dtype == HGEMM_DTYPE_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+                        rank, (void *)ptr, dims, strides, box,
                         elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
                         swizzle128 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_NONE,
                         CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     return r == CUDA_SUCCESS ? HGEMM_SUCCESS : HGEMM_ERROR_CUDA;
+}
+
+hgemm_status hgemm__tmap_encode(CUtensorMap *map, const void *ptr, uint64_t rows, uint64_t cols,
+                                uint64_t ld, uint32_t box_rows, uint32_t box_cols, int swizzle128) {
+    return encode_rank(map, HGEMM_DTYPE_F16, 2, ptr, rows, cols, ld, 1, 0, box_rows, box_cols, swizzle128);
+}
+
+hgemm_status hgemm__tmap_encode_batch(CUtensorMap *map, hgemm_dtype dtype, const void *ptr,
+                                      uint64_t rows, uint64_t cols, uint64_t ld, uint64_t count,
+                                      uint64_t stride, uint32_t box_rows, uint32_t box_cols,
+                                      int swizzle128) {
+    return encode_rank(map, dtype, 3, ptr, rows, cols, ld, count, stride, box_rows, box_cols, swizzle128);
 }

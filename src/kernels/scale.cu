@@ -1,7 +1,11 @@
 /*
  * scale.cu: C = beta * C, for requests with nothing to multiply (k == 0 or
- * alpha == 0). A and B are not read; C is not read when beta == 0.
+ * alpha == 0), for every entry of a batch and either element type. A and B
+ * are not read; C is not read when beta == 0.
  */
+#include <cuda_bf16.h>
+
+#include "elem.cuh"
 #include "gemm_args.cuh"
 
 enum {
@@ -9,22 +13,40 @@ enum {
     SCALE_MAX_BLOCKS = 65536, /* a grid-stride loop covers the rest */
 };
 
-__global__ void __launch_bounds__(SCALE_THREADS) scale_kernel(gemm_args a) {
-    int64_t total = (int64_t)a.m * a.n;
+/* The kernel's one parameter: the scalars, the entries of C (`batch` of
+ * them, stride_c elements apart) and their type. */
+typedef struct scale_args {
+    gemm_args g;
+    int64_t batch, stride_c;
+    int32_t bf16;
+} scale_args;
+
+static_assert(sizeof(scale_args) <= 64, "the tests probe the kernel with 64 zero bytes");
+
+template <typename T>
+static __device__ __forceinline__ void scale_one(T *c, float beta) {
+    *c = beta == 0.0f ? elem<T>::from_float(0.0f) : elem<T>::from_float(beta * elem<T>::to_float(*c));
+}
+
+__global__ void __launch_bounds__(SCALE_THREADS) scale_kernel(scale_args s) {
+    const gemm_args a = s.g;
+    const int64_t one = (int64_t)a.m * a.n, total = one * s.batch;
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < total;
          i += (int64_t)gridDim.x * blockDim.x) {
-        int64_t row = i / a.n, col = i - row * a.n;
-        __half *c = a.C + row * a.ldc + col;
-        *c = a.beta == 0.0f ? __float2half(0.0f) : __float2half_rn(a.beta * __half2float(*c));
+        const int64_t entry = i / one, at = i - entry * one;
+        const int64_t row = at / a.n, col = at - row * a.n;
+        const int64_t offset = entry * s.stride_c + row * a.ldc + col;
+        if (s.bf16) scale_one((__nv_bfloat16 *)a.C + offset, a.beta);
+        else scale_one(a.C + offset, a.beta);
     }
 }
 
 extern "C" hgemm_status hgemm__launch_scale(const hgemm_problem *p, cudaStream_t stream) {
-    int64_t total = p->m * p->n;
+    scale_args s = {make_args(p), p->batch > 1 ? p->batch : 1, p->stride_c, p->dtype == HGEMM_DTYPE_BF16};
+    int64_t total = p->m * p->n * s.batch;
     int64_t blocks = (total + SCALE_THREADS - 1) / SCALE_THREADS;
     unsigned grid = (unsigned)(blocks < SCALE_MAX_BLOCKS ? blocks : (int64_t)SCALE_MAX_BLOCKS);
-    gemm_args args = make_args(p);
-    void *params[] = {&args};
+    void *params[] = {&s};
     return hgemm__launch((const void *)scale_kernel, dim3(grid), SCALE_THREADS, 0, 1, stream,
                          params);
 }

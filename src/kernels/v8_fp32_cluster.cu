@@ -38,6 +38,20 @@
  * from registers straight to global memory, as V5) and v8-dp (the
  * workspace ignored: whole tiles only).
  *
+ * The table's V8 is also the library's general kernel (hgemm_gemm): the
+ * element type T (fp16 or bf16) and the operands' layouts are template
+ * parameters, and a batch is one launch.
+ *   - A_MN / B_MN: the operand is stored contiguous along M (resp. N), the
+ *     transposed forms. TMA loads its k-tile as boxes of 64 MN-elements by
+ *     BK k-rows, side by side along MN, and WGMMA reads them through its
+ *     transpose bit with an MN-major descriptor (ptx/wgmma.cuh); no
+ *     transpose pass, no extra copy. Everything else is unchanged.
+ *   - Batches: A, B and C are 3-D tensor maps (the entry is the third
+ *     coordinate, so TMA's zero fill and clipping stay per entry), the
+ *     walk's tile index runs over every entry's tiles, and stream-K shares
+ *     the k-loops of the last round across entries as within one. An
+ *     operand with stride 0 is one matrix that every entry reads.
+ *
  * Measured on an H200, 8192^3, median [range] of 3 runs (2026-11-30,
  * bench/results/2026-11-30-h200-run15-bench.csv; runs 13-17: docs/notes/v8-log.md):
  *           763 TFLOP/s [740..767], 1.001x cuBLAS COMPUTE_32F [0.985..1.017],
@@ -47,7 +61,10 @@
  * v8-nocluster 737 [732..761] in run 15. The tensor pipe stays at 93%
  * busy against cuBLAS's 97% (run 16 profile).
  */
+#include <cuda_bf16.h>
+
 #include "kernel_common.cuh"
+#include "elem.cuh"
 #include "epilogue_f32.cuh"
 #include "mma_tile.cuh"
 #include "pipeline.cuh"
@@ -76,7 +93,18 @@ enum {
     V8_SLOT_FLOATS = V8_WG_M * V8_BN,                        /* one consumer's partial sum, fp32 */
     V8_SLOT_VECTORS = V8_SLOT_FLOATS / 4,                    /* ... as float4, 32 per thread */
     V8_FLAGS_ALIGN = 256,                                    /* bytes: the partials start aligned */
+    V8_MN_BOX = SW128_ROW_BYTES / 2,                         /* 64: MN-major boxes' width in elements */
+    V8_MN_BOX_BYTES = V8_MN_BOX * BK * 2,                    /* 8 KB: one box, the descriptor's MN step */
 };
+
+/* What a batch changes (all zero but `tiles` for one entry): the tiles of
+ * one entry, which entries A and B have (mask ~0: entry e reads its own;
+ * 0: the one matrix, stride 0), and C's entry stride in elements. */
+typedef struct v8_batch {
+    uint32_t tiles;
+    uint32_t a_mask, b_mask;
+    int64_t stride_c;
+} v8_batch;
 
 typedef struct __align__(SW128_ALIGN) v8_smem {
     __half a[V8_STAGES][V8_BM * BK]; /* (STAGES, BM, BK), 128B-swizzled; rows 64g.. for consumer g */
@@ -146,11 +174,37 @@ static __device__ __forceinline__ void v8_partial_add(float d[F32Q_ACC_REGS], co
     if (leader) st_relaxed_gpu_u32(flag, 0);
 }
 
-template <int CLUSTER, bool TMA_EPILOGUE>
+/* The loads of one operand's k-tile into `dst`: `rows` rows of a K-major
+ * operand in one box at (col, row0), or, MN-major, rows/64 boxes of 64
+ * MN-elements by BK k-rows at (row0 + 64j, col), the j-th 8 KB further on.
+ * `mask` != 0 multicasts to those blocks of the cluster. */
+template <int MN, int ROWS>
+static __device__ __forceinline__ void v8_load(__half *dst, const CUtensorMap *map, int32_t col, int32_t row0,
+                                               int32_t entry, uint64_t *full, uint16_t mask) {
+    if constexpr (!MN) {
+        if (mask) tma_load_3d_multicast(dst, map, col, row0, entry, full, mask);
+        else tma_load_3d(dst, map, col, row0, entry, full);
+    } else {
+#pragma unroll
+        for (int j = 0; j < ROWS / V8_MN_BOX; j++) {
+            __half *box = dst + j * V8_MN_BOX * BK;
+            if (mask) tma_load_3d_multicast(box, map, row0 + j * V8_MN_BOX, col, entry, full, mask);
+            else tma_load_3d(box, map, row0 + j * V8_MN_BOX, col, entry, full);
+        }
+    }
+}
+
+/* The WGMMA descriptor of a K-major or an MN-major tile (v8_load's boxes). */
+template <int MN>
+static __device__ __forceinline__ uint64_t v8_desc(const __half *tile) {
+    return MN ? wgmma_desc_sw128_mn(tile, V8_MN_BOX_BYTES) : wgmma_desc_sw128(tile);
+}
+
+template <int CLUSTER, bool TMA_EPILOGUE, typename T, int A_MN, int B_MN>
 __global__ void __launch_bounds__(V8_THREADS, 1)
 v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
           const __grid_constant__ CUtensorMap tmap_c, gemm_args args, uint32_t ctiles_m,
-          uint32_t tiles_n, hgemm_sk sk, float *partials, uint32_t *flags) {
+          uint32_t tiles_n, hgemm_sk sk, float *partials, uint32_t *flags, v8_batch bt) {
     enum { B_SLICE = V8_BN / CLUSTER, CTA_MASK = (1 << CLUSTER) - 1 };
     extern __shared__ uint8_t smem_raw[];
     v8_smem *sm = (v8_smem *)smem_aligned(smem_raw); /* the same offset in every block */
@@ -176,18 +230,17 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
             hgemm_sk_walk walk = hgemm_sk_start(&sk, worker);
             hgemm_sk_unit u;
             while (hgemm_sk_next(&sk, &walk, &u)) {
-                const hgemm_tile tile = hgemm_raster(u.tile, ctiles_m, tiles_n, V8_RASTER);
+                const uint32_t entry = u.tile / bt.tiles;
+                const hgemm_tile tile = hgemm_raster(u.tile - entry * bt.tiles, ctiles_m, tiles_n, V8_RASTER);
                 const int32_t a_row = v8_row0<CLUSTER>(tile, rank);
                 const int32_t b_row = (int32_t)(tile.n * V8_BN + rank * B_SLICE);
+                const int32_t a_entry = (int32_t)(entry & bt.a_mask), b_entry = (int32_t)(entry & bt.b_mask);
                 for (uint32_t kt = u.k_begin; kt < u.k_end; kt++, ring_advance(ring, &st)) {
                     const int32_t col = (int32_t)(kt * BK);
                     uint64_t *full = ring_producer_acquire(ring, st, V8_TX_BYTES);
-                    tma_load_2d(sm->a[st.stage], &tmap_a, col, a_row, full);
-                    if (CLUSTER > 1)
-                        tma_load_2d_multicast(&sm->b[st.stage][rank * B_SLICE * BK], &tmap_b, col, b_row,
-                                              full, CTA_MASK);
-                    else
-                        tma_load_2d(sm->b[st.stage], &tmap_b, col, b_row, full);
+                    v8_load<A_MN, V8_BM>(sm->a[st.stage], &tmap_a, col, a_row, a_entry, full, 0);
+                    v8_load<B_MN, B_SLICE>(&sm->b[st.stage][rank * B_SLICE * BK], &tmap_b, col, b_row, b_entry,
+                                           full, CLUSTER > 1 ? CTA_MASK : 0);
                 }
             }
         }
@@ -202,16 +255,18 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
         hgemm_sk_walk walk = hgemm_sk_start(&sk, worker);
         hgemm_sk_unit u;
         while (hgemm_sk_next(&sk, &walk, &u)) {
-            const hgemm_tile tile = hgemm_raster(u.tile, ctiles_m, tiles_n, V8_RASTER);
+            const uint32_t entry = u.tile / bt.tiles;
+            const hgemm_tile tile = hgemm_raster(u.tile - entry * bt.tiles, ctiles_m, tiles_n, V8_RASTER);
             const int32_t row0 = v8_row0<CLUSTER>(tile, rank), col0 = (int32_t)(tile.n * V8_BN);
             pipe_state held = st;
             for (uint32_t kt = u.k_begin; kt < u.k_end; kt++, ring_advance(ring, &st)) {
                 ring_consumer_wait(ring, st);
-                const uint64_t desc_a = wgmma_desc_sw128(&sm->a[st.stage][g * V8_WG_M * BK]);
-                const uint64_t desc_b = wgmma_desc_sw128(sm->b[st.stage]);
+                /* consumer g's 64 rows: the g-th 64-row slice (K-major) or the g-th box (MN-major) */
+                const uint64_t desc_a = v8_desc<A_MN>(&sm->a[st.stage][g * V8_WG_M * BK]);
+                const uint64_t desc_b = v8_desc<B_MN>(sm->b[st.stage]);
                 wgmma_fence();
                 /* the unit's first k-tile overwrites d */
-                wgmma_ktile_m64n256_f32(d, desc_a, desc_b, kt != u.k_begin);
+                wgmma_ktile_m64n256_f32_ab<T, A_MN, B_MN>(d, desc_a, desc_b, kt != u.k_begin);
                 wgmma_commit_group();
                 wgmma_wait_group_1(); /* k-tile kt-1 is done; kt stays in flight */
                 ring_release_held(ring, &held, st, leader && kt > u.k_begin);
@@ -237,21 +292,23 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
                     v8_partial_add(d, partials + (size_t)slot * V8_SLOT_FLOATS, &flags[slot], g, leader);
                 }
             }
+            gemm_args out = args; /* this entry's C */
+            out.C = (__half *)((T *)args.C + (int64_t)entry * bt.stride_c);
             if (!TMA_EPILOGUE || f16q_needs_direct(args, col0, V8_BN)) {
-                epilogue_m64n256_f32(args, d, qrow0, col0);
+                epilogue_m64n256_f32<T>(out, d, qrow0, col0);
                 continue;
             }
             /* The buffer is free once the TMA has read the previous quarter
              * stored from it; everyone waits for the leader to know that. */
             if (leader) bulk_wait_group_read_0();
             named_barrier_sync(V8_EPI_BARRIER + g, WARPGROUP_THREADS);
-            f32q_stage(sm->c[g][0], d, args, qrow0, col0);
+            f32q_stage<T>(sm->c[g][0], d, out, qrow0, col0);
             fence_proxy_async_shared(); /* the stmatrix writes, before the TMA reads them */
             named_barrier_sync(V8_EPI_BARRIER + g, WARPGROUP_THREADS);
             if (leader) {
 #pragma unroll
                 for (int b = 0; b < F16Q_BOXES; b++)
-                    tma_store_2d(&tmap_c, col0 + b * F16Q_BOX, qrow0, sm->c[g][b]);
+                    tma_store_3d(&tmap_c, col0 + b * F16Q_BOX, qrow0, (int32_t)entry, sm->c[g][b]);
                 bulk_commit_group();
             }
         }
@@ -262,18 +319,42 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
     if (CLUSTER > 1) cluster_sync();
 }
 
-template <int CLUSTER, bool TMA_EPILOGUE>
+/* The three tensor maps, each over the whole batch: A and B as stored (MN-major
+ * in boxes of 64 x BK, K-major in boxes of rows x BK), C in the epilogue's boxes. */
+template <int CLUSTER>
+static hgemm_status v8_maps(const hgemm_problem *p, int64_t batch, CUtensorMap *ta, CUtensorMap *tb,
+                            CUtensorMap *tc) {
+    const uint64_t m = (uint64_t)p->m, n = (uint64_t)p->n, k = (uint64_t)p->k;
+    const uint64_t na = p->stride_a ? (uint64_t)batch : 1, nb = p->stride_b ? (uint64_t)batch : 1;
+    hgemm_status st =
+        p->a_mn ? hgemm__tmap_encode_batch(ta, p->dtype, p->A, k, m, (uint64_t)p->lda, na, (uint64_t)p->stride_a,
+                                           BK, V8_MN_BOX, TMAP_SWIZZLE_128B)
+                : hgemm__tmap_encode_batch(ta, p->dtype, p->A, m, k, (uint64_t)p->lda, na, (uint64_t)p->stride_a,
+                                           V8_BM, BK, TMAP_SWIZZLE_128B);
+    if (st != HGEMM_SUCCESS) return st;
+    st = p->b_mn ? hgemm__tmap_encode_batch(tb, p->dtype, p->B, k, n, (uint64_t)p->ldb, nb, (uint64_t)p->stride_b,
+                                            BK, V8_MN_BOX, TMAP_SWIZZLE_128B)
+                 : hgemm__tmap_encode_batch(tb, p->dtype, p->B, n, k, (uint64_t)p->ldb, nb, (uint64_t)p->stride_b,
+                                            V8_BN / CLUSTER, BK, TMAP_SWIZZLE_128B);
+    if (st != HGEMM_SUCCESS) return st;
+    return hgemm__tmap_encode_batch(tc, p->dtype, p->C, m, n, (uint64_t)p->ldc, (uint64_t)batch,
+                                    (uint64_t)p->stride_c, F16Q_ROWS, F16Q_BOX, TMAP_SWIZZLE_128B);
+}
+
+template <int CLUSTER, bool TMA_EPILOGUE, typename T, int A_MN, int B_MN>
 static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, bool split) {
+    const int64_t batch = p->batch > 1 ? p->batch : 1;
     CUtensorMap ta, tb, tc;
-    hgemm_status st = tmap_ab(p, &ta, V8_BM, &tb, V8_BN / CLUSTER);
-    if (st == HGEMM_SUCCESS) st = tmap_c(p, &tc, F16Q_ROWS, F16Q_BOX);
+    hgemm_status st = v8_maps<CLUSTER>(p, batch, &ta, &tb, &tc);
     if (st != HGEMM_SUCCESS) return st;
     uint32_t tiles_m = hgemm_ceil_div(p->m, V8_BM), tiles_n = hgemm_ceil_div(p->n, V8_BN);
     uint32_t ctiles_m = hgemm_ceil_div(tiles_m, CLUSTER);
-    const void *kernel = (const void *)v8_kernel<CLUSTER, TMA_EPILOGUE>;
+    const void *kernel = (const void *)v8_kernel<CLUSTER, TMA_EPILOGUE, T, A_MN, B_MN>;
     const size_t smem = sizeof(v8_smem) + SW128_ALIGN;
     unsigned grid = 0;
-    const uint32_t tiles = ctiles_m * tiles_n;
+    /* hgemm__supports_v8 has checked that every entry's tiles fit 32 bits */
+    v8_batch bt = {ctiles_m * tiles_n, p->stride_a ? ~0u : 0u, p->stride_b ? ~0u : 0u, batch > 1 ? p->stride_c : 0};
+    const uint32_t tiles = (uint32_t)(bt.tiles * (uint64_t)batch);
     st = hgemm__persistent_grid(kernel, V8_THREADS, smem, CLUSTER, UINT32_MAX, &grid);
     if (st != HGEMM_SUCCESS) return st;
     /* hgemm_nt_ex's SM target: one block per SM, so at most that many blocks
@@ -293,24 +374,46 @@ static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, bool 
     uint32_t *flags = split ? (uint32_t *)p->workspace : NULL;
     float *partials = split ? (float *)((char *)p->workspace + flag_bytes) : NULL;
     gemm_args args = make_args(p);
-    void *params[] = {&ta, &tb, &tc, &args, &ctiles_m, &tiles_n, &sk, &partials, &flags};
+    void *params[] = {&ta, &tb, &tc, &args, &ctiles_m, &tiles_n, &sk, &partials, &flags, &bt};
     /* hgemm__persistent_grid has set the shared-memory limit */
     return hgemm__launch_ready(kernel, dim3(busy * CLUSTER), V8_THREADS, smem, CLUSTER, stream, params);
 }
 
-extern "C" hgemm_status hgemm__launch_v8(const hgemm_problem *p, cudaStream_t stream) {
-    return launch_v8<V8_CLUSTER, true>(p, stream, true);
+/* The table's V8, for every element type and layout: one build each. */
+template <typename T>
+static hgemm_status launch_v8_forms(const hgemm_problem *p, cudaStream_t stream) {
+    if (p->a_mn && p->b_mn) return launch_v8<V8_CLUSTER, true, T, 1, 1>(p, stream, true);
+    if (p->a_mn) return launch_v8<V8_CLUSTER, true, T, 1, 0>(p, stream, true);
+    if (p->b_mn) return launch_v8<V8_CLUSTER, true, T, 0, 1>(p, stream, true);
+    return launch_v8<V8_CLUSTER, true, T, 0, 0>(p, stream, true);
 }
 
-/* Ablations (src/api.c's experiment table): V8 with one idea taken out. */
+/* What V8 serves: the tensor-map limits of A, B and C (src/tensor_map.c),
+ * and a batch whose tiles, all entries together, a 32-bit index counts. */
+extern "C" hgemm_status hgemm__supports_v8(const hgemm_problem *p) {
+    hgemm_status st = hgemm__tmap_supports(p, 1);
+    if (st != HGEMM_SUCCESS) return st;
+    const uint64_t tiles = (uint64_t)hgemm_ceil_div(hgemm_ceil_div(p->m, V8_BM), V8_CLUSTER) *
+                           (uint64_t)hgemm_ceil_div(p->n, V8_BN);
+    const uint64_t batch = p->batch > 1 ? (uint64_t)p->batch : 1;
+    return tiles * batch <= UINT32_MAX ? HGEMM_SUCCESS : HGEMM_ERROR_NOT_SUPPORTED;
+}
+
+extern "C" hgemm_status hgemm__launch_v8(const hgemm_problem *p, cudaStream_t stream) {
+    return p->dtype == HGEMM_DTYPE_BF16 ? launch_v8_forms<__nv_bfloat16>(p, stream)
+                                        : launch_v8_forms<__half>(p, stream);
+}
+
+/* Ablations (src/api.c's experiment table): V8 with one idea taken out,
+ * fp16 NT only. */
 extern "C" hgemm_status hgemm__launch_v8_nocluster(const hgemm_problem *p, cudaStream_t stream) {
-    return launch_v8<1, true>(p, stream, true);
+    return launch_v8<1, true, __half, 0, 0>(p, stream, true);
 }
 
 extern "C" hgemm_status hgemm__launch_v8_direct(const hgemm_problem *p, cudaStream_t stream) {
-    return launch_v8<V8_CLUSTER, false>(p, stream, true);
+    return launch_v8<V8_CLUSTER, false, __half, 0, 0>(p, stream, true);
 }
 
 extern "C" hgemm_status hgemm__launch_v8_dp(const hgemm_problem *p, cudaStream_t stream) {
-    return launch_v8<V8_CLUSTER, true>(p, stream, false);
+    return launch_v8<V8_CLUSTER, true, __half, 0, 0>(p, stream, false);
 }

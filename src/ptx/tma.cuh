@@ -39,6 +39,32 @@ static __device__ __forceinline__ void tma_store_2d(const CUtensorMap *map, int3
                  ::"l"((uint64_t)map), "r"(col), "r"(row), "r"(smem_u32(src)) : "memory");
 }
 
+/* The .3d forms of the three above, for a batch of matrices as one tensor
+ * (tensor_map.c): `entry` is the third coordinate; the box is one entry's. */
+static __device__ __forceinline__ void tma_load_3d(void *dst, const CUtensorMap *map, int32_t col,
+                                                   int32_t row, int32_t entry, uint64_t *bar) {
+    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes"
+                 " [%0], [%1, {%2, %3, %4}], [%5];"
+                 ::"r"(smem_u32(dst)), "l"((uint64_t)map), "r"(col), "r"(row), "r"(entry), "r"(smem_u32(bar))
+                 : "memory");
+}
+
+static __device__ __forceinline__ void tma_load_3d_multicast(void *dst, const CUtensorMap *map,
+                                                             int32_t col, int32_t row, int32_t entry,
+                                                             uint64_t *bar, uint16_t cta_mask) {
+    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes"
+                 ".multicast::cluster [%0], [%1, {%2, %3, %4}], [%5], %6;"
+                 ::"r"(smem_u32(dst)), "l"((uint64_t)map), "r"(col), "r"(row), "r"(entry),
+                   "r"(smem_u32(bar)), "h"(cta_mask)
+                 : "memory");
+}
+
+static __device__ __forceinline__ void tma_store_3d(const CUtensorMap *map, int32_t col, int32_t row,
+                                                    int32_t entry, const void *src) {
+    asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%1, %2, %3}], [%4];"
+                 ::"l"((uint64_t)map), "r"(col), "r"(row), "r"(entry), "r"(smem_u32(src)) : "memory");
+}
+
 /* cp.async.bulk.commit_group (PTX ISA "cp.async.bulk.commit_group"): close the group of bulk stores issued so far. */
 static __device__ __forceinline__ void bulk_commit_group(void) {
     asm volatile("cp.async.bulk.commit_group;" ::: "memory");

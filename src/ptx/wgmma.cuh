@@ -22,6 +22,21 @@ static __device__ __forceinline__ uint64_t wgmma_desc_sw128(const void *tile) {
            ((uint64_t)WGMMA_DESC_SWIZZLE_128B << 62);
 }
 
+/* The descriptor of an MN-major operand (the transposed forms: A stored
+ * k x m, B stored k x n), as TMA leaves it with the 128-byte swizzle: boxes
+ * of 64 MN-contiguous elements by BK k-rows (128 bytes per k-row), one box
+ * after another along MN, `chunk_bytes` apart. In the descriptor's terms
+ * (the canonical MN-major 128B layout, PTX ISA "Shared Memory Matrix
+ * Layout"): the leading-dimension offset is the step between 64-element MN
+ * chunks (chunk_bytes), the stride offset the step between groups of 8
+ * k-rows (8 x 128 B = 1024 B). One WGMMA's 16 k-rows are two such groups; the
+ * next 16 k-rows start 2048 bytes further. */
+static __device__ __forceinline__ uint64_t wgmma_desc_sw128_mn(const void *tile, uint32_t chunk_bytes) {
+    uint64_t addr = smem_u32(tile);
+    return ((addr & 0x3FFFFull) >> 4) | ((uint64_t)((chunk_bytes >> 4) & 0x3FFF) << 16) |
+           ((uint64_t)(SW128_ALIGN >> 4) << 32) | ((uint64_t)WGMMA_DESC_SWIZZLE_128B << 62);
+}
+
 /* wgmma.fence.sync.aligned: order register and shared-memory accesses before the next wgmma. */
 static __device__ __forceinline__ void wgmma_fence(void) {
     asm volatile("wgmma.fence.sync.aligned;" ::: "memory");

@@ -625,15 +625,29 @@ static void test_gemm(void) {
     CHECK_STATUS(GEMM(K_AUTO, F16, N_, T_, M, N, K, A, LDA, 0, B, LDB, 0, C, LDC, SC, 0, NULL), HGEMM_SUCCESS);
     CHECK_STATUS(GEMM(K_AUTO, BF16, T_, N_, 0, N, K, A, LDA, 0, B, N + LD_PAD, 0, C, LDC, 0, 3, NULL),
                  HGEMM_SUCCESS);
-    /* valid, but not served by this version: NOT_SUPPORTED, without a device too */
-    CHECK_STATUS(GEMM(K_AUTO, BF16, N_, T_, M, N, K, A, LDA, 0, B, LDB, 0, C, LDC, 0, 1, NULL),
-                 HGEMM_ERROR_NOT_SUPPORTED);
-    CHECK_STATUS(GEMM(K_AUTO, F16, N_, N_, M, N, K, A, LDA, 0, B, N + LD_PAD, 0, C, LDC, 0, 1, NULL),
-                 HGEMM_ERROR_NOT_SUPPORTED);
-    CHECK_STATUS(GEMM(K_AUTO, F16, T_, N_, M, N, K, A, M + LD_PAD, 0, B, N + LD_PAD, 0, C, LDC, 0, 1, NULL),
-                 HGEMM_ERROR_NOT_SUPPORTED);
-    CHECK_STATUS(GEMM(K_AUTO, F16, T_, T_, M, N, K, A, M + LD_PAD, 0, B, LDB, 0, C, LDC, 0, 1, NULL),
-                 HGEMM_ERROR_NOT_SUPPORTED);
+    /* bf16 and the NN, TN and TT forms: the series' kernels (V0..V7) and V9
+     * serve fp16 NT only, NOT_SUPPORTED without a device too; AUTO and V8
+     * serve every form (valid: they go on to the device) */
+    for (int v = HGEMM_KERNEL_V0; v <= HGEMM_KERNEL_V9; v++) {
+        if (v == HGEMM_KERNEL_V8) continue;
+        const hgemm_kernel kv = (hgemm_kernel)v;
+        CHECK_STATUS(GEMM(kv, BF16, N_, T_, M, N, K, A, LDA, 0, B, LDB, 0, C, LDC, 0, 1, NULL),
+                     HGEMM_ERROR_NOT_SUPPORTED);
+        CHECK_STATUS(GEMM(kv, F16, N_, N_, M, N, K, A, LDA, 0, B, N + LD_PAD, 0, C, LDC, 0, 1, NULL),
+                     HGEMM_ERROR_NOT_SUPPORTED);
+        CHECK_STATUS(GEMM(kv, F16, T_, N_, M, N, K, A, M + LD_PAD, 0, B, N + LD_PAD, 0, C, LDC, 0, 1, NULL),
+                     HGEMM_ERROR_NOT_SUPPORTED);
+        CHECK_STATUS(GEMM(kv, BF16, T_, T_, M, N, K, A, M + LD_PAD, 0, B, LDB, 0, C, LDC, 0, 1, NULL),
+                     HGEMM_ERROR_NOT_SUPPORTED);
+    }
+    if (!gpu_present) {
+        CHECK_STATUS(GEMM(K_AUTO, BF16, N_, T_, M, N, K, A, LDA, 0, B, LDB, 0, C, LDC, 0, 1, NULL), valid);
+        CHECK_STATUS(GEMM(K_AUTO, F16, N_, N_, M, N, K, A, LDA, 0, B, N + LD_PAD, 0, C, LDC, 0, 1, NULL), valid);
+        CHECK_STATUS(GEMM(HGEMM_KERNEL_V8, F16, T_, N_, M, N, K, A, M + LD_PAD, 0, B, N + LD_PAD, 0, C, LDC, 0, 1,
+                          NULL), valid);
+        CHECK_STATUS(GEMM(HGEMM_KERNEL_AUTO_F16ACC, BF16, T_, T_, M, N, K, A, M + LD_PAD, 0, B, LDB, 0, C, LDC, 0,
+                          1, NULL), valid);
+    }
     /* fp16 NT, batched, B shared (stride 0): valid */
     if (!gpu_present) {
         CHECK_STATUS(GEMM(K_AUTO, F16, N_, T_, M, N, K, A, LDA, M * LDA, B, LDB, 0, C, LDC, SC, 3, NULL), valid);

@@ -451,7 +451,7 @@ static void probe_pending_error(const void *dptr) {
     int dev = 0, value = 0, blocks = 0;
     struct cudaPointerAttributes attr;
     const void *kernel = hgemm__scale_kernel();
-    unsigned char empty_args[64] = {0}; /* gemm_args with m = n = 0: the kernel does nothing */
+    unsigned char empty_args[64] = {0}; /* its arguments with m = n = 0: the kernel does nothing */
     void *params[] = {empty_args};
     cudaLaunchConfig_t cfg;
     memset(&cfg, 0, sizeof cfg);
@@ -638,7 +638,7 @@ static void mode_cost(void) {
     hgemm_check_fill_random(B, s, s, s, SEED_B, 1.0f, 0);
     int dev = 0;
     HGEMM_CHECK_CUDA(cudaGetDevice(&dev));
-    const hgemm_problem p = {s, s, s, 1.0f, 0.0f, A, s, B, s, C, s, NULL, 0, 0};
+    const hgemm_problem p = {s, s, s, 1.0f, 0.0f, A, s, B, s, C, s, NULL, 0, 0, HGEMM_DTYPE_F16, 0, 0, 1, 0, 0, 0};
     for (int i = 0; i < n_kernels; i++) {
         const kernel_under_test *kt = &kernels[i];
         hgemm_status st = HGEMM_SUCCESS;
