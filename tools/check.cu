@@ -1,7 +1,9 @@
 /*
  * check.cu: the GPU half of hgemm_check (see check.h): fills, the fp64
- * reference GEMM, error statistics with an exact p99, and guard-band checks.
- * CUDA C; the host functions are the C API of check.h.
+ * reference GEMM for fp16 and bf16 and every operand form, error statistics
+ * with an exact p99, and guard-band checks. CUDA C; the host functions are the
+ * C API of check.h. Kernels take the element type as a value, not a template
+ * parameter: a uniform branch per element costs nothing beside fp64 FMAs.
  */
 #include <math.h>
 #include <stdint.h>
@@ -68,9 +70,9 @@ static dim3 stride_grid(int64_t rows, int64_t cols, int threads, int64_t max_x, 
 /* ---- fills --------------------------------------------------------------- */
 
 __global__ void fill_random_kernel(uint16_t *dst, int64_t rows, int64_t cols, int64_t ld,
-                                   uint64_t seed, float scale) {
+                                   uint64_t seed, float scale, hgemm_dtype dtype) {
     FOR_EACH_ELEMENT(rows, cols, r, c)
-        dst[r * ld + c] = hgemm_check_random_f16(seed, (uint64_t)r, (uint64_t)c, scale);
+        dst[r * ld + c] = hgemm_check_random_dt(dtype, seed, (uint64_t)r, (uint64_t)c, scale);
 }
 
 __global__ void fill_pattern_kernel(uint16_t *dst, int64_t rows, int64_t cols, int64_t ld,
@@ -78,12 +80,18 @@ __global__ void fill_pattern_kernel(uint16_t *dst, int64_t rows, int64_t cols, i
     FOR_EACH_ELEMENT(rows, cols, r, c) dst[r * ld + c] = pattern;
 }
 
-void hgemm_check_fill_random(void *dst, int64_t rows, int64_t cols, int64_t ld, uint64_t seed,
-                             float scale, cudaStream_t stream) {
+void hgemm_check_fill_random_dt(hgemm_dtype dtype, void *dst, int64_t rows, int64_t cols,
+                                int64_t ld, uint64_t seed, float scale, cudaStream_t stream) {
     if (rows <= 0 || cols <= 0) return;
     dim3 grid = stride_grid(rows, cols, FILL_THREADS, FILL_MAX_BLOCKS_X, FILL_MAX_BLOCKS_X * FILL_MAX_BLOCKS_Y);
-    fill_random_kernel<<<grid, FILL_THREADS, 0, stream>>>((uint16_t *)dst, rows, cols, ld, seed, scale);
+    fill_random_kernel<<<grid, FILL_THREADS, 0, stream>>>((uint16_t *)dst, rows, cols, ld, seed,
+                                                          scale, dtype);
     HGEMM_CHECK_LAUNCH();
+}
+
+void hgemm_check_fill_random(void *dst, int64_t rows, int64_t cols, int64_t ld, uint64_t seed,
+                             float scale, cudaStream_t stream) {
+    hgemm_check_fill_random_dt(HGEMM_DTYPE_F16, dst, rows, cols, ld, seed, scale, stream);
 }
 
 void hgemm_check_fill_pattern(void *dst, int64_t rows, int64_t cols, int64_t ld, uint16_t pattern,
@@ -94,25 +102,58 @@ void hgemm_check_fill_pattern(void *dst, int64_t rows, int64_t cols, int64_t ld,
     HGEMM_CHECK_LAUNCH();
 }
 
+void hgemm_check_fill_nan_dt(hgemm_dtype dtype, void *dst, int64_t rows, int64_t cols, int64_t ld,
+                             cudaStream_t stream) {
+    hgemm_check_fill_pattern(dst, rows, cols, ld, hgemm_check_nan_dt(dtype), stream);
+}
+
+void hgemm_check_fill_sentinel_dt(hgemm_dtype dtype, void *dst, int64_t rows, int64_t cols,
+                                  int64_t ld, cudaStream_t stream) {
+    hgemm_check_fill_pattern(dst, rows, cols, ld, hgemm_check_sentinel_dt(dtype), stream);
+}
+
 /* ---- the fp64 reference GEMM ------------------------------------------------ */
 
 typedef struct ref_args {
+    hgemm_dtype dtype;
     int64_t m, n, k;
     double alpha, beta;
-    const uint16_t *A; int64_t lda;
-    const uint16_t *B; int64_t ldb;
+    const uint16_t *A; int64_t lda; int a_kmajor; /* op_a N: A[r, k] at A[r * lda + k] */
+    const uint16_t *B; int64_t ldb; int b_kmajor; /* op_b T: B^T[c, k] at B[c * ldb + k] */
     const uint16_t *C0; int64_t ldc0;
     double *ref; int64_t ldref;
 } ref_args;
 
-/* fp16 bits to double: the hardware conversion (exact, like hgemm_check_f16_to_f32). */
-static __device__ __forceinline__ double f16_to_f64(uint16_t h) {
+/* Element bits to double, exact: fp16 by the hardware conversion (the same
+ * values as hgemm_check_f16_to_f32), bf16 as the upper half of an fp32. */
+static __device__ __forceinline__ double elem_to_f64(hgemm_dtype dtype, uint16_t h) {
+    if (dtype == HGEMM_DTYPE_BF16) return (double)__uint_as_float((unsigned)h << 16);
     return (double)__half2float(__ushort_as_half(h));
 }
 
+/* One (BK, TILE) k-major tile of an operand into shared memory: S[kk][i] =
+ * X(i0 + i, k0 + kk), zero outside rows x k. X(i, kk) lies at X[i * ld + kk]
+ * when kmajor, else at X[kk * ld + i]. Consecutive threads take consecutive
+ * addresses either way: 16 threads per row's 16 k values (k-major), or 64
+ * per k's row of 64 (the transposed layout). */
+static __device__ __forceinline__ void load_tile(double (*S)[REF_TILE + REF_PAD], hgemm_dtype dtype,
+                                                 const uint16_t *X, int64_t ld, int kmajor,
+                                                 int64_t i0, int64_t rows, int64_t k0, int64_t k,
+                                                 int tid) {
+    for (int e = tid; e < REF_TILE * REF_BK; e += REF_THREADS) {
+        const int i = kmajor ? e / REF_BK : e % REF_TILE;
+        const int kk = kmajor ? e % REF_BK : e / REF_TILE;
+        const int64_t gi = i0 + i, gk = k0 + kk;
+        double v = 0.0;
+        if (gi < rows && gk < k) v = elem_to_f64(dtype, kmajor ? X[gi * ld + gk] : X[gk * ld + gi]);
+        S[kk][i] = v;
+    }
+}
+
 /* One 64x64 tile of ref per block. Every output is summed in k order with
- * fp64 FMAs; fp16 x fp16 products are exact in fp64, so the sum matches the
- * CPU reference's k-ordered loop to the last bit. */
+ * fp64 FMAs; fp16 and bf16 products are exact in fp64 (11 x 11 and 8 x 8
+ * significant bits), so the sum matches the CPU reference's k-ordered loop to
+ * the last bit. */
 __global__ void __launch_bounds__(REF_THREADS) reference_kernel(ref_args a) {
     __shared__ double As[REF_BK][REF_TILE + REF_PAD]; /* (BK, TILE): A tile, k-major */
     __shared__ double Bs[REF_BK][REF_TILE + REF_PAD]; /* (BK, TILE): B tile, k-major */
@@ -127,12 +168,8 @@ __global__ void __launch_bounds__(REF_THREADS) reference_kernel(ref_args a) {
         for (int j = 0; j < REF_PER_THREAD; j++) acc[i][j] = 0.0;
 
     for (int64_t k0 = 0; k0 < k; k0 += REF_BK) {
-        for (int e = tid; e < REF_TILE * REF_BK; e += REF_THREADS) {
-            int r = e / REF_BK, kk = e % REF_BK; /* 16 threads read one row's 16 k values */
-            int64_t gk = k0 + kk, ga = row0 + r, gb = col0 + r;
-            As[kk][r] = (ga < a.m && gk < k) ? f16_to_f64(a.A[ga * a.lda + gk]) : 0.0;
-            Bs[kk][r] = (gb < a.n && gk < k) ? f16_to_f64(a.B[gb * a.ldb + gk]) : 0.0;
-        }
+        load_tile(As, a.dtype, a.A, a.lda, a.a_kmajor, row0, a.m, k0, k, tid);
+        load_tile(Bs, a.dtype, a.B, a.ldb, a.b_kmajor, col0, a.n, k0, k, tid);
         __syncthreads();
 #pragma unroll
         for (int kk = 0; kk < REF_BK; kk++) {
@@ -159,15 +196,17 @@ __global__ void __launch_bounds__(REF_THREADS) reference_kernel(ref_args a) {
             if (c >= a.n) continue;
             /* Separate roundings, no FMA contraction: the same as the CPU reference. */
             double v = __dmul_rn(a.alpha, acc[i][j]);
-            if (a.beta != 0.0) v = __dadd_rn(v, __dmul_rn(a.beta, f16_to_f64(a.C0[r * a.ldc0 + c])));
+            if (a.beta != 0.0)
+                v = __dadd_rn(v, __dmul_rn(a.beta, elem_to_f64(a.dtype, a.C0[r * a.ldc0 + c])));
             a.ref[r * a.ldref + c] = v;
         }
     }
 }
 
-void hgemm_check_reference(int64_t m, int64_t n, int64_t k, double alpha, const void *A,
-                           int64_t lda, const void *B, int64_t ldb, double beta, const void *C0,
-                           int64_t ldc0, double *ref, int64_t ldref, cudaStream_t stream) {
+void hgemm_check_reference_ex(hgemm_dtype dtype, hgemm_op op_a, hgemm_op op_b, int64_t m,
+                              int64_t n, int64_t k, double alpha, const void *A, int64_t lda,
+                              const void *B, int64_t ldb, double beta, const void *C0,
+                              int64_t ldc0, double *ref, int64_t ldref, cudaStream_t stream) {
     if (m <= 0 || n <= 0) return;
     int64_t gy = ceil_div(m, REF_TILE), gx = ceil_div(n, REF_TILE);
     if (gy > MAX_GRID_Y || gx > INT32_MAX) {
@@ -175,15 +214,25 @@ void hgemm_check_reference(int64_t m, int64_t n, int64_t k, double alpha, const 
                 (long long)m, (long long)n);
         exit(1);
     }
-    ref_args a = {m, n, k, alpha, beta, (const uint16_t *)A, lda, (const uint16_t *)B, ldb,
+    ref_args a = {dtype, m, n, k, alpha, beta,
+                  (const uint16_t *)A, lda, op_a == HGEMM_OP_N,
+                  (const uint16_t *)B, ldb, op_b == HGEMM_OP_T,
                   (const uint16_t *)C0, ldc0, ref, ldref};
     reference_kernel<<<dim3((unsigned)gx, (unsigned)gy), dim3(REF_THREADS_X, REF_THREADS_Y), 0, stream>>>(a);
     HGEMM_CHECK_LAUNCH();
 }
 
+void hgemm_check_reference(int64_t m, int64_t n, int64_t k, double alpha, const void *A,
+                           int64_t lda, const void *B, int64_t ldb, double beta, const void *C0,
+                           int64_t ldc0, double *ref, int64_t ldref, cudaStream_t stream) {
+    hgemm_check_reference_ex(HGEMM_DTYPE_F16, HGEMM_OP_N, HGEMM_OP_T, m, n, k, alpha, A, lda, B,
+                             ldb, beta, C0, ldc0, ref, ldref, stream);
+}
+
 /* ---- comparing with the reference ------------------------------------------ */
 
 typedef struct cmp_args {
+    hgemm_dtype dtype;
     const uint16_t *C; int64_t ldc;
     const double *ref; int64_t ldref;
     int64_t m, n;
@@ -210,7 +259,7 @@ __global__ void __launch_bounds__(STAT_THREADS) stats_kernel(cmp_args a, stat_pa
     __shared__ stat_partial sh[STAT_THREADS];
     stat_partial p = {0.0, 0.0, 0, 0};
     FOR_EACH_ELEMENT(a.m, a.n, r, c) {
-        double got = f16_to_f64(a.C[r * a.ldc + c]), want = a.ref[r * a.ldref + c];
+        double got = elem_to_f64(a.dtype, a.C[r * a.ldc + c]), want = a.ref[r * a.ldref + c];
         double e = abs_err(got, want);
         p.sum += e;
         p.max = fmax(p.max, e);
@@ -238,7 +287,7 @@ __global__ void __launch_bounds__(STAT_THREADS) next_failure_kernel(cmp_args a, 
     FOR_EACH_ELEMENT(a.m, a.n, r, c) {
         long long idx = (long long)(r * a.n + c);
         if (idx <= after) continue;
-        double got = f16_to_f64(a.C[r * a.ldc + c]), want = a.ref[r * a.ldref + c];
+        double got = elem_to_f64(a.dtype, a.C[r * a.ldc + c]), want = a.ref[r * a.ldref + c];
         if (fails(got, want, a.atol, a.rtol)) atomicMin(first, (unsigned long long)idx);
     }
 }
@@ -253,7 +302,7 @@ __global__ void __launch_bounds__(STAT_THREADS) radix_kernel(cmp_args a, unsigne
     sh[threadIdx.x] = 0;
     __syncthreads();
     FOR_EACH_ELEMENT(a.m, a.n, r, c) {
-        double e = abs_err(f16_to_f64(a.C[r * a.ldc + c]), a.ref[r * a.ldref + c]);
+        double e = abs_err(elem_to_f64(a.dtype, a.C[r * a.ldc + c]), a.ref[r * a.ldref + c]);
         unsigned long long bits = (unsigned long long)__double_as_longlong(e);
         if ((bits & mask) == prefix) atomicAdd(&sh[(bits >> shift) & (RADIX_BINS - 1)], 1u);
     }
@@ -261,9 +310,9 @@ __global__ void __launch_bounds__(STAT_THREADS) radix_kernel(cmp_args a, unsigne
     if (sh[threadIdx.x]) atomicAdd(&hist[threadIdx.x], (unsigned long long)sh[threadIdx.x]);
 }
 
-int hgemm_check_compare(const void *C, int64_t ldc, const double *ref, int64_t ldref, int64_t m,
-                        int64_t n, double atol, double rtol, hgemm_check_stats *out,
-                        cudaStream_t stream) {
+int hgemm_check_compare_dt(hgemm_dtype dtype, const void *C, int64_t ldc, const double *ref,
+                           int64_t ldref, int64_t m, int64_t n, double atol, double rtol,
+                           hgemm_check_stats *out, cudaStream_t stream) {
     memset(out, 0, sizeof *out);
     if (m <= 0 || n <= 0) return 1;
     out->count = m * n;
@@ -281,7 +330,7 @@ int hgemm_check_compare(const void *C, int64_t ldc, const double *ref, int64_t l
         dref = owned;
         ldref = n;
     }
-    cmp_args a = {(const uint16_t *)C, ldc, dref, ldref, m, n, atol, rtol};
+    cmp_args a = {dtype, (const uint16_t *)C, ldc, dref, ldref, m, n, atol, rtol};
     dim3 grid = stride_grid(m, n, STAT_THREADS, STAT_MAX_BLOCKS_X, STAT_MAX_BLOCKS);
     const int blocks = (int)(grid.x * grid.y);
 
@@ -348,13 +397,19 @@ int hgemm_check_compare(const void *C, int64_t ldc, const double *ref, int64_t l
                                     cudaMemcpyDeviceToHost));
         HGEMM_CHECK_CUDA(cudaMemcpy(&mm->want, dref + mm->row * ldref + mm->col, sizeof mm->want,
                                     cudaMemcpyDeviceToHost));
-        mm->got = (double)hgemm_check_f16_to_f32(got);
+        mm->got = (double)hgemm_check_dt_to_f32(dtype, got);
         after = (long long)first;
     }
 
     HGEMM_CHECK_CUDA(cudaFree(scratch));
     if (owned) HGEMM_CHECK_CUDA(cudaFree(owned));
     return out->failed == 0;
+}
+
+int hgemm_check_compare(const void *C, int64_t ldc, const double *ref, int64_t ldref, int64_t m,
+                        int64_t n, double atol, double rtol, hgemm_check_stats *out,
+                        cudaStream_t stream) {
+    return hgemm_check_compare_dt(HGEMM_DTYPE_F16, C, ldc, ref, ldref, m, n, atol, rtol, out, stream);
 }
 
 /* ---- guard bands ------------------------------------------------------------ */
@@ -377,8 +432,8 @@ __global__ void __launch_bounds__(FILL_THREADS) guard_kernel(guard_args g, unsig
     }
 }
 
-void hgemm_check_guarded_alloc(hgemm_check_guarded *g, int64_t m, int64_t n, int64_t ld,
-                               int64_t guard_rows) {
+void hgemm_check_guarded_alloc_dt(hgemm_dtype dtype, hgemm_check_guarded *g, int64_t m, int64_t n,
+                                  int64_t ld, int64_t guard_rows) {
     if (m < 0 || n < 0 || guard_rows < 0 || ld < (n > 1 ? n : 1)) {
         fprintf(stderr, "%s:%d: bad guarded matrix %lld x %lld, ld %lld, guard %lld\n", __FILE__,
                 __LINE__, (long long)m, (long long)n, (long long)ld, (long long)guard_rows);
@@ -388,6 +443,7 @@ void hgemm_check_guarded_alloc(hgemm_check_guarded *g, int64_t m, int64_t n, int
     g->n = n;
     g->ld = ld;
     g->guard_rows = guard_rows;
+    g->sentinel = hgemm_check_sentinel_dt(dtype);
     int64_t rows = 2 * guard_rows + m;
     size_t bytes = (size_t)((rows > 0 ? rows : 1) * ld) * sizeof(uint16_t);
     HGEMM_CHECK_CUDA(cudaMalloc(&g->base, bytes));
@@ -396,13 +452,18 @@ void hgemm_check_guarded_alloc(hgemm_check_guarded *g, int64_t m, int64_t n, int
     HGEMM_CHECK_CUDA(cudaStreamSynchronize(0));
 }
 
+void hgemm_check_guarded_alloc(hgemm_check_guarded *g, int64_t m, int64_t n, int64_t ld,
+                               int64_t guard_rows) {
+    hgemm_check_guarded_alloc_dt(HGEMM_DTYPE_F16, g, m, n, ld, guard_rows);
+}
+
 void hgemm_check_guarded_free(hgemm_check_guarded *g) {
     if (g->base) HGEMM_CHECK_CUDA(cudaFree(g->base));
     memset(g, 0, sizeof *g);
 }
 
 void hgemm_check_guarded_reset(const hgemm_check_guarded *g, cudaStream_t stream) {
-    hgemm_check_fill_pattern(g->base, 2 * g->guard_rows + g->m, g->ld, g->ld, HGEMM_CHECK_SENTINEL, stream);
+    hgemm_check_fill_pattern(g->base, 2 * g->guard_rows + g->m, g->ld, g->ld, g->sentinel, stream);
 }
 
 int hgemm_check_guard_intact(const hgemm_check_guarded *g, hgemm_check_guard_report *out,
@@ -414,8 +475,7 @@ int hgemm_check_guard_intact(const hgemm_check_guarded *g, hgemm_check_guard_rep
     unsigned long long *d = NULL;
     HGEMM_CHECK_CUDA(cudaMalloc((void **)&d, sizeof init));
     HGEMM_CHECK_CUDA(cudaMemcpyAsync(d, init, sizeof init, cudaMemcpyHostToDevice, stream));
-    guard_args a = {(const uint16_t *)g->base, rows, g->ld, g->guard_rows, g->m, g->n,
-                    (uint16_t)HGEMM_CHECK_SENTINEL};
+    guard_args a = {(const uint16_t *)g->base, rows, g->ld, g->guard_rows, g->m, g->n, g->sentinel};
     dim3 grid = stride_grid(rows, g->ld, FILL_THREADS, FILL_MAX_BLOCKS_X, FILL_MAX_BLOCKS_X * FILL_MAX_BLOCKS_Y);
     guard_kernel<<<grid, FILL_THREADS, 0, stream>>>(a, d, d + 1);
     HGEMM_CHECK_LAUNCH();

@@ -1,7 +1,7 @@
 /*
  * check_host.c: the CPU half of hgemm_check (see check.h): host random data,
- * the fp64 CPU reference, host comparison with quickselect, printing, and the
- * device probe. C11.
+ * the fp64 CPU reference (fp16 and bf16, every operand form), host comparison
+ * with quickselect, printing, and the device probe. C11.
  */
 #include <math.h>
 #include <stdint.h>
@@ -20,36 +20,53 @@ float hgemm_check_unit_scale(int64_t k) {
     return (float)(sqrt(3.0) * pow(kk, -0.25));
 }
 
-void hgemm_check_random_host(uint16_t *dst, int64_t rows, int64_t cols, int64_t ld, uint64_t seed,
-                             float scale) {
+void hgemm_check_random_host_dt(hgemm_dtype dtype, uint16_t *dst, int64_t rows, int64_t cols,
+                                int64_t ld, uint64_t seed, float scale) {
     for (int64_t r = 0; r < rows; r++)
         for (int64_t c = 0; c < cols; c++)
-            dst[r * ld + c] = hgemm_check_random_f16(seed, (uint64_t)r, (uint64_t)c, scale);
+            dst[r * ld + c] = hgemm_check_random_dt(dtype, seed, (uint64_t)r, (uint64_t)c, scale);
 }
 
-static double f16_to_f64(uint16_t h) { return (double)hgemm_check_f16_to_f32(h); }
+void hgemm_check_random_host(uint16_t *dst, int64_t rows, int64_t cols, int64_t ld, uint64_t seed,
+                             float scale) {
+    hgemm_check_random_host_dt(HGEMM_DTYPE_F16, dst, rows, cols, ld, seed, scale);
+}
 
-/* Each output summed in k order, like the GPU reference: the fp16 products are
- * exact in double, so both give the same bits. */
-void hgemm_check_reference_cpu(int64_t m, int64_t n, int64_t k, double alpha, const uint16_t *A,
-                               int64_t lda, const uint16_t *B, int64_t ldb, double beta,
-                               const uint16_t *C0, int64_t ldc0, double *ref, int64_t ldref) {
+static double to_f64(hgemm_dtype dtype, uint16_t h) { return (double)hgemm_check_dt_to_f32(dtype, h); }
+
+/* Each output summed in k order, like the GPU reference: the fp16 and bf16
+ * products are exact in double, so both give the same bits. op_a(A)[r, i] and
+ * op_b(B)[i, c] are read where each form stores them. */
+void hgemm_check_reference_cpu_ex(hgemm_dtype dtype, hgemm_op op_a, hgemm_op op_b, int64_t m,
+                                  int64_t n, int64_t k, double alpha, const uint16_t *A,
+                                  int64_t lda, const uint16_t *B, int64_t ldb, double beta,
+                                  const uint16_t *C0, int64_t ldc0, double *ref, int64_t ldref) {
     if (alpha == 0.0) k = 0; /* BLAS: A and B are not read */
+    /* Steps between consecutive r (or c) and consecutive i in each operand. */
+    const int64_t a_r = op_a == HGEMM_OP_N ? lda : 1, a_i = op_a == HGEMM_OP_N ? 1 : lda;
+    const int64_t b_c = op_b == HGEMM_OP_T ? ldb : 1, b_i = op_b == HGEMM_OP_T ? 1 : ldb;
     for (int64_t r = 0; r < m; r++) {
         for (int64_t c = 0; c < n; c++) {
             double acc = 0.0;
             for (int64_t i = 0; i < k; i++) {
-                double p = f16_to_f64(A[r * lda + i]) * f16_to_f64(B[c * ldb + i]);
+                double p = to_f64(dtype, A[r * a_r + i * a_i]) * to_f64(dtype, B[c * b_c + i * b_i]);
                 acc += p;
             }
             double v = alpha * acc;
             if (beta != 0.0) {
-                double t = beta * f16_to_f64(C0[r * ldc0 + c]);
+                double t = beta * to_f64(dtype, C0[r * ldc0 + c]);
                 v += t;
             }
             ref[r * ldref + c] = v;
         }
     }
+}
+
+void hgemm_check_reference_cpu(int64_t m, int64_t n, int64_t k, double alpha, const uint16_t *A,
+                               int64_t lda, const uint16_t *B, int64_t ldb, double beta,
+                               const uint16_t *C0, int64_t ldc0, double *ref, int64_t ldref) {
+    hgemm_check_reference_cpu_ex(HGEMM_DTYPE_F16, HGEMM_OP_N, HGEMM_OP_T, m, n, k, alpha, A, lda, B,
+                                 ldb, beta, C0, ldc0, ref, ldref);
 }
 
 static void swap_d(double *a, double *b) {
@@ -85,9 +102,9 @@ double hgemm_check_select(double *v, int64_t count, int64_t rank) {
     return v[rank];
 }
 
-int hgemm_check_compare_host(const uint16_t *C, int64_t ldc, const double *ref, int64_t ldref,
-                             int64_t m, int64_t n, double atol, double rtol,
-                             hgemm_check_stats *out) {
+int hgemm_check_compare_host_dt(hgemm_dtype dtype, const uint16_t *C, int64_t ldc,
+                                const double *ref, int64_t ldref, int64_t m, int64_t n,
+                                double atol, double rtol, hgemm_check_stats *out) {
     memset(out, 0, sizeof *out);
     if (m <= 0 || n <= 0) return 1;
     out->count = m * n;
@@ -99,7 +116,7 @@ int hgemm_check_compare_host(const uint16_t *C, int64_t ldc, const double *ref, 
     double sum = 0.0;
     for (int64_t r = 0; r < m; r++) {
         for (int64_t c = 0; c < n; c++) {
-            double got = f16_to_f64(C[r * ldc + c]), want = ref[r * ldref + c];
+            double got = to_f64(dtype, C[r * ldc + c]), want = ref[r * ldref + c];
             double e = isfinite(got) && isfinite(want) ? fabs(got - want) : INFINITY;
             err[r * n + c] = e;
             sum += e;
@@ -121,6 +138,12 @@ int hgemm_check_compare_host(const uint16_t *C, int64_t ldc, const double *ref, 
     out->p99_abs_err = hgemm_check_select(err, out->count, hgemm_check_p99_rank(out->count));
     free(err);
     return out->failed == 0;
+}
+
+int hgemm_check_compare_host(const uint16_t *C, int64_t ldc, const double *ref, int64_t ldref,
+                             int64_t m, int64_t n, double atol, double rtol,
+                             hgemm_check_stats *out) {
+    return hgemm_check_compare_host_dt(HGEMM_DTYPE_F16, C, ldc, ref, ldref, m, n, atol, rtol, out);
 }
 
 void hgemm_check_print_mismatches(FILE *f, const hgemm_check_stats *s, const char *indent) {

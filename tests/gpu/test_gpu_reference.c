@@ -6,6 +6,8 @@
  *   - the GPU comparison (exact p99 by radix select) gives the same statistics
  *     as the host one (quickselect), and finds injected errors where they are;
  *   - guard-band checks see a write outside the region and nothing inside;
+ *   - the same for bf16 and for every operand form (NN, NT, TN, TT) of the
+ *     general reference: fills, reference bits, comparison, bf16 guards;
  *   - the reference handles 8192^3 in well under two seconds.
  * Exits 77 without an sm_90 GPU, 1 on any failure.
  */
@@ -226,6 +228,131 @@ static void test_guard(void) {
     hgemm_check_guarded_free(&g);
 }
 
+/* Stores the logical rows x k matrix src (ld k) on the device as an operand
+ * in form op: as it is (N), or transposed (T: k x rows). Padding: NaN. */
+static uint16_t *device_form(hgemm_dtype dt, hgemm_op op, const uint16_t *src, int64_t rows, int64_t k,
+                             int64_t *ld, uint16_t **host) {
+    const int64_t r = op == HGEMM_OP_N ? rows : k, c = op == HGEMM_OP_N ? k : rows;
+    *ld = (c + 7) / 8 * 8 + 8;
+    const size_t elems = (size_t)(r * *ld);
+    uint16_t *x = (uint16_t *)hmalloc(elems * 2);
+    for (size_t i = 0; i < elems; i++) x[i] = hgemm_check_nan_dt(dt);
+    for (int64_t i = 0; i < rows; i++)
+        for (int64_t j = 0; j < k; j++) {
+            if (op == HGEMM_OP_N) x[i * *ld + j] = src[i * k + j];
+            else x[j * *ld + i] = src[i * k + j];
+        }
+    uint16_t *d = (uint16_t *)dmalloc(elems * 2);
+    HGEMM_CHECK_CUDA(cudaMemcpy(d, x, elems * 2, cudaMemcpyHostToDevice));
+    *host = x;
+    return d;
+}
+
+/* fp16 and bf16, every form: the device fill equals the host one, the GPU
+ * reference equals the CPU one bit for bit (and the NT form's, for the same
+ * logical operands), the GPU comparison of a bf16 C equals the host's, and a
+ * bf16 guarded C keeps the bf16 sentinel. */
+static void test_forms(void) {
+    enum { M = 70, N = 131, K = 45 };
+    static const hgemm_dtype dtypes[2] = {HGEMM_DTYPE_F16, HGEMM_DTYPE_BF16};
+    static const hgemm_op ops[2] = {HGEMM_OP_N, HGEMM_OP_T};
+    for (int di = 0; di < 2; di++) {
+        const hgemm_dtype dt = dtypes[di];
+        const char *dn = dt == HGEMM_DTYPE_BF16 ? "bf16" : "fp16";
+        /* The logical A (M x K), Bt (N x K) and C0 (M x N), made on the device. */
+        uint16_t *dA = (uint16_t *)dmalloc((size_t)M * K * 2), *dBt = (uint16_t *)dmalloc((size_t)N * K * 2);
+        uint16_t *dC = (uint16_t *)dmalloc((size_t)M * N * 2);
+        hgemm_check_fill_random_dt(dt, dA, M, K, K, SEED_A, hgemm_check_unit_scale(K), 0);
+        hgemm_check_fill_random_dt(dt, dBt, N, K, K, SEED_B, hgemm_check_unit_scale(K), 0);
+        hgemm_check_fill_random_dt(dt, dC, M, N, N, SEED_C, hgemm_check_unit_scale(1), 0);
+        uint16_t *A = (uint16_t *)hmalloc((size_t)M * K * 2), *Bt = (uint16_t *)hmalloc((size_t)N * K * 2);
+        uint16_t *C = (uint16_t *)hmalloc((size_t)M * N * 2), *back = (uint16_t *)hmalloc((size_t)M * N * 2);
+        hgemm_check_random_host_dt(dt, A, M, K, K, SEED_A, hgemm_check_unit_scale(K));
+        hgemm_check_random_host_dt(dt, Bt, N, K, K, SEED_B, hgemm_check_unit_scale(K));
+        hgemm_check_random_host_dt(dt, C, M, N, N, SEED_C, hgemm_check_unit_scale(1));
+        HGEMM_CHECK_CUDA(cudaMemcpy(back, dA, (size_t)M * K * 2, cudaMemcpyDeviceToHost));
+        CHECK_MSG(memcmp(back, A, (size_t)M * K * 2) == 0, "%s: device and host random A differ", dn);
+        HGEMM_CHECK_CUDA(cudaMemcpy(back, dC, (size_t)M * N * 2, cudaMemcpyDeviceToHost));
+        CHECK_MSG(memcmp(back, C, (size_t)M * N * 2) == 0, "%s: device and host random C differ", dn);
+
+        double *dref = (double *)dmalloc((size_t)M * N * sizeof(double));
+        double *nt = (double *)hmalloc((size_t)M * N * sizeof(double));
+        double *gref = (double *)hmalloc((size_t)M * N * sizeof(double));
+        double *cref = (double *)hmalloc((size_t)M * N * sizeof(double));
+        hgemm_check_reference_cpu_ex(dt, HGEMM_OP_N, HGEMM_OP_T, M, N, K, -1.25, A, K, Bt, K, 0.5, C, N, nt, N);
+        for (int fa = 0; fa < 2; fa++)
+            for (int fb = 0; fb < 2; fb++) {
+                const hgemm_op oa = ops[fa], ob = ops[fb];
+                int64_t lda, ldb;
+                uint16_t *hA, *hB;
+                uint16_t *fA = device_form(dt, oa, A, M, K, &lda, &hA);
+                uint16_t *fB = device_form(dt, ob == HGEMM_OP_N ? HGEMM_OP_T : HGEMM_OP_N, Bt, N, K, &ldb, &hB);
+                hgemm_check_reference_ex(dt, oa, ob, M, N, K, -1.25, fA, lda, fB, ldb, 0.5, dC, N, dref, N, 0);
+                HGEMM_CHECK_CUDA(cudaMemcpy(gref, dref, (size_t)M * N * sizeof(double), cudaMemcpyDeviceToHost));
+                hgemm_check_reference_cpu_ex(dt, oa, ob, M, N, K, -1.25, hA, lda, hB, ldb, 0.5, C, N, cref, N);
+                int64_t vs_cpu = 0, vs_nt = 0;
+                for (int64_t i = 0; i < (int64_t)M * N; i++) {
+                    vs_cpu += gref[i] != cref[i];
+                    vs_nt += gref[i] != nt[i];
+                }
+                printf("reference %s %c%c: %lld outputs differ from the CPU's, %lld from NT's\n", dn,
+                       oa == HGEMM_OP_N ? 'N' : 'T', ob == HGEMM_OP_N ? 'N' : 'T', (long long)vs_cpu,
+                       (long long)vs_nt);
+                CHECK_MSG(vs_cpu == 0 && vs_nt == 0, "%s form %d%d: %lld / %lld differ", dn, fa, fb,
+                          (long long)vs_cpu, (long long)vs_nt);
+                free(hA);
+                free(hB);
+                HGEMM_CHECK_CUDA(cudaFree(fA));
+                HGEMM_CHECK_CUDA(cudaFree(fB));
+            }
+
+        /* Comparison: C = the reference rounded to dt, then injected errors. */
+        for (int64_t i = 0; i < (int64_t)M * N; i++) C[i] = hgemm_check_f32_to_dt(dt, (float)nt[i]);
+        C[5 * N + 7] = hgemm_check_f32_to_dt(dt, (float)nt[5 * N + 7] + 0.5f);
+        C[(M - 1) * N + N - 1] = hgemm_check_nan_dt(dt);
+        HGEMM_CHECK_CUDA(cudaMemcpy(dC, C, (size_t)M * N * 2, cudaMemcpyHostToDevice));
+        HGEMM_CHECK_CUDA(cudaMemcpy(dref, nt, (size_t)M * N * sizeof(double), cudaMemcpyHostToDevice));
+        hgemm_check_stats gs, cs;
+        int gok = hgemm_check_compare_dt(dt, dC, N, dref, N, M, N, HGEMM_CHECK_ATOL_ACC_F32, HGEMM_CHECK_RTOL,
+                                         &gs, 0);
+        int cok = hgemm_check_compare_host_dt(dt, C, N, nt, N, M, N, HGEMM_CHECK_ATOL_ACC_F32, HGEMM_CHECK_RTOL,
+                                              &cs);
+        CHECK_MSG(!gok && !cok && gs.failed == 2 && gs.nonfinite == 1, "%s injected: %lld failed", dn,
+                  (long long)gs.failed);
+        same_stats(dn, &gs, &cs);
+        hgemm_check_print_mismatches(stdout, &gs, "    expected: ");
+
+        /* A bf16 (or fp16) guarded C: its own sentinel, checked and restored. */
+        hgemm_check_guarded g;
+        hgemm_check_guarded_alloc_dt(dt, &g, 9, 13, 24, GUARD_ROWS);
+        hgemm_check_guard_report rep;
+        CHECK_MSG(g.sentinel == hgemm_check_sentinel_dt(dt) && hgemm_check_guard_intact(&g, &rep, 0),
+                  "%s guarded: fresh allocation intact", dn);
+        hgemm_check_fill_nan_dt(dt, g.C, 9, 13, 24, 0);
+        CHECK_MSG(hgemm_check_guard_intact(&g, &rep, 0), "%s guarded: the region may change", dn);
+        hgemm_check_fill_sentinel_dt(dt == HGEMM_DTYPE_BF16 ? HGEMM_DTYPE_F16 : HGEMM_DTYPE_BF16,
+                                     (uint16_t *)g.C + 8 * 24 + 13, 1, 1, 1, 0);
+        CHECK_MSG(!hgemm_check_guard_intact(&g, &rep, 0) && rep.bad == 1 && rep.first_row == 8 &&
+                      rep.first_col == 13,
+                  "%s guarded: the other type's sentinel in the padding is a change", dn);
+        hgemm_check_guarded_reset(&g, 0);
+        CHECK_MSG(hgemm_check_guard_intact(&g, &rep, 0), "%s guarded: reset", dn);
+        hgemm_check_guarded_free(&g);
+
+        free(A);
+        free(Bt);
+        free(C);
+        free(back);
+        free(nt);
+        free(gref);
+        free(cref);
+        HGEMM_CHECK_CUDA(cudaFree(dA));
+        HGEMM_CHECK_CUDA(cudaFree(dBt));
+        HGEMM_CHECK_CUDA(cudaFree(dC));
+        HGEMM_CHECK_CUDA(cudaFree(dref));
+    }
+}
+
 static void test_reference_speed(void) {
     size_t elems = (size_t)BIG * BIG;
     uint16_t *dA = (uint16_t *)dmalloc(elems * 2), *dB = (uint16_t *)dmalloc(elems * 2);
@@ -279,6 +406,7 @@ int main(void) {
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) test_case(&cases[i]);
     test_p99_distribution();
     test_guard();
+    test_forms();
     test_reference_speed();
     return check_finish();
 }
