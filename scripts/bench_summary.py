@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Median and range per kernel and shape over hgemm-bench CSV files.
+"""Median and range per kernel, shape and form over hgemm-bench CSV files.
 
     python3 scripts/bench_summary.py FILE.csv [FILE.csv ...] [--markdown]
 
@@ -11,6 +11,11 @@ Memory-bound rows (m or n <= 64) of CSVs with the `gbps` column also get
 GB/s and the share of the H200's HBM peak; a group with a row whose
 `rotate_sets` is 1 (operands not rotated, so the L2 may have served them)
 says so. CSVs without these columns print as they always did.
+
+Rows are grouped by form too: the `dtype`, `layout` and `batch` columns
+(CSVs without them read as f16, nt, 1). Each of the three is printed, as a
+column after the shape, only when some group differs from its default, so
+an f16 nt run prints as it always did.
 """
 import argparse
 import csv
@@ -26,6 +31,10 @@ FIELDS = [("ms", "ms", "{:.4f}"), ("tflops", "TFLOP/s", "{:.1f}"),
 HBM_PEAK_GBPS = 4800.0
 MEMORY_BOUND_MN = 64  # m or n at most this: memory-bound, judged in GB/s
 BANDWIDTH = [("gbps", "GB/s", "{:.1f}"), ("hbm_pct", "% HBM", "{:.1f}")]
+# The form columns, their defaults (what a CSV without them means) and their order.
+FORM = [("dtype", "dtype", "f16"), ("layout", "layout", "nt"), ("batch", "batch", "1")]
+DTYPE_ORDER = ["f16", "bf16"]
+LAYOUT_ORDER = ["nt", "nn", "tn", "tt"]
 
 
 def read(paths):
@@ -49,18 +58,31 @@ def memory_bound(m, n):
     return m <= MEMORY_BOUND_MN or n <= MEMORY_BOUND_MN
 
 
+def form_of(row):
+    """(dtype, layout, batch) of a row; a missing or empty column is its default."""
+    dtype, layout, batch = ((row.get(col) or default).strip() for col, _, default in FORM)
+    return dtype.lower(), layout.lower(), int(batch)
+
+
 def summarize(rows):
-    """(key, samples, stats) per (kernel, m, n, k); stats maps a field to
-    (median, min, max). Memory-bound groups with gbps values also get gbps,
-    hbm_pct (of HBM_PEAK_GBPS) and, when some row was not rotated
-    (rotate_sets 1), not_rotated = the count of such rows."""
+    """(key, samples, stats) per key (kernel, m, n, k, dtype, layout, batch);
+    stats maps a field to (median, min, max). Memory-bound groups with gbps
+    values also get gbps, hbm_pct (of HBM_PEAK_GBPS) and, when some row was
+    not rotated (rotate_sets 1), not_rotated = the count of such rows."""
     groups = {}
     for r in rows:
-        key = (r["kernel"], int(r["m"]), int(r["n"]), int(r["k"]))
+        key = (r["kernel"], int(r["m"]), int(r["n"]), int(r["k"])) + form_of(r)
         groups.setdefault(key, []).append(r)
     rank = {name: i for i, name in enumerate(ORDER)}
+    dtype_rank = {name: i for i, name in enumerate(DTYPE_ORDER)}
+    layout_rank = {name: i for i, name in enumerate(LAYOUT_ORDER)}
+
+    def order(k):
+        return (k[1], k[2], k[3], dtype_rank.get(k[4], 99), k[4], layout_rank.get(k[5], 99), k[5],
+                k[6], rank.get(k[0], 99), k[0])
+
     out = []
-    for key in sorted(groups, key=lambda k: (k[1], k[2], k[3], rank.get(k[0], 99), k[0])):
+    for key in sorted(groups, key=order):
         stats = {}
         for field, _, _ in FIELDS:
             vals = [v for v in (number(r.get(field)) for r in groups[key]) if v is not None]
@@ -97,10 +119,14 @@ def main():
         return 1
     # GB/s columns only where a memory-bound row has them: old CSVs print as before.
     fields = FIELDS + (BANDWIDTH if any("gbps" in stats for _, _, stats in table) else [])
-    head = ["kernel", "shape", "samples"] + [label for _, label, _ in fields]
+    # A form column only where some group is not its default: f16 nt runs print as before.
+    forms = [i for i, (_, _, default) in enumerate(FORM)
+             if any(str(key[4 + i]) != default for key, _, _ in table)]
+    head = ["kernel", "shape"] + [FORM[i][1] for i in forms] + ["samples"] + [label for _, label, _ in fields]
     lines = []
-    for (kernel, m, n, k), count, stats in table:
-        cells = [kernel, f"{m}x{n}x{k}", str(count)]
+    for key, count, stats in table:
+        kernel, m, n, k = key[:4]
+        cells = [kernel, f"{m}x{n}x{k}"] + [str(key[4 + i]) for i in forms] + [str(count)]
         for field, _, fmt in fields:
             text = cell(stats, field, fmt)
             if field == "gbps" and "not_rotated" in stats:

@@ -143,6 +143,54 @@ v8,1,4096,4096,1,nan,nan,nan,nan,nan,-1,nan,4
                                                          "TFLOP/s", "x", "cuBLAS", "32F", "x",
                                                          "cuBLAS", "16F"])
 
+    # hgemm-bench's form columns (dtype, layout, batch) come last; a CSV
+    # without them reads as f16, nt, 1. cublas16 has no bf16 row and the
+    # bf16 rows' vs_cublas16 is empty.
+    CSV_FORMS = """# forms: dtype f16,bf16; layout nt,nn; batch 1
+kernel,m,n,k,run,ms,tflops,vs_cublas32,vs_cublas16,max_abs_err,gbps,rotate_sets,dtype,layout,batch
+cublas32,8192,8192,8192,1,1.50,733.0,1.00,0.97,0.01,nan,1,f16,nt,1
+cublas16,8192,8192,8192,1,1.45,758.0,1.03,1.00,0.03,nan,1,f16,nt,1
+auto,8192,8192,8192,1,1.40,785.0,1.07,1.03,0.01,nan,1,f16,nt,1
+auto,8192,8192,8192,1,1.42,774.0,1.06,1.02,0.01,nan,1,f16,nn,1
+cublas32,8192,8192,8192,1,1.60,687.0,1.00,nan,0.01,nan,1,bf16,nn,1
+auto,8192,8192,8192,1,1.50,733.0,1.066,,0.01,nan,1,bf16,nn,1
+auto,8192,8192,8192,2,1.40,785.0,1.143,,0.01,nan,1,bf16,nn,1
+"""
+
+    def test_forms_are_groups_of_their_own(self):
+        _, text = self.summary_of(self.CSV_FORMS, "--markdown")
+        lines = self.CSV_FORMS.splitlines()
+        rows = [dict(zip(lines[1].split(","), ln.split(","))) for ln in lines[2:]]
+        full = {key: stats for key, _, stats in bench_summary.summarize(rows)}
+        self.assertEqual(len(full), 6)  # one group per (kernel, shape, dtype, layout, batch)
+        auto_bf16 = full[("auto", 8192, 8192, 8192, "bf16", "nn", 1)]
+        self.assertEqual(auto_bf16["ms"], (1.45, 1.40, 1.50))
+        self.assertNotIn("vs_cublas16", auto_bf16)  # empty and nan alike: no value
+        lines = text.splitlines()
+        self.assertEqual(lines[0], "| kernel | shape | dtype | layout | samples | ms | TFLOP/s | "
+                                   "x cuBLAS 32F | x cuBLAS 16F |")  # batch is 1 everywhere
+        # f16 before bf16, nt before nn, then the kernels in their usual order
+        self.assertEqual([ln.split(" | ")[0][2:] + " " + ln.split(" | ")[2] + " " + ln.split(" | ")[3]
+                          for ln in lines[2:]],
+                         ["cublas32 f16 nt", "cublas16 f16 nt", "auto f16 nt", "auto f16 nn",
+                          "cublas32 bf16 nn", "auto bf16 nn"])
+        self.assertIn("| auto | 8192x8192x8192 | bf16 | nn | 2 | 1.4500 [1.4000..1.5000] | "
+                      "759.0 [733.0..785.0] | 1.105 [1.066..1.143] | - |", lines)
+
+    def test_batch_column_only_where_a_batch_is_not_1(self):
+        text = self.CSV_FORMS.replace(",f16,nt,1\n", ",f16,nt,64\n").replace(",bf16,nn,1\n", ",f16,nt,1\n")
+        text = text.replace(",f16,nn,1\n", ",f16,nt,1\n")
+        _, out = self.summary_of(text)
+        head = out.splitlines()[0].split()
+        self.assertEqual(head[:4], ["kernel", "shape", "batch", "samples"])
+        self.assertNotIn("dtype", head)
+        self.assertNotIn("layout", head)
+
+    def test_old_csv_reads_as_f16_nt_batch_1(self):
+        rows = bench_summary.read([RUN10])
+        keys = [key for key, _, _ in bench_summary.summarize(rows)]
+        self.assertTrue(keys and all(key[4:] == ("f16", "nt", 1) for key in keys))
+
 
 REPO = os.path.join(HERE, "..", "..")
 SCRIPTS = os.path.join(REPO, "scripts")
