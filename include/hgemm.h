@@ -159,8 +159,12 @@ typedef enum hgemm_op {
  *   - V8 serves every form: fp16 and bf16, NN, NT, TN and TT, a whole batch
  *     in one launch. A transposed operand is read as it lies (TMA and
  *     WGMMA's transpose bits), never copied;
- *   - V0..V7 and V9 serve fp16 NT, a batch as one launch per entry, on
- *     `stream`, in order; for every other form they return
+ *   - V9 serves fp16 and bf16 where the operand on C's short side (A when
+ *     m <= n, else B) is stored contiguous along k: NT, and NN with m <= n
+ *     or TT with m > n; a batch as one launch per entry;
+ *   - V0..V7 serve fp16 NT, a batch as one launch per entry, on `stream`,
+ *     in order;
+ *   - a kernel asked for a form it does not serve returns
  *     HGEMM_ERROR_NOT_SUPPORTED, after all the checks above and before any
  *     CUDA call;
  *   - AUTO and AUTO_F16ACC choose by shape as for hgemm_nt where the form is

@@ -18,16 +18,16 @@ static hgemm_status supports_tma_abc(const hgemm_problem *p) { return hgemm__tma
 
 /* The one kernel table: dispatch, the CLI, the tests and the benchmark read it. */
 static const hgemm_kernel_info kernel_table[] = {
-    {HGEMM_KERNEL_V0, "v0", HGEMM_ACC_F32, "TMA loads, ldmatrix + mma.sync from registers", hgemm__launch_v0, hgemm__supports_v0, 0},
-    {HGEMM_KERNEL_V1, "v1", HGEMM_ACC_F32, "WGMMA from 128B-swizzled shared memory", hgemm__launch_v1, hgemm__supports_v1, 0},
-    {HGEMM_KERNEL_V2, "v2", HGEMM_ACC_F32, "a 4-stage ring of TMA loads ahead of WGMMA", hgemm__launch_v2, hgemm__supports_v2, 0},
-    {HGEMM_KERNEL_V3, "v3", HGEMM_ACC_F32, "warp specialization: producer warp, consumer warpgroup", hgemm__launch_v3, hgemm__supports_v3, 0},
-    {HGEMM_KERNEL_V4, "v4", HGEMM_ACC_F32, "two consumer warpgroups, pipeline state, raster groups", hgemm__launch_v4, hgemm__supports_v4, 0},
-    {HGEMM_KERNEL_V5, "v5", HGEMM_ACC_F32, "one WGMMA group kept in flight, late stage release", hgemm__launch_v5, hgemm__supports_v5, 0},
-    {HGEMM_KERNEL_V6, "v6", HGEMM_ACC_F16, "256x256 tile, four consumers, fp16 accumulation, TMA store", hgemm__launch_v6, hgemm__supports_v6, 0},
-    {HGEMM_KERNEL_V7, "v7", HGEMM_ACC_F16, "V6 in persistent blocks: the next tile loads during the epilogue", hgemm__launch_v7, hgemm__supports_v7, 0},
-    {HGEMM_KERNEL_V8, "v8", HGEMM_ACC_F32, "fp32: persistent, setmaxnreg, 2-block clusters sharing B by multicast", hgemm__launch_v8, hgemm__supports_v8, 1},
-    {HGEMM_KERNEL_V9, "v9", HGEMM_ACC_F32, "m or n <= 64: the long operand on WGMMA's M, k split over a cluster, reduced in DSMEM", hgemm__launch_v9, hgemm__supports_v9, 0},
+    {HGEMM_KERNEL_V0, "v0", HGEMM_ACC_F32, "TMA loads, ldmatrix + mma.sync from registers", hgemm__launch_v0, hgemm__supports_v0, 0, 0},
+    {HGEMM_KERNEL_V1, "v1", HGEMM_ACC_F32, "WGMMA from 128B-swizzled shared memory", hgemm__launch_v1, hgemm__supports_v1, 0, 0},
+    {HGEMM_KERNEL_V2, "v2", HGEMM_ACC_F32, "a 4-stage ring of TMA loads ahead of WGMMA", hgemm__launch_v2, hgemm__supports_v2, 0, 0},
+    {HGEMM_KERNEL_V3, "v3", HGEMM_ACC_F32, "warp specialization: producer warp, consumer warpgroup", hgemm__launch_v3, hgemm__supports_v3, 0, 0},
+    {HGEMM_KERNEL_V4, "v4", HGEMM_ACC_F32, "two consumer warpgroups, pipeline state, raster groups", hgemm__launch_v4, hgemm__supports_v4, 0, 0},
+    {HGEMM_KERNEL_V5, "v5", HGEMM_ACC_F32, "one WGMMA group kept in flight, late stage release", hgemm__launch_v5, hgemm__supports_v5, 0, 0},
+    {HGEMM_KERNEL_V6, "v6", HGEMM_ACC_F16, "256x256 tile, four consumers, fp16 accumulation, TMA store", hgemm__launch_v6, hgemm__supports_v6, 0, 0},
+    {HGEMM_KERNEL_V7, "v7", HGEMM_ACC_F16, "V6 in persistent blocks: the next tile loads during the epilogue", hgemm__launch_v7, hgemm__supports_v7, 0, 0},
+    {HGEMM_KERNEL_V8, "v8", HGEMM_ACC_F32, "fp32: persistent, setmaxnreg, 2-block clusters sharing B by multicast", hgemm__launch_v8, hgemm__supports_v8, 1, 1},
+    {HGEMM_KERNEL_V9, "v9", HGEMM_ACC_F32, "m or n <= 64: the long operand on WGMMA's M, k split over a cluster, reduced in DSMEM", hgemm__launch_v9, hgemm__supports_v9, 1, 0},
 };
 
 enum { KERNEL_COUNT = (int)(sizeof(kernel_table) / sizeof(kernel_table[0])) };
@@ -37,12 +37,12 @@ enum { KERNEL_COUNT = (int)(sizeof(kernel_table) / sizeof(kernel_table[0])) };
  * the version they come from): the benchmark and the tests list them with
  * hgemm__experiment_at and run them through hgemm__run. */
 static const hgemm_kernel_info experiment_table[] = {
-    {HGEMM_KERNEL_V8, "v8-nocluster", HGEMM_ACC_F32, "V8 without clusters: each block loads its whole B tile", hgemm__launch_v8_nocluster, supports_tma_abc, 0},
-    {HGEMM_KERNEL_V8, "v8-direct", HGEMM_ACC_F32, "V8 with V5's epilogue: registers straight to global memory", hgemm__launch_v8_direct, supports_tma_abc, 0},
-    {HGEMM_KERNEL_V8, "v8-dp", HGEMM_ACC_F32, "V8 ignoring the workspace: whole tiles only, no stream-K", hgemm__launch_v8_dp, supports_tma_abc, 0},
-    {HGEMM_KERNEL_V9, "v9-nosplit", HGEMM_ACC_F32, "V9 without split-K: one block per tile walks the whole k-loop", hgemm__launch_v9_nosplit, hgemm__supports_v9, 0},
-    {HGEMM_KERNEL_V9, "v9-noswap", HGEMM_ACC_F32, "V9 without the operand swap: A on WGMMA's M side, B on N", hgemm__launch_v9_noswap, hgemm__supports_v9, 0},
-    {HGEMM_KERNEL_V9, "v9-k128", HGEMM_ACC_F32, "V9 with two k-tiles per stage (3 stages) at every short width (V9: only at 64)", hgemm__launch_v9_k128, hgemm__supports_v9, 0},
+    {HGEMM_KERNEL_V8, "v8-nocluster", HGEMM_ACC_F32, "V8 without clusters: each block loads its whole B tile", hgemm__launch_v8_nocluster, supports_tma_abc, 0, 0},
+    {HGEMM_KERNEL_V8, "v8-direct", HGEMM_ACC_F32, "V8 with V5's epilogue: registers straight to global memory", hgemm__launch_v8_direct, supports_tma_abc, 0, 0},
+    {HGEMM_KERNEL_V8, "v8-dp", HGEMM_ACC_F32, "V8 ignoring the workspace: whole tiles only, no stream-K", hgemm__launch_v8_dp, supports_tma_abc, 0, 0},
+    {HGEMM_KERNEL_V9, "v9-nosplit", HGEMM_ACC_F32, "V9 without split-K: one block per tile walks the whole k-loop", hgemm__launch_v9_nosplit, hgemm__supports_v9, 0, 0},
+    {HGEMM_KERNEL_V9, "v9-noswap", HGEMM_ACC_F32, "V9 without the operand swap: A on WGMMA's M side, B on N", hgemm__launch_v9_noswap, hgemm__supports_v9, 0, 0},
+    {HGEMM_KERNEL_V9, "v9-k128", HGEMM_ACC_F32, "V9 with two k-tiles per stage (3 stages) at every short width (V9: only at 64)", hgemm__launch_v9_k128, hgemm__supports_v9, 0, 0},
 };
 
 enum { EXPERIMENT_COUNT = (int)(sizeof(experiment_table) / sizeof(experiment_table[0])) };
@@ -125,8 +125,8 @@ static const hgemm_kernel_info *resolve(hgemm_kernel kernel, int64_t m, int64_t 
  * them beside the table's kernels): no launcher of their own, so
  * hgemm__run_ws resolves them by shape as hgemm_nt does. */
 static const hgemm_kernel_info auto_rows[] = {
-    {HGEMM_KERNEL_AUTO, "auto", HGEMM_ACC_F32, "by shape, the fastest fp32-accumulating kernel", NULL, NULL, 0},
-    {HGEMM_KERNEL_AUTO_F16ACC, "auto-f16acc", HGEMM_ACC_F16, "by shape, the fastest kernel; fp16 accumulation allowed", NULL, NULL, 0},
+    {HGEMM_KERNEL_AUTO, "auto", HGEMM_ACC_F32, "by shape, the fastest fp32-accumulating kernel", NULL, NULL, 0, 0},
+    {HGEMM_KERNEL_AUTO_F16ACC, "auto-f16acc", HGEMM_ACC_F16, "by shape, the fastest kernel; fp16 accumulation allowed", NULL, NULL, 0, 0},
 };
 
 const hgemm_kernel_info *hgemm__auto_row(hgemm_kernel id) {
@@ -416,15 +416,9 @@ static int is_nt_form(const request *r) {
     return r->dtype == HGEMM_DTYPE_F16 && r->op_a == HGEMM_OP_N && r->op_b == HGEMM_OP_T;
 }
 
-/* The row a request runs: the table's for an explicit kernel, the choice by
- * shape for AUTO and AUTO_F16ACC. A choice that serves fp16 NT only gives
- * way to V8, the general kernel, for the other forms (an explicit kernel
- * does not: it is NOT_SUPPORTED there). */
-static const hgemm_kernel_info *resolve_request(const request *r) {
-    const hgemm_kernel_info *info = resolve(r->kernel, r->m, r->n, r->k);
-    const int chosen = r->kernel == HGEMM_KERNEL_AUTO || r->kernel == HGEMM_KERNEL_AUTO_F16ACC;
-    if (chosen && info != NULL && !info->general && !is_nt_form(r)) info = hgemm__kernel_find(HGEMM_KERNEL_V8);
-    return info;
+/* Whether the kernel is chosen by shape (AUTO, AUTO_F16ACC). */
+static int is_chosen(hgemm_kernel kernel) {
+    return kernel == HGEMM_KERNEL_AUTO || kernel == HGEMM_KERNEL_AUTO_F16ACC;
 }
 
 /* Entry b's matrix of a batch, as an address (A and B may be NULL when k == 0). */
@@ -433,12 +427,14 @@ static const void *entry_of(const void *x, int64_t stride, int64_t b) {
 }
 
 /* What every entry point does once validate() passed: `info` is the kernel's
- * row (NULL: AUTO's choice by shape). The kernel's limits are decided first
- * (preflight, the same for every entry), then the device once, then the
- * pointers (CUDA calls) and the launches, in order on the stream: one launch
- * for the whole batch where the row is general (or there is nothing to
- * multiply), one per entry otherwise. */
-static hgemm_status run_validated(const hgemm_kernel_info *info, const request *r,
+ * row (NULL: AUTO's choice by shape), `chosen` whether AUTO or AUTO_F16ACC
+ * picked it. The kernel's limits are decided first (preflight, the same for
+ * every entry), then the device once, then the pointers (CUDA calls) and the
+ * launches, in order on the stream: one launch for the whole batch where the
+ * row is `batched` (or there is nothing to multiply), one per entry otherwise.
+ * A chosen row that does not serve the form gives way to V8, which serves
+ * every form; an explicit one returns NOT_SUPPORTED. */
+static hgemm_status run_validated(const hgemm_kernel_info *info, int chosen, const request *r,
                                   cudaStream_t stream) {
     const hgemm_nt_options *o = r->options;
     const int nt = is_nt_form(r);
@@ -446,8 +442,18 @@ static hgemm_status run_validated(const hgemm_kernel_info *info, const request *
                        o->workspace_bytes ? o->workspace : NULL, o->workspace_bytes,
                        o->sm_count_target, r->dtype, r->op_a == HGEMM_OP_T, r->op_b == HGEMM_OP_N,
                        r->batch, r->stride_a, r->stride_b, r->stride_c};
-    if (info == NULL) info = hgemm__kernel_find(hgemm__auto_choice(r->m, r->n, r->k));
-    if (!info->general && !nt && r->m > 0 && r->n > 0) return HGEMM_ERROR_NOT_SUPPORTED;
+    if (info == NULL) {
+        info = hgemm__kernel_find(hgemm__auto_choice(r->m, r->n, r->k));
+        chosen = 1;
+    }
+    if (!nt && chosen) {
+        hgemm_problem one = p; /* what the row would receive */
+        if (!info->batched) one.batch = 1;
+        if (!info->forms || (info->supports && info->supports(&one) != HGEMM_SUCCESS))
+            info = hgemm__kernel_find(HGEMM_KERNEL_V8);
+    }
+    if (!info->forms && !nt && r->m > 0 && r->n > 0) return HGEMM_ERROR_NOT_SUPPORTED;
+    if (!info->batched) p.batch = 1;
     hgemm_launch_fn run = NULL;
     hgemm_status st = preflight(info, &p, &run);
     if (st != HGEMM_SUCCESS || run == NULL || r->batch == 0) return st;
@@ -455,9 +461,10 @@ static hgemm_status run_validated(const hgemm_kernel_info *info, const request *
     st = check_device(&dev);
     if (st == HGEMM_SUCCESS && p.workspace) st = check_pointer(p.workspace, dev);
     if (st != HGEMM_SUCCESS) return st;
-    if (info->general || run == hgemm__launch_scale) {
+    if (info->batched || run == hgemm__launch_scale) {
         /* One launch. The first and the last entry of each matrix must be
          * memory of this device (the entries between lie in the same range). */
+        p.batch = r->batch;
         hgemm_problem last = p;
         last.A = entry_of(r->A, r->stride_a, r->batch - 1);
         last.B = entry_of(r->B, r->stride_b, r->batch - 1);
@@ -466,7 +473,6 @@ static hgemm_status run_validated(const hgemm_kernel_info *info, const request *
         if (st == HGEMM_SUCCESS && r->batch > 1) st = hgemm__check_pointers(&last, dev);
         return st == HGEMM_SUCCESS ? run(&p, stream) : st;
     }
-    p.batch = 1;
     for (int64_t b = 0; b < r->batch && st == HGEMM_SUCCESS; b++) {
         p.A = entry_of(r->A, r->stride_a, b);
         p.B = entry_of(r->B, r->stride_b, b);
@@ -484,7 +490,7 @@ hgemm_status hgemm_nt_ex(hgemm_kernel kernel, int64_t m, int64_t n, int64_t k, f
     const request r = nt_request(kernel, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, options);
     hgemm_status st = validate(&r);
     if (st != HGEMM_SUCCESS) return st;
-    return run_validated(resolve(kernel, m, n, k), &r, stream);
+    return run_validated(resolve(kernel, m, n, k), is_chosen(kernel), &r, stream);
 }
 
 hgemm_status hgemm_nt(hgemm_kernel kernel, int64_t m, int64_t n, int64_t k, float alpha,
@@ -511,7 +517,7 @@ hgemm_status hgemm_gemm(hgemm_kernel kernel, hgemm_dtype dtype, hgemm_op op_a, h
                        B, ldb, stride_b, C, ldc, stride_c, batch, options ? options : &NO_OPTIONS};
     hgemm_status st = validate(&r);
     if (st != HGEMM_SUCCESS || batch == 0 || m == 0 || n == 0) return st;
-    return run_validated(resolve_request(&r), &r, stream);
+    return run_validated(resolve(kernel, m, n, k), is_chosen(kernel), &r, stream);
 }
 
 hgemm_status hgemm__run(const hgemm_kernel_info *info, int64_t m, int64_t n, int64_t k,
@@ -529,6 +535,7 @@ hgemm_status hgemm__run_ws(const hgemm_kernel_info *info, int64_t m, int64_t n, 
                                  &options);
     hgemm_status st = validate(&r);
     if (st != HGEMM_SUCCESS) return st;
+    const int chosen = info == NULL || info->launch == NULL;
     if (info != NULL && info->launch == NULL) info = resolve(info->id, m, n, k); /* an auto row */
-    return run_validated(info, &r, stream);
+    return run_validated(info, chosen, &r, stream);
 }

@@ -16,7 +16,8 @@ extern "C" {
 
 /* One validated request, as the entry points pass it to a launcher. The
  * fields after sm_count are hgemm_gemm's; all zero is one fp16 NT product,
- * which is all that a launcher of a row without `general` ever receives. */
+ * which is all that a launcher of a row without `forms` and `batched` ever
+ * receives. */
 typedef struct hgemm_problem {
     int64_t m, n, k;
     float alpha, beta;
@@ -53,9 +54,10 @@ typedef struct hgemm_kernel_info {
     const char *idea;     /* one line: what this version adds */
     hgemm_launch_fn launch;
     hgemm_supports_fn supports; /* NULL: the tensor-map limits of A, B and C */
-    int general;          /* its launcher serves every hgemm_problem: bf16, the four
-                             forms and a whole batch in one launch. Otherwise only
-                             fp16 NT, and a batch runs as one launch per entry */
+    int forms;            /* its launcher reads dtype, a_mn and b_mn, and its supports()
+                             says which of those forms it serves; 0: fp16 NT only */
+    int batched;          /* its launcher serves a whole batch in one launch (batch,
+                             strides); 0: a batch runs as one launch per entry */
 } hgemm_kernel_info;
 
 int hgemm__kernel_count(void);
@@ -111,6 +113,10 @@ hgemm_status hgemm__tmap_check(const void *ptr, uint64_t rows, uint64_t cols, ui
 hgemm_status hgemm__tmap_encode(CUtensorMap *map, const void *ptr, uint64_t rows,
                                 uint64_t cols, uint64_t ld, uint32_t box_rows,
                                 uint32_t box_cols, int swizzle128);
+/* hgemm__tmap_encode for either element type. */
+hgemm_status hgemm__tmap_encode_dt(CUtensorMap *map, hgemm_dtype dtype, const void *ptr, uint64_t rows,
+                                   uint64_t cols, uint64_t ld, uint32_t box_rows, uint32_t box_cols,
+                                   int swizzle128);
 /* The same for `count` such matrices of `dtype`, `stride` elements apart, as
  * a 3-D tensor (the entry innermost-last): boxes are 2-D, one entry each.
  * count == 1 ignores stride. */

@@ -126,6 +126,12 @@ hgemm_status hgemm__tmap_encode(CUtensorMap *map, const void *ptr, uint64_t rows
     return encode_rank(map, HGEMM_DTYPE_F16, 2, ptr, rows, cols, ld, 1, 0, box_rows, box_cols, swizzle128);
 }
 
+hgemm_status hgemm__tmap_encode_dt(CUtensorMap *map, hgemm_dtype dtype, const void *ptr, uint64_t rows,
+                                   uint64_t cols, uint64_t ld, uint32_t box_rows, uint32_t box_cols,
+                                   int swizzle128) {
+    return encode_rank(map, dtype, 2, ptr, rows, cols, ld, 1, 0, box_rows, box_cols, swizzle128);
+}
+
 hgemm_status hgemm__tmap_encode_batch(CUtensorMap *map, hgemm_dtype dtype, const void *ptr,
                                       uint64_t rows, uint64_t cols, uint64_t ld, uint64_t count,
                                       uint64_t stride, uint32_t box_rows, uint32_t box_cols,

@@ -26,6 +26,13 @@
  * shape; it is fast only where one side is short. AUTO picks it from the
  * measured table in api.c.
  *
+ * Forms (hgemm_gemm): fp16 and bf16 (the element type T is a template
+ * parameter), and the long operand stored either way: K-major, or MN-major
+ * (the weight of `x @ W` stored k x n), loaded as one 64 x BK box that
+ * WGMMA reads through its transpose bit, as V8 does. The short operand must
+ * be K-major (its MN-major boxes would be 16 or 32 elements wide, another
+ * swizzle): those forms are V8's. A batch runs one launch per entry.
+ *
  * Measured on an H200, operands rotated so that the weight comes from HBM,
  * median [range] of 2 runs (2026-11-30, bench/results/2026-11-30-h200-run23-suite.csv;
  * all runs: docs/notes/v9-log.md):
@@ -37,7 +44,11 @@
  * current code, in one run (run 25): 0.900x over the 23 decode shapes,
  * 0.762x at m = 64.
  */
+#include <cuda_bf16.h>
+
 #include "kernel_common.cuh"
+#include "elem.cuh"
+#include "mma_tile.cuh"
 #include "pipeline.cuh"
 #include "ptx/cluster.cuh"
 #include "ptx/tma.cuh"
@@ -80,22 +91,43 @@ typedef struct v9_args {
 } v9_args;
 
 /* One element of C: alpha * v + beta * C[row][col] (C read only when beta != 0). */
+template <typename T>
 static __device__ __forceinline__ void v9_store_one(const gemm_args &a, int32_t row, int32_t col,
                                                     float v) {
     if (row >= a.m || col >= a.n) return;
-    __half *c = a.C + (int64_t)row * a.ldc + col;
+    T *c = (T *)a.C + (int64_t)row * a.ldc + col;
     v *= a.alpha;
-    if (a.beta != 0.0f) v += a.beta * __half2float(*c);
-    *c = __float2half_rn(v);
+    if (a.beta != 0.0f) v += a.beta * elem<T>::to_float(*c);
+    *c = elem<T>::from_float(v);
 }
 
 /* Store the pair of accumulator elements (long index r, short indices s and s+1). */
+template <typename T>
 static __device__ __forceinline__ void v9_store(const v9_args &a, int32_t r, int32_t s, float2 v) {
     if (a.swap) {
-        v9_store_one(a.g, s, r, v.x);
-        v9_store_one(a.g, s + 1, r, v.y);
+        v9_store_one<T>(a.g, s, r, v.x);
+        v9_store_one<T>(a.g, s + 1, r, v.y);
     } else {
-        store_pair(a.g, r, s, v.x, v.y);
+        store_pair<T>(a.g, r, s, v.x, v.y);
+    }
+}
+
+/* One WGMMA of the (64, BN) accumulator, the long operand's tile K-major or
+ * MN-major (X_MN), the short one's K-major. */
+template <int BN, typename T, int X_MN>
+static __device__ __forceinline__ void v9_wgmma(float d[BN / 2], uint64_t desc_x, uint64_t desc_y) {
+    constexpr bool bf16 = __is_same(T, __nv_bfloat16);
+    if constexpr (BN == 64) {
+        if constexpr (bf16) wgmma_m64n64k16_f32_bf16<X_MN, 0>(d, desc_x, desc_y, 1);
+        else wgmma_m64n64k16_f32_f16<X_MN, 0>(d, desc_x, desc_y, 1);
+    }
+    if constexpr (BN == 32) {
+        if constexpr (bf16) wgmma_m64n32k16_f32_bf16<X_MN, 0>(d, desc_x, desc_y, 1);
+        else wgmma_m64n32k16_f32_f16<X_MN, 0>(d, desc_x, desc_y, 1);
+    }
+    if constexpr (BN == 16) {
+        if constexpr (bf16) wgmma_m64n16k16_f32_bf16<X_MN, 0>(d, desc_x, desc_y, 1);
+        else wgmma_m64n16k16_f32_f16<X_MN, 0>(d, desc_x, desc_y, 1);
     }
 }
 
@@ -105,7 +137,7 @@ static __device__ __forceinline__ void v9_zero(__half *dst, int halves) {
     for (int i = 0; i < halves / 8; i++) d[i] = make_uint4(0, 0, 0, 0);
 }
 
-template <int BN, int KB, int STAGES>
+template <int BN, int KB, int STAGES, typename T, int X_MN>
 __global__ void __launch_bounds__(V9_THREADS)
 v9_kernel(const __grid_constant__ CUtensorMap tmap_x, const __grid_constant__ CUtensorMap tmap_y,
           v9_args args) {
@@ -154,7 +186,10 @@ v9_kernel(const __grid_constant__ CUtensorMap tmap_x, const __grid_constant__ CU
                     mbarrier_arrive_expect_tx(full, nb * (V9_BM + BN) * BK * 2);
                 }
                 for (int b = 0; b < nb; b++) {
-                    tma_load_2d(sm->x[st.stage][b], &tmap_x, (kt + b) * BK, long0, full);
+                    if (X_MN) /* one 64 (long) x BK (k) box: the 64 long elements are contiguous */
+                        tma_load_2d(sm->x[st.stage][b], &tmap_x, long0, (kt + b) * BK, full);
+                    else
+                        tma_load_2d(sm->x[st.stage][b], &tmap_x, (kt + b) * BK, long0, full);
                     tma_load_2d(sm->y[st.stage][b], &tmap_y, (kt + b) * BK, short0, full);
                 }
             }
@@ -171,14 +206,14 @@ v9_kernel(const __grid_constant__ CUtensorMap tmap_x, const __grid_constant__ CU
              * The tiles past k's end were zero-filled by the loader. */
 #pragma unroll
             for (int b = 0; b < KB; b++) {
-                const uint64_t desc_x = wgmma_desc_sw128(sm->x[st.stage][b]);
+                /* an MN-major x tile is one box: its leading offset is never used */
+                const uint64_t desc_x = X_MN ? wgmma_desc_sw128_mn(sm->x[st.stage][b], V9_BM * BK * 2)
+                                             : wgmma_desc_sw128(sm->x[st.stage][b]);
                 const uint64_t desc_y = wgmma_desc_sw128(sm->y[st.stage][b]);
+                constexpr uint64_t step_x = X_MN ? WGMMA_DESC_K_STEP_MN : WGMMA_DESC_K_STEP;
 #pragma unroll
-                for (int kk = 0; kk < BK / WGMMA_K; kk++) {
-                    if constexpr (BN == 64) wgmma_m64n64k16_f32(d, desc_x + 2 * kk, desc_y + 2 * kk, 1);
-                    if constexpr (BN == 32) wgmma_m64n32k16_f32(d, desc_x + 2 * kk, desc_y + 2 * kk, 1);
-                    if constexpr (BN == 16) wgmma_m64n16k16_f32(d, desc_x + 2 * kk, desc_y + 2 * kk, 1);
-                }
+                for (int kk = 0; kk < BK / WGMMA_K; kk++)
+                    v9_wgmma<BN, T, X_MN>(d, desc_x + step_x * kk, desc_y + WGMMA_DESC_K_STEP * kk);
             }
             wgmma_commit_group();
             wgmma_wait_group_1(); /* step-1 is done: release its stage (V5's late release) */
@@ -196,7 +231,7 @@ v9_kernel(const __grid_constant__ CUtensorMap tmap_x, const __grid_constant__ CU
         if (split == 1) {
 #pragma unroll
             for (int p = 0; p < BN / 4; p++)
-                v9_store(args, r_base + 8 * (p % 2), s_base + 8 * (p / 2), make_float2(d[2 * p], d[2 * p + 1]));
+                v9_store<T>(args, r_base + 8 * (p % 2), s_base + 8 * (p / 2), make_float2(d[2 * p], d[2 * p + 1]));
         } else {
 #pragma unroll
             for (int p = 0; p < BN / 4; p++) partial[p][tid] = make_float2(d[2 * p], d[2 * p + 1]);
@@ -220,7 +255,7 @@ v9_kernel(const __grid_constant__ CUtensorMap tmap_x, const __grid_constant__ CU
                 sum.x += v.x;
                 sum.y += v.y;
             }
-            v9_store(args, r_base + 8 * (p % 2), s_base + 8 * (p / 2), sum);
+            v9_store<T>(args, r_base + 8 * (p % 2), s_base + 8 * (p / 2), sum);
         }
     }
     /* No block leaves while another may still read its partial sums. */
@@ -229,16 +264,20 @@ v9_kernel(const __grid_constant__ CUtensorMap tmap_x, const __grid_constant__ CU
 
 /* ---- host ------------------------------------------------------------------ */
 
-/* One build of the kernel: its template arguments, function and shared memory. */
+/* One build of the kernel: its template arguments, function and shared
+ * memory. `form`: 0 fp16, 1 bf16, +2 for an MN-major long operand. */
 typedef struct v9_build {
-    int bn, kb, stages;
+    int bn, kb, stages, form;
     const void *kernel;
     size_t smem;
 } v9_build;
 
-#define V9_BUILD(BN, KB, STAGES)                                                       \
-    {BN, KB, STAGES, (const void *)v9_kernel<BN, KB, STAGES>,                          \
+#define V9_BUILD1(BN, KB, STAGES, T, FORM)                                                      \
+    {BN, KB, STAGES, FORM, (const void *)v9_kernel<BN, KB, STAGES, T, (FORM) / 2>,              \
      sizeof(v9_smem<BN, KB, STAGES>) + SW128_ALIGN}
+#define V9_BUILD(BN, KB, STAGES)                                                                \
+    V9_BUILD1(BN, KB, STAGES, __half, 0), V9_BUILD1(BN, KB, STAGES, __nv_bfloat16, 1),         \
+    V9_BUILD1(BN, KB, STAGES, __half, 2), V9_BUILD1(BN, KB, STAGES, __nv_bfloat16, 3)
 
 static const v9_build v9_builds[] = {
     /* one k-tile per stage, 4 stages: V9 for short sides up to 32 */
@@ -260,9 +299,9 @@ typedef struct v9_variant {
 
 static const v9_variant V9_TABLE = {0, 0, 0};
 
-static const v9_build *v9_find_build(int bn, int kb) {
+static const v9_build *v9_find_build(int bn, int kb, int form) {
     for (size_t i = 0; i < sizeof v9_builds / sizeof v9_builds[0]; i++)
-        if (v9_builds[i].bn == bn && v9_builds[i].kb == kb) return &v9_builds[i];
+        if (v9_builds[i].bn == bn && v9_builds[i].kb == kb && v9_builds[i].form == form) return &v9_builds[i];
     return NULL;
 }
 
@@ -300,7 +339,9 @@ static v9_plan v9_make_plan(const hgemm_problem *p, uint32_t sms, v9_variant v) 
      * 22); at 16 and 32 wide the bigger stages cost blocks per SM (5 -> 3)
      * and lost (docs/notes/v9-log.md). */
     const int kb = v.kb ? v.kb : bn == V9_MAX_BN ? 2 : 1;
-    pl.build = v9_find_build(bn, kb);
+    /* the long operand is MN-major when it is B stored k x n, or A stored k x m */
+    const int x_mn = pl.swap ? p->b_mn : p->a_mn;
+    pl.build = v9_find_build(bn, kb, (p->dtype == HGEMM_DTYPE_BF16) + 2 * x_mn);
     pl.long_tiles = hgemm_ceil_div((uint64_t)long_side, V9_BM);
     pl.short_tiles = hgemm_ceil_div((uint64_t)short_side, (uint32_t)bn);
     const uint64_t tiles = pl.long_tiles * pl.short_tiles;
@@ -313,12 +354,15 @@ static v9_plan v9_make_plan(const hgemm_problem *p, uint32_t sms, v9_variant v) 
     return pl;
 }
 
-/* What V9 serves: the TMA limits of A and B, and its 1-D grid at the largest
- * split, whichever operand is long. */
+/* What V9 serves: one entry (api.c runs a batch entry by entry) whose short
+ * operand is K-major, the TMA limits of A and B, and its 1-D grid at the
+ * largest split, whichever operand is long. */
 extern "C" hgemm_status hgemm__supports_v9(const hgemm_problem *p) {
+    if (p->batch > 1) return HGEMM_ERROR_NOT_SUPPORTED;
     hgemm_status st = hgemm__tmap_supports(p, 0);
     if (st != HGEMM_SUCCESS) return st;
     const v9_plan pl = v9_make_plan(p, 1, V9_TABLE); /* the tiles; the split is bounded by 8 */
+    if (pl.swap ? p->a_mn : p->b_mn) return HGEMM_ERROR_NOT_SUPPORTED; /* the short operand is MN-major */
     return pl.long_tiles * pl.short_tiles * V9_MAX_SPLIT > MAX_GRID_X ? HGEMM_ERROR_NOT_SUPPORTED
                                                                       : HGEMM_SUCCESS;
 }
@@ -337,8 +381,14 @@ static hgemm_status v9_launch(const hgemm_problem *p, cudaStream_t stream, v9_va
     const int64_t x_rows = pl.swap ? p->n : p->m, y_rows = pl.swap ? p->m : p->n;
     const int64_t ldx = pl.swap ? p->ldb : p->lda, ldy = pl.swap ? p->lda : p->ldb;
     CUtensorMap tx, ty;
-    st = tmap_operand(&tx, x_ptr, x_rows, p->k, ldx, V9_BM);
-    if (st == HGEMM_SUCCESS) st = tmap_operand(&ty, y_ptr, y_rows, p->k, ldy, (uint32_t)pl.build->bn);
+    const uint64_t k = (uint64_t)p->k;
+    st = pl.build->form / 2 ? hgemm__tmap_encode_dt(&tx, p->dtype, x_ptr, k, (uint64_t)x_rows, (uint64_t)ldx,
+                                                     BK, V9_BM, TMAP_SWIZZLE_128B)
+                            : hgemm__tmap_encode_dt(&tx, p->dtype, x_ptr, (uint64_t)x_rows, k, (uint64_t)ldx,
+                                                     V9_BM, BK, TMAP_SWIZZLE_128B);
+    if (st == HGEMM_SUCCESS)
+        st = hgemm__tmap_encode_dt(&ty, p->dtype, y_ptr, (uint64_t)y_rows, k, (uint64_t)ldy,
+                                   (uint32_t)pl.build->bn, BK, TMAP_SWIZZLE_128B);
     if (st != HGEMM_SUCCESS) return st;
     v9_args args = {make_args(p), pl.swap, (int32_t)pl.short_tiles, (int32_t)pl.split};
     void *params[] = {&tx, &ty, &args};

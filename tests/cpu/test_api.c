@@ -625,11 +625,11 @@ static void test_gemm(void) {
     CHECK_STATUS(GEMM(K_AUTO, F16, N_, T_, M, N, K, A, LDA, 0, B, LDB, 0, C, LDC, SC, 0, NULL), HGEMM_SUCCESS);
     CHECK_STATUS(GEMM(K_AUTO, BF16, T_, N_, 0, N, K, A, LDA, 0, B, N + LD_PAD, 0, C, LDC, 0, 3, NULL),
                  HGEMM_SUCCESS);
-    /* bf16 and the NN, TN and TT forms: the series' kernels (V0..V7) and V9
-     * serve fp16 NT only, NOT_SUPPORTED without a device too; AUTO and V8
-     * serve every form (valid: they go on to the device) */
-    for (int v = HGEMM_KERNEL_V0; v <= HGEMM_KERNEL_V9; v++) {
-        if (v == HGEMM_KERNEL_V8) continue;
+    /* bf16 and the NN, TN and TT forms: the series' kernels (V0..V7) serve
+     * fp16 NT only, NOT_SUPPORTED without a device too; AUTO and V8 serve
+     * every form (valid: they go on to the device); V9 serves both types
+     * where its short operand (here B: m > n) is K-major */
+    for (int v = HGEMM_KERNEL_V0; v <= HGEMM_KERNEL_V7; v++) {
         const hgemm_kernel kv = (hgemm_kernel)v;
         CHECK_STATUS(GEMM(kv, BF16, N_, T_, M, N, K, A, LDA, 0, B, LDB, 0, C, LDC, 0, 1, NULL),
                      HGEMM_ERROR_NOT_SUPPORTED);
@@ -640,7 +640,14 @@ static void test_gemm(void) {
         CHECK_STATUS(GEMM(kv, BF16, T_, T_, M, N, K, A, M + LD_PAD, 0, B, LDB, 0, C, LDC, 0, 1, NULL),
                      HGEMM_ERROR_NOT_SUPPORTED);
     }
+    CHECK_STATUS(GEMM(HGEMM_KERNEL_V9, F16, N_, N_, M, N, K, A, LDA, 0, B, N + LD_PAD, 0, C, LDC, 0, 1, NULL),
+                 HGEMM_ERROR_NOT_SUPPORTED);
+    CHECK_STATUS(GEMM(HGEMM_KERNEL_V9, BF16, T_, N_, M, N, K, A, M + LD_PAD, 0, B, N + LD_PAD, 0, C, LDC, 0, 1,
+                      NULL), HGEMM_ERROR_NOT_SUPPORTED);
     if (!gpu_present) {
+        CHECK_STATUS(GEMM(HGEMM_KERNEL_V9, BF16, N_, T_, M, N, K, A, LDA, 0, B, LDB, 0, C, LDC, 0, 1, NULL), valid);
+        CHECK_STATUS(GEMM(HGEMM_KERNEL_V9, F16, T_, T_, M, N, K, A, M + LD_PAD, 0, B, LDB, 0, C, LDC, 0, 1, NULL),
+                     valid);
         CHECK_STATUS(GEMM(K_AUTO, BF16, N_, T_, M, N, K, A, LDA, 0, B, LDB, 0, C, LDC, 0, 1, NULL), valid);
         CHECK_STATUS(GEMM(K_AUTO, F16, N_, N_, M, N, K, A, LDA, 0, B, N + LD_PAD, 0, C, LDC, 0, 1, NULL), valid);
         CHECK_STATUS(GEMM(HGEMM_KERNEL_V8, F16, T_, N_, M, N, K, A, M + LD_PAD, 0, B, N + LD_PAD, 0, C, LDC, 0, 1,
