@@ -4,6 +4,8 @@
  * compute-sanitizer (memcheck, racecheck, synccheck) sees every code path of
  * every kernel in a few seconds. Correctness is the GPU tests' job; this
  * program only checks statuses and CUDA errors. Exit 77 without a GPU.
+ * Kernels that serve other forms (hgemm_gemm: bf16, NN/TN/TT, batches) run
+ * each form too, on a few of the shapes, one entry and a batch of 3.
  */
 #include <stdio.h>
 #include <string.h>
@@ -56,6 +58,42 @@ static int run_kernel(const hgemm_kernel_info *info, void *A, void *B, void *C, 
     return failures;
 }
 
+/* The forms of a row that serves them (V8, V9), through hgemm_gemm: both
+ * element types, the four layouts, one entry and a batch of 3 (entries
+ * packed with padded leading dimensions). V9 answers NOT_SUPPORTED where its
+ * short operand is MN-major; nothing else may. */
+static const shape form_shapes[] = {{129, 264, 72}, {300, 520, 100}, {16, 520, 1000}, {200, 40, 300}};
+enum { FORM_BUFFER_BYTES = 32 << 20 };
+
+static int64_t pad8(int64_t x) { return (x + 7) / 8 * 8 + LD_PAD; }
+
+static int run_forms(const hgemm_kernel_info *info, void *A, void *B, void *C) {
+    int failures = 0;
+    static const char *const layouts[4] = {"nn", "nt", "tn", "tt"};
+    for (int dt = 0; dt < 2; dt++)
+        for (int form = 0; form < 4; form++)
+            for (size_t i = 0; i < sizeof form_shapes / sizeof form_shapes[0]; i++)
+                for (int64_t batch = 1; batch <= 3; batch += 2) {
+                    const shape s = form_shapes[i];
+                    const hgemm_op op_a = form / 2 ? HGEMM_OP_T : HGEMM_OP_N;
+                    const hgemm_op op_b = form % 2 ? HGEMM_OP_T : HGEMM_OP_N;
+                    const int64_t lda = op_a == HGEMM_OP_N ? pad8(s.k) : pad8(s.m);
+                    const int64_t ldb = op_b == HGEMM_OP_T ? pad8(s.k) : pad8(s.n), ldc = pad8(s.n);
+                    const int64_t sa = (op_a == HGEMM_OP_N ? s.m : s.k) * lda;
+                    const int64_t sb = (op_b == HGEMM_OP_T ? s.n : s.k) * ldb, sc = (int64_t)s.m * ldc;
+                    hgemm_status st = hgemm_gemm(info->id, dt ? HGEMM_DTYPE_BF16 : HGEMM_DTYPE_F16, op_a, op_b,
+                                                 s.m, s.n, s.k, 1.0f, A, lda, sa, B, ldb, sb, 0.5f, C, ldc, sc,
+                                                 batch, NULL, 0);
+                    cudaError_t err = cudaDeviceSynchronize();
+                    const int refused = st == HGEMM_ERROR_NOT_SUPPORTED && info->id == HGEMM_KERNEL_V9;
+                    printf("%-4s %s %s %5d x %5d x %5d batch %d: %s%s%s\n", info->name, dt ? "bf16" : "f16",
+                           layouts[form], s.m, s.n, s.k, (int)batch, hgemm_status_string(st),
+                           err == cudaSuccess ? "" : ", CUDA: ", err == cudaSuccess ? "" : cudaGetErrorString(err));
+                    if ((st != HGEMM_SUCCESS && !refused) || err != cudaSuccess) failures++;
+                }
+    return failures;
+}
+
 int main(int argc, char **argv) {
     int devices = 0;
     if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
@@ -78,6 +116,13 @@ int main(int argc, char **argv) {
     HGEMM_CHECK_CUDA(cudaMemset(A, 0x3c, bytes)); /* 0x3c3c: a small positive fp16 */
     HGEMM_CHECK_CUDA(cudaMemset(B, 0x3c, bytes));
     HGEMM_CHECK_CUDA(cudaMemset(C, 0x00, bytes));
+    void *FA, *FB, *FC; /* the forms' batches: 3 entries of at most 1008 x 1032 */
+    HGEMM_CHECK_CUDA(cudaMalloc(&FA, FORM_BUFFER_BYTES));
+    HGEMM_CHECK_CUDA(cudaMalloc(&FB, FORM_BUFFER_BYTES));
+    HGEMM_CHECK_CUDA(cudaMalloc(&FC, FORM_BUFFER_BYTES));
+    HGEMM_CHECK_CUDA(cudaMemset(FA, 0x3c, FORM_BUFFER_BYTES)); /* small positive in fp16 and bf16 */
+    HGEMM_CHECK_CUDA(cudaMemset(FB, 0x3c, FORM_BUFFER_BYTES));
+    HGEMM_CHECK_CUDA(cudaMemset(FC, 0x00, FORM_BUFFER_BYTES));
 
     int failures = 0, ran = 0;
     const int table = hgemm__kernel_count(), rows = table + hgemm__experiment_count();
@@ -87,8 +132,12 @@ int main(int argc, char **argv) {
         for (int a = 1; a < argc; a++) wanted |= strcmp(argv[a], info->name) == 0;
         if (!wanted) continue;
         failures += run_kernel(info, A, B, C, workspace);
+        if (i < table && info->forms) failures += run_forms(info, FA, FB, FC);
         ran++;
     }
+    HGEMM_CHECK_CUDA(cudaFree(FA));
+    HGEMM_CHECK_CUDA(cudaFree(FB));
+    HGEMM_CHECK_CUDA(cudaFree(FC));
     HGEMM_CHECK_CUDA(cudaFree(A));
     HGEMM_CHECK_CUDA(cudaFree(B));
     HGEMM_CHECK_CUDA(cudaFree(C));
