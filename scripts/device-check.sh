@@ -18,7 +18,8 @@
 #   hostcost  hgemm-bench --host-cost: host time per call, $SUITE_KERNELS and cuBLAS
 #   accuracy  hgemm-bench --accuracy-sweep (mean/p99/max error per k) for $ACCURACY_KERNELS (default all)
 #   window    hgemm-bench v5,v6,v7 with 100 timed launches instead of 30
-#   python    the Python GPU tests and python/bench_torch.py
+#   python    the Python GPU tests, the Python CPU tests (torch's fake op side) and
+#             python/bench_torch.py
 #   e2e       python/llama_e2e.py: a Llama-shaped model through hgemm and through torch
 #   processes scripts/processes.sh $PROCESS_ARGS (default: v5, v6, v7 and cuBLAS
 #             in 3 fresh processes)
@@ -156,6 +157,9 @@ fi
 if has python; then
     run python-gpu 300 env PYTHONPATH=python HGEMM_LIBRARY="$BUILD/libhgemm.so" \
         python3 -m unittest discover -s python/tests -p 'test_gpu*.py' -v
+    # The CPU tests too: with torch there, its op's fake side (meta tensors, symbolic tracing) runs.
+    run python-cpu 120 env PYTHONPATH=python HGEMM_LIBRARY="$BUILD/libhgemm.so" \
+        python3 -m unittest discover -s python/tests -p 'test_cpu*.py' -v
     run python-bench 300 env PYTHONPATH=python HGEMM_LIBRARY="$BUILD/libhgemm.so" \
         python3 python/bench_torch.py
 fi

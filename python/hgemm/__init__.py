@@ -1,15 +1,22 @@
 """hgemm from Python: ctypes over the shared library libhgemm.so.
 
+    out = hgemm.matmul(a, b)                  # a (..., m, k) @ b (..., k, n) -> (..., m, n)
+    hgemm.matmul(a, w.T, out=c, alpha=2.0, beta=1.0)
     out = hgemm.nt(a, b)                      # a (m, k), b (n, k) -> a @ b.T, (m, n)
     hgemm.nt(a, b, out=c, alpha=2.0, beta=1.0, kernel="v6")
 
-a, b and out are 2-D fp16 arrays in GPU memory, given as any object with
-`__cuda_array_interface__` (torch tensors, cupy arrays, numba device arrays).
-Their rows must be contiguous; the row stride is the leading dimension that
-hgemm_nt takes, so a slice of a wider array works. The library's own rules
-apply (include/hgemm.h): 16-byte aligned matrices, leading dimensions a
-multiple of 8 elements. When torch is importable, `torch.ops.hgemm.nt` is
-registered too (see _torch.py).
+matmul is numpy.matmul over hgemm_gemm, for fp16 and bf16: each matrix is
+read as it is stored, its layout taken from its strides (a transposed view
+is op T, not a copy), and the leading dimensions are a batch (broadcast,
+with one stride per operand). nt is hgemm_nt: 2-D fp16 only, rows
+contiguous. The arrays live in GPU memory and come as torch tensors (read
+through torch) or as any object with `__cuda_array_interface__` (cupy
+arrays, numba device arrays). A row stride is the leading dimension the
+library takes, so a slice of a wider array works. The library's own rules
+apply (include/hgemm.h): 16-byte aligned matrices, leading dimensions and
+batch strides multiples of 8 elements. When torch is importable,
+`torch.ops.hgemm.nt`, `torch.ops.hgemm.matmul` and
+`torch.ops.hgemm.matmul_out` are registered too (see _torch.py).
 
 Where the library lives: $HGEMM_LIBRARY, else libhgemm.so next to this file
 (where `pip install .` puts it), else build/libhgemm.so of the repository this
@@ -17,13 +24,16 @@ package sits in, else wherever ctypes.util.find_library("hgemm") finds it.
 """
 import ctypes
 import ctypes.util
+import functools
 import os
 import sys
 import threading
 
-__all__ = ["nt", "kernels", "library_path", "HgemmError", "__version__",
+from . import _layout
+
+__all__ = ["matmul", "nt", "kernels", "library_path", "HgemmError", "__version__",
            "SUCCESS", "ERROR_INVALID_VALUE", "ERROR_MISALIGNED", "ERROR_NOT_SUPPORTED",
-           "ERROR_NO_DEVICE", "ERROR_ARCH_MISMATCH", "ERROR_CUDA"]
+           "ERROR_NO_DEVICE", "ERROR_ARCH_MISMATCH", "ERROR_CUDA", "DTYPE_F16", "DTYPE_BF16"]
 
 try:  # the installed distribution's version (pyproject.toml takes CMakeLists.txt's)
     from importlib.metadata import PackageNotFoundError, version as _dist_version
@@ -45,8 +55,13 @@ ERROR_ARCH_MISMATCH = 5
 ERROR_CUDA = 6
 
 
+# enum hgemm_dtype of include/hgemm.h (ABI values).
+DTYPE_F16 = 0
+DTYPE_BF16 = 1
+
+
 class HgemmError(RuntimeError):
-    """hgemm_nt returned a status other than HGEMM_SUCCESS; `.status` holds it."""
+    """The library returned a status other than HGEMM_SUCCESS; `.status` holds it."""
 
     def __init__(self, status, message):
         super().__init__(message)
@@ -54,6 +69,12 @@ class HgemmError(RuntimeError):
 
 
 # --- the library ----------------------------------------------------------------
+
+class _Options(ctypes.Structure):
+    # struct hgemm_nt_options of include/hgemm.h.
+    _fields_ = [("workspace", ctypes.c_void_p), ("workspace_bytes", ctypes.c_size_t),
+                ("sm_count_target", ctypes.c_int)]
+
 
 _lock = threading.Lock()
 _lib = None
@@ -107,6 +128,18 @@ def _load():
             ctypes.c_float,                                 # beta
             ctypes.c_void_p, ctypes.c_int64,                # C, ldc
             ctypes.c_void_p]                                # stream
+        lib.hgemm_gemm.restype = ctypes.c_int
+        lib.hgemm_gemm.argtypes = [
+            ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int,  # kernel, dtype, op_a, op_b
+            ctypes.c_int64, ctypes.c_int64, ctypes.c_int64,  # m, n, k
+            ctypes.c_float,                                 # alpha
+            ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64,  # A, lda, stride_a
+            ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64,  # B, ldb, stride_b
+            ctypes.c_float,                                 # beta
+            ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64,  # C, ldc, stride_c
+            ctypes.c_int64,                                 # batch
+            ctypes.POINTER(_Options),                       # options (NULL: none)
+            ctypes.c_void_p]                                # stream
         lib.hgemm_status_string.restype = ctypes.c_char_p
         lib.hgemm_status_string.argtypes = [ctypes.c_int]
         lib.hgemm_kernel_name.restype = ctypes.c_char_p
@@ -138,13 +171,13 @@ def _kernel_table():
 
 
 def kernels():
-    """The kernel names hgemm.nt accepts: ["auto", "v0", ..., "v7"]."""
+    """The kernel names hgemm.nt and hgemm.matmul accept: ["auto", "v0", ...]."""
     return list(_kernel_table())
 
 
-def _status_error(status):
+def _status_error(status, function="hgemm_nt"):
     text = _load().hgemm_status_string(status).decode()
-    return HgemmError(status, "hgemm_nt failed: %s (status %d)" % (text, status))
+    return HgemmError(status, "%s failed: %s (status %d)" % (function, text, status))
 
 
 # --- the CUDA runtime, for the device check only -------------------------------
@@ -241,6 +274,10 @@ class _Matrix:
     """What hgemm_nt needs of one operand: pointer, rows, cols, leading dimension."""
 
     def __init__(self, name, obj):
+        if _torch_tensor(obj) and obj.is_cuda and obj.dtype != sys.modules["torch"].float16:
+            # Asked before the interface: torch exports bfloat16 as '<f2' too
+            # (older versions fail there with a KeyError).
+            raise TypeError("%s: expected fp16, got %s" % (name, obj.dtype))
         try:
             cai = obj.__cuda_array_interface__
         except AttributeError:
@@ -442,6 +479,242 @@ def _switch_device(device):
         raise HgemmError(ERROR_CUDA, "cudaSetDevice(%d) failed: %s"
                          % (device, rt.cudaGetErrorString(err).decode()))
     return current.value
+
+
+# --- matmul ---------------------------------------------------------------------
+
+class _Array:
+    """What hgemm_gemm needs of one array: pointer, element type, shape and
+    strides in elements, and the device when the array says (torch tensors:
+    read through torch, which knows them all and whose bfloat16 the array
+    interface cannot name; other arrays: through __cuda_array_interface__)."""
+
+    def __init__(self, name, obj):
+        self.name = name
+        if _torch_tensor(obj):
+            self._from_torch(obj)
+        else:
+            self._from_interface(obj)
+        size = 1
+        for extent in self.shape:
+            size *= extent
+        self.empty = size == 0
+
+    def _from_torch(self, t):
+        torch = sys.modules["torch"]
+        if not t.is_cuda:
+            raise TypeError("%s: expected a CUDA tensor, got a tensor on %s" % (self.name, t.device))
+        if t.layout != torch.strided:
+            raise TypeError("%s: expected a strided (dense) tensor, got layout %s"
+                            % (self.name, t.layout))
+        dtype = {torch.float16: DTYPE_F16, torch.bfloat16: DTYPE_BF16}.get(t.dtype)
+        if dtype is None:
+            raise TypeError("%s: expected float16 or bfloat16, got %s" % (self.name, t.dtype))
+        self.dtype, self.ptr, self.readonly, self.stream = dtype, t.data_ptr(), False, None
+        self.shape, self.strides = tuple(t.shape), tuple(t.stride())
+        self.device, self.torch = t.device.index, True
+
+    def _from_interface(self, obj):
+        name = self.name
+        try:
+            cai = obj.__cuda_array_interface__
+        except AttributeError:
+            raise TypeError("%s: expected a CUDA array (a torch CUDA tensor, or an object with "
+                            "__cuda_array_interface__ such as a cupy array), got %s"
+                            % (name, type(obj).__name__)) from None
+        typestr = cai.get("typestr")
+        if typestr != "<f2":
+            raise TypeError("%s: expected float16 (typestr '<f2'), got typestr %r; bfloat16 comes "
+                            "as torch tensors (the array interface has no bfloat16 type)"
+                            % (name, typestr))
+        if cai.get("mask") is not None:
+            raise ValueError("%s: masked arrays are not supported" % name)
+        data = cai.get("data")
+        if not isinstance(data, (tuple, list)) or len(data) != 2:
+            raise ValueError("%s: __cuda_array_interface__['data'] must be (pointer, read_only), "
+                             "got %r" % (name, data))
+        shape = tuple(int(x) for x in cai.get("shape", ()))
+        strides = cai.get("strides")
+        if strides is None:  # C-contiguous
+            strides, step = [], 1
+            for extent in reversed(shape):
+                strides.append(step)
+                step *= extent
+            strides = tuple(reversed(strides))
+        else:
+            if any(int(x) % 2 for x in strides):
+                raise ValueError("%s: strides %s (bytes) are not whole numbers of 2-byte elements"
+                                 % (name, tuple(strides)))
+            strides = tuple(int(x) // 2 for x in strides)
+        self.dtype, self.ptr, self.readonly = DTYPE_F16, int(data[0] or 0), bool(data[1])
+        self.shape, self.strides = shape, strides
+        self.stream = cai.get("stream")  # None, 1, 2 or a cudaStream_t, per version 3
+        self.device, self.torch = None, False
+
+
+_DTYPE_NAMES = {DTYPE_F16: "float16", DTYPE_BF16: "bfloat16"}
+
+# The plan depends on shapes and strides only; a model calls matmul with the
+# same few over and over, so each is worked out once.
+_plan = functools.lru_cache(maxsize=1024)(_layout.plan)
+
+
+def _allocate(like, dtype, shape):
+    """out for out=None: a new array of `shape` from the library of `like`,
+    on its device, rows padded to a multiple of 8 elements
+    (_layout.padded_strides) so that any n gives a leading dimension hgemm
+    takes; the padding is never written."""
+    strides = _layout.padded_strides(shape)
+    if _torch_tensor(like):
+        torch = sys.modules["torch"]
+        return torch.empty_strided(shape, strides, device=like.device,
+                                   dtype=torch.float16 if dtype == DTYPE_F16 else torch.bfloat16)
+    if _cupy_array(like):
+        import cupy
+        with like.device:
+            wide = cupy.empty(shape[:-1] + (_layout.min_ld(shape[-1]),), dtype=cupy.float16)
+        return wide[..., :shape[-1]]
+    raise TypeError("out=None is supported for torch tensors and cupy arrays only; pass out= "
+                    "for %s" % type(like).__name__)
+
+
+def _workspace_options(workspace, sm_count_target):
+    """hgemm_nt_options from matmul's arguments; None when all are defaults."""
+    if isinstance(sm_count_target, bool) or not isinstance(sm_count_target, int):
+        raise TypeError("sm_count_target must be an int, got %s" % type(sm_count_target).__name__)
+    if workspace is None:
+        return _Options(None, 0, sm_count_target) if sm_count_target else None
+    if _torch_tensor(workspace):
+        if not workspace.is_cuda or not workspace.is_contiguous():
+            raise ValueError("workspace: expected a contiguous CUDA tensor")
+        ptr, nbytes = workspace.data_ptr(), workspace.numel() * workspace.element_size()
+    else:
+        try:
+            cai = workspace.__cuda_array_interface__
+        except AttributeError:
+            raise TypeError("workspace: expected a CUDA array (torch tensor or an object with "
+                            "__cuda_array_interface__), got %s" % type(workspace).__name__) from None
+        itemsize = int(cai["typestr"][2:])
+        shape = tuple(int(x) for x in cai.get("shape", ()))
+        nbytes = itemsize
+        for extent in shape:
+            nbytes *= extent
+        strides = cai.get("strides")
+        if strides is not None and nbytes:
+            expected, step = [], itemsize
+            for extent in reversed(shape):
+                expected.append(step)
+                step *= extent
+            if any(extent > 1 and int(s) != e
+                   for extent, s, e in zip(shape, strides, reversed(expected))):
+                raise ValueError("workspace: expected a contiguous array, got strides %s"
+                                 % (tuple(strides),))
+        ptr = int(cai["data"][0] or 0)
+    return _Options(ptr, nbytes, sm_count_target)
+
+
+def matmul(a, b, out=None, *, alpha=1.0, beta=0.0, kernel="auto", stream=None, workspace=None,
+           sm_count_target=0):
+    """out = alpha * (a @ b) + beta * out, with hgemm_gemm; numpy.matmul's shapes.
+
+    a (..., m, k), b (..., k, n) and out (..., m, n) are float16 or bfloat16
+    CUDA arrays (all one type): torch tensors, or arrays with
+    __cuda_array_interface__ for float16. Each matrix is read in place, as
+    stored when its rows are contiguous (the row stride is its leading
+    dimension, so a slice of a wider array works) or transposed when its
+    columns are (a.T, b.transpose(-1, -2)): no copy is made. The leading
+    dimensions broadcast as in numpy and form one batch, each operand
+    stepping through it by one stride (0 for a broadcast operand). An array
+    that does not fit this (neither rows nor columns contiguous; batch
+    dimensions whose strides do not compose) raises ValueError saying that a
+    copy is needed: making one is the caller's choice. A b shared by the
+    whole batch, with a and out laid out row after row (x (B, S, K) @ W),
+    runs as one product of B * S rows.
+
+    out=None allocates out like a (torch or cupy; beta must be 0), with rows
+    padded to a multiple of 8 elements when n is not one (a view of a wider
+    buffer), so that any n works. kernel is "auto" or a name of kernels(),
+    or an hgemm_kernel int; stream a cudaStream_t int or a stream object, by
+    default the arrays' own (torch: its current stream). workspace (a
+    contiguous CUDA array, zero-filled once before its first use) and
+    sm_count_target are hgemm_nt_options' (include/hgemm.h). The call is
+    asynchronous on the stream. Returns out.
+
+    Raises TypeError / ValueError for arrays hgemm cannot take (the message
+    says why), HgemmError for a status from the library (misaligned data,
+    a form the kernel does not serve, no device, ...).
+    """
+    A, B = _Array("a", a), _Array("b", b)
+    if A.dtype != B.dtype:
+        raise TypeError("a is %s and b is %s: both must be the same type"
+                        % (_DTYPE_NAMES[A.dtype], _DTYPE_NAMES[B.dtype]))
+    batch_shape, m, n, _ = _layout.matmul_shapes(A.shape, B.shape)
+    kernel_id = _kernel_id(kernel)
+    handle = None if stream is None else _stream_handle(stream)
+    options = _workspace_options(workspace, sm_count_target)
+    if out is None:  # only once everything else is known to be right
+        if beta != 0:
+            raise ValueError("beta=%r needs out= to scale: with out=None there is no C" % (beta,))
+        like = a if (_torch_tensor(a) or _cupy_array(a)) else b
+        out = _allocate(like, A.dtype, batch_shape + (m, n))
+    C = _Array("out", out)
+    if C.dtype != A.dtype:
+        raise TypeError("out is %s and a, b %s: all three must be the same type"
+                        % (_DTYPE_NAMES[C.dtype], _DTYPE_NAMES[A.dtype]))
+    if C.readonly:
+        raise ValueError("out is read-only")
+    plan = _plan((A.shape, A.strides), (B.shape, B.strides), (C.shape, C.strides))
+    if plan.swap:  # out^T = b^T a^T: b is the library's A
+        A, B = B, A
+    arrays = (C, A, B)
+    if handle is None:
+        handle = next((int(x.stream) for x in arrays if x.stream is not None), None)
+    if handle is None:
+        tensor = next((x for x in arrays if x.torch), None)
+        torch = sys.modules.get("torch")
+        handle = torch.cuda.current_stream(tensor.device).cuda_stream if tensor else 0
+
+    lib = _load()  # before the runtime is asked anything (see nt)
+    # One device for all, current for the call. An empty product touches no
+    # memory, so its pointers need no check; torch says where its tensors are.
+    device, by_torch = None, False
+    if plan.batch and plan.m and plan.n:
+        devices = {}
+        for x in arrays:
+            if not x.empty:
+                devices[x.name] = x.device if x.torch else _device_of(x.name, x.ptr)
+        known = {name: d for name, d in devices.items() if d is not None}
+        if len(set(known.values())) > 1:
+            raise ValueError("the arrays are on different devices: " + ", ".join(
+                "%s on cuda:%d" % item for item in sorted(known.items())))
+        if known:
+            device = next(iter(known.values()))
+            by_torch = all(x.torch for x in arrays)
+
+    def call():
+        status = lib.hgemm_gemm(
+            kernel_id, A.dtype, plan.op_a, plan.op_b, plan.m, plan.n, plan.k, float(alpha),
+            A.ptr, plan.lda, plan.stride_a, B.ptr, plan.ldb, plan.stride_b, float(beta),
+            C.ptr, plan.ldc, plan.stride_c, plan.batch,
+            None if options is None else ctypes.byref(options), handle)
+        if status != SUCCESS:
+            raise _status_error(status, "hgemm_gemm")
+
+    if by_torch:  # torch's own device switch, which its caching allocator expects
+        torch = sys.modules["torch"]
+        if torch.cuda.current_device() != device:
+            with torch.cuda.device(device):
+                call()
+        else:
+            call()
+        return out
+    previous = _switch_device(device)
+    try:
+        call()
+    finally:
+        if previous is not None:
+            _runtime().cudaSetDevice(previous)
+    return out
 
 
 # torch.ops.hgemm.nt, when torch is there (never a reason for this import to fail).

@@ -1,18 +1,35 @@
-"""torch.ops.hgemm.nt: hgemm as a PyTorch custom operator.
+"""torch.ops.hgemm: hgemm as PyTorch custom operators.
 
     c = torch.ops.hgemm.nt(a, b)                  # a @ b.T, a new fp16 tensor
     c = torch.ops.hgemm.nt(a, b, 0.5, "v6")       # alpha, kernel
+    c = torch.ops.hgemm.matmul(x, w.t())          # x @ w.t(): torch.matmul's shapes, fp16 or bf16
+    torch.ops.hgemm.matmul_out(x, w.t(), c, 1.0, 1.0, "auto")   # c = x @ w.t() + c
 
-Schema: hgemm::nt(Tensor a, Tensor b, float alpha=1.0, str kernel="auto") -> Tensor.
-It runs on torch's current stream of a's device, and has a fake (meta)
-implementation, so torch.compile can trace through it. There is no autograd
-formula: it is an inference op.
+Schemas:
+    hgemm::nt(Tensor a, Tensor b, float alpha=1.0, str kernel_name="auto") -> Tensor
+    hgemm::matmul(Tensor a, Tensor b, float alpha=1.0, str kernel_name="auto") -> Tensor
+    hgemm::matmul_out(Tensor a, Tensor b, Tensor(a!) out, float alpha=1.0,
+                      float beta=0.0, str kernel_name="auto") -> ()
+
+The kernel's argument is kernel_name, not kernel: Inductor calls an op it
+does not lower through FallbackKernel.create(kernel, *args, **kwargs), with
+the op's arguments by name, and an argument named `kernel` collides there.
+
+matmul is hgemm.matmul (batch dimensions broadcast; transposed views read in
+place); its result is a new tensor whose rows are padded to a multiple of 8
+elements when n is not one (a strided tensor, as hgemm.matmul allocates it).
+matmul_out writes into out (alpha * a @ b + beta * out). They run on torch's
+current stream of the tensors' device, and have fake (meta)
+implementations, so torch.compile traces through them (fullgraph too).
+There is no autograd formula: they are inference ops.
 
 Registered only when torch is importable and new enough to have
 torch.library.custom_op (2.4); otherwise this module does nothing, and
 importing hgemm never fails because of torch.
 """
 import warnings
+
+from ._layout import matmul_shapes, padded_strides
 
 try:
     import torch
@@ -32,14 +49,35 @@ def _leading_dimension(t):
     return t.stride(0)
 
 
+def _matmul_result(a, b):
+    """The tensor hgemm::matmul returns, empty: the broadcast batch shape and
+    (m, n), a's dtype and device, the strides hgemm.matmul allocates with.
+    The real op and the fake one both build it here, so that torch.compile's
+    idea of the result (strides included) is the result."""
+    batch, m, n, _ = matmul_shapes(a.shape, b.shape)
+    shape = batch + (m, n)
+    return torch.empty_strided(shape, padded_strides(shape), dtype=a.dtype, device=a.device)
+
+
+def _check_types(a, b, out=None):
+    """What the fake ops can tell without running: the element types."""
+    types = (torch.float16, torch.bfloat16)
+    for name, t in (("a", a), ("b", b), ("out", out)):
+        if t is not None and t.dtype not in types:
+            raise TypeError("%s: expected float16 or bfloat16, got %s" % (name, t.dtype))
+    for name, t in (("b", b), ("out", out)):
+        if t is not None and t.dtype != a.dtype:
+            raise TypeError("a is %s and %s %s: all must be the same type" % (a.dtype, name, t.dtype))
+
+
 def _register():
-    from . import SUCCESS, _kernel_table, _load, _status_error, nt
+    from . import SUCCESS, _kernel_table, _load, _status_error, matmul, nt
 
     fp16 = torch.float16
 
     @torch.library.custom_op("hgemm::nt", mutates_args=())
     def hgemm_nt(a: torch.Tensor, b: torch.Tensor, alpha: float = 1.0,
-                 kernel: str = "auto") -> torch.Tensor:
+                 kernel_name: str = "auto") -> torch.Tensor:
         out = a.new_empty((a.shape[0], b.shape[0]))
         # The common case straight to the library: CUDA fp16 matrices with
         # contiguous rows on the current device. torch already knows what
@@ -48,14 +86,14 @@ def _register():
         # call is a few microseconds). The library checks the rest.
         if (a.is_cuda and b.is_cuda and a.dtype == fp16 and b.dtype == fp16 and a.dim() == 2
                 and b.dim() == 2 and a.shape[1] == b.shape[1] and a.device == b.device
-                and a.device.index == torch.cuda.current_device() and kernel in _kernel_table()):
+                and a.device.index == torch.cuda.current_device() and kernel_name in _kernel_table()):
             lda, ldb = _leading_dimension(a), _leading_dimension(b)
             if lda is not None and ldb is not None:
                 m, n = out.shape
                 if m == 0 or n == 0:
                     return out
                 status = _load().hgemm_nt(
-                    _kernel_table()[kernel], m, n, a.shape[1], float(alpha), a.data_ptr(), lda,
+                    _kernel_table()[kernel_name], m, n, a.shape[1], float(alpha), a.data_ptr(), lda,
                     b.data_ptr(), ldb, 0.0, out.data_ptr(), _leading_dimension(out),
                     torch.cuda.current_stream(a.device).cuda_stream)
                 if status != SUCCESS:
@@ -65,21 +103,46 @@ def _register():
         # (A tensor off the GPU gets no stream.)
         stream = torch.cuda.current_stream(a.device) if a.is_cuda else None
         # detach(): __cuda_array_interface__ refuses tensors that require grad.
-        nt(a.detach(), b.detach(), out=out, alpha=alpha, kernel=kernel, stream=stream)
+        nt(a.detach(), b.detach(), out=out, alpha=alpha, kernel=kernel_name, stream=stream)
         return out
 
     # What torch.compile (and other fake-tensor tracing) sees: shape, dtype and
     # device of the result, without running anything.
     @hgemm_nt.register_fake
-    def _(a, b, alpha=1.0, kernel="auto"):
+    def _(a, b, alpha=1.0, kernel_name="auto"):
         return a.new_empty((a.shape[0], b.shape[0]))
 
-    return hgemm_nt
+    @torch.library.custom_op("hgemm::matmul", mutates_args=())
+    def hgemm_matmul(a: torch.Tensor, b: torch.Tensor, alpha: float = 1.0,
+                     kernel_name: str = "auto") -> torch.Tensor:
+        _check_types(a, b)
+        return matmul(a, b, _matmul_result(a, b), alpha=alpha, kernel=kernel_name)
+
+    @hgemm_matmul.register_fake
+    def _(a, b, alpha=1.0, kernel_name="auto"):
+        _check_types(a, b)
+        return _matmul_result(a, b)
+
+    @torch.library.custom_op("hgemm::matmul_out", mutates_args=("out",))
+    def hgemm_matmul_out(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, alpha: float = 1.0,
+                         beta: float = 0.0, kernel_name: str = "auto") -> None:
+        matmul(a, b, out, alpha=alpha, beta=beta, kernel=kernel_name)
+
+    @hgemm_matmul_out.register_fake
+    def _(a, b, out, alpha=1.0, beta=0.0, kernel_name="auto"):
+        _check_types(a, b, out)
+        batch, m, n, _ = matmul_shapes(a.shape, b.shape)
+        if tuple(out.shape) != batch + (m, n):
+            raise ValueError("out has shape %s; a @ b has shape %s"
+                             % (tuple(out.shape), batch + (m, n)))
+
+    return hgemm_nt, hgemm_matmul, hgemm_matmul_out
 
 
-op = None
+# The registered ops (torch.ops.hgemm.nt, .matmul, .matmul_out); None without torch.
+op = matmul_op = matmul_out_op = None
 if torch is not None and hasattr(torch, "library") and hasattr(torch.library, "custom_op"):
     try:
-        op = _register()
+        op, matmul_op, matmul_out_op = _register()
     except Exception as e:  # e.g. registered already by another copy of hgemm
-        warnings.warn("hgemm: torch.ops.hgemm.nt not registered: %s" % e, RuntimeWarning)
+        warnings.warn("hgemm: torch.ops.hgemm not registered: %s" % e, RuntimeWarning)

@@ -4,12 +4,14 @@
 
 Each class skips itself (unittest.SkipTest) when its library (torch, cupy) is
 missing or there is no sm_90 GPU; run_gpu.py exits 77 when nothing ran.
-Results are compared with a @ b.T computed in fp32 from the same fp16
-inputs, with the tolerances of DESIGN.md: atol 1e-2 for kernels accumulating
-in fp32, 5e-2 for v6 (fp16 accumulation), rtol 1e-2 for both. The inputs are
-scaled so that the outputs have unit variance. Nothing here is slow: the
-timing against torch.matmul is python/bench_torch.py.
+Results are compared with a @ b.T (hgemm.nt) or a @ b (hgemm.matmul)
+computed in fp32 from the same fp16 or bf16 inputs, with the tolerances of
+DESIGN.md: atol 1e-2 for kernels accumulating in fp32, 5e-2 for v6 and v7
+(fp16 accumulation), rtol 1e-2 for both. The inputs are scaled so that the
+outputs have unit variance. Nothing here is slow: the timing against
+torch.matmul is python/bench_torch.py.
 """
+import itertools
 import unittest
 
 import hgemm
@@ -189,6 +191,196 @@ class TorchTests(unittest.TestCase):
         self.assertClose(out, self.reference(a, b, 0.5), "auto", "torch.compile")
 
 
+class TorchMatmulTests(unittest.TestCase):
+    """hgemm.matmul and torch.ops.hgemm.matmul against torch.matmul in fp32:
+    fp16 and bf16, every form (NN, NT, TN, TT through .t() / .mT views),
+    batches (broadcast on either side, or both batched), out given or not."""
+
+    DTYPES = ("float16", "bfloat16")
+    # (m, n, k): multiples of 8 where a transposed view makes them a leading
+    # dimension; one decode row; k not a multiple of the tiles.
+    SHAPES = ((200, 264, 72), (1, 1032, 520), (136, 64, 1000))
+
+    @classmethod
+    def setUpClass(cls):
+        TorchTests.setUpClass.__func__(cls)
+
+    def randn(self, *shape, k, dtype):
+        # Entries of variance 1/sqrt(k): a dot product over k has variance 1.
+        torch = self.torch
+        return (torch.randn(*shape, device="cuda") * k ** -0.25).to(getattr(torch, dtype))
+
+    def operand(self, batch, rows, cols, transposed, k, dtype):
+        """A (batch..., rows, cols) tensor, stored as it is or as the
+        transpose of a (batch..., cols, rows) one (a view, not a copy)."""
+        if transposed:
+            return self.randn(*batch, cols, rows, k=k, dtype=dtype).transpose(-1, -2)
+        return self.randn(*batch, rows, cols, k=k, dtype=dtype)
+
+    def reference(self, a, b, alpha=1.0, beta=0.0, c=None):
+        ref = alpha * self.torch.matmul(a.float(), b.float())
+        return ref if c is None else ref + beta * c.float()
+
+    def assertClose(self, got, ref, kernel, what, dtype):
+        torch = self.torch
+        self.assertEqual(got.dtype, getattr(torch, dtype), what)
+        self.assertEqual(tuple(got.shape), tuple(ref.shape), what)
+        err = (got.float() - ref).abs()
+        bad = ~(err <= atol(kernel) + RTOL * ref.abs())  # NaN counts as bad
+        if bad.any():
+            lines = ["  %s: got %g, expected %g" % (tuple(i), got[tuple(i)].item(), ref[tuple(i)].item())
+                     for i in bad.nonzero()[:5].tolist()]
+            self.fail("%s: %d of %d elements off (max abs error %g), first ones:\n%s"
+                      % (what, int(bad.sum()), bad.numel(), float(err.nan_to_num(float("inf")).max()),
+                         "\n".join(lines)))
+
+    def test_forms_and_types(self):
+        for dtype, (m, n, k), ta, tb in itertools.product(self.DTYPES, self.SHAPES, (False, True),
+                                                          (False, True)):
+            what = "%s %dx%dx%d %s%s" % (dtype, m, n, k, "T" if ta else "N", "T" if tb else "N")
+            with self.subTest(what):
+                a = self.operand((), m, k, ta, k, dtype)
+                b = self.operand((), k, n, tb, k, dtype)
+                out = hgemm.matmul(a, b)
+                self.torch.cuda.synchronize()
+                self.assertClose(out, self.reference(a, b), "auto", what, dtype)
+
+    def test_v8_serves_every_form(self):
+        m, n, k = 200, 264, 72
+        for dtype, ta, tb in itertools.product(self.DTYPES, (False, True), (False, True)):
+            what = "v8 %s %s%s" % (dtype, "T" if ta else "N", "T" if tb else "N")
+            with self.subTest(what):
+                a, b = self.operand((), m, k, ta, k, dtype), self.operand((), k, n, tb, k, dtype)
+                out = hgemm.matmul(a, b, kernel="v8")
+                self.torch.cuda.synchronize()
+                self.assertClose(out, self.reference(a, b), "v8", what, dtype)
+
+    def test_batches(self):
+        m, n, k = 136, 200, 72
+        for dtype, (ba, bb), ta, tb in itertools.product(
+                self.DTYPES, (((3,), (3,)), ((3,), ()), ((), (3,)), ((2, 3), (2, 3)), ((2, 3), ())),
+                (False, True), (False, True)):
+            what = "%s batch %s @ %s %s%s" % (dtype, ba, bb, "T" if ta else "N", "T" if tb else "N")
+            with self.subTest(what):
+                a, b = self.operand(ba, m, k, ta, k, dtype), self.operand(bb, k, n, tb, k, dtype)
+                out = hgemm.matmul(a, b)
+                self.torch.cuda.synchronize()
+                self.assertClose(out, self.reference(a, b), "auto", what, dtype)
+
+    def test_out_alpha_beta_and_guard_band(self):
+        # out a slice of a wider tensor (its padding a guard band), in a
+        # batch whose entries have a gap between them; beta reads it.
+        torch = self.torch
+        m, n, k = 129, 264, 72
+        for dtype in self.DTYPES:
+            a = self.operand((2,), m, k, False, k, dtype)
+            b = self.operand((2,), k, n, True, k, dtype)
+            wide = torch.full((2, m + 3, n + 40), 7.0, dtype=getattr(torch, dtype), device="cuda")
+            out = wide[:, :m, :n]
+            c = torch.randn(2, m, n, device="cuda").to(out.dtype)
+            out.copy_(c)
+            self.assertIs(hgemm.matmul(a, b, out, alpha=0.5, beta=-1.5), out)
+            torch.cuda.synchronize()
+            self.assertClose(out, self.reference(a, b, 0.5, -1.5, c), "auto", "out " + dtype, dtype)
+            self.assertTrue(bool((wide[:, :m, n:] == 7.0).all()), "the guard band was written")
+            self.assertTrue(bool((wide[:, m:, :] == 7.0).all()), "the rows past m were written")
+
+    def test_transposed_out(self):
+        # out = y.t(): computed as out^T = b^T a^T.
+        torch = self.torch
+        m, n, k = 200, 264, 72
+        for dtype in self.DTYPES:
+            a, b = self.operand((), m, k, False, k, dtype), self.operand((), k, n, True, k, dtype)
+            out = torch.empty(n, m, dtype=getattr(torch, dtype), device="cuda").t()
+            hgemm.matmul(a, b, out)
+            torch.cuda.synchronize()
+            self.assertClose(out, self.reference(a, b), "auto", "out transposed " + dtype, dtype)
+
+    def test_out_none_pads_rows(self):
+        # n = 1001: rows padded to 1008 elements.
+        m, n, k = 64, 1001, 520
+        a, b = self.operand((2,), m, k, False, k, "bfloat16"), self.operand((), k, n, True, k, "bfloat16")
+        out = hgemm.matmul(a, b)
+        self.torch.cuda.synchronize()
+        self.assertEqual(out.stride(), (m * 1008, 1008, 1))
+        self.assertClose(out, self.reference(a, b), "auto", "n = 1001", "bfloat16")
+
+    def test_refusals(self):
+        torch = self.torch
+        a, b = self.randn(64, 48, k=48, dtype="float16"), self.randn(48, 32, k=48, dtype="float16")
+        with self.assertRaisesRegex(ValueError, "neither its rows nor its columns.*copy"):
+            hgemm.matmul(self.randn(64, 96, k=48, dtype="float16")[:, ::2], b)
+        with self.assertRaisesRegex(ValueError, "batch dimensions do not step.*copy"):
+            hgemm.matmul(self.randn(2, 3, 64, 48, k=48, dtype="float16"),
+                         self.randn(3, 48, 32, k=48, dtype="float16"))
+        with self.assertRaisesRegex(TypeError, "same type"):
+            hgemm.matmul(a, b.to(torch.bfloat16))
+        with self.assertRaisesRegex(TypeError, "float16 or bfloat16"):
+            hgemm.matmul(a.float(), b.float())
+        with self.assertRaisesRegex(TypeError, "CUDA tensor"):
+            hgemm.matmul(a.cpu(), b.cpu())
+        flat = torch.empty(64 * 48 + 8, dtype=torch.float16, device="cuda")
+        with self.assertRaises(hgemm.HgemmError) as cm:
+            hgemm.matmul(flat[1:1 + 64 * 48].view(64, 48), b)
+        self.assertEqual(cm.exception.status, hgemm.ERROR_MISALIGNED)
+
+    def test_custom_ops(self):
+        torch = self.torch
+        if not hasattr(torch.ops.hgemm, "matmul"):
+            self.skipTest("this torch has no torch.library.custom_op")
+        m, n, k = 136, 200, 72
+        for dtype in self.DTYPES:
+            x = self.operand((3,), m, k, False, k, dtype)
+            w = self.randn(n, k, k=k, dtype=dtype)
+            y = torch.ops.hgemm.matmul(x, w.t())
+            y2 = torch.ops.hgemm.matmul(x.transpose(-1, -2).contiguous().mT, w.t(), 2.0, "auto")
+            out = torch.randn(3, m, n, device="cuda").to(x.dtype)
+            c = out.clone()
+            self.assertIsNone(torch.ops.hgemm.matmul_out(x, w.t(), out, 0.5, 1.0, "auto"))
+            torch.cuda.synchronize()
+            self.assertClose(y, self.reference(x, w.t()), "auto", "op " + dtype, dtype)
+            self.assertClose(y2, self.reference(x, w.t(), 2.0), "auto", "op TN " + dtype, dtype)
+            self.assertClose(out, self.reference(x, w.t(), 0.5, 1.0, c), "auto", "op out " + dtype,
+                             dtype)
+            if hasattr(torch.library, "opcheck"):
+                torch.library.opcheck(torch.ops.hgemm.matmul.default, (x, w.t()))
+                torch.library.opcheck(torch.ops.hgemm.matmul.default,
+                                      (x[:, :, :64], self.randn(1001, 64, k=64, dtype=dtype).t()))
+                torch.library.opcheck(torch.ops.hgemm.matmul_out.default, (x, w.t(), out.clone()))
+
+    def test_torch_compile(self):
+        # fullgraph=True: no graph break around the op. aot_eager runs the
+        # traced graph as it is; inductor generates code around the op.
+        torch = self.torch
+        if not hasattr(torch.ops.hgemm, "matmul"):
+            self.skipTest("this torch has no torch.library.custom_op")
+
+        def f(x, w, bias):
+            return torch.ops.hgemm.matmul(x, w.t(), 2.0) * 0.25 + bias
+
+        def g(x, w, out):
+            torch.ops.hgemm.matmul_out(x, w.t(), out, 1.0, 1.0, "auto")
+            return out.sum()
+
+        m, n, k = 136, 1001, 72
+        for dtype in self.DTYPES:
+            x, w = self.operand((2,), m, k, False, k, dtype), self.randn(n, k, k=k, dtype=dtype)
+            bias = self.randn(n, k=1, dtype=dtype)
+            want = self.reference(x, w.t(), 0.5) + bias.float()
+            for backend in ("aot_eager", "inductor"):
+                torch._dynamo.reset()
+                out = torch.compile(f, backend=backend, fullgraph=True)(x, w, bias)
+                torch.cuda.synchronize()
+                self.assertClose(out, want, "auto", "compiled %s %s" % (backend, dtype), dtype)
+            # out given: C-ordered, so n a multiple of 8 (its leading dimension).
+            c = torch.zeros(2, m, 1000, device="cuda", dtype=x.dtype)
+            total = torch.compile(g, backend="inductor", fullgraph=True)(x, w[:1000], c)
+            torch.cuda.synchronize()
+            self.assertClose(c, self.reference(x, w[:1000].t()), "auto", "compiled out " + dtype,
+                             dtype)
+            self.assertTrue(torch.isfinite(total).item())
+
+
 class CupyTests(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -255,6 +447,26 @@ class CupyTests(unittest.TestCase):
             cupy.cuda.Device().synchronize()
             self.assertClose(out, self.reference(a, b, -2.0, 0.5, c), kernel, "padded " + kernel)
             self.assertTrue(bool((out_wide[:, n:] == 7.0).all()), "the guard band was written")
+
+    def test_matmul(self):
+        # Every form through transposed views (.T), and a batch over one b.
+        cupy = self.cupy
+        m, n, k = 200, 264, 72
+        for ta, tb in itertools.product((False, True), (False, True)):
+            a = self.randn(k, m, k).T if ta else self.randn(m, k, k)
+            b = self.randn(n, k, k).T if tb else self.randn(k, n, k)
+            out = hgemm.matmul(a, b)
+            cupy.cuda.Device().synchronize()
+            # reference() multiplies by b.T: hand it b's transpose.
+            self.assertClose(out, self.reference(a, b.T), "auto", "matmul %s%s"
+                             % ("T" if ta else "N", "T" if tb else "N"))
+        a = cupy.stack([self.randn(m, k, k) for _ in range(3)])
+        b = self.randn(n, k, k).T
+        out = hgemm.matmul(a, b)
+        cupy.cuda.Device().synchronize()
+        self.assertEqual(out.shape, (3, m, n))
+        self.assertClose(out.reshape(3 * m, n), self.reference(a.reshape(3 * m, k), b.T), "auto",
+                         "matmul batch")
 
     def test_stream_from_the_interface(self):
         # cupy exports its current stream in __cuda_array_interface__ (v3).
