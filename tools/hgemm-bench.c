@@ -19,6 +19,17 @@
  * reads was not left in the L2 by the launch before it; --rotate does this
  * for every shape, --no-rotate for none. The check always runs on copy 0.
  *
+ * Forms: --dtype (f16, bf16), --layout (nt, nn, tn, tt: how A and B are
+ * stored, as hgemm_gemm's op_a and op_b) and --batch (strided batches, the
+ * entries packed back to back), lists of dtypes and layouts timing every
+ * combination in one process. f16 nt with batch 1 runs hgemm's kernels on
+ * hgemm_nt's path (by table row, ablations included) and cuBLAS through
+ * cublasGemmEx, as always; every other form runs the public kernels through
+ * hgemm_gemm and cuBLAS through cublasGemmEx (batch 1) or
+ * cublasGemmStridedBatchedEx, and skips, with a line on stderr, a kernel that
+ * answers HGEMM_ERROR_NOT_SUPPORTED (asked once, before the cooldown), the
+ * ablations, and cuBLAS COMPUTE_16F for bf16 (cuBLAS has none).
+ *
  * --host-cost, a mode of its own: the host time of one call (cuBLAS
  * COMPUTE_32F and each selected kernel) on a 64 x 64 x 64 problem.
  *
@@ -56,6 +67,7 @@ enum {
     DEFAULT_ITERS = 30,
     DEFAULT_COOLDOWN_S = 3,
     DEFAULT_REPEAT = 1,
+    DEFAULT_BATCH = 1,
     MAX_SELECTED = 64,        /* kernels on one command line */
     BASELINES = 2,            /* cublas32, cublas16 */
     MAX_ENTRIES = BASELINES + MAX_SELECTED,
@@ -73,12 +85,16 @@ enum {
     MAX_COOLDOWN_S = 3600,
     MAX_COUNT = 1000000,      /* warmup, iters, repeat */
     WINDOW_SAMPLE_US = 500,   /* NVML sampling period while a timed window runs */
-    FP16_BYTES = 2,
+    ELEM_BYTES = 2,           /* an fp16 or bf16 element */
     MEMORY_BOUND_MN = 64,     /* m or n at most this: a memory-bound (decode) shape */
     MIN_ROTATE_SETS = 2,      /* a rotation has at least two operand sets */
     MAX_ROTATE_SETS = 8192,   /* operand sets of one shape, at most (tiny shapes) */
     ROTATE_ALIGN = 256,       /* bytes: every rotated operand starts as aligned as cudaMalloc's */
     MAX_FILE_SHAPES = 100000, /* shapes in one --shapes file */
+    MAX_BATCH = 1000000,      /* --batch */
+    MAX_DTYPES = 2,           /* f16, bf16 */
+    MAX_LAYOUTS = 4,          /* nt, nn, tn, tt */
+    MAX_FORMS = MAX_DTYPES * MAX_LAYOUTS,
     /* --host-cost: back-to-back calls on a tiny problem, timed on the host */
     HOST_COST_SIZE = 64,
     HOST_COST_WARMUP = 100,
@@ -134,6 +150,23 @@ typedef struct entry {
 } entry;
 
 typedef struct shape { int64_t m, n, k; } shape;
+
+/* How the operands are stored and how many entries a call multiplies:
+ * C_b = op_a(A_b) * op_b(B_b) for b < batch, as hgemm_gemm takes them. */
+typedef struct form {
+    hgemm_dtype dtype;
+    hgemm_op op_a, op_b;
+    int64_t batch;
+} form;
+
+/* The names --dtype and --layout take and the CSV's dtype and layout
+ * columns hold. A layout names op_a then op_b: "nt" is C = A * B^T. */
+static const struct { hgemm_dtype dtype; const char *name; } dtype_names[MAX_DTYPES] = {
+    {HGEMM_DTYPE_F16, "f16"}, {HGEMM_DTYPE_BF16, "bf16"}};
+static const struct { hgemm_op op_a, op_b; const char *name; } layout_names[MAX_LAYOUTS] = {
+    {HGEMM_OP_N, HGEMM_OP_T, "nt"}, {HGEMM_OP_N, HGEMM_OP_N, "nn"},
+    {HGEMM_OP_T, HGEMM_OP_N, "tn"}, {HGEMM_OP_T, HGEMM_OP_T, "tt"}};
+static const form DEFAULT_FORM = {HGEMM_DTYPE_F16, HGEMM_OP_N, HGEMM_OP_T, DEFAULT_BATCH};
 
 /* The --sweep table: squares, transformer-layer shapes, ragged shapes. */
 static const shape sweep_shapes[] = {
@@ -225,6 +258,12 @@ typedef struct options {
     int n_file_shapes;
     rotate_policy rotate;
     int rotate_given;           /* --rotate or --no-rotate was given */
+    int dtypes[MAX_DTYPES], n_dtypes;    /* --dtype: indices into dtype_names */
+    int layouts[MAX_LAYOUTS], n_layouts; /* --layout: indices into layout_names */
+    int64_t batch;                       /* --batch */
+    form forms[MAX_FORMS];      /* every dtype with every layout, in the order given */
+    int n_forms;
+    int label_forms;            /* some form is not f16 nt batch 1: tables name the form */
     const char *timing_flag;    /* the last of --warmup, --iters, --repeat, --cooldown given */
     int64_t warmup, iters, repeat;
     double cooldown_s;
@@ -233,7 +272,8 @@ typedef struct options {
     int list, list_shapes, accuracy, host_cost, help, version;
 } options;
 
-typedef enum outcome { OUTCOME_OK, OUTCOME_CHECK_FAILED, OUTCOME_LAUNCH_FAILED } outcome;
+/* OUTCOME_SKIPPED: the entry does not serve this form (no row, no failure). */
+typedef enum outcome { OUTCOME_OK, OUTCOME_CHECK_FAILED, OUTCOME_LAUNCH_FAILED, OUTCOME_SKIPPED } outcome;
 
 typedef struct result {
     outcome status;
@@ -241,7 +281,7 @@ typedef struct result {
     hgemm_check_stats stats;
     int timed;
     double ms, tflops, vs32, vs16;
-    double gbps; /* operand bytes (operand_bytes) over ms */
+    double gbps; /* operand bytes (operand_bytes, every entry of the batch) over ms */
     int clock_before, clock_after;
     /* NVML sampled on the host while the timed launches run (-1 without NVML
      * or without a sample): mean SM clock, highest temperature. (No power:
@@ -251,14 +291,23 @@ typedef struct result {
 } result;
 
 /* How one shape's timed launches rotate over operand sets, decided before
- * the run (rotation_plan) so that the CSV header can say it. */
+ * the run (rotation_plan) so that the CSV header can say it; the same R for
+ * every form of the shape. */
 typedef struct rotation {
     int wanted;          /* the policy asks for rotation of this shape */
     int sets;            /* R: 1 when not rotated */
     int sets_wanted;     /* R before the free-memory cap */
     double set_bytes;    /* bytes one launch moves (operand_bytes), the measure of R */
-    size_t stride_a, stride_b, stride_c; /* bytes between two sets of A, of B, of C */
 } rotation;
+
+/* A form's matrices for one shape: A stored a_rows x a_cols, B b_rows x
+ * b_cols, C m x n, leading dimensions padded to LD_ALIGN, the entries of a
+ * batch packed back to back (stride: one matrix's span, padding included). */
+typedef struct dims {
+    int64_t a_rows, a_cols, lda, b_rows, b_cols, ldb, ldc;
+    int64_t stride_a, stride_b, stride_c; /* elements from one entry to the next */
+    size_t set_a, set_b, set_c;           /* bytes between two rotated sets of A, of B, of C */
+} dims;
 
 /* One operand set: what one launch reads and writes. */
 typedef struct operands {
@@ -266,17 +315,21 @@ typedef struct operands {
     void *C;
 } operands;
 
-/* The buffers of one shape: A and B with NaN in their padding, C in a guard
- * band (operand set 0, the one checked); sets 1 .. R-1, copies of A and B
- * with their own C, follow each other in rot_A, rot_B and rot_C. */
+/* The buffers of one shape in one form: A and B with NaN in their padding,
+ * C in a guard band (operand set 0, the one checked); sets 1 .. R-1, copies
+ * of A and B with their own C, follow each other in rot_A, rot_B and rot_C.
+ * A batch's entries lie one after the other: C is one (batch * m) x n matrix
+ * inside the guard band, and so is the reference. */
 typedef struct problem {
+    form f;
+    dims d;
     int64_t m, n, k, lda, ldb, ldc;
     void *A, *B;
     hgemm_check_guarded C;
-    double *ref; /* m x n, ld n */
-    void *workspace; /* HGEMM_WORKSPACE_BYTES, zeroed once: every hgemm kernel gets it (hgemm_nt_ws) */
+    double *ref; /* (batch * m) x n, ld n */
+    void *workspace; /* HGEMM_WORKSPACE_BYTES, zeroed once: every hgemm kernel gets it */
     rotation rot;
-    void *rot_A, *rot_B, *rot_C; /* (R - 1) sets each, rot.stride_* bytes apart; NULL if R == 1 */
+    void *rot_A, *rot_B, *rot_C; /* (R - 1) sets each, d.set_* bytes apart; NULL if R == 1 */
 } problem;
 
 static const char *program = "hgemm-bench";
@@ -308,13 +361,28 @@ static void usage(FILE *f) {
         "usage: %s [options]\n"
         "\n"
         "Checks hgemm's kernels against an fp64 reference, then times them beside cuBLAS\n"
-        "(COMPUTE_32F and COMPUTE_16F) on the same buffers: C = A * B^T, fp16, row-major\n"
-        "A (M x K), B (N x K), C (M x N).\n"
+        "(COMPUTE_32F and COMPUTE_16F) on the same buffers: by default C = A * B^T, fp16,\n"
+        "row-major A (M x K), B (N x K), C (M x N).\n"
         "\n"
         "options (each also as --option=VALUE; --size=N is N N N, --size=M,N,K three sizes):\n"
         "  --kernels LIST   comma-separated kernel names, any case (see --list), auto and\n"
         "                   auto-f16acc (HGEMM_KERNEL_AUTO and AUTO_F16ACC: the library's\n"
         "                   choice by shape) or all (default: all)\n"
+        "forms (every dtype with every layout, each beside cuBLAS on its own buffers):\n"
+        "  --dtype LIST     element types, comma-separated: f16, bf16 (default: f16)\n"
+        "  --layout LIST    how A and B are stored, comma-separated: nt, nn, tn, tt, op_a\n"
+        "                   then op_b as hgemm_gemm takes them: C = op_a(A) * op_b(B), A\n"
+        "                   stored M x K (n) or K x M (t), B K x N (n) or N x K (t)\n"
+        "                   (default: nt, C = A * B^T)\n"
+        "  --batch N        a strided batch of N products, every entry its own random\n"
+        "                   matrices, packed back to back (default: %d)\n"
+        "                   f16 nt with batch 1 runs the kernels on hgemm_nt's path and\n"
+        "                   cuBLAS through cublasGemmEx; other forms run the public kernels\n"
+        "                   through hgemm_gemm and cuBLAS through cublasGemmEx (batch 1) or\n"
+        "                   cublasGemmStridedBatchedEx; a kernel that answers NOT_SUPPORTED\n"
+        "                   for a form, the ablations, and cublas16 for bf16 (cuBLAS has\n"
+        "                   no COMPUTE_16F for it: vs_cublas16 is nan) are skipped with a\n"
+        "                   line on stderr\n"
         "shapes (one of --size, --sweep, --suite, --shapes):\n"
         "  --size M N K     problem size (default: %d %d %d)\n"
         "  --sweep          run the built-in table of shapes instead of one size\n"
@@ -339,10 +407,12 @@ static void usage(FILE *f) {
         "                   check runs on copy 0. Memory-bound shapes also show GB/s and %% of\n"
         "                   the HBM peak (%.0f GB/s, H200 datasheet).\n"
         "output:\n"
-        "  --csv FILE       write one row per (kernel, shape, run), with metadata, to FILE;\n"
-        "                   columns gbps (bytes of A and B read and C written over ms; beta is\n"
-        "                   0, C is never read) and rotate_sets (R, 1 when not rotated) come\n"
-        "                   last, '# rotated:' lines name the rotated shapes\n"
+        "  --csv FILE       write one row per (kernel, shape, form, run), with metadata, to\n"
+        "                   FILE; columns gbps (bytes of A and B read and C written over ms;\n"
+        "                   beta is 0, C is never read), rotate_sets (R, 1 when not rotated),\n"
+        "                   dtype, layout and batch come last, in that order ('# rotated:'\n"
+        "                   lines name the rotated shapes); tflops and gbps count every entry\n"
+        "                   of a batch\n"
         "  --list           print the kernel table and exit\n"
         "  --accuracy       print mean, p99 and max absolute error of each kernel and of\n"
         "                   cuBLAS against the fp64 reference (unit-variance outputs); no timing\n"
@@ -356,14 +426,14 @@ static void usage(FILE *f) {
         "                   the host issues it, the launch queue fills and the GPU's time shows)\n"
         "  --host-cost-csv FILE\n"
         "                   --host-cost, and its rows (kernel,host_us,host_us_min,host_us_max,\n"
-        "                   m,n,k,calls,batches,status), with metadata, to FILE: a CSV of its\n"
-        "                   own, so that --csv's one row per (kernel, shape, run) stays as it is\n"
+        "                   m,n,k,calls,batches,status,dtype,layout,batch), with metadata, to\n"
+        "                   FILE: a CSV of its own, so that --csv's rows stay as they are\n"
         "  --version        print the version and the git commit, and exit\n"
         "  -h, --help       print this help and exit\n"
         "\n"
         "exit status: 0 success; 1 bad arguments, a failed check or a CUDA error;\n"
         "2 no compute capability 9.0 GPU\n",
-        program, DEFAULT_SIZE, DEFAULT_SIZE, DEFAULT_SIZE, LLM_COUNT, DEFAULT_WARMUP,
+        program, DEFAULT_BATCH, DEFAULT_SIZE, DEFAULT_SIZE, DEFAULT_SIZE, LLM_COUNT, DEFAULT_WARMUP,
         DEFAULT_ITERS, DEFAULT_COOLDOWN_S, DEFAULT_REPEAT, MEMORY_BOUND_MN, MIN_ROTATE_SETS,
         ROTATE_MIN_BYTES >> 20, MAX_ROTATE_SETS, H200_HBM_PEAK_GBPS, HOST_COST_SIZE,
         HOST_COST_SIZE, HOST_COST_SIZE, HOST_COST_WARMUP, HOST_COST_BATCHES, HOST_COST_CALLS);
@@ -465,6 +535,58 @@ static int parse_kernels(const char *list, options *o) {
     }
     free(copy);
     return ok;
+}
+
+/* A comma-separated list of names (any case) out of names[0..count) into
+ * idx[] as indices, in the order given; flag and what word the messages.
+ * 0 after printing a message. */
+static int parse_name_list(const char *flag, const char *what, const char *list,
+                           const char *const *names, int count, int *idx, int *n_idx) {
+    char known[TEXT_LEN] = "";
+    for (int j = 0; j < count; j++)
+        snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", j ? ", " : "", names[j]);
+    char buf[TEXT_LEN];
+    if (strlen(list) >= sizeof buf) return !bad_usage("%s: '%s' is too long", flag, list);
+    memcpy(buf, list, strlen(list) + 1);
+    *n_idx = 0;
+    char *item = buf;
+    for (;;) {
+        char *comma = strchr(item, ',');
+        if (comma) *comma = '\0';
+        if (*item == '\0') return !bad_usage("%s: empty name in '%s'", flag, list);
+        int found = -1;
+        for (int j = 0; j < count; j++)
+            if (strcasecmp(names[j], item) == 0) found = j;
+        if (found < 0) return !bad_usage("%s: unknown %s '%s' (known: %s)", flag, what, item, known);
+        for (int j = 0; j < *n_idx; j++)
+            if (idx[j] == found) return !bad_usage("%s: '%s' is listed twice", flag, item);
+        idx[(*n_idx)++] = found; /* no overflow: each of the count names at most once */
+        if (comma == NULL) return 1;
+        item = comma + 1;
+    }
+}
+
+static int form_is_default(form f) {
+    return f.dtype == DEFAULT_FORM.dtype && f.op_a == DEFAULT_FORM.op_a && f.op_b == DEFAULT_FORM.op_b &&
+           f.batch == DEFAULT_FORM.batch;
+}
+
+static const char *dtype_name(hgemm_dtype dtype) {
+    for (int i = 0; i < MAX_DTYPES; i++)
+        if (dtype_names[i].dtype == dtype) return dtype_names[i].name;
+    return "?";
+}
+
+static const char *layout_name(hgemm_op op_a, hgemm_op op_b) {
+    for (int i = 0; i < MAX_LAYOUTS; i++)
+        if (layout_names[i].op_a == op_a && layout_names[i].op_b == op_b) return layout_names[i].name;
+    return "?";
+}
+
+/* "bf16 nn" or "f16 nt, batch 8": how tables and messages name a form. */
+static void form_text(char *out, size_t len, form f) {
+    snprintf(out, len, "%s %s", dtype_name(f.dtype), layout_name(f.op_a, f.op_b));
+    if (f.batch != 1) snprintf(out + strlen(out), len - strlen(out), ", batch %lld", (long long)f.batch);
 }
 
 /* --size=VALUE: "N" (N x N x N) or three sizes "M,N,K" (or "MxNxK"). */
@@ -632,7 +754,12 @@ static int parse_args(int argc, char **argv, options *o) {
     o->iters = DEFAULT_ITERS;
     o->repeat = DEFAULT_REPEAT;
     o->cooldown_s = DEFAULT_COOLDOWN_S;
+    o->batch = DEFAULT_BATCH;
+    o->n_dtypes = o->n_layouts = 1; /* index 0 of each table: f16, nt */
     int kernels_given = 0, rotate_all = 0, rotate_none = 0;
+    const char *dtype_list[MAX_DTYPES], *layout_list[MAX_LAYOUTS];
+    for (int j = 0; j < MAX_DTYPES; j++) dtype_list[j] = dtype_names[j].name;
+    for (int j = 0; j < MAX_LAYOUTS; j++) layout_list[j] = layout_names[j].name;
     char name[TEXT_LEN];
     char suite_names[TEXT_LEN] = "";
     for (int j = 0; j < SUITE_COUNT; j++)
@@ -657,7 +784,9 @@ static int parse_args(int argc, char **argv, options *o) {
                                 strcmp(a, "--warmup") == 0 || strcmp(a, "--iters") == 0 ||
                                 strcmp(a, "--repeat") == 0 || strcmp(a, "--cooldown") == 0 ||
                                 strcmp(a, "--csv") == 0 || strcmp(a, "--suite") == 0 ||
-                                strcmp(a, "--shapes") == 0 || strcmp(a, "--host-cost-csv") == 0;
+                                strcmp(a, "--shapes") == 0 || strcmp(a, "--host-cost-csv") == 0 ||
+                                strcmp(a, "--dtype") == 0 || strcmp(a, "--layout") == 0 ||
+                                strcmp(a, "--batch") == 0;
         if (inline_val && !takes_value) {
             if (strcmp(a, "--help") == 0 || strcmp(a, "--list") == 0 || strcmp(a, "--accuracy") == 0 ||
                 strcmp(a, "--accuracy-sweep") == 0 || strcmp(a, "--sweep") == 0 ||
@@ -710,6 +839,25 @@ static int parse_args(int argc, char **argv, options *o) {
                 return bad_usage("--kernels needs an argument: a list like v0,v1, auto or all");
             if (!parse_kernels(val, o)) return EXIT_FAIL;
             kernels_given = 1;
+            i += !inline_val;
+        } else if (strcmp(a, "--dtype") == 0) {
+            if (val == NULL || *val == '\0')
+                return bad_usage("--dtype needs an argument: f16, bf16 or a list like f16,bf16");
+            if (!parse_name_list("--dtype", "element type", val, dtype_list, MAX_DTYPES, o->dtypes,
+                                 &o->n_dtypes))
+                return EXIT_FAIL;
+            i += !inline_val;
+        } else if (strcmp(a, "--layout") == 0) {
+            if (val == NULL || *val == '\0')
+                return bad_usage("--layout needs an argument: nt, nn, tn, tt or a list like nn,nt,tn");
+            if (!parse_name_list("--layout", "layout", val, layout_list, MAX_LAYOUTS, o->layouts,
+                                 &o->n_layouts))
+                return EXIT_FAIL;
+            i += !inline_val;
+        } else if (strcmp(a, "--batch") == 0) {
+            if (val == NULL) return bad_usage("--batch needs an argument");
+            if (!parse_int(val, 1, MAX_BATCH, &o->batch))
+                return bad_usage("--batch: '%s' is not an integer in 1..%d", val, MAX_BATCH);
             i += !inline_val;
         } else if (strcmp(a, "--size") == 0 && inline_val) {
             int rc = parse_size_value(val, &o->size);
@@ -796,6 +944,14 @@ static int parse_args(int argc, char **argv, options *o) {
     if (o->rotate_given && o->accuracy)
         return bad_usage("%s applies to timing: not with %s", rotate_flag, accuracy_flag);
     if (!kernels_given) parse_kernels("all", o);
+    /* The forms: every dtype with every layout, dtypes outermost. */
+    for (int d = 0; d < o->n_dtypes; d++)
+        for (int l = 0; l < o->n_layouts; l++) {
+            const form f = {dtype_names[o->dtypes[d]].dtype, layout_names[o->layouts[l]].op_a,
+                            layout_names[o->layouts[l]].op_b, o->batch};
+            o->label_forms |= !form_is_default(f);
+            o->forms[o->n_forms++] = f;
+        }
     if (o->shapes_path) return read_shapes_file(o->shapes_path, o);
     return -1;
 }
@@ -890,11 +1046,12 @@ static double now_ns(void) {
 }
 
 /* Bytes one launch moves: A and B read, C written, and C read too when beta
- * is not 0 (never here: BENCH_BETA). The numerator of the gbps column. */
-static double operand_bytes(int64_t m, int64_t n, int64_t k) {
+ * is not 0 (never here: BENCH_BETA), for every entry of the batch. The
+ * numerator of the gbps column. */
+static double operand_bytes(int64_t m, int64_t n, int64_t k, int64_t batch) {
     const double c_passes = BENCH_BETA != 0.0f ? 2.0 : 1.0;
-    return (double)FP16_BYTES * ((double)m * (double)k + (double)n * (double)k +
-                                 c_passes * (double)m * (double)n);
+    return (double)batch * (double)ELEM_BYTES *
+           ((double)m * (double)k + (double)n * (double)k + c_passes * (double)m * (double)n);
 }
 
 static double median_of(double *v, int count) {
@@ -907,33 +1064,61 @@ static double median_of(double *v, int count) {
 
 /* ---- the problem of one shape ------------------------------------------------------ */
 
-/* How the timed launches of shape s rotate over operand sets: when wanted,
+/* Form f's matrices for shape s (f16 nt: lda = ldb = k and ldc = n, each
+ * rounded up to LD_ALIGN, as hgemm-bench always had them). */
+static dims form_dims(shape s, form f) {
+    dims d;
+    d.a_rows = f.op_a == HGEMM_OP_N ? s.m : s.k;
+    d.a_cols = f.op_a == HGEMM_OP_N ? s.k : s.m;
+    d.b_rows = f.op_b == HGEMM_OP_N ? s.k : s.n;
+    d.b_cols = f.op_b == HGEMM_OP_N ? s.n : s.k;
+    d.lda = round_up(d.a_cols, LD_ALIGN);
+    d.ldb = round_up(d.b_cols, LD_ALIGN);
+    d.ldc = round_up(s.n, LD_ALIGN);
+    d.stride_a = d.a_rows * d.lda;
+    d.stride_b = d.b_rows * d.ldb;
+    d.stride_c = s.m * d.ldc;
+    d.set_a = (size_t)round_up(f.batch * d.stride_a * ELEM_BYTES, ROTATE_ALIGN);
+    d.set_b = (size_t)round_up(f.batch * d.stride_b * ELEM_BYTES, ROTATE_ALIGN);
+    d.set_c = (size_t)round_up(f.batch * d.stride_c * ELEM_BYTES, ROTATE_ALIGN);
+    return d;
+}
+
+/* Device bytes problem_setup allocates for form f of shape s besides the
+ * rotated sets: set 0 (C with its guard rows), the reference, the workspace. */
+static double form_own_bytes(shape s, form f) {
+    const dims d = form_dims(s, f);
+    const double batch = (double)f.batch;
+    return (double)ELEM_BYTES * (batch * (double)d.stride_a + batch * (double)d.stride_b +
+                                 (batch * (double)s.m + 2 * GUARD_ROWS) * (double)d.ldc) +
+           batch * (double)s.m * (double)s.n * (double)sizeof(double) + (double)HGEMM_WORKSPACE_BYTES;
+}
+
+/* How the timed launches of shape s rotate over operand sets, the same R for
+ * each of its forms (which share one batch count): when wanted,
  * R = ceil(target_bytes / bytes per set), at least MIN_ROTATE_SETS and at
  * most MAX_ROTATE_SETS, and no more than free_bytes holds beside the shape's
- * own buffers (and ROTATE_RESERVE_BYTES); R = 1 if not even two fit. Between
- * two launches on one set the others move max(set, target - set) >= half
- * the target bytes, more than the L2 holds. */
-static rotation rotation_plan(shape s, int wanted, size_t free_bytes, size_t target_bytes) {
+ * own buffers (and ROTATE_RESERVE_BYTES) in its largest form; R = 1 if not
+ * even two fit. Between two launches on one set the others move
+ * max(set, target - set) >= half the target bytes, more than the L2 holds. */
+static rotation rotation_plan(shape s, const form *forms, int n_forms, int wanted,
+                              size_t free_bytes, size_t target_bytes) {
     rotation r;
     memset(&r, 0, sizeof r);
-    const int64_t lda = round_up(s.k, LD_ALIGN), ldb = lda, ldc = round_up(s.n, LD_ALIGN);
     r.wanted = wanted;
     r.sets = r.sets_wanted = 1;
-    r.set_bytes = operand_bytes(s.m, s.n, s.k);
-    r.stride_a = (size_t)round_up(s.m * lda * FP16_BYTES, ROTATE_ALIGN);
-    r.stride_b = (size_t)round_up(s.n * ldb * FP16_BYTES, ROTATE_ALIGN);
-    r.stride_c = (size_t)round_up(s.m * ldc * FP16_BYTES, ROTATE_ALIGN);
+    r.set_bytes = operand_bytes(s.m, s.n, s.k, forms[0].batch);
     if (!wanted) return r;
     const double sets = fmin(fmax(ceil((double)target_bytes / r.set_bytes), MIN_ROTATE_SETS),
                              MAX_ROTATE_SETS);
     r.sets_wanted = (int)sets;
-    /* what problem_setup allocates for set 0, the reference and the workspace */
-    const double own = (double)FP16_BYTES * ((double)s.m * (double)lda + (double)s.n * (double)ldb +
-                                             (double)(s.m + 2 * GUARD_ROWS) * (double)ldc) +
-                       (double)s.m * (double)s.n * (double)sizeof(double) +
-                       (double)HGEMM_WORKSPACE_BYTES;
+    double own = 0, per_set = 0;
+    for (int i = 0; i < n_forms; i++) {
+        const dims d = form_dims(s, forms[i]);
+        own = fmax(own, form_own_bytes(s, forms[i]));
+        per_set = fmax(per_set, (double)(d.set_a + d.set_b + d.set_c));
+    }
     const double spare = (double)free_bytes - own - (double)ROTATE_RESERVE_BYTES;
-    const double per_set = (double)(r.stride_a + r.stride_b + r.stride_c);
     const double fit = spare > 0 ? 1.0 + floor(spare / per_set) : 1.0; /* set 0 included */
     r.sets = (int)fmin(sets, fit);
     if (r.sets < MIN_ROTATE_SETS) r.sets = 1;
@@ -955,54 +1140,65 @@ static void *rotation_malloc(size_t bytes, shape s, int sets) {
     return ptr;
 }
 
-/* Operand set `set` of p: 0 is A, B and the guarded C; 1 .. R-1 the copies. */
+/* Operand set `set` of p: 0 is A, B and the guarded C; 1 .. R-1 the copies.
+ * Each points at entry 0 of its batch. */
 static operands problem_set(const problem *p, int set) {
     if (set == 0) return (operands){p->A, p->B, p->C.C};
     const size_t i = (size_t)(set - 1);
-    return (operands){(const char *)p->rot_A + i * p->rot.stride_a,
-                      (const char *)p->rot_B + i * p->rot.stride_b,
-                      (char *)p->rot_C + i * p->rot.stride_c};
+    return (operands){(const char *)p->rot_A + i * p->d.set_a,
+                      (const char *)p->rot_B + i * p->d.set_b, (char *)p->rot_C + i * p->d.set_c};
 }
 
-static void problem_setup(problem *p, shape s, rotation rot) {
+/* The data of shape s in form f: every stored matrix random (the entries of
+ * a batch one stacked matrix of batch x rows, so each entry has its own
+ * values; f16 nt batch 1 is the data hgemm-bench always used), NaN in the
+ * padding, and the fp64 reference of each entry. */
+static void problem_setup(problem *p, shape s, form f, rotation rot) {
     memset(p, 0, sizeof *p);
+    p->f = f;
+    p->d = form_dims(s, f);
     p->m = s.m;
     p->n = s.n;
     p->k = s.k;
-    p->lda = round_up(s.k, LD_ALIGN);
-    p->ldb = round_up(s.k, LD_ALIGN);
-    p->ldc = round_up(s.n, LD_ALIGN);
+    p->lda = p->d.lda;
+    p->ldb = p->d.ldb;
+    p->ldc = p->d.ldc;
     p->rot = rot;
-    const size_t a_bytes = (size_t)(p->m * p->lda) * sizeof(uint16_t);
-    const size_t b_bytes = (size_t)(p->n * p->ldb) * sizeof(uint16_t);
+    const int64_t batch = f.batch;
+    const size_t a_bytes = (size_t)(batch * p->d.stride_a) * ELEM_BYTES;
+    const size_t b_bytes = (size_t)(batch * p->d.stride_b) * ELEM_BYTES;
     HGEMM_CHECK_CUDA(cudaMalloc(&p->A, a_bytes));
     HGEMM_CHECK_CUDA(cudaMalloc(&p->B, b_bytes));
-    HGEMM_CHECK_CUDA(cudaMalloc((void **)&p->ref, (size_t)(p->m * p->n) * sizeof(double)));
+    HGEMM_CHECK_CUDA(cudaMalloc((void **)&p->ref, (size_t)(batch * p->m * p->n) * sizeof(double)));
     HGEMM_CHECK_CUDA(cudaMalloc(&p->workspace, HGEMM_WORKSPACE_BYTES));
     HGEMM_CHECK_CUDA(cudaMemset(p->workspace, 0, HGEMM_WORKSPACE_BYTES));
-    hgemm_check_guarded_alloc(&p->C, p->m, p->n, p->ldc, GUARD_ROWS);
-    /* NaN in the padding columns: a kernel that reads past k is caught. */
-    hgemm_check_fill_pattern(p->A, p->m, p->lda, p->lda, HGEMM_CHECK_NAN, 0);
-    hgemm_check_fill_pattern(p->B, p->n, p->ldb, p->ldb, HGEMM_CHECK_NAN, 0);
+    hgemm_check_guarded_alloc_dt(f.dtype, &p->C, batch * p->m, p->n, p->ldc, GUARD_ROWS);
+    /* NaN in the padding columns: a kernel that reads past a row's end is caught. */
+    const int64_t a_rows = batch * p->d.a_rows, b_rows = batch * p->d.b_rows;
+    hgemm_check_fill_nan_dt(f.dtype, p->A, a_rows, p->lda, p->lda, 0);
+    hgemm_check_fill_nan_dt(f.dtype, p->B, b_rows, p->ldb, p->ldb, 0);
     float scale = hgemm_check_unit_scale(p->k);
-    hgemm_check_fill_random(p->A, p->m, p->k, p->lda, SEED_A, scale, 0);
-    hgemm_check_fill_random(p->B, p->n, p->k, p->ldb, SEED_B, scale, 0);
-    hgemm_check_reference(p->m, p->n, p->k, 1.0, p->A, p->lda, p->B, p->ldb, 0.0, NULL, 0, p->ref,
-                          p->n, 0);
+    hgemm_check_fill_random_dt(f.dtype, p->A, a_rows, p->d.a_cols, p->lda, SEED_A, scale, 0);
+    hgemm_check_fill_random_dt(f.dtype, p->B, b_rows, p->d.b_cols, p->ldb, SEED_B, scale, 0);
+    for (int64_t b = 0; b < batch; b++)
+        hgemm_check_reference_ex(f.dtype, f.op_a, f.op_b, p->m, p->n, p->k, 1.0,
+                                 (const uint16_t *)p->A + b * p->d.stride_a, p->lda,
+                                 (const uint16_t *)p->B + b * p->d.stride_b, p->ldb, 0.0, NULL, 0,
+                                 p->ref + b * p->m * p->n, p->n, 0);
     if (rot.sets > 1) {
         /* Sets 1 .. R-1: byte copies of A and B (padding included), after
-         * their fills on the same stream; their C is NaN (0xffff), which a
-         * launch never reads (beta 0) and always overwrites. */
+         * their fills on the same stream; their C is NaN (0xffff in fp16 and
+         * bf16 alike), which a launch never reads (beta 0) and always overwrites. */
         const size_t extra = (size_t)(rot.sets - 1);
-        p->rot_A = rotation_malloc(extra * rot.stride_a, s, rot.sets);
-        p->rot_B = rotation_malloc(extra * rot.stride_b, s, rot.sets);
-        p->rot_C = rotation_malloc(extra * rot.stride_c, s, rot.sets);
+        p->rot_A = rotation_malloc(extra * p->d.set_a, s, rot.sets);
+        p->rot_B = rotation_malloc(extra * p->d.set_b, s, rot.sets);
+        p->rot_C = rotation_malloc(extra * p->d.set_c, s, rot.sets);
         for (int i = 1; i < rot.sets; i++) {
             const operands o = problem_set(p, i);
             HGEMM_CHECK_CUDA(cudaMemcpyAsync((void *)o.A, p->A, a_bytes, cudaMemcpyDeviceToDevice, 0));
             HGEMM_CHECK_CUDA(cudaMemcpyAsync((void *)o.B, p->B, b_bytes, cudaMemcpyDeviceToDevice, 0));
         }
-        HGEMM_CHECK_CUDA(cudaMemsetAsync(p->rot_C, 0xff, extra * rot.stride_c, 0));
+        HGEMM_CHECK_CUDA(cudaMemsetAsync(p->rot_C, 0xff, extra * p->d.set_c, 0));
     }
     HGEMM_CHECK_CUDA(cudaDeviceSynchronize());
 }
@@ -1019,41 +1215,108 @@ static void problem_free(problem *p) {
     memset(p, 0, sizeof *p);
 }
 
+/* Whether e is a row with a public id (a table kernel, auto, auto-f16acc),
+ * the kernels hgemm_gemm can run; ablations share their parent's id. */
+static int public_kernel(const entry *e) {
+    return e->info != NULL &&
+           (hgemm__kernel_find(e->info->id) == e->info || hgemm__auto_row(e->info->id) == e->info);
+}
+
+/* Why entry e does not run form f at all, whatever the shape; NULL if it may. */
+static const char *form_skip_reason(const entry *e, form f) {
+    if (e->kind == ENTRY_CUBLAS16 && f.dtype != HGEMM_DTYPE_F16)
+        return "cuBLAS has no COMPUTE_16F for this element type (vs_cublas16 is nan)";
+    if (e->kind == ENTRY_HGEMM && !form_is_default(f) && !public_kernel(e))
+        return "an ablation runs on hgemm_nt's path only (f16 nt, batch 1)";
+    return NULL;
+}
+
+/* One call of hgemm kernel e on operand set o of p. f16 nt batch 1:
+ * hgemm_nt_ws's own path, by table row (ablations have no public id); every
+ * other form: hgemm_gemm. Both with the workspace, as cuBLAS has its own. */
+static hgemm_status hgemm_call(const entry *e, const problem *p, operands o) {
+    if (form_is_default(p->f))
+        return hgemm__run_ws(e->info, p->m, p->n, p->k, BENCH_ALPHA, o.A, p->lda, o.B, p->ldb,
+                             BENCH_BETA, o.C, p->ldc, p->workspace, HGEMM_WORKSPACE_BYTES, 0);
+    const hgemm_nt_options ws = {p->workspace, HGEMM_WORKSPACE_BYTES, 0};
+    return hgemm_gemm(e->info->id, p->f.dtype, p->f.op_a, p->f.op_b, p->m, p->n, p->k, BENCH_ALPHA,
+                      o.A, p->lda, p->d.stride_a, o.B, p->ldb, p->d.stride_b, BENCH_BETA, o.C,
+                      p->ldc, p->d.stride_c, p->f.batch, &ws, 0);
+}
+
 /* One launch of e on operand set o of p: BENCH_ALPHA, BENCH_BETA, the
  * default stream. Returns 1 on success, else 0 with the reason in why. */
 static int launch(const entry *e, const problem *p, operands o, cublasHandle_t h, char *why,
                   size_t why_len) {
     if (e->kind == ENTRY_HGEMM) {
-        /* hgemm_nt_ws's own path, by table row (ablations have no public id),
-         * with a workspace, as cuBLAS has its own */
-        hgemm_status st = hgemm__run_ws(e->info, p->m, p->n, p->k, BENCH_ALPHA, o.A, p->lda, o.B,
-                                        p->ldb, BENCH_BETA, o.C, p->ldc, p->workspace,
-                                        HGEMM_WORKSPACE_BYTES, 0);
+        hgemm_status st = hgemm_call(e, p, o);
         if (st != HGEMM_SUCCESS) {
-            snprintf(why, why_len, "hgemm_nt returned %d: %s", (int)st, hgemm_status_string(st));
+            snprintf(why, why_len, "%s returned %d: %s",
+                     form_is_default(p->f) ? "hgemm_nt" : "hgemm_gemm", (int)st,
+                     hgemm_status_string(st));
             (void)cudaGetLastError(); /* this kernel's failure: not left for the next check */
             return 0;
         }
         return 1;
     }
-    /* Row-major NT is column-major C^T = B * A^T: swap the operands, transpose B. */
+    /* Row-major C (m x n) is column-major C^T (n x m), and C^T = op_b(B)^T *
+     * op_a(A)^T. A row-major matrix read column-major is its transpose, so B
+     * as stored is B^T to cuBLAS: op_b(B)^T is that with op_b's transpose
+     * (N: B^T as it lies; T: transposed back to B). The same for A: cuBLAS
+     * takes B first with op_b, then A with op_a, sizes n, m, k. f16 nt is
+     * (CUBLAS_OP_T, CUBLAS_OP_N), the call hgemm-bench always made. */
+    const cublasOperation_t op_b = p->f.op_b == HGEMM_OP_T ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const cublasOperation_t op_a = p->f.op_a == HGEMM_OP_T ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const cudaDataType_t type = p->f.dtype == HGEMM_DTYPE_BF16 ? CUDA_R_16BF : CUDA_R_16F;
     const float alpha32 = BENCH_ALPHA, beta32 = BENCH_BETA;
     const uint16_t alpha16 = hgemm_check_f32_to_f16(BENCH_ALPHA); /* __half bits */
     const uint16_t beta16 = hgemm_check_f32_to_f16(BENCH_BETA);
-    int f32 = e->kind == ENTRY_CUBLAS32;
-    CHECK_CUBLAS(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, (int)p->n, (int)p->m, (int)p->k,
-                              f32 ? (const void *)&alpha32 : (const void *)&alpha16, o.B,
-                              CUDA_R_16F, (int)p->ldb, o.A, CUDA_R_16F, (int)p->lda,
-                              f32 ? (const void *)&beta32 : (const void *)&beta16, o.C,
-                              CUDA_R_16F, (int)p->ldc,
-                              f32 ? CUBLAS_COMPUTE_32F : CUBLAS_COMPUTE_16F, CUBLAS_GEMM_DEFAULT));
+    const int f32 = e->kind == ENTRY_CUBLAS32;
+    const void *alpha = f32 ? (const void *)&alpha32 : (const void *)&alpha16;
+    const void *beta = f32 ? (const void *)&beta32 : (const void *)&beta16;
+    const cublasComputeType_t compute = f32 ? CUBLAS_COMPUTE_32F : CUBLAS_COMPUTE_16F;
+    if (p->f.batch == 1) {
+        CHECK_CUBLAS(cublasGemmEx(h, op_b, op_a, (int)p->n, (int)p->m, (int)p->k, alpha, o.B, type,
+                                  (int)p->ldb, o.A, type, (int)p->lda, beta, o.C, type, (int)p->ldc,
+                                  compute, CUBLAS_GEMM_DEFAULT));
+    } else {
+        CHECK_CUBLAS(cublasGemmStridedBatchedEx(
+            h, op_b, op_a, (int)p->n, (int)p->m, (int)p->k, alpha, o.B, type, (int)p->ldb,
+            (long long)p->d.stride_b, o.A, type, (int)p->lda, (long long)p->d.stride_a, beta, o.C,
+            type, (int)p->ldc, (long long)p->d.stride_c, (int)p->f.batch, compute,
+            CUBLAS_GEMM_DEFAULT));
+    }
     return 1;
 }
 
-/* Poisoned C, one launch, the comparison and the guard band. */
+/* Before the first check of an hgemm kernel in a form other than f16 nt
+ * batch 1, and before its cooldown: does the kernel serve this form and
+ * shape? hgemm_gemm decides NOT_SUPPORTED before any CUDA call; any other
+ * answer runs the product once (on set 0, which the check poisons again) and
+ * leaves the verdict to the check. Returns 0 with a message on stderr when
+ * the kernel is to be skipped. */
+static int probe_entry(const entry *e, const problem *p) {
+    if (e->kind != ENTRY_HGEMM || form_is_default(p->f)) return 1;
+    const hgemm_status st = hgemm_call(e, p, problem_set(p, 0));
+    if (st == HGEMM_ERROR_NOT_SUPPORTED) {
+        char text[TEXT_LEN];
+        form_text(text, sizeof text, p->f);
+        fprintf(stderr, "%s: %s: %s at %lld x %lld x %lld: hgemm_gemm answers '%s'; skipped\n",
+                program, e->name, text,
+                (long long)p->m, (long long)p->n, (long long)p->k, hgemm_status_string(st));
+        return 0;
+    }
+    if (st != HGEMM_SUCCESS) (void)cudaGetLastError(); /* the check calls again and reports */
+    HGEMM_CHECK_CUDA(cudaDeviceSynchronize());
+    return 1;
+}
+
+/* Poisoned C, one launch, the comparison (every entry of a batch: C and the
+ * reference as one (batch * m) x n matrix) and the guard band. */
 static void check_entry(const entry *e, const problem *p, cublasHandle_t h, result *r) {
+    const int64_t rows = p->f.batch * p->m;
     hgemm_check_guarded_reset(&p->C, 0);
-    hgemm_check_fill_pattern(p->C.C, p->m, p->n, p->ldc, HGEMM_CHECK_NAN, 0);
+    hgemm_check_fill_nan_dt(p->f.dtype, p->C.C, rows, p->n, p->ldc, 0);
     HGEMM_CHECK_CUDA(cudaDeviceSynchronize());
     if (!launch(e, p, problem_set(p, 0), h, r->why, sizeof r->why)) {
         r->status = OUTCOME_LAUNCH_FAILED;
@@ -1061,14 +1324,15 @@ static void check_entry(const entry *e, const problem *p, cublasHandle_t h, resu
     }
     HGEMM_CHECK_LAUNCH();
     HGEMM_CHECK_CUDA(cudaDeviceSynchronize());
-    int ok = hgemm_check_compare(p->C.C, p->ldc, p->ref, p->n, p->m, p->n, e->atol,
-                                 HGEMM_CHECK_RTOL, &r->stats, 0);
+    int ok = hgemm_check_compare_dt(p->f.dtype, p->C.C, p->ldc, p->ref, p->n, rows, p->n, e->atol,
+                                    HGEMM_CHECK_RTOL, &r->stats, 0);
     hgemm_check_guard_report g;
     int intact = hgemm_check_guard_intact(&p->C, &g, 0);
     if (!ok) {
         r->status = OUTCOME_CHECK_FAILED;
-        snprintf(r->why, sizeof r->why, "%lld of %lld elements outside atol %g + rtol %g * |ref|",
-                 (long long)r->stats.failed, (long long)r->stats.count, e->atol, HGEMM_CHECK_RTOL);
+        snprintf(r->why, sizeof r->why, "%lld of %lld elements outside atol %g + rtol %g * |ref|%s",
+                 (long long)r->stats.failed, (long long)r->stats.count, e->atol, HGEMM_CHECK_RTOL,
+                 p->f.batch > 1 ? " (row: entry * m + row of the entry)" : "");
     } else if (!intact) {
         r->status = OUTCOME_CHECK_FAILED;
         snprintf(r->why, sizeof r->why,
@@ -1123,8 +1387,9 @@ static void time_entry(const entry *e, const problem *p, cublasHandle_t h, const
     HGEMM_CHECK_CUDA(cudaEventElapsedTime(&total_ms, start, stop));
     r->timed = 1;
     r->ms = (double)total_ms / (double)o->iters;
-    r->tflops = 2.0 * (double)p->m * (double)p->n * (double)p->k / (r->ms * 1e-3) / 1e12;
-    r->gbps = operand_bytes(p->m, p->n, p->k) / (r->ms * 1e-3) / 1e9;
+    r->tflops = 2.0 * (double)p->f.batch * (double)p->m * (double)p->n * (double)p->k /
+                (r->ms * 1e-3) / 1e12;
+    r->gbps = operand_bytes(p->m, p->n, p->k, p->f.batch) / (r->ms * 1e-3) / 1e9;
     return;
 failed:
     HGEMM_CHECK_CUDA(cudaDeviceSynchronize());
@@ -1138,6 +1403,7 @@ static const char *outcome_name(outcome s) {
     case OUTCOME_OK: return "ok";
     case OUTCOME_CHECK_FAILED: return "check_failed";
     case OUTCOME_LAUNCH_FAILED: return "launch_failed";
+    case OUTCOME_SKIPPED: return "skipped";
     }
     return "unknown";
 }
@@ -1145,13 +1411,13 @@ static const char *outcome_name(outcome s) {
 static const char *const csv_columns =
     "kernel,m,n,k,run,ms,tflops,vs_cublas32,vs_cublas16,max_abs_err,mean_abs_err,p99_abs_err,"
     "failed_elements,status,accumulator,iters,warmup,sm_clock_before_mhz,sm_clock_after_mhz,"
-    "window_sm_clock_mhz,window_max_temp_c,gbps,rotate_sets";
+    "window_sm_clock_mhz,window_max_temp_c,gbps,rotate_sets,dtype,layout,batch";
 
 static void csv_row(FILE *f, const entry *e, const problem *p, int run, const result *r,
                     const options *o) {
     int have_err = r->status != OUTCOME_LAUNCH_FAILED;
     fprintf(f, "%s,%lld,%lld,%lld,%d,%.6f,%.3f,%.5f,%.5f,%.6e,%.6e,%.6e,%lld,%s,%s,%lld,%lld,%d,%d,%d,%d,"
-               "%.3f,%d\n",
+               "%.3f,%d,%s,%s,%lld\n",
             e->name, (long long)p->m, (long long)p->n, (long long)p->k, run,
             r->timed ? r->ms : NAN, r->timed ? r->tflops : NAN, r->vs32, r->vs16,
             have_err ? r->stats.max_abs_err : NAN, have_err ? r->stats.mean_abs_err : NAN,
@@ -1159,7 +1425,8 @@ static void csv_row(FILE *f, const entry *e, const problem *p, int run, const re
             outcome_name(r->status), e->acc, (long long)(r->timed ? o->iters : 0),
             (long long)(r->timed ? o->warmup : 0), r->timed ? r->clock_before : -1,
             r->timed ? r->clock_after : -1, r->timed ? r->window_clock_mhz : -1,
-            r->timed ? r->window_temp_c : -1, r->timed ? r->gbps : NAN, p->rot.sets);
+            r->timed ? r->window_temp_c : -1, r->timed ? r->gbps : NAN, p->rot.sets,
+            dtype_name(p->f.dtype), layout_name(p->f.op_a, p->f.op_b), (long long)p->f.batch);
 }
 
 static void print_failure(const entry *e, const result *r) {
@@ -1178,19 +1445,30 @@ static void rotation_note(char *out, size_t len, const rotation *rot) {
 }
 
 /* Memory-bound shapes add GB/s and the share of the HBM peak. */
+/* ", bf16 nn, batch 8" when the run names its forms, else "". */
+static void form_note(char *out, size_t len, const options *o, form f) {
+    out[0] = '\0';
+    if (!o->label_forms) return;
+    out[0] = ',';
+    out[1] = ' ';
+    form_text(out + 2, len - 2, f);
+}
+
 static void print_run_table(const entry *entries, int n_entries, const result *res,
-                            const problem *p, int run, int runs) {
+                            const problem *p, const options *o, int run, int runs) {
     const int mb = memory_bound((shape){p->m, p->n, p->k});
-    char note[TEXT_LEN];
+    char note[TEXT_LEN], fnote[TEXT_LEN];
     rotation_note(note, sizeof note, &p->rot);
-    printf("\n== %lld x %lld x %lld, run %d of %d%s%s ==\n", (long long)p->m, (long long)p->n,
-           (long long)p->k, run, runs, mb ? "; memory-bound" : "", note);
+    form_note(fnote, sizeof fnote, o, p->f);
+    printf("\n== %lld x %lld x %lld%s, run %d of %d%s%s ==\n", (long long)p->m, (long long)p->n,
+           (long long)p->k, fnote, run, runs, mb ? "; memory-bound" : "", note);
     printf("%-10s %10s %10s %13s %13s %12s %7s %5s", "kernel", "ms", "TFLOP/s", "% cuBLAS 32F",
            "% cuBLAS 16F", "max error", "MHz", "C");
     if (mb) printf(" %9s %7s", "GB/s", "% HBM");
     printf("\n");
     for (int i = 0; i < n_entries; i++) {
         const result *r = &res[i];
+        if (r->status == OUTCOME_SKIPPED) continue;
         if (r->status != OUTCOME_OK) {
             print_failure(&entries[i], r);
             continue;
@@ -1205,13 +1483,16 @@ static void print_run_table(const entry *entries, int n_entries, const result *r
 }
 
 static void print_accuracy_table(const entry *entries, int n_entries, const result *res,
-                                 const problem *p) {
-    printf("\n== accuracy at %lld x %lld x %lld: |C - fp64 reference|, unit-variance outputs ==\n",
-           (long long)p->m, (long long)p->n, (long long)p->k);
+                                 const problem *p, const options *o) {
+    char fnote[TEXT_LEN];
+    form_note(fnote, sizeof fnote, o, p->f);
+    printf("\n== accuracy at %lld x %lld x %lld%s: |C - fp64 reference|, unit-variance outputs ==\n",
+           (long long)p->m, (long long)p->n, (long long)p->k, fnote);
     printf("%-10s %5s %13s %13s %13s %10s %8s\n", "kernel", "acc", "mean abs err", "p99 abs err",
            "max abs err", "atol", "result");
     for (int i = 0; i < n_entries; i++) {
         const result *r = &res[i];
+        if (r->status == OUTCOME_SKIPPED) continue;
         if (r->status == OUTCOME_LAUNCH_FAILED) {
             print_failure(&entries[i], r);
             continue;
@@ -1247,17 +1528,20 @@ static void format_range(char *out, size_t len, double *v, int count, const char
 }
 
 static void print_summary(const entry *entries, int n_entries, result *const *runs, int n_runs,
-                          const problem *p) {
+                          const problem *p, const options *o) {
     enum { FIELDS = 6 }; /* ms, TFLOP/s, % cuBLAS 32F, % cuBLAS 16F, GB/s, % HBM */
     const int mb = memory_bound((shape){p->m, p->n, p->k});
     const int fields = mb ? FIELDS : FIELDS - 2;
-    printf("\n== %lld x %lld x %lld: median [min..max] over %d runs ==\n", (long long)p->m,
-           (long long)p->n, (long long)p->k, n_runs);
+    char fnote[TEXT_LEN];
+    form_note(fnote, sizeof fnote, o, p->f);
+    printf("\n== %lld x %lld x %lld%s: median [min..max] over %d runs ==\n", (long long)p->m,
+           (long long)p->n, (long long)p->k, fnote, n_runs);
     printf("%-10s %-28s %-28s %-24s %-24s", "kernel", "ms", "TFLOP/s", "% cuBLAS 32F", "% cuBLAS 16F");
     if (mb) printf(" %-28s %-24s", "GB/s", "% HBM");
     printf("\n");
     double *v = (double *)xmalloc((size_t)n_runs * sizeof(double));
     for (int i = 0; i < n_entries; i++) {
+        if (runs[0][i].status == OUTCOME_SKIPPED) continue; /* skipped in every run */
         char cols[FIELDS][TEXT_LEN];
         int failed = 0;
         for (int field = 0; field < fields; field++) {
@@ -1303,7 +1587,7 @@ static void print_kernel_list(void) {
         printf("%-6s %-5s %s (src/api.c's table)\n", k->name, k->acc == HGEMM_ACC_F16 ? "fp16" : "fp32",
                k->idea);
     }
-    printf("(baselines cublas32 and cublas16 always run)\n");
+    printf("(baselines cublas32 and cublas16 always run; cublas16 for f16 only)\n");
 }
 
 /* --list-shapes: one "M N K" per line, a valid --shapes file; a comment
@@ -1323,7 +1607,21 @@ static void print_shape_list(const options *o) {
 
 /* ---- the shapes ---------------------------------------------------------------------- */
 
-/* Every shape, run and entry: cooldown, check, timing; tables and CSV rows.
+/* The entries of form f that run at all: 1 in run[i], else 0 after a line on
+ * stderr (printed with the first shape only: the reason holds for every shape). */
+static void form_entries(const entry *entries, int n_entries, form f, int first_shape, int *run) {
+    char text[TEXT_LEN];
+    form_text(text, sizeof text, f);
+    for (int i = 0; i < n_entries; i++) {
+        const char *why = form_skip_reason(&entries[i], f);
+        run[i] = why == NULL;
+        if (why && first_shape) fprintf(stderr, "%s: %s: %s: %s; skipped\n", program, entries[i].name, text, why);
+    }
+}
+
+/* Every shape, form, run and entry: cooldown, check, timing; tables and CSV
+ * rows. An hgemm kernel in a form other than f16 nt batch 1 is first asked
+ * whether it serves it (probe_entry, run 1 only, before the cooldown).
  * Returns 1 if any entry failed. */
 static int run_shapes(const options *o, const entry *entries, int n_entries, const shape *shapes,
                       const rotation *plans, int n_shapes, cublasHandle_t handle, const nvml *nv,
@@ -1333,56 +1631,70 @@ static int run_shapes(const options *o, const entry *entries, int n_entries, con
     result **runs = (result **)xmalloc((size_t)n_runs * sizeof(result *));
     for (int run = 0; run < n_runs; run++)
         runs[run] = (result *)xmalloc((size_t)n_entries * sizeof(result));
+    int *serves = (int *)xmalloc((size_t)n_entries * sizeof(int));
 
     for (int si = 0; si < n_shapes; si++) {
-        problem p;
         char note[TEXT_LEN];
         rotation_note(note, sizeof note, &plans[si]);
-        if (n_shapes > 1 || plans[si].sets > 1)
-            fprintf(stderr, "[%d/%d] %lld x %lld x %lld: preparing data and the fp64 reference%s\n",
-                    si + 1, n_shapes, (long long)shapes[si].m, (long long)shapes[si].n,
-                    (long long)shapes[si].k, note);
-        problem_setup(&p, shapes[si], plans[si]);
-        for (int run = 0; run < n_runs; run++) {
-            result *res = runs[run];
-            memset(res, 0, (size_t)n_entries * sizeof(result));
-            for (int i = 0; i < n_entries; i++) {
-                result *r = &res[i];
-                r->vs32 = r->vs16 = r->gbps = NAN;
-                r->clock_before = r->clock_after = -1;
-                r->window_clock_mhz = r->window_temp_c = -1;
-                if (n_shapes > 1)
-                    fprintf(stderr, "[%d/%d] %lld x %lld x %lld, run %d of %d: %s\n", si + 1,
-                            n_shapes, (long long)p.m, (long long)p.n, (long long)p.k, run + 1,
-                            n_runs, entries[i].name);
-                if (!o->accuracy) sleep_seconds(o->cooldown_s);
-                check_entry(&entries[i], &p, handle, r);
-                /* One NVTX range per timed entry, named as in the CSV and holding
-                 * only its launches: scripts/profile.sh profiles the first one
-                 * inside "v6/", "cublas32/", ... */
-                nvtxRangePushA(entries[i].name);
-                if (r->status == OUTCOME_OK && !o->accuracy)
-                    time_entry(&entries[i], &p, handle, o, nv, start, stop, r);
-                nvtxRangePop();
-                if (r->status != OUTCOME_OK) any_failed = 1;
+        for (int fi = 0; fi < o->n_forms; fi++) {
+            problem p;
+            char fnote[TEXT_LEN];
+            form_note(fnote, sizeof fnote, o, o->forms[fi]);
+            if (n_shapes > 1 || o->n_forms > 1 || plans[si].sets > 1)
+                fprintf(stderr, "[%d/%d] %lld x %lld x %lld%s: preparing data and the fp64 reference%s\n",
+                        si + 1, n_shapes, (long long)shapes[si].m, (long long)shapes[si].n,
+                        (long long)shapes[si].k, fnote, note);
+            problem_setup(&p, shapes[si], o->forms[fi], plans[si]);
+            form_entries(entries, n_entries, p.f, si == 0, serves);
+            for (int run = 0; run < n_runs; run++) {
+                result *res = runs[run];
+                memset(res, 0, (size_t)n_entries * sizeof(result));
+                for (int i = 0; i < n_entries; i++) {
+                    result *r = &res[i];
+                    r->vs32 = r->vs16 = r->gbps = NAN;
+                    r->clock_before = r->clock_after = -1;
+                    r->window_clock_mhz = r->window_temp_c = -1;
+                    if (run == 0 && serves[i]) serves[i] = probe_entry(&entries[i], &p);
+                    if (!serves[i]) {
+                        r->status = OUTCOME_SKIPPED;
+                        continue;
+                    }
+                    if (n_shapes > 1 || o->n_forms > 1)
+                        fprintf(stderr, "[%d/%d] %lld x %lld x %lld%s, run %d of %d: %s\n", si + 1,
+                                n_shapes, (long long)p.m, (long long)p.n, (long long)p.k, fnote,
+                                run + 1, n_runs, entries[i].name);
+                    if (!o->accuracy) sleep_seconds(o->cooldown_s);
+                    check_entry(&entries[i], &p, handle, r);
+                    /* One NVTX range per timed entry, named as in the CSV and holding
+                     * only its launches: scripts/profile.sh profiles the first one
+                     * inside "v6/", "cublas32/", ... */
+                    nvtxRangePushA(entries[i].name);
+                    if (r->status == OUTCOME_OK && !o->accuracy)
+                        time_entry(&entries[i], &p, handle, o, nv, start, stop, r);
+                    nvtxRangePop();
+                    if (r->status != OUTCOME_OK) any_failed = 1;
+                }
+                /* Ratios within this run: cuBLAS time over the kernel's time. */
+                const result *c32 = &res[0], *c16 = &res[1];
+                for (int i = 0; i < n_entries; i++) {
+                    if (!res[i].timed) continue;
+                    if (c32->timed) res[i].vs32 = c32->ms / res[i].ms;
+                    if (c16->timed) res[i].vs16 = c16->ms / res[i].ms;
+                }
+                if (o->accuracy) print_accuracy_table(entries, n_entries, res, &p, o);
+                else print_run_table(entries, n_entries, res, &p, o, run + 1, n_runs);
+                if (csv) {
+                    for (int i = 0; i < n_entries; i++)
+                        if (res[i].status != OUTCOME_SKIPPED)
+                            csv_row(csv, &entries[i], &p, run + 1, &res[i], o);
+                    fflush(csv);
+                }
             }
-            /* Ratios within this run: cuBLAS time over the kernel's time. */
-            const result *c32 = &res[0], *c16 = &res[1];
-            for (int i = 0; i < n_entries; i++) {
-                if (!res[i].timed) continue;
-                if (c32->timed) res[i].vs32 = c32->ms / res[i].ms;
-                if (c16->timed) res[i].vs16 = c16->ms / res[i].ms;
-            }
-            if (o->accuracy) print_accuracy_table(entries, n_entries, res, &p);
-            else print_run_table(entries, n_entries, res, &p, run + 1, n_runs);
-            if (csv) {
-                for (int i = 0; i < n_entries; i++) csv_row(csv, &entries[i], &p, run + 1, &res[i], o);
-                fflush(csv);
-            }
+            if (n_runs > 1) print_summary(entries, n_entries, runs, n_runs, &p, o);
+            problem_free(&p);
         }
-        if (n_runs > 1) print_summary(entries, n_entries, runs, n_runs, &p);
-        problem_free(&p);
     }
+    free(serves);
     for (int run = 0; run < n_runs; run++) free(runs[run]);
     free(runs);
     return any_failed;
@@ -1391,23 +1703,36 @@ static int run_shapes(const options *o, const entry *entries, int n_entries, con
 /* ---- host cost per call ------------------------------------------------------------- */
 
 static const char *const host_cost_columns =
-    "kernel,host_us,host_us_min,host_us_max,m,n,k,calls,batches,status";
+    "kernel,host_us,host_us_min,host_us_max,m,n,k,calls,batches,status,dtype,layout,batch";
 
-/* --host-cost: for each entry, the check once, HOST_COST_WARMUP calls, then
- * HOST_COST_BATCHES batches of HOST_COST_CALLS back-to-back calls, each
- * timed on the host from before its first call to after its last returned,
- * the GPU drained between batches; the median batch's microseconds per call
- * are reported, with the range. Returns 1 if any entry failed. */
-static int run_host_cost(const entry *entries, int n_entries, cublasHandle_t h, FILE *csv) {
+/* --host-cost in form f: for each entry, the check once, HOST_COST_WARMUP
+ * calls, then HOST_COST_BATCHES batches of HOST_COST_CALLS back-to-back
+ * calls, each timed on the host from before its first call to after its last
+ * returned, the GPU drained between batches; the median batch's microseconds
+ * per call are reported, with the range. Entries that do not serve f are
+ * skipped as in run_shapes. Returns 1 if any entry failed. */
+static int run_host_cost(const entry *entries, int n_entries, const options *opt, form f,
+                         cublasHandle_t h, FILE *csv) {
     const shape s = {HOST_COST_SIZE, HOST_COST_SIZE, HOST_COST_SIZE};
     problem p;
-    problem_setup(&p, s, rotation_plan(s, 0, 0, 0));
-    printf("\n== host time per call, %d x %d x %d: median [min..max] of %d batches of %d calls ==\n",
-           HOST_COST_SIZE, HOST_COST_SIZE, HOST_COST_SIZE, HOST_COST_BATCHES, HOST_COST_CALLS);
+    problem_setup(&p, s, f, rotation_plan(s, &f, 1, 0, 0, 0));
+    char fnote[TEXT_LEN];
+    form_note(fnote, sizeof fnote, opt, f);
+    printf("\n== host time per call, %d x %d x %d%s: median [min..max] of %d batches of %d calls ==\n",
+           HOST_COST_SIZE, HOST_COST_SIZE, HOST_COST_SIZE, fnote, HOST_COST_BATCHES, HOST_COST_CALLS);
     printf("%-10s %10s %22s\n", "kernel", "us/call", "[min..max]");
     int any_failed = 0;
+    int *serves = (int *)xmalloc((size_t)n_entries * sizeof(int));
+    form_entries(entries, n_entries, f, 1, serves);
+    const char *form_cols[3];
+    char batch_text[TEXT_LEN / 4];
+    snprintf(batch_text, sizeof batch_text, "%lld", (long long)f.batch);
+    form_cols[0] = dtype_name(f.dtype);
+    form_cols[1] = layout_name(f.op_a, f.op_b);
+    form_cols[2] = batch_text;
     for (int i = 0; i < n_entries; i++) {
         const entry *e = &entries[i];
+        if (!serves[i] || !probe_entry(e, &p)) continue;
         result r;
         memset(&r, 0, sizeof r);
         check_entry(e, &p, h, &r);
@@ -1430,9 +1755,9 @@ static int run_host_cost(const entry *entries, int n_entries, cublasHandle_t h, 
             print_failure(e, &r);
             any_failed = 1;
             if (csv)
-                fprintf(csv, "%s,nan,nan,nan,%d,%d,%d,%d,%d,%s\n", e->name, HOST_COST_SIZE,
+                fprintf(csv, "%s,nan,nan,nan,%d,%d,%d,%d,%d,%s,%s,%s,%s\n", e->name, HOST_COST_SIZE,
                         HOST_COST_SIZE, HOST_COST_SIZE, HOST_COST_CALLS, HOST_COST_BATCHES,
-                        outcome_name(r.status));
+                        outcome_name(r.status), form_cols[0], form_cols[1], form_cols[2]);
             continue;
         }
         double lo = us[0], hi = us[0];
@@ -1445,11 +1770,14 @@ static int run_host_cost(const entry *entries, int n_entries, cublasHandle_t h, 
         snprintf(range, sizeof range, "[%.2f..%.2f]", lo, hi);
         printf("%-10s %10.2f %22s\n", e->name, med, range);
         if (csv)
-            fprintf(csv, "%s,%.4f,%.4f,%.4f,%d,%d,%d,%d,%d,%s\n", e->name, med, lo, hi, HOST_COST_SIZE,
-                    HOST_COST_SIZE, HOST_COST_SIZE, HOST_COST_CALLS, HOST_COST_BATCHES,
-                    outcome_name(r.status));
+            fprintf(csv, "%s,%.4f,%.4f,%.4f,%d,%d,%d,%d,%d,%s,%s,%s,%s\n", e->name, med, lo, hi,
+                    HOST_COST_SIZE, HOST_COST_SIZE, HOST_COST_SIZE, HOST_COST_CALLS,
+                    HOST_COST_BATCHES, outcome_name(r.status), form_cols[0], form_cols[1],
+                    form_cols[2]);
     }
     fflush(stdout);
+    if (csv) fflush(csv);
+    free(serves);
     problem_free(&p);
     return any_failed;
 }
@@ -1482,7 +1810,8 @@ static void write_metadata(FILE *f, const gpu_info *g, const nvml *nv, const opt
     fprintf(f, "# cublas_version: %d.%d.%d\n", g->cublas_version / 10000, g->cublas_version / 100 % 100,
             g->cublas_version % 100);
     fprintf(f, "# git_commit: %s\n", HGEMM_GIT_COMMIT);
-    fprintf(f, "# hgemm_workspace_bytes: %zu (hgemm_nt_ws, every hgemm kernel)\n", HGEMM_WORKSPACE_BYTES);
+    fprintf(f, "# hgemm_workspace_bytes: %zu (hgemm_nt_ws or hgemm_gemm's options, every hgemm kernel)\n",
+            HGEMM_WORKSPACE_BYTES);
     fprintf(f, "# date: %s\n", date);
     fprintf(f, "# command: %s\n", command);
     fprintf(f, "# mode: %s\n", o->host_cost ? "host-cost" : o->accuracy_sweep ? "accuracy-sweep"
@@ -1496,7 +1825,24 @@ static void write_metadata(FILE *f, const gpu_info *g, const nvml *nv, const opt
     else
         fprintf(f, "# warmup: %lld\n# iters: %lld\n# cooldown_s: %g\n# repeat: %lld\n",
                 (long long)o->warmup, (long long)o->iters, o->cooldown_s, (long long)o->repeat);
-    fprintf(f, "# layout: row-major NT, C = A * B^T, fp16; alpha 1, beta 0; unit-variance outputs\n");
+    char dtypes[TEXT_LEN] = "", layouts[TEXT_LEN] = "";
+    for (int i = 0; i < o->n_dtypes; i++)
+        snprintf(dtypes + strlen(dtypes), sizeof dtypes - strlen(dtypes), "%s%s", i ? "," : "",
+                 dtype_names[o->dtypes[i]].name);
+    for (int i = 0; i < o->n_layouts; i++)
+        snprintf(layouts + strlen(layouts), sizeof layouts - strlen(layouts), "%s%s", i ? "," : "",
+                 layout_names[o->layouts[i]].name);
+    if (!o->label_forms)
+        fprintf(f, "# layout: row-major NT, C = A * B^T, fp16; alpha 1, beta 0; unit-variance outputs\n");
+    else
+        fprintf(f, "# layout: row-major, C = op_a(A) * op_b(B) (layout nt: A * B^T); alpha 1, beta 0; "
+                   "unit-variance outputs\n");
+    fprintf(f, "# forms: dtype %s; layout %s; batch %lld (columns dtype, layout, batch; a batch's "
+               "entries packed back to back, each its own random matrices; tflops and gbps count "
+               "every entry)\n", dtypes, layouts, (long long)o->batch);
+    fprintf(f, "# paths: f16 nt batch 1: hgemm_nt_ws's path by table row, cublasGemmEx; other forms: "
+               "hgemm_gemm (public kernels; NOT_SUPPORTED ones skipped), cublasGemmEx for batch 1 and "
+               "cublasGemmStridedBatchedEx otherwise; cublas16 (COMPUTE_16F) for f16 only\n");
     fprintf(f, "# nvml: %s\n", nv->dev ? "yes" : "unavailable (sm clocks are -1)");
 }
 
@@ -1517,8 +1863,8 @@ static void write_shape_metadata(FILE *f, const gpu_info *g, const options *o, c
                                  const shape *shapes, const rotation *plans, int n_shapes) {
     fprintf(f, "# shapes: %s\n", what);
     fprintf(f, "# memory_bound: m or n <= %d\n", MEMORY_BOUND_MN);
-    fprintf(f, "# gbps: 2 * (m*k + n*k + m*n) bytes (A and B read, C written; beta 0, C never read) "
-               "over ms, in 1e9 bytes/s\n");
+    fprintf(f, "# gbps: 2 * batch * (m*k + n*k + m*n) bytes (A and B read, C written; beta 0, C never "
+               "read) over ms, in 1e9 bytes/s\n");
     fprintf(f, "# hbm_peak_gbps: %.0f (H200 datasheet, 4.8 TB/s)\n", H200_HBM_PEAK_GBPS);
     fprintf(f, "# l2_bytes: %d\n", g->l2_bytes);
     if (o->accuracy) {
@@ -1630,8 +1976,8 @@ static int run(const options *o, int argc, char **argv) {
     const shape *shapes = selected_shapes(o, &n_shapes, shapes_what, sizeof shapes_what);
     rotation *plans = (rotation *)xmalloc((size_t)n_shapes * sizeof(rotation));
     for (int si = 0; si < n_shapes; si++)
-        plans[si] = rotation_plan(shapes[si], rotation_wanted(o, shapes[si]), g.free_bytes,
-                                  rotate_target_bytes(&g));
+        plans[si] = rotation_plan(shapes[si], o->forms, o->n_forms, rotation_wanted(o, shapes[si]),
+                                  g.free_bytes, rotate_target_bytes(&g));
 
     char command[COMMAND_LEN];
     command_line(argc, argv, command, sizeof command);
@@ -1664,7 +2010,8 @@ static int run(const options *o, int argc, char **argv) {
         int n_chosen = 0;
         for (int i = 0; i < n_entries; i++)
             if (entries[i].kind != ENTRY_CUBLAS16) chosen[n_chosen++] = entries[i];
-        any_failed = run_host_cost(chosen, n_chosen, handle, csv);
+        for (int fi = 0; fi < o->n_forms; fi++)
+            any_failed |= run_host_cost(chosen, n_chosen, o, o->forms[fi], handle, csv);
     } else {
         if (!o->accuracy) {
             printf("%s: %lld warm-up and %lld timed launches, %g s cooldown before each measurement, "

@@ -49,7 +49,9 @@ help)
     for flag in --kernels --size --sweep --warmup --iters --cooldown --repeat --csv --list \
                 --accuracy --accuracy-sweep --version --help "-h, --help" "--option=VALUE" \
                 "--suite NAME" "--shapes FILE" --list-shapes --rotate --no-rotate --host-cost \
-                "--host-cost-csv FILE" gbps rotate_sets "# rotated:" "4800 GB/s"; do
+                "--host-cost-csv FILE" gbps rotate_sets "# rotated:" "4800 GB/s" \
+                "--dtype LIST" "--layout LIST" "--batch N" "f16, bf16" "nt, nn, tn, tt" \
+                "dtype, layout and batch" hgemm_gemm cublasGemmStridedBatchedEx "NOT_SUPPORTED"; do
         expect_in out "$flag"
     done
     expect_empty err
@@ -252,6 +254,52 @@ exclusive)
     bad "--csv holds timed shapes' rows" --host-cost --csv c.csv
     [ ! -e c.csv ] || fail "a CSV was written for a refused command line"
     ;;
+forms)
+    # --dtype, --layout and --batch: lists in any case, '=' forms, combined
+    # with the other modes; they get past the command line and fail only for
+    # want of a GPU (exit 2), or run where there is one (exit 0).
+    if has_gpu; then want=0; else want=2; fi
+    quick="--warmup 0 --iters 1 --cooldown 0 --size=64 --kernels auto"
+    for args in "--dtype f16" "--dtype bf16" "--dtype F16,BF16" "--dtype=bf16,f16" "--layout nn" \
+                "--layout=NN,nt,tn,tt" "--batch 3" "--batch=64" "--dtype bf16 --layout tn --batch 2" \
+                "--accuracy --dtype bf16 --layout tt" "--rotate --layout nn --batch 2"; do
+        # shellcheck disable=SC2086 # word splitting of the two lists is intended
+        run $args $quick
+        expect_rc $want
+        [ "$want" -eq 0 ] || expect_in err "no sm_90 GPU"
+    done
+    run --host-cost --kernels auto --dtype bf16 --layout nn --batch 2
+    expect_rc $want
+    # The shapes do not depend on the forms.
+    run --size 64 72 80 --list-shapes --dtype bf16 --layout nn,tt --batch 7
+    expect_rc 0
+    expect_empty err
+    [ "$(cat "$tmp/out")" = "64 72 80  # memory-bound, operands rotated" ] || fail "--list-shapes changed with forms"
+    ;;
+bad_forms)
+    bad "--dtype: unknown element type 'fp32' (known: f16, bf16)" --dtype fp32
+    bad "--dtype: unknown element type 'f8' (known: f16, bf16)" --dtype f16,f8
+    bad "--dtype: empty name in 'f16,'" --dtype f16,
+    bad "--dtype: empty name in ',bf16'" --dtype=,bf16
+    bad "--dtype: 'F16' is listed twice" --dtype f16,F16
+    bad "--dtype needs an argument: f16, bf16 or a list like f16,bf16" --dtype
+    bad "--dtype needs an argument" --dtype=
+    bad "--layout: unknown layout 'xt' (known: nt, nn, tn, tt)" --layout xt
+    bad "--layout: unknown layout 'n' (known: nt, nn, tn, tt)" --layout nt,n
+    bad "--layout: unknown layout 'ntn'" --layout ntn
+    bad "--layout: empty name in 'nn,,nt'" --layout nn,,nt
+    bad "--layout: 'nt' is listed twice" --layout nt,nn,nt
+    bad "--layout needs an argument: nt, nn, tn, tt or a list like nn,nt,tn" --layout
+    bad "--layout needs an argument" --layout=
+    bad "--batch: '0' is not an integer in 1..1000000" --batch 0
+    bad "--batch: '-2' is not an integer in 1..1000000" --batch -2
+    bad "--batch: 'x' is not an integer in 1..1000000" --batch x
+    bad "--batch: '2.5' is not an integer in 1..1000000" --batch=2.5
+    bad "--batch: '1000001' is not an integer in 1..1000000" --batch 1000001
+    bad "--batch: '' is not an integer in 1..1000000" --batch=
+    bad "--batch needs an argument" --batch
+    bad "--batch: '--size' is not an integer" --batch --size 8 8 8
+    ;;
 bad_kernels)
     bad "unknown kernel 'nosuch'" --kernels nosuch
     bad "unknown kernel 'nosuch'" --kernels v0,nosuch
@@ -291,6 +339,11 @@ no_gpu)
     expect_rc 2
     expect_in err "no sm_90 GPU"
     [ ! -e "$tmp/never.csv" ] || fail "the host-cost CSV was created without a GPU"
+    run --dtype f16,bf16 --layout nn,nt,tn --batch 8 --kernels v0,auto --csv "$tmp/never.csv"
+    expect_rc 2
+    expect_in err "no sm_90 GPU"
+    [ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "expected a one-line message"
+    [ ! -e "$tmp/never.csv" ] || fail "the CSV was created without a GPU"
     ;;
 gpu_smoke)
     if ! has_gpu; then
@@ -308,16 +361,17 @@ gpu_smoke)
     header=$(grep -v '^#' "$csv" | head -n 1)
     for col in kernel m n k run ms tflops vs_cublas32 vs_cublas16 max_abs_err mean_abs_err \
                p99_abs_err iters sm_clock_before_mhz sm_clock_after_mhz window_sm_clock_mhz \
-               window_max_temp_c gbps rotate_sets; do
+               window_max_temp_c gbps rotate_sets dtype layout batch; do
         echo ",$header," | grep -q ",$col," || fail "no column '$col' in '$header'"
     done
-    echo "$header" | grep -q ',window_max_temp_c,gbps,rotate_sets$' ||
-        fail "gbps and rotate_sets are not the last columns: '$header'"
+    echo "$header" | grep -q ',window_max_temp_c,gbps,rotate_sets,dtype,layout,batch$' ||
+        fail "gbps, rotate_sets, dtype, layout and batch are not the last columns: '$header'"
     rows=$(grep -v '^#' "$csv" | tail -n +2 | grep -c ',ok,')
     [ "$rows" -eq 6 ] || fail "expected 6 ok rows (3 kernels x 2 runs), got $rows"
     grep -q '^cublas16,264,136,72,2,' "$csv" || fail "no cublas16 row for run 2"
     grep -q '^# rotated: none$' "$csv" || fail "264 x 136 x 72 is not memory-bound: expected '# rotated: none'"
-    grep -v '^#' "$csv" | tail -n +2 | grep -v ',1$' && fail "a row of an unrotated shape has rotate_sets != 1"
+    grep -v '^#' "$csv" | tail -n +2 | grep -v ',1,f16,nt,1$' &&
+        fail "a row of an unrotated f16 nt shape does not end with rotate_sets 1, f16, nt, batch 1"
     # A memory-bound shape: rotated, GB/s in the table, the sets in the header and the rows.
     csv=$tmp/decode.csv
     run --size 16 1032 520 --kernels v0 --warmup 1 --iters 3 --cooldown 0 --csv "$csv"
@@ -328,7 +382,7 @@ gpu_smoke)
     expect_in out "operand sets rotated"
     sets=$(sed -n 's/^# rotated: 16x1032x520 sets=\([0-9]*\) set_bytes=[0-9]*$/\1/p' "$csv")
     [ "${sets:-0}" -gt 1 ] || fail "no '# rotated: 16x1032x520 sets=R' line with R > 1"
-    rows=$(grep -c "^[a-z0-9]*,16,1032,520,1,.*,ok,.*,$sets\$" "$csv")
+    rows=$(grep -c "^[a-z0-9]*,16,1032,520,1,.*,ok,.*,$sets,f16,nt,1\$" "$csv")
     [ "$rows" -eq 3 ] || fail "expected 3 ok rows with rotate_sets $sets, got $rows"
     run --size 16 1032 520 --kernels v0 --warmup 1 --iters 3 --cooldown 0 --no-rotate --csv "$csv"
     expect_rc 0
@@ -337,15 +391,38 @@ gpu_smoke)
     run --host-cost --kernels v0 --host-cost-csv "$tmp/cost.csv"
     expect_rc 0
     expect_in out "us/call"
-    grep -q '^kernel,host_us,host_us_min,host_us_max,m,n,k,calls,batches,status$' "$tmp/cost.csv" ||
-        fail "no host-cost header"
-    grep -q '^cublas32,[0-9.]*,[0-9.]*,[0-9.]*,64,64,64,2000,5,ok$' "$tmp/cost.csv" || fail "no cublas32 host-cost row"
-    grep -q '^v0,[0-9.]*,[0-9.]*,[0-9.]*,64,64,64,2000,5,ok$' "$tmp/cost.csv" || fail "no v0 host-cost row"
+    grep -q '^kernel,host_us,host_us_min,host_us_max,m,n,k,calls,batches,status,dtype,layout,batch$' \
+        "$tmp/cost.csv" || fail "no host-cost header"
+    grep -q '^cublas32,[0-9.]*,[0-9.]*,[0-9.]*,64,64,64,2000,5,ok,f16,nt,1$' "$tmp/cost.csv" ||
+        fail "no cublas32 host-cost row"
+    grep -q '^v0,[0-9.]*,[0-9.]*,[0-9.]*,64,64,64,2000,5,ok,f16,nt,1$' "$tmp/cost.csv" || fail "no v0 host-cost row"
     grep -q '^cublas16,' "$tmp/cost.csv" && fail "cublas16 has no host-cost row"
     run --accuracy --size 300 520 100 --kernels v0
     expect_rc 0
     expect_in out "p99 abs err"
     expect_in out "PASS"
+    # Forms: AUTO in each, beside cuBLAS (strided batched); v0 serves f16 nt
+    # batch 1 only and is skipped with a line, cublas16 runs for f16 only.
+    csv=$tmp/forms.csv
+    run --size 264 136 72 --kernels v0,auto --dtype f16,bf16 --layout nn,tt --batch 3 --warmup 1 \
+        --iters 3 --cooldown 0 --csv "$csv"
+    expect_rc 0
+    expect_in out "264 x 136 x 72, bf16 tt, batch 3, run 1 of 1"
+    expect_in err "v0: f16 nn, batch 3 at 264 x 136 x 72: hgemm_gemm answers"
+    expect_in err "cublas16: bf16 nn, batch 3: cuBLAS has no COMPUTE_16F"
+    grep -q '^# forms: dtype f16,bf16; layout nn,tt; batch 3 ' "$csv" || fail "no '# forms:' line"
+    rows=$(grep -c ',ok,.*,3$' "$csv")
+    [ "$rows" -eq 10 ] || fail "expected 10 ok rows (cublas32 and auto in 4 forms, cublas16 in 2), got $rows"
+    for f in f16,nn f16,tt bf16,nn bf16,tt; do
+        grep -q "^auto,264,136,72,1,.*,ok,.*,$f,3\$" "$csv" || fail "no ok auto row for $f"
+        grep -q "^cublas32,264,136,72,1,.*,ok,.*,$f,3\$" "$csv" || fail "no ok cublas32 row for $f"
+    done
+    grep -q '^cublas16,.*,bf16,' "$csv" && fail "a cublas16 row for bf16"
+    grep -q '^v0,' "$csv" && fail "a row for v0, which serves f16 nt batch 1 only"
+    # bf16 at batch 1: cublasGemmEx on bf16 matrices.
+    run --size 264 136 72 --kernels auto --dtype bf16 --warmup 1 --iters 3 --cooldown 0 --csv "$csv"
+    expect_rc 0
+    grep -q '^auto,264,136,72,1,.*,ok,.*,bf16,nt,1$' "$csv" || fail "no ok auto row for bf16 nt"
     ;;
 *)
     echo "bench_cli.sh: unknown case '$case_name'"
