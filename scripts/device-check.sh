@@ -16,6 +16,13 @@
 #             memory-bound shapes with rotated operands), $SUITE_KERNELS beside
 #             cuBLAS, $SUITE_ARGS (default --repeat 2 --cooldown 0.5), into suite.csv
 #   hostcost  hgemm-bench --host-cost: host time per call, $SUITE_KERNELS and cuBLAS
+#   forms     hgemm-bench at 8192^3 in fp16 and bf16, layouts NN, NT and TN, each beside
+#             cuBLAS COMPUTE_32F ($FORMS_ARGS, default --kernels auto,v8 --dtype f16,bf16
+#             --layout nn,nt,tn --repeat 3 --size 8192 8192 8192), into forms.csv, forms.log
+#   batched   hgemm-bench on strided batches beside cublasGemmStridedBatchedEx: 64 x
+#             1024x1024x128 and 8 x 4096^3 ($BATCHED_ARGS, default --kernels auto,v8
+#             --repeat 3), into batched-64.csv and batched-8.csv, both in batched.csv,
+#             and batched.log
 #   accuracy  hgemm-bench --accuracy-sweep (mean/p99/max error per k) for $ACCURACY_KERNELS (default all)
 #   window    hgemm-bench v5,v6,v7 with 100 timed launches instead of 30
 #   python    the Python GPU tests, the Python CPU tests (torch's fake op side) and
@@ -29,7 +36,7 @@
 #             nccl-timeline.csv; NVLink multicast off (NCCL_NVLS_ENABLE=0)
 #
 # Everything lands under $OUT (default ./device-out): device.log (all output),
-# bench.csv, suite.csv, hostcost.csv, window30.csv, window100.csv, processes.csv, profile-raw.csv,
+# bench.csv, suite.csv, hostcost.csv, forms.csv, batched.csv, window30.csv, window100.csv, processes.csv, profile-raw.csv,
 # profile.csv, nccl.csv, nccl-timeline.csv. Each step has its own timeout, so a hung
 # kernel costs minutes, not the whole run. Never changes any GPU setting.
 set -uo pipefail
@@ -50,15 +57,21 @@ SUMMARY="$OUT/summary.txt"
 has() { [[ ",$STEPS," == *",$1,"* ]]; }
 
 # run NAME TIMEOUT CMD...: run with a time limit, log everything, record the status.
+# With STEP_LOG=FILE (STEP_LOG=... run ...), the command's output also goes to FILE.
 run() {
     local name=$1 limit=$2
     shift 2
     echo "=== $name: $* (limit ${limit}s)" | tee -a "$LOG"
-    local start=$SECONDS
-    timeout --signal=KILL "$limit" "$@" >>"$LOG" 2>&1
-    local rc=$?
+    local start=$SECONDS rc
+    if [ -n "${STEP_LOG:-}" ]; then
+        timeout --signal=KILL "$limit" "$@" 2>&1 | tee -a "$STEP_LOG" >>"$LOG"
+        rc=${PIPESTATUS[0]}
+    else
+        timeout --signal=KILL "$limit" "$@" >>"$LOG" 2>&1
+        rc=$?
+    fi
     printf '%-28s rc=%-4s %4ds\n' "$name" "$rc" $((SECONDS - start)) | tee -a "$SUMMARY" "$LOG"
-    return $rc
+    return "$rc"
 }
 
 {
@@ -142,6 +155,34 @@ fi
 if has hostcost; then
     run hostcost 120 "$BUILD/tools/hgemm-bench" --kernels "${SUITE_KERNELS:-v8,v9,auto,auto-f16acc}" \
         --host-cost --host-cost-csv "$OUT/hostcost.csv"
+fi
+
+if has forms; then
+    # The forms of the bar: AUTO and V8 in fp16 and bf16, NN, NT and TN, each beside cuBLAS
+    # in the same process (cublas16 for fp16 only). About 4 minutes with the defaults.
+    : >"$OUT/forms.log"
+    # shellcheck disable=SC2086
+    STEP_LOG="$OUT/forms.log" run forms 560 "$BUILD/tools/hgemm-bench" \
+        ${FORMS_ARGS:---kernels auto,v8 --dtype f16,bf16 --layout nn,nt,tn --repeat 3 --size 8192 8192 8192} \
+        --csv "$OUT/forms.csv"
+fi
+
+if has batched; then
+    # Strided batches, every entry its own matrices, beside cublasGemmStridedBatchedEx: one
+    # process per batch count, then one CSV (the second file's column line dropped; its
+    # '#' lines stay, and readers skip them).
+    : >"$OUT/batched.log"
+    # shellcheck disable=SC2086
+    STEP_LOG="$OUT/batched.log" run batched-64 300 "$BUILD/tools/hgemm-bench" \
+        ${BATCHED_ARGS:---kernels auto,v8 --repeat 3} --batch 64 --size 1024 1024 128 \
+        --csv "$OUT/batched-64.csv"
+    # shellcheck disable=SC2086
+    STEP_LOG="$OUT/batched.log" run batched-8 300 "$BUILD/tools/hgemm-bench" \
+        ${BATCHED_ARGS:---kernels auto,v8 --repeat 3} --batch 8 --size 4096 4096 4096 \
+        --csv "$OUT/batched-8.csv"
+    if [ -s "$OUT/batched-64.csv" ] && [ -s "$OUT/batched-8.csv" ]; then
+        { cat "$OUT/batched-64.csv"; awk '/^#/ || seen++ { print }' "$OUT/batched-8.csv"; } >"$OUT/batched.csv"
+    fi
 fi
 
 if has accuracy; then
