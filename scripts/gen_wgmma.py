@@ -53,7 +53,7 @@ static __device__ __forceinline__ void {name}({ctype} d[{nregs}], uint64_t desc_
 
 
 # The general family: fp32 accumulation, (function name, N, PTX input type, registers)
-GENERAL = [(f"wgmma_m64n{n}k16_f32_{t}", n, t, n // 2) for t in ("f16", "bf16") for n in (256, 64, 32, 16)]
+GENERAL = [(f"wgmma_m64n{n}k16_f32_{t}", n, t, n // 2) for t in ("f16", "bf16") for n in (256, 128, 64, 32, 16)]
 
 
 def general(name, n, itype, nregs):

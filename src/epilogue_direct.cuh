@@ -40,21 +40,27 @@ static __device__ __forceinline__ void store_pair(gemm_args a, int32_t row, int3
     }
 }
 
-/* Epilogue of one warpgroup's m64n256 fp32 accumulator, whose top-left
- * element is C[row0][col0]. Fragment layout (PTX ISA, "wgmma register
- * fragments"): register 4j+e of thread t holds row 16*(t/32) + (t%32)/4 +
- * 8*(e/2), column 8j + 2*(t%4) + e%2. */
-template <typename T = __half>
-static __device__ __forceinline__ void epilogue_m64n256_f32(gemm_args a, const float d[128],
-                                                            int32_t row0, int32_t col0) {
+/* Epilogue of one warpgroup's m64nN fp32 accumulator (N/2 registers), whose
+ * top-left element is C[row0][col0]. Fragment layout (PTX ISA, "wgmma
+ * register fragments"): register 4j+e of thread t holds row 16*(t/32) +
+ * (t%32)/4 + 8*(e/2), column 8j + 2*(t%4) + e%2. */
+template <typename T, int N>
+static __device__ __forceinline__ void epilogue_m64n_f32(gemm_args a, const float d[N / 2], int32_t row0,
+                                                         int32_t col0) {
     int t = threadIdx.x % WARPGROUP_THREADS;
     int32_t row = row0 + 16 * (t / 32) + (t % 32) / 4;
     int32_t col = col0 + 2 * (t % 4);
 #pragma unroll
-    for (int j = 0; j < 32; j++) {
+    for (int j = 0; j < N / 8; j++) {
         store_pair<T>(a, row, col + 8 * j, d[4 * j + 0], d[4 * j + 1]);
         store_pair<T>(a, row + 8, col + 8 * j, d[4 * j + 2], d[4 * j + 3]);
     }
+}
+
+/* The m64n256 one, V1..V5's (fp16). */
+static __device__ __forceinline__ void epilogue_m64n256_f32(gemm_args a, const float d[128],
+                                                            int32_t row0, int32_t col0) {
+    epilogue_m64n_f32<__half, 256>(a, d, row0, col0);
 }
 
 #endif

@@ -1,8 +1,8 @@
 /*
- * epilogue_f32.cuh: the epilogue of a warpgroup that holds a (64, 256) fp32
- * accumulator (wgmma m64n256k16 .f32, 128 registers), staged for TMA stores in
- * the same layout as epilogue_f16.cuh's quarters: four 64x64 fp16 boxes with
- * the 128-byte swizzle. Used by V8.
+ * epilogue_f32.cuh: the epilogue of a warpgroup that holds a (64, N) fp32
+ * accumulator (wgmma m64nNk16 .f32, N/2 registers; N = 256 or 128), staged
+ * for TMA stores in the same layout as epilogue_f16.cuh's quarters: N/64
+ * 64x64 16-bit boxes with the 128-byte swizzle. Used by V8.
  *
  * Register 4j+e of thread t holds row 16*(t/32) + (t%32)/4 + 8*(e/2), column
  * 8j + 2*(t%4) + e%2 of the quarter (PTX ISA, "wgmma register fragments"):
@@ -20,18 +20,13 @@
 #include "swizzle.cuh"
 #include "ptx/mma.cuh"
 
-enum {
-    F32Q_ACC_REGS = 128,               /* (64, 256) fp32 per warpgroup */
-    F32Q_BLOCKS = F16Q_COLS / 16,      /* 16-column blocks per row of warps: one stmatrix.x4 each */
-};
-
 /* Stage rows row0.., columns col0.. of C into the boxes at `c` (shared
  * memory): alpha * acc + beta * C computed in fp32 and rounded once to T
  * (elem.cuh; the boxes hold T's bits); C is read (from global memory, masked
  * to m x n) only when beta != 0. The swizzle puts the 8 rows of each 8x8
  * matrix in 8 different bank groups. */
-template <typename T = __half>
-static __device__ __forceinline__ void f32q_stage(__half *c, const float d[F32Q_ACC_REGS],
+template <typename T = __half, int N = F16Q_COLS>
+static __device__ __forceinline__ void f32q_stage(__half *c, const float d[N / 2],
                                                   gemm_args args, int32_t row0, int32_t col0) {
     const int t = threadIdx.x % WARPGROUP_THREADS, warp = t / WARP_SIZE, lane = t % WARP_SIZE;
     const uint32_t c_base = smem_u32(c);
@@ -41,7 +36,7 @@ static __device__ __forceinline__ void f32q_stage(__half *c, const float d[F32Q_
     const int32_t fcol = col0 + 2 * (lane % 4);
     const bool add_c = args.beta != 0.0f;
 #pragma unroll
-    for (int jj = 0; jj < F32Q_BLOCKS; jj++) {
+    for (int jj = 0; jj < N / 16; jj++) { /* 16-column blocks: one stmatrix.x4 each */
         uint32_t r[4];
 #pragma unroll
         for (int mat = 0; mat < 4; mat++) { /* matrix mat: column block 2jj + mat/2, rows 8*(mat%2).. */

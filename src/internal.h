@@ -178,6 +178,8 @@ hgemm_status hgemm__launch_v8(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_nocluster(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_direct(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_dp(const hgemm_problem *p, cudaStream_t stream);
+hgemm_status hgemm__launch_v8_wide(const hgemm_problem *p, cudaStream_t stream);
+hgemm_status hgemm__launch_v8_narrow(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v9(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v9_nosplit(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v9_noswap(const hgemm_problem *p, cudaStream_t stream);

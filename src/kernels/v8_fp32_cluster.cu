@@ -51,6 +51,10 @@
  *     walk's tile index runs over every entry's tiles, and stream-K shares
  *     the k-loops of the last round across entries as within one. An
  *     operand with stride 0 is one matrix that every entry reads.
+ *   - The tile width: 128x256, or 128x128 where the wide tiles would leave
+ *     clusters idle for a round that the narrow ones fill (512 x 4096 x
+ *     4096: 32 wide tiles for 66 clusters, or 64 narrow ones). The rule,
+ *     v8_choose_bn, counts rounds; v8-wide and v8-narrow force either.
  *
  * Measured on an H200, 8192^3, median [range] of 3 runs (2026-11-30,
  * bench/results/2026-11-30-h200-run15-bench.csv; runs 13-17: docs/notes/v8-log.md):
@@ -84,14 +88,13 @@ enum {
     V8_PRODUCER_THREAD = V8_CONSUMER_THREADS,                /* its first thread issues the loads */
     V8_THREADS = V8_CONSUMER_THREADS + WARPGROUP_THREADS,    /* 384 */
     V8_WG_M = V8_BM / V8_CONSUMERS,                          /* 64 rows per consumer */
-    V8_TX_BYTES = (V8_BM + V8_BN) * BK * 2,                  /* 48 KB land in each block per stage */
     V8_RASTER = 8,                                           /* raster groups, in cluster tiles */
     V8_PRODUCER_REGS = 40,
     V8_CONSUMER_REGS = 232,
     V8_CLUSTER = 2,                                          /* blocks per cluster in the table's V8 */
     V8_EPI_BARRIER = 1,                                      /* named barriers 1, 2: one per consumer */
-    V8_SLOT_FLOATS = V8_WG_M * V8_BN,                        /* one consumer's partial sum, fp32 */
-    V8_SLOT_VECTORS = V8_SLOT_FLOATS / 4,                    /* ... as float4, 32 per thread */
+    V8_SLOT_FLOATS = V8_WG_M * V8_BN,                        /* one consumer's partial sum, fp32 (room
+                                                                for the widest tile) */
     V8_FLAGS_ALIGN = 256,                                    /* bytes: the partials start aligned */
     V8_MN_BOX = SW128_ROW_BYTES / 2,                         /* 64: MN-major boxes' width in elements */
     V8_MN_BOX_BYTES = V8_MN_BOX * BK * 2,                    /* 8 KB: one box, the descriptor's MN step */
@@ -106,23 +109,37 @@ typedef struct v8_batch {
     int64_t stride_c;
 } v8_batch;
 
-typedef struct __align__(SW128_ALIGN) v8_smem {
-    __half a[V8_STAGES][V8_BM * BK]; /* (STAGES, BM, BK), 128B-swizzled; rows 64g.. for consumer g */
-    __half b[V8_STAGES][V8_BN * BK]; /* (STAGES, BN, BK), 128B-swizzled; in a cluster, rows
-                                        (BN/CLUSTER)*r.. come from block r's multicast */
-    __half c[V8_CONSUMERS][F16Q_BOXES][F16Q_ROWS * F16Q_BOX]; /* consumer g's (64, 256) quarter of C,
-                                        as four swizzled 64x64 boxes for the TMA store */
-    uint64_t full[V8_STAGES];        /* 1 arrival (own loader) + V8_TX_BYTES */
-    uint64_t empty[V8_STAGES];       /* V8_CONSUMERS x CLUSTER arrivals */
-} v8_smem;
+/* The tile width BN: 256 (the chapter's V8) or 128 (the narrow tile, for
+ * products whose 128x256 tiles leave SMs idle). A stage holds A's 128 x BK
+ * and B's BN x BK: 48 KB in 3 stages, or 32 KB in 5. */
+template <int BN> struct v8_tile {
+    static constexpr int stages = BN == 256 ? V8_STAGES : 5;
+    static constexpr uint32_t tx_bytes = (V8_BM + BN) * BK * 2; /* land in each block per stage */
+    static constexpr int boxes = BN / F16Q_BOX;                 /* 64x64 boxes of a consumer's C */
+};
 
-static_assert(sizeof(((v8_smem *)0)->a[0]) % SW128_ALIGN == 0, "stages must stay 1024-byte aligned");
+template <int BN>
+struct __align__(SW128_ALIGN) v8_smem {
+    enum { STAGES = v8_tile<BN>::stages };
+    __half a[STAGES][V8_BM * BK]; /* (STAGES, BM, BK), 128B-swizzled; rows 64g.. for consumer g */
+    __half b[STAGES][BN * BK];    /* (STAGES, BN, BK), 128B-swizzled; in a cluster, rows
+                                     (BN/CLUSTER)*r.. come from block r's multicast */
+    __half c[V8_CONSUMERS][BN / F16Q_BOX][F16Q_ROWS * F16Q_BOX]; /* consumer g's (64, BN) part of C,
+                                     as swizzled 64x64 boxes for the TMA store */
+    uint64_t full[STAGES];        /* 1 arrival (own loader) + tx_bytes */
+    uint64_t empty[STAGES];       /* V8_CONSUMERS x CLUSTER arrivals */
+};
+
+static_assert(sizeof(((v8_smem<256> *)0)->a[0]) % SW128_ALIGN == 0, "stages must stay 1024-byte aligned");
+static_assert(sizeof(((v8_smem<128> *)0)->b[0]) % SW128_ALIGN == 0, "stages must stay 1024-byte aligned");
 static_assert((V8_WG_M * BK * 2) % SW128_ALIGN == 0, "each consumer's A slice is 1024-byte aligned");
-static_assert((V8_BN / V8_CLUSTER * BK * 2) % SW128_ALIGN == 0, "each block's B slice is 1024-byte aligned");
+static_assert((128 / V8_CLUSTER * BK * 2) % SW128_ALIGN == 0, "each block's B slice is 1024-byte aligned");
 static_assert((int)V8_WG_M == (int)F16Q_ROWS && (int)V8_BN == (int)F16Q_COLS,
               "a consumer's quarter is the epilogue's shape");
-static_assert(sizeof(v8_smem) + SW128_ALIGN <= MAX_SMEM_PER_BLOCK,
+static_assert(sizeof(v8_smem<256>) + SW128_ALIGN <= MAX_SMEM_PER_BLOCK,
               "3 stages of 48 KB and two 32 KB C buffers must fit one block's 227 KB");
+static_assert(sizeof(v8_smem<128>) + SW128_ALIGN <= MAX_SMEM_PER_BLOCK,
+              "5 stages of 32 KB and two 16 KB C buffers must fit one block's 227 KB");
 static_assert(V8_CONSUMER_REGS * V8_CONSUMER_THREADS + V8_PRODUCER_REGS * WARPGROUP_THREADS <= REGISTERS_PER_SM,
               "the registers the warpgroups ask for must fit the register file");
 
@@ -143,12 +160,13 @@ static __device__ __forceinline__ uint32_t v8_slot(uint32_t w, uint32_t rank, in
 /* Stream-K: this worker ran a piece of a tile that another worker owns. Leave
  * the partial sum in its slot and raise the flag (each thread fences its own
  * stores; the barrier then puts them all before the leader's release). */
-static __device__ __forceinline__ void v8_partial_put(const float d[F32Q_ACC_REGS], float *slot,
+template <int ACC>
+static __device__ __forceinline__ void v8_partial_put(const float d[ACC], float *slot,
                                                       uint32_t *flag, int g, bool leader) {
     const int t = threadIdx.x % WARPGROUP_THREADS;
     float4 *dst = (float4 *)slot;
 #pragma unroll
-    for (int i = 0; i < F32Q_ACC_REGS / 4; i++)
+    for (int i = 0; i < ACC / 4; i++)
         __stcg(&dst[i * WARPGROUP_THREADS + t], make_float4(d[4 * i], d[4 * i + 1], d[4 * i + 2], d[4 * i + 3]));
     __threadfence();
     named_barrier_sync(V8_EPI_BARRIER + g, WARPGROUP_THREADS);
@@ -157,14 +175,15 @@ static __device__ __forceinline__ void v8_partial_put(const float d[F32Q_ACC_REG
 
 /* Stream-K: add the partial sum of one contributor once its flag is up, then
  * lower the flag for the next call (its partial is not read again here). */
-static __device__ __forceinline__ void v8_partial_add(float d[F32Q_ACC_REGS], const float *slot,
+template <int ACC>
+static __device__ __forceinline__ void v8_partial_add(float d[ACC], const float *slot,
                                                       uint32_t *flag, int g, bool leader) {
     const int t = threadIdx.x % WARPGROUP_THREADS;
     if (leader) flag_wait_gpu(flag);
     named_barrier_sync(V8_EPI_BARRIER + g, WARPGROUP_THREADS);
     const float4 *src = (const float4 *)slot;
 #pragma unroll
-    for (int i = 0; i < F32Q_ACC_REGS / 4; i++) {
+    for (int i = 0; i < ACC / 4; i++) {
         const float4 x = __ldcg(&src[i * WARPGROUP_THREADS + t]);
         d[4 * i] += x.x;
         d[4 * i + 1] += x.y;
@@ -200,18 +219,18 @@ static __device__ __forceinline__ uint64_t v8_desc(const __half *tile) {
     return MN ? wgmma_desc_sw128_mn(tile, V8_MN_BOX_BYTES) : wgmma_desc_sw128(tile);
 }
 
-template <int CLUSTER, bool TMA_EPILOGUE, typename T, int A_MN, int B_MN>
+template <int CLUSTER, bool TMA_EPILOGUE, typename T, int A_MN, int B_MN, int BN>
 __global__ void __launch_bounds__(V8_THREADS, 1)
 v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
           const __grid_constant__ CUtensorMap tmap_c, gemm_args args, uint32_t ctiles_m,
           uint32_t tiles_n, hgemm_sk sk, float *partials, uint32_t *flags, v8_batch bt) {
-    enum { B_SLICE = V8_BN / CLUSTER, CTA_MASK = (1 << CLUSTER) - 1 };
+    enum { B_SLICE = BN / CLUSTER, CTA_MASK = (1 << CLUSTER) - 1, STAGES = v8_tile<BN>::stages, ACC = BN / 2 };
     extern __shared__ uint8_t smem_raw[];
-    v8_smem *sm = (v8_smem *)smem_aligned(smem_raw); /* the same offset in every block */
+    v8_smem<BN> *sm = (v8_smem<BN> *)smem_aligned(smem_raw); /* the same offset in every block */
     const int tid = threadIdx.x, wg = tid / WARPGROUP_THREADS;
     const uint32_t rank = CLUSTER > 1 ? cluster_ctarank() : 0;
     const uint32_t worker = blockIdx.x / CLUSTER; /* a cluster walks its units (stream_k.h) */
-    const pipe_ring ring = ring_make_cluster(sm->full, sm->empty, V8_STAGES, CLUSTER);
+    const pipe_ring ring = ring_make_cluster(sm->full, sm->empty, STAGES, CLUSTER);
 
     if (tid == 0) ring_init(ring, V8_CONSUMERS);
     /* The peer's loads and releases target these barriers: initialised
@@ -233,11 +252,11 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
                 const uint32_t entry = u.tile / bt.tiles;
                 const hgemm_tile tile = hgemm_raster(u.tile - entry * bt.tiles, ctiles_m, tiles_n, V8_RASTER);
                 const int32_t a_row = v8_row0<CLUSTER>(tile, rank);
-                const int32_t b_row = (int32_t)(tile.n * V8_BN + rank * B_SLICE);
+                const int32_t b_row = (int32_t)(tile.n * BN + rank * B_SLICE);
                 const int32_t a_entry = (int32_t)(entry & bt.a_mask), b_entry = (int32_t)(entry & bt.b_mask);
                 for (uint32_t kt = u.k_begin; kt < u.k_end; kt++, ring_advance(ring, &st)) {
                     const int32_t col = (int32_t)(kt * BK);
-                    uint64_t *full = ring_producer_acquire(ring, st, V8_TX_BYTES);
+                    uint64_t *full = ring_producer_acquire(ring, st, v8_tile<BN>::tx_bytes);
                     v8_load<A_MN, V8_BM>(sm->a[st.stage], &tmap_a, col, a_row, a_entry, full, 0);
                     v8_load<B_MN, B_SLICE>(&sm->b[st.stage][rank * B_SLICE * BK], &tmap_b, col, b_row, b_entry,
                                            full, CLUSTER > 1 ? CTA_MASK : 0);
@@ -250,14 +269,14 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
         const int g = wg; /* rows 64g .. 64g+63 of each tile */
         const bool leader = tid % WARPGROUP_THREADS == 0;
         if (TMA_EPILOGUE && leader) prefetch_tensormap(&tmap_c);
-        float d[F32Q_ACC_REGS] = {}; /* (64, 256) fp32 accumulator */
+        float d[ACC] = {}; /* (64, BN) fp32 accumulator */
         pipe_state st = {0, 0};
         hgemm_sk_walk walk = hgemm_sk_start(&sk, worker);
         hgemm_sk_unit u;
         while (hgemm_sk_next(&sk, &walk, &u)) {
             const uint32_t entry = u.tile / bt.tiles;
             const hgemm_tile tile = hgemm_raster(u.tile - entry * bt.tiles, ctiles_m, tiles_n, V8_RASTER);
-            const int32_t row0 = v8_row0<CLUSTER>(tile, rank), col0 = (int32_t)(tile.n * V8_BN);
+            const int32_t row0 = v8_row0<CLUSTER>(tile, rank), col0 = (int32_t)(tile.n * BN);
             pipe_state held = st;
             for (uint32_t kt = u.k_begin; kt < u.k_end; kt++, ring_advance(ring, &st)) {
                 ring_consumer_wait(ring, st);
@@ -266,7 +285,7 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
                 const uint64_t desc_b = v8_desc<B_MN>(sm->b[st.stage]);
                 wgmma_fence();
                 /* the unit's first k-tile overwrites d */
-                wgmma_ktile_m64n256_f32_ab<T, A_MN, B_MN>(d, desc_a, desc_b, kt != u.k_begin);
+                wgmma_ktile_m64n_f32_ab<T, A_MN, B_MN, BN>(d, desc_a, desc_b, kt != u.k_begin);
                 wgmma_commit_group();
                 wgmma_wait_group_1(); /* k-tile kt-1 is done; kt stays in flight */
                 ring_release_held(ring, &held, st, leader && kt > u.k_begin);
@@ -282,32 +301,32 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
             if (row0 >= args.m) continue;
             if (u.k_begin > 0) { /* a piece of another worker's tile: first in this worker's range */
                 const uint32_t slot = v8_slot<CLUSTER>(worker, rank, g);
-                v8_partial_put(d, partials + (size_t)slot * V8_SLOT_FLOATS, &flags[slot], g, leader);
+                v8_partial_put<ACC>(d, partials + (size_t)slot * V8_SLOT_FLOATS, &flags[slot], g, leader);
                 continue;
             }
             if (u.k_end < sk.k_tiles) { /* this worker owns a shared tile: add the others' pieces, in order */
                 const uint32_t end = hgemm_sk_contributors_end(&sk, worker, &u);
                 for (uint32_t v = worker + 1; v < end; v++) {
                     const uint32_t slot = v8_slot<CLUSTER>(v, rank, g);
-                    v8_partial_add(d, partials + (size_t)slot * V8_SLOT_FLOATS, &flags[slot], g, leader);
+                    v8_partial_add<ACC>(d, partials + (size_t)slot * V8_SLOT_FLOATS, &flags[slot], g, leader);
                 }
             }
             gemm_args out = args; /* this entry's C */
             out.C = (__half *)((T *)args.C + (int64_t)entry * bt.stride_c);
-            if (!TMA_EPILOGUE || f16q_needs_direct(args, col0, V8_BN)) {
-                epilogue_m64n256_f32<T>(out, d, qrow0, col0);
+            if (!TMA_EPILOGUE || f16q_needs_direct(args, col0, BN)) {
+                epilogue_m64n_f32<T, BN>(out, d, qrow0, col0);
                 continue;
             }
             /* The buffer is free once the TMA has read the previous quarter
              * stored from it; everyone waits for the leader to know that. */
             if (leader) bulk_wait_group_read_0();
             named_barrier_sync(V8_EPI_BARRIER + g, WARPGROUP_THREADS);
-            f32q_stage<T>(sm->c[g][0], d, out, qrow0, col0);
+            f32q_stage<T, BN>(sm->c[g][0], d, out, qrow0, col0);
             fence_proxy_async_shared(); /* the stmatrix writes, before the TMA reads them */
             named_barrier_sync(V8_EPI_BARRIER + g, WARPGROUP_THREADS);
             if (leader) {
 #pragma unroll
-                for (int b = 0; b < F16Q_BOXES; b++)
+                for (int b = 0; b < v8_tile<BN>::boxes; b++)
                     tma_store_3d(&tmap_c, col0 + b * F16Q_BOX, qrow0, (int32_t)entry, sm->c[g][b]);
                 bulk_commit_group();
             }
@@ -321,7 +340,7 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
 
 /* The three tensor maps, each over the whole batch: A and B as stored (MN-major
  * in boxes of 64 x BK, K-major in boxes of rows x BK), C in the epilogue's boxes. */
-template <int CLUSTER>
+template <int CLUSTER, int BN>
 static hgemm_status v8_maps(const hgemm_problem *p, int64_t batch, CUtensorMap *ta, CUtensorMap *tb,
                             CUtensorMap *tc) {
     const uint64_t m = (uint64_t)p->m, n = (uint64_t)p->n, k = (uint64_t)p->k;
@@ -335,22 +354,22 @@ static hgemm_status v8_maps(const hgemm_problem *p, int64_t batch, CUtensorMap *
     st = p->b_mn ? hgemm__tmap_encode_batch(tb, p->dtype, p->B, k, n, (uint64_t)p->ldb, nb, (uint64_t)p->stride_b,
                                             BK, V8_MN_BOX, TMAP_SWIZZLE_128B)
                  : hgemm__tmap_encode_batch(tb, p->dtype, p->B, n, k, (uint64_t)p->ldb, nb, (uint64_t)p->stride_b,
-                                            V8_BN / CLUSTER, BK, TMAP_SWIZZLE_128B);
+                                            BN / CLUSTER, BK, TMAP_SWIZZLE_128B);
     if (st != HGEMM_SUCCESS) return st;
     return hgemm__tmap_encode_batch(tc, p->dtype, p->C, m, n, (uint64_t)p->ldc, (uint64_t)batch,
                                     (uint64_t)p->stride_c, F16Q_ROWS, F16Q_BOX, TMAP_SWIZZLE_128B);
 }
 
-template <int CLUSTER, bool TMA_EPILOGUE, typename T, int A_MN, int B_MN>
+template <int CLUSTER, bool TMA_EPILOGUE, typename T, int A_MN, int B_MN, int BN>
 static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, bool split) {
     const int64_t batch = p->batch > 1 ? p->batch : 1;
     CUtensorMap ta, tb, tc;
-    hgemm_status st = v8_maps<CLUSTER>(p, batch, &ta, &tb, &tc);
+    hgemm_status st = v8_maps<CLUSTER, BN>(p, batch, &ta, &tb, &tc);
     if (st != HGEMM_SUCCESS) return st;
-    uint32_t tiles_m = hgemm_ceil_div(p->m, V8_BM), tiles_n = hgemm_ceil_div(p->n, V8_BN);
+    uint32_t tiles_m = hgemm_ceil_div(p->m, V8_BM), tiles_n = hgemm_ceil_div(p->n, BN);
     uint32_t ctiles_m = hgemm_ceil_div(tiles_m, CLUSTER);
-    const void *kernel = (const void *)v8_kernel<CLUSTER, TMA_EPILOGUE, T, A_MN, B_MN>;
-    const size_t smem = sizeof(v8_smem) + SW128_ALIGN;
+    const void *kernel = (const void *)v8_kernel<CLUSTER, TMA_EPILOGUE, T, A_MN, B_MN, BN>;
+    const size_t smem = sizeof(v8_smem<BN>) + SW128_ALIGN;
     unsigned grid = 0;
     /* hgemm__supports_v8 has checked that every entry's tiles fit 32 bits */
     v8_batch bt = {ctiles_m * tiles_n, p->stride_a ? ~0u : 0u, p->stride_b ? ~0u : 0u, batch > 1 ? p->stride_c : 0};
@@ -379,22 +398,57 @@ static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, bool 
     return hgemm__launch_ready(kernel, dim3(busy * CLUSTER), V8_THREADS, smem, CLUSTER, stream, params);
 }
 
-/* The table's V8, for every element type and layout: one build each. */
+/* The tile width for a problem, by the rounds of whole tiles the GPU's
+ * `workers` clusters go through: a 128x256 tile is two 128x128 ones' work,
+ * and a 128x128 tile was assumed V8_NARROW_COST times as dear per element
+ * (less reuse of each loaded byte, more fixed costs per FLOP; to be
+ * measured). With stream-K (split) the last round is shared out evenly, so
+ * rounds count fractionally. 8192^3: 16 rounds of wide tiles against 32 of
+ * narrow ones: wide. 512 x 4096 x 4096: one round of 32 wide tiles, half
+ * the clusters idle, against one round of 64 narrow ones: narrow. */
+#define V8_NARROW_COST 1.1
+static int v8_choose_bn(const hgemm_problem *p, uint32_t workers, bool split) {
+    const uint64_t batch = p->batch > 1 ? (uint64_t)p->batch : 1;
+    const uint64_t ctiles_m = hgemm_ceil_div(hgemm_ceil_div(p->m, V8_BM), V8_CLUSTER);
+    const uint64_t wide = ctiles_m * hgemm_ceil_div(p->n, 256) * batch;
+    const uint64_t narrow = ctiles_m * hgemm_ceil_div(p->n, 128) * batch;
+    const double w = (double)workers;
+    const double wide_rounds = split ? wide / w : (double)((wide + workers - 1) / workers);
+    const double narrow_rounds = split ? narrow / w : (double)((narrow + workers - 1) / workers);
+    return V8_NARROW_COST * narrow_rounds < 2.0 * wide_rounds ? 128 : 256;
+}
+
+/* The table's V8: the tile width by shape (v8_choose_bn), then one build per
+ * element type and layout. */
+template <typename T, int A_MN, int B_MN>
+static hgemm_status launch_v8_tile(const hgemm_problem *p, cudaStream_t stream) {
+    int dev = 0, sms = 0;
+    cudaError_t err = cudaGetDevice(&dev);
+    if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+    if (err != cudaSuccess) return hgemm__status_from_cuda(err);
+    if (p->sm_count > 0 && p->sm_count < sms) sms = p->sm_count;
+    const uint32_t workers = sms < V8_CLUSTER ? 1 : (uint32_t)sms / V8_CLUSTER;
+    if (v8_choose_bn(p, workers, p->workspace != NULL) == 128)
+        return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 128>(p, stream, true);
+    return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 256>(p, stream, true);
+}
+
 template <typename T>
 static hgemm_status launch_v8_forms(const hgemm_problem *p, cudaStream_t stream) {
-    if (p->a_mn && p->b_mn) return launch_v8<V8_CLUSTER, true, T, 1, 1>(p, stream, true);
-    if (p->a_mn) return launch_v8<V8_CLUSTER, true, T, 1, 0>(p, stream, true);
-    if (p->b_mn) return launch_v8<V8_CLUSTER, true, T, 0, 1>(p, stream, true);
-    return launch_v8<V8_CLUSTER, true, T, 0, 0>(p, stream, true);
+    if (p->a_mn && p->b_mn) return launch_v8_tile<T, 1, 1>(p, stream);
+    if (p->a_mn) return launch_v8_tile<T, 1, 0>(p, stream);
+    if (p->b_mn) return launch_v8_tile<T, 0, 1>(p, stream);
+    return launch_v8_tile<T, 0, 0>(p, stream);
 }
 
 /* What V8 serves: the tensor-map limits of A, B and C (src/tensor_map.c),
- * and a batch whose tiles, all entries together, a 32-bit index counts. */
+ * and a batch whose tiles, all entries together, a 32-bit index counts (at
+ * the narrow width, the larger count). */
 extern "C" hgemm_status hgemm__supports_v8(const hgemm_problem *p) {
     hgemm_status st = hgemm__tmap_supports(p, 1);
     if (st != HGEMM_SUCCESS) return st;
     const uint64_t tiles = (uint64_t)hgemm_ceil_div(hgemm_ceil_div(p->m, V8_BM), V8_CLUSTER) *
-                           (uint64_t)hgemm_ceil_div(p->n, V8_BN);
+                           (uint64_t)hgemm_ceil_div(p->n, 128);
     const uint64_t batch = p->batch > 1 ? (uint64_t)p->batch : 1;
     return tiles * batch <= UINT32_MAX ? HGEMM_SUCCESS : HGEMM_ERROR_NOT_SUPPORTED;
 }
@@ -405,15 +459,23 @@ extern "C" hgemm_status hgemm__launch_v8(const hgemm_problem *p, cudaStream_t st
 }
 
 /* Ablations (src/api.c's experiment table): V8 with one idea taken out,
- * fp16 NT only. */
+ * fp16 NT, 128x256 tiles; and each tile width alone. */
 extern "C" hgemm_status hgemm__launch_v8_nocluster(const hgemm_problem *p, cudaStream_t stream) {
-    return launch_v8<1, true, __half, 0, 0>(p, stream, true);
+    return launch_v8<1, true, __half, 0, 0, 256>(p, stream, true);
 }
 
 extern "C" hgemm_status hgemm__launch_v8_direct(const hgemm_problem *p, cudaStream_t stream) {
-    return launch_v8<V8_CLUSTER, false, __half, 0, 0>(p, stream, true);
+    return launch_v8<V8_CLUSTER, false, __half, 0, 0, 256>(p, stream, true);
 }
 
 extern "C" hgemm_status hgemm__launch_v8_dp(const hgemm_problem *p, cudaStream_t stream) {
-    return launch_v8<V8_CLUSTER, true, __half, 0, 0>(p, stream, false);
+    return launch_v8<V8_CLUSTER, true, __half, 0, 0, 256>(p, stream, false);
+}
+
+extern "C" hgemm_status hgemm__launch_v8_wide(const hgemm_problem *p, cudaStream_t stream) {
+    return launch_v8<V8_CLUSTER, true, __half, 0, 0, 256>(p, stream, true);
+}
+
+extern "C" hgemm_status hgemm__launch_v8_narrow(const hgemm_problem *p, cudaStream_t stream) {
+    return launch_v8<V8_CLUSTER, true, __half, 0, 0, 128>(p, stream, true);
 }
