@@ -400,21 +400,22 @@ static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, bool 
 
 /* The tile width for a problem, by the rounds of whole tiles the GPU's
  * `workers` clusters go through: a 128x256 tile is two 128x128 ones' work,
- * and a 128x128 tile was assumed V8_NARROW_COST times as dear per element
- * (less reuse of each loaded byte, more fixed costs per FLOP; to be
- * measured). With stream-K (split) the last round is shared out evenly, so
- * rounds count fractionally. 8192^3: 16 rounds of wide tiles against 32 of
- * narrow ones: wide. 512 x 4096 x 4096: one round of 32 wide tiles, half
- * the clusters idle, against one round of 64 narrow ones: narrow. */
-#define V8_NARROW_COST 1.1
-static int v8_choose_bn(const hgemm_problem *p, uint32_t workers, bool split) {
+ * and a 128x128 tile costs V8_NARROW_COST times as much per element (less
+ * reuse of each loaded byte, twice the barrier and epilogue work per FLOP:
+ * measured 1.08..1.18 on the large squares, run 26). Rounds are counted whole
+ * with or without a workspace: stream-K's shares of a few wide tiles ran far
+ * slower than whole narrow tiles (512 x 4096 x 4096: 0.0441 ms against
+ * 0.0289, run 26). 8192^3: 16 rounds of wide tiles against 32 of narrow ones:
+ * wide. 512 x 4096 x 4096: one round of 32 wide tiles, half the clusters idle,
+ * against one round of 64 narrow ones: narrow. */
+#define V8_NARROW_COST 1.15
+static int v8_choose_bn(const hgemm_problem *p, uint32_t workers) {
     const uint64_t batch = p->batch > 1 ? (uint64_t)p->batch : 1;
     const uint64_t ctiles_m = hgemm_ceil_div(hgemm_ceil_div(p->m, V8_BM), V8_CLUSTER);
     const uint64_t wide = ctiles_m * hgemm_ceil_div(p->n, 256) * batch;
     const uint64_t narrow = ctiles_m * hgemm_ceil_div(p->n, 128) * batch;
-    const double w = (double)workers;
-    const double wide_rounds = split ? wide / w : (double)((wide + workers - 1) / workers);
-    const double narrow_rounds = split ? narrow / w : (double)((narrow + workers - 1) / workers);
+    const double wide_rounds = (double)((wide + workers - 1) / workers);
+    const double narrow_rounds = (double)((narrow + workers - 1) / workers);
     return V8_NARROW_COST * narrow_rounds < 2.0 * wide_rounds ? 128 : 256;
 }
 
@@ -428,7 +429,7 @@ static hgemm_status launch_v8_tile(const hgemm_problem *p, cudaStream_t stream) 
     if (err != cudaSuccess) return hgemm__status_from_cuda(err);
     if (p->sm_count > 0 && p->sm_count < sms) sms = p->sm_count;
     const uint32_t workers = sms < V8_CLUSTER ? 1 : (uint32_t)sms / V8_CLUSTER;
-    if (v8_choose_bn(p, workers, p->workspace != NULL) == 128)
+    if (v8_choose_bn(p, workers) == 128)
         return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 128>(p, stream, true);
     return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 256>(p, stream, true);
 }
