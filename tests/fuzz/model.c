@@ -1,6 +1,7 @@
 /*
  * model.c: the rules of include/hgemm.h, one by one, in the order the header
- * and hgemm_status_string list them. Sizes are products of int64 values, so
+ * and hgemm_status_string list them, and which kernel serves which element
+ * type, operand form and batch. Sizes are products of int64 values, so
  * everything is computed in __int128 (GCC and Clang), where nothing overflows.
  */
 #include "model.h"
@@ -72,8 +73,108 @@ hgemm_status model_validate(hgemm_kernel kernel, int64_t m, int64_t n, int64_t k
 
 /* The limits, as include/hgemm.h and the kernels' headers state them. */
 static const i128 MAX_SIZE = ((i128)1 << 31) - 257;  /* m, n, k */
-static const i128 TMA_LD = (i128)1 << 39;            /* a leading dimension below this */
+static const i128 TMA_DIM = (i128)1 << 32;           /* a tensor dimension, at most */
+static const i128 TMA_LD = (i128)1 << 39;            /* a leading dimension or batch stride below this */
 static const i128 GRID_Y = 65535, GRID_X = ((i128)1 << 31) - 1;
+static const i128 V8_TILES = ((i128)1 << 32) - 1;    /* V8's tile counter is 32-bit */
+
+/* ---- which kernel serves which form ------------------------------------------
+ * include/hgemm.h: V8 serves every form (fp16 and bf16; NN, NT, TN, TT) and a
+ * whole batch in one launch; V0..V7 serve fp16 NT only, a batch entry by
+ * entry. V9 (the skinny kernel) is growing from fp16 NT towards every form;
+ * V9_FORMS says how far it has come, and is the one line to change when it
+ * moves on:
+ *   V9_FORMS_NT_ONLY        fp16 NT only, like V0..V7;
+ *   V9_FORMS_SHORT_K_MAJOR  fp16 and bf16, every form whose short operand
+ *                           (A when m <= n, else B) is K-major (A as stored,
+ *                           B transposed); the others NOT_SUPPORTED;
+ *   V9_FORMS_EVERY          every form, like V8.
+ * V9 runs a batch entry by entry in all three. */
+typedef enum v9_forms { V9_FORMS_NT_ONLY, V9_FORMS_SHORT_K_MAJOR, V9_FORMS_EVERY } v9_forms;
+static const v9_forms V9_FORMS = V9_FORMS_SHORT_K_MAJOR;
+
+/* Whether a kernel takes forms other than fp16 NT at all (its limits may
+ * still refuse some shapes of them). */
+static int serves_forms(hgemm_kernel kernel) {
+    return kernel == HGEMM_KERNEL_V8 || (kernel == HGEMM_KERNEL_V9 && V9_FORMS != V9_FORMS_NT_ONLY);
+}
+
+/* Whether a kernel runs a whole batch in one launch (the others: one per entry). */
+static int serves_batch(hgemm_kernel kernel) { return kernel == HGEMM_KERNEL_V8; }
+
+/* One request as a kernel receives it. */
+typedef struct model_problem {
+    int64_t m, n, k;
+    int a_mn, b_mn;             /* A stored k x m (op_a T); B stored k x n (op_b N) */
+    int64_t lda, ldb, ldc;
+    int64_t batch;              /* entries in one launch */
+    int64_t stride_a, stride_b, stride_c;
+} model_problem;
+
+/* The tensor-map limits: each operand as stored, its leading dimension, and
+ * for a batch the entry count and strides; C's too when `c` (stored by TMA). */
+static int tma_fits(const model_problem *p, int c) {
+    const i128 ar = p->a_mn ? p->k : p->m, ac = p->a_mn ? p->m : p->k;
+    const i128 br = p->b_mn ? p->k : p->n, bc = p->b_mn ? p->n : p->k;
+    int fits = ar <= TMA_DIM && ac <= TMA_DIM && p->lda < TMA_LD && br <= TMA_DIM && bc <= TMA_DIM &&
+               p->ldb < TMA_LD;
+    if (c) fits = fits && p->m <= TMA_DIM && p->n <= TMA_DIM && p->ldc < TMA_LD;
+    if (p->batch > 1) {
+        fits = fits && p->batch <= TMA_DIM && p->stride_a < TMA_LD && p->stride_b < TMA_LD;
+        if (c) fits = fits && p->stride_c < TMA_LD;
+    }
+    return fits;
+}
+
+#define NS_UNLESS(cond) ((cond) ? HGEMM_SUCCESS : HGEMM_ERROR_NOT_SUPPORTED)
+
+/* What an explicit kernel can serve of a valid request with m, n > 0 (its
+ * supports check): the tensor maps, then its grid. */
+static hgemm_status limits(hgemm_kernel kernel, const model_problem *p) {
+    const i128 m = p->m, n = p->n;
+    switch (kernel) {
+    case HGEMM_KERNEL_V0: /* 128 x 128 tiles, tile rows on grid y */
+        return NS_UNLESS(tma_fits(p, 0) && ceil_div(m, 128) <= GRID_Y);
+    case HGEMM_KERNEL_V1: case HGEMM_KERNEL_V2: case HGEMM_KERNEL_V3: /* 64 x 256 */
+        return NS_UNLESS(tma_fits(p, 0) && ceil_div(m, 64) <= GRID_Y);
+    case HGEMM_KERNEL_V4: case HGEMM_KERNEL_V5: /* 128 x 256, a 1-D grid of tiles */
+        return NS_UNLESS(tma_fits(p, 0) && ceil_div(m, 128) * ceil_div(n, 256) <= GRID_X);
+    case HGEMM_KERNEL_V6: case HGEMM_KERNEL_V7: /* 256 x 256, C stored by TMA */
+        return NS_UNLESS(tma_fits(p, 1) && ceil_div(m, 256) * ceil_div(n, 256) <= GRID_X);
+    case HGEMM_KERNEL_V8: { /* 128-row tiles in 2-block clusters, 128 or 256 wide by shape; every
+                               entry's tiles at the narrower width counted in 32 bits */
+        const i128 tiles = ceil_div(ceil_div(m, 128), 2) * ceil_div(n, 128);
+        return NS_UNLESS(tma_fits(p, 1) && tiles * (p->batch > 1 ? p->batch : 1) <= V8_TILES);
+    }
+    case HGEMM_KERNEL_V9: { /* 64-row tiles of the longer side x 16/32/64 of the shorter,
+                               up to 8 blocks (k slices) per tile; C stored directly */
+        if (p->batch > 1 || !tma_fits(p, 0)) return HGEMM_ERROR_NOT_SUPPORTED;
+        const int swap = m <= n; /* the shorter side of C on WGMMA's N: A when m <= n */
+        if (V9_FORMS == V9_FORMS_SHORT_K_MAJOR && (swap ? p->a_mn : p->b_mn)) return HGEMM_ERROR_NOT_SUPPORTED;
+        const i128 lng = swap ? n : m, shrt = swap ? m : n;
+        const i128 bn = shrt <= 16 ? 16 : shrt <= 32 ? 32 : 64;
+        return NS_UNLESS(ceil_div(lng, 64) * ceil_div(shrt, bn) * 8 <= GRID_X);
+    }
+    default: /* not reached: every kernel of the table is listed */
+        return HGEMM_ERROR_INVALID_VALUE;
+    }
+}
+
+/* The request as `kernel` receives it: one entry at a time unless it runs batches. */
+static model_problem as_received(hgemm_kernel kernel, model_problem p) {
+    if (!serves_batch(kernel)) p.batch = 1;
+    return p;
+}
+
+/* What a valid request with m, n, batch > 0 becomes for `kernel` (explicit,
+ * already chosen): too large a size, nothing to multiply (C = beta * C, served
+ * by the scale kernel for every form), or the kernel's limits. */
+static hgemm_status run_limits(hgemm_kernel kernel, const model_problem *p, float alpha) {
+    if (p->m > MAX_SIZE || p->n > MAX_SIZE || p->k > MAX_SIZE) return HGEMM_ERROR_NOT_SUPPORTED;
+    if (p->k == 0 || alpha == 0.0f) return HGEMM_SUCCESS;
+    const model_problem q = as_received(kernel, *p);
+    return limits(kernel, &q);
+}
 
 hgemm_status model_preflight(hgemm_kernel kernel, int64_t m, int64_t n, int64_t k, float alpha,
                              const void *A, int64_t lda, const void *B, int64_t ldb, const void *C,
@@ -81,32 +182,10 @@ hgemm_status model_preflight(hgemm_kernel kernel, int64_t m, int64_t n, int64_t 
     hgemm_status st = model_validate(kernel, m, n, k, A, lda, B, ldb, C, ldc);
     if (st != HGEMM_SUCCESS || m == 0 || n == 0) return st;
     if (m > MAX_SIZE || n > MAX_SIZE || k > MAX_SIZE) return HGEMM_ERROR_NOT_SUPPORTED;
-    if (k == 0 || alpha == 0.0f) return HGEMM_SUCCESS; /* C = beta * C */
     if (kernel == HGEMM_KERNEL_AUTO) kernel = hgemm__auto_choice(m, n, k);
     if (kernel == HGEMM_KERNEL_AUTO_F16ACC) kernel = hgemm__auto_f16acc_choice(m, n, k);
-    if (lda >= TMA_LD || ldb >= TMA_LD) return HGEMM_ERROR_NOT_SUPPORTED;
-    switch (kernel) {
-    case HGEMM_KERNEL_V0: /* 128 x 128 tiles, tile rows on grid y */
-        return ceil_div(m, 128) > GRID_Y ? HGEMM_ERROR_NOT_SUPPORTED : HGEMM_SUCCESS;
-    case HGEMM_KERNEL_V1: case HGEMM_KERNEL_V2: case HGEMM_KERNEL_V3: /* 64 x 256 */
-        return ceil_div(m, 64) > GRID_Y ? HGEMM_ERROR_NOT_SUPPORTED : HGEMM_SUCCESS;
-    case HGEMM_KERNEL_V4: case HGEMM_KERNEL_V5: /* 128 x 256, a 1-D grid of tiles */
-        return ceil_div(m, 128) * ceil_div(n, 256) > GRID_X ? HGEMM_ERROR_NOT_SUPPORTED
-                                                           : HGEMM_SUCCESS;
-    case HGEMM_KERNEL_V6: case HGEMM_KERNEL_V7: /* 256 x 256, C stored by TMA */
-        if (ldc >= TMA_LD) return HGEMM_ERROR_NOT_SUPPORTED;
-        return ceil_div(m, 256) * ceil_div(n, 256) > GRID_X ? HGEMM_ERROR_NOT_SUPPORTED
-                                                           : HGEMM_SUCCESS;
-    case HGEMM_KERNEL_V9: { /* 64-row tiles of the longer side x 16/32/64 of the shorter,
-                               up to 8 blocks (k slices) per tile; C stored directly */
-        const i128 lng = m <= n ? n : m, shrt = m <= n ? m : n;
-        const i128 bn = shrt <= 16 ? 16 : shrt <= 32 ? 32 : 64;
-        return ceil_div(lng, 64) * ceil_div(shrt, bn) * 8 > GRID_X ? HGEMM_ERROR_NOT_SUPPORTED
-                                                                   : HGEMM_SUCCESS;
-    }
-    default: /* later kernels: A, B and C through TMA */
-        return ldc >= TMA_LD ? HGEMM_ERROR_NOT_SUPPORTED : HGEMM_SUCCESS;
-    }
+    const model_problem p = {m, n, k, 0, 0, lda, ldb, ldc, 1, 0, 0, 0};
+    return run_limits(kernel, &p, alpha);
 }
 
 /* ---- hgemm_gemm (include/hgemm.h, the general entry point) -------------------- */
@@ -156,10 +235,26 @@ hgemm_status model_gemm(hgemm_kernel kernel, int dtype, int op_a, int op_b, int6
         return HGEMM_ERROR_INVALID_VALUE;
     }
     if (batch == 0 || m == 0 || n == 0) return HGEMM_SUCCESS;
-    if (dtype != 0 || op_a != 0 || op_b != 1) return HGEMM_ERROR_NOT_SUPPORTED;
-    /* fp16 NT: entry 0 is an hgemm_nt request that passes its checks (its
-     * spans lie inside the batch's); the kernel's own limits decide. */
-    const hgemm_status st = model_preflight(kernel, m, n, k, alpha, A, lda, B, ldb, C, ldc);
+    /* Past the sizes any kernel takes: refused whatever the kernel and form. */
+    if (m > MAX_SIZE || n > MAX_SIZE || k > MAX_SIZE) return HGEMM_ERROR_NOT_SUPPORTED;
+    const int nt = dtype == 0 && op_a == 0 && op_b == 1;
+    const model_problem p = {m, n, k, op_a == 1, op_b == 0, lda, ldb, ldc, batch, stride_a, stride_b, stride_c};
+    /* The kernel: AUTO's choice by shape, and AUTO_F16ACC's for fp16 NT only;
+     * bf16 and the other forms take AUTO's choice (AUTO_F16ACC differs from
+     * AUTO only where it picks V6 or V7, which serve fp16 NT alone). A choice
+     * that does not serve the form, or not this shape of it, gives way to V8. */
+    hgemm_kernel run = kernel;
+    if (kernel == HGEMM_KERNEL_AUTO || kernel == HGEMM_KERNEL_AUTO_F16ACC) {
+        run = nt && kernel == HGEMM_KERNEL_AUTO_F16ACC ? hgemm__auto_f16acc_choice(m, n, k)
+                                                       : hgemm__auto_choice(m, n, k);
+        if (!nt) {
+            const model_problem one = as_received(run, p);
+            if (!serves_forms(run) || limits(run, &one) != HGEMM_SUCCESS) run = HGEMM_KERNEL_V8;
+        }
+    }
+    /* An explicit kernel that does not take the form refuses it, k == 0 included. */
+    if (!nt && !serves_forms(run)) return HGEMM_ERROR_NOT_SUPPORTED;
+    const hgemm_status st = run_limits(run, &p, alpha);
     if (st == HGEMM_SUCCESS) *to_device = 1;
     return st;
 }
