@@ -112,20 +112,26 @@ typedef struct v8_batch {
 /* The tile width BN: 256 (the chapter's V8) or 128 (the narrow tile, for
  * products whose 128x256 tiles leave SMs idle). A stage holds A's 128 x BK
  * and B's BN x BK: 48 KB in 3 stages, or 32 KB in 5. */
-template <int BN> struct v8_tile {
-    static constexpr int stages = BN == 256 ? V8_STAGES : 5;
+/* DEEP (the v8-deep ablation, wide tiles only): a fourth stage, paid for by
+ * staging each consumer's C in two halves of 128 columns through one 16 KB
+ * buffer instead of one 32 KB buffer (the second half waits until the TMA
+ * has read the first). */
+template <int BN, int DEEP = 0> struct v8_tile {
+    static_assert(!DEEP || BN == 256, "the deep ring is a variant of the wide tile");
+    static constexpr int stages = BN == 256 ? V8_STAGES + DEEP : 5;
     static constexpr uint32_t tx_bytes = (V8_BM + BN) * BK * 2; /* land in each block per stage */
-    static constexpr int boxes = BN / F16Q_BOX;                 /* 64x64 boxes of a consumer's C */
+    static constexpr int c_cols = DEEP ? BN / 2 : BN;          /* columns staged at a time */
+    static constexpr int boxes = c_cols / F16Q_BOX;             /* 64x64 boxes of a staging */
 };
 
-template <int BN>
+template <int BN, int DEEP = 0>
 struct __align__(SW128_ALIGN) v8_smem {
-    enum { STAGES = v8_tile<BN>::stages };
+    enum { STAGES = v8_tile<BN, DEEP>::stages, C_BOXES = v8_tile<BN, DEEP>::boxes };
     __half a[STAGES][V8_BM * BK]; /* (STAGES, BM, BK), 128B-swizzled; rows 64g.. for consumer g */
     __half b[STAGES][BN * BK];    /* (STAGES, BN, BK), 128B-swizzled; in a cluster, rows
                                      (BN/CLUSTER)*r.. come from block r's multicast */
-    __half c[V8_CONSUMERS][BN / F16Q_BOX][F16Q_ROWS * F16Q_BOX]; /* consumer g's (64, BN) part of C,
-                                     as swizzled 64x64 boxes for the TMA store */
+    __half c[V8_CONSUMERS][C_BOXES][F16Q_ROWS * F16Q_BOX]; /* consumer g's (64, BN) part of C (or
+                                     half of it), as swizzled 64x64 boxes for the TMA store */
     uint64_t full[STAGES];        /* 1 arrival (own loader) + tx_bytes */
     uint64_t empty[STAGES];       /* V8_CONSUMERS x CLUSTER arrivals */
 };
@@ -140,6 +146,8 @@ static_assert(sizeof(v8_smem<256>) + SW128_ALIGN <= MAX_SMEM_PER_BLOCK,
               "3 stages of 48 KB and two 32 KB C buffers must fit one block's 227 KB");
 static_assert(sizeof(v8_smem<128>) + SW128_ALIGN <= MAX_SMEM_PER_BLOCK,
               "5 stages of 32 KB and two 16 KB C buffers must fit one block's 227 KB");
+static_assert(sizeof(v8_smem<256, 1>) + SW128_ALIGN <= MAX_SMEM_PER_BLOCK,
+              "4 stages of 48 KB and two 16 KB C buffers must fit one block's 227 KB");
 static_assert(V8_CONSUMER_REGS * V8_CONSUMER_THREADS + V8_PRODUCER_REGS * WARPGROUP_THREADS <= REGISTERS_PER_SM,
               "the registers the warpgroups ask for must fit the register file");
 
@@ -219,14 +227,15 @@ static __device__ __forceinline__ uint64_t v8_desc(const __half *tile) {
     return MN ? wgmma_desc_sw128_mn(tile, V8_MN_BOX_BYTES) : wgmma_desc_sw128(tile);
 }
 
-template <int CLUSTER, bool TMA_EPILOGUE, typename T, int A_MN, int B_MN, int BN>
+template <int CLUSTER, bool TMA_EPILOGUE, typename T, int A_MN, int B_MN, int BN, int DEEP>
 __global__ void __launch_bounds__(V8_THREADS, 1)
 v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
           const __grid_constant__ CUtensorMap tmap_c, gemm_args args, uint32_t ctiles_m,
           uint32_t tiles_n, hgemm_sk sk, float *partials, uint32_t *flags, v8_batch bt) {
-    enum { B_SLICE = BN / CLUSTER, CTA_MASK = (1 << CLUSTER) - 1, STAGES = v8_tile<BN>::stages, ACC = BN / 2 };
+    typedef v8_tile<BN, DEEP> tile_t;
+    enum { B_SLICE = BN / CLUSTER, CTA_MASK = (1 << CLUSTER) - 1, STAGES = tile_t::stages, ACC = BN / 2 };
     extern __shared__ uint8_t smem_raw[];
-    v8_smem<BN> *sm = (v8_smem<BN> *)smem_aligned(smem_raw); /* the same offset in every block */
+    v8_smem<BN, DEEP> *sm = (v8_smem<BN, DEEP> *)smem_aligned(smem_raw); /* the same offset in every block */
     const int tid = threadIdx.x, wg = tid / WARPGROUP_THREADS;
     const uint32_t rank = CLUSTER > 1 ? cluster_ctarank() : 0;
     const uint32_t worker = blockIdx.x / CLUSTER; /* a cluster walks its units (stream_k.h) */
@@ -256,7 +265,7 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
                 const int32_t a_entry = (int32_t)(entry & bt.a_mask), b_entry = (int32_t)(entry & bt.b_mask);
                 for (uint32_t kt = u.k_begin; kt < u.k_end; kt++, ring_advance(ring, &st)) {
                     const int32_t col = (int32_t)(kt * BK);
-                    uint64_t *full = ring_producer_acquire(ring, st, v8_tile<BN>::tx_bytes);
+                    uint64_t *full = ring_producer_acquire(ring, st, tile_t::tx_bytes);
                     v8_load<A_MN, V8_BM>(sm->a[st.stage], &tmap_a, col, a_row, a_entry, full, 0);
                     v8_load<B_MN, B_SLICE>(&sm->b[st.stage][rank * B_SLICE * BK], &tmap_b, col, b_row, b_entry,
                                            full, CLUSTER > 1 ? CTA_MASK : 0);
@@ -315,20 +324,26 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
             out.C = (__half *)((T *)args.C + (int64_t)entry * bt.stride_c);
             if (!TMA_EPILOGUE || f16q_needs_direct(args, col0, BN)) {
                 epilogue_m64n_f32<T, BN>(out, d, qrow0, col0);
-                continue;
-            }
-            /* The buffer is free once the TMA has read the previous quarter
-             * stored from it; everyone waits for the leader to know that. */
-            if (leader) bulk_wait_group_read_0();
-            named_barrier_sync(V8_EPI_BARRIER + g, WARPGROUP_THREADS);
-            f32q_stage<T, BN>(sm->c[g][0], d, out, qrow0, col0);
-            fence_proxy_async_shared(); /* the stmatrix writes, before the TMA reads them */
-            named_barrier_sync(V8_EPI_BARRIER + g, WARPGROUP_THREADS);
-            if (leader) {
+            } else {
+                /* The buffer is free once the TMA has read the previous part
+                 * stored from it; everyone waits for the leader to know that.
+                 * One staging per consumer's part, two halves in turn with
+                 * DEEP (registers 4j.. of the accumulator hold columns 8j..). */
 #pragma unroll
-                for (int b = 0; b < v8_tile<BN>::boxes; b++)
-                    tma_store_3d(&tmap_c, col0 + b * F16Q_BOX, qrow0, (int32_t)entry, sm->c[g][b]);
-                bulk_commit_group();
+                for (int h = 0; h < BN / tile_t::c_cols; h++) {
+                    const int32_t hcol0 = col0 + h * tile_t::c_cols;
+                    if (leader) bulk_wait_group_read_0();
+                    named_barrier_sync(V8_EPI_BARRIER + g, WARPGROUP_THREADS);
+                    f32q_stage<T, tile_t::c_cols>(sm->c[g][0], d + h * tile_t::c_cols / 2, out, qrow0, hcol0);
+                    fence_proxy_async_shared(); /* the stmatrix writes, before the TMA reads them */
+                    named_barrier_sync(V8_EPI_BARRIER + g, WARPGROUP_THREADS);
+                    if (leader) {
+#pragma unroll
+                        for (int b = 0; b < tile_t::boxes; b++)
+                            tma_store_3d(&tmap_c, hcol0 + b * F16Q_BOX, qrow0, (int32_t)entry, sm->c[g][b]);
+                        bulk_commit_group();
+                    }
+                }
             }
         }
         if (TMA_EPILOGUE && leader) bulk_wait_group_0(); /* the last stores are done before the block exits */
@@ -360,7 +375,7 @@ static hgemm_status v8_maps(const hgemm_problem *p, int64_t batch, CUtensorMap *
                                     (uint64_t)p->stride_c, F16Q_ROWS, F16Q_BOX, TMAP_SWIZZLE_128B);
 }
 
-template <int CLUSTER, bool TMA_EPILOGUE, typename T, int A_MN, int B_MN, int BN>
+template <int CLUSTER, bool TMA_EPILOGUE, typename T, int A_MN, int B_MN, int BN, int DEEP = 0>
 static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, bool split) {
     const int64_t batch = p->batch > 1 ? p->batch : 1;
     CUtensorMap ta, tb, tc;
@@ -368,8 +383,8 @@ static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, bool 
     if (st != HGEMM_SUCCESS) return st;
     uint32_t tiles_m = hgemm_ceil_div(p->m, V8_BM), tiles_n = hgemm_ceil_div(p->n, BN);
     uint32_t ctiles_m = hgemm_ceil_div(tiles_m, CLUSTER);
-    const void *kernel = (const void *)v8_kernel<CLUSTER, TMA_EPILOGUE, T, A_MN, B_MN, BN>;
-    const size_t smem = sizeof(v8_smem<BN>) + SW128_ALIGN;
+    const void *kernel = (const void *)v8_kernel<CLUSTER, TMA_EPILOGUE, T, A_MN, B_MN, BN, DEEP>;
+    const size_t smem = sizeof(v8_smem<BN, DEEP>) + SW128_ALIGN;
     unsigned grid = 0;
     /* hgemm__supports_v8 has checked that every entry's tiles fit 32 bits */
     v8_batch bt = {ctiles_m * tiles_n, p->stride_a ? ~0u : 0u, p->stride_b ? ~0u : 0u, batch > 1 ? p->stride_c : 0};
@@ -479,4 +494,8 @@ extern "C" hgemm_status hgemm__launch_v8_wide(const hgemm_problem *p, cudaStream
 
 extern "C" hgemm_status hgemm__launch_v8_narrow(const hgemm_problem *p, cudaStream_t stream) {
     return launch_v8<V8_CLUSTER, true, __half, 0, 0, 128>(p, stream, true);
+}
+
+extern "C" hgemm_status hgemm__launch_v8_deep(const hgemm_problem *p, cudaStream_t stream) {
+    return launch_v8<V8_CLUSTER, true, __half, 0, 0, 256, 1>(p, stream, true);
 }
