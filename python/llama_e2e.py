@@ -1,13 +1,15 @@
 """A Llama-shaped model with its linear layers through hgemm, beside torch.
 
-    python3 python/llama_e2e.py [--layers 4] [--prefill 2048] [--decode 32] [--csv FILE]
+    python3 python/llama_e2e.py [--layers 4] [--prefill 2048] [--decode 32] [--dtype f16|bf16] [--csv FILE]
 
 What a user who puts hgemm under a transformer sees. The model is built from
 a Llama 3 8B configuration (hidden 4096, intermediate 14336, 32 heads, 8 KV
 heads, vocabulary 128256) with random weights and fewer layers (nothing is
-downloaded), in fp16 on the GPU. Every nn.Linear of the decoder layers and
-the LM head then runs either as torch does it (cuBLAS through F.linear) or
-through torch.ops.hgemm.nt (x @ W.T, HGEMM_KERNEL_AUTO: fp32 accumulation).
+downloaded), in fp16 or bf16 (--dtype) on the GPU. Every nn.Linear of the
+decoder layers and the LM head then runs either as torch does it (cuBLAS
+through F.linear) or through hgemm (x @ W.T, HGEMM_KERNEL_AUTO: fp32
+accumulation): torch.ops.hgemm.nt in fp16, torch.ops.hgemm.matmul with W.T
+as a transposed view (no copy) in bf16.
 
 Measured, for each backend, after warm-up, with CUDA events, the median and
 range over --repeats repeats:
@@ -44,7 +46,7 @@ LLAMA3_8B = dict(hidden_size=4096, intermediate_size=14336, num_attention_heads=
                  rope_theta=500000.0, rms_norm_eps=1e-5)
 
 
-def linear_backend(torch, model, backend):
+def linear_backend(torch, model, backend, dtype):
     """Route every nn.Linear's forward through `backend` ("torch", "hgemm", "fp32")."""
     import torch.nn.functional as F
 
@@ -60,7 +62,10 @@ def linear_backend(torch, model, backend):
             x2 = x.reshape(-1, x.shape[-1])
             if not x2.is_contiguous():
                 x2 = x2.contiguous()
-            y = torch.ops.hgemm.nt(x2, weight, 1.0, "auto")
+            if dtype == torch.float16:
+                y = torch.ops.hgemm.nt(x2, weight, 1.0, "auto")
+            else:
+                y = torch.ops.hgemm.matmul(x2, weight.t(), 1.0, "auto")
             return y.reshape(*x.shape[:-1], weight.shape[0])
         return through_hgemm
 
@@ -85,10 +90,10 @@ def timed(torch, fn, warmup, repeats):
     return out
 
 
-def host_ms_per_call(torch, model, repeats, calls=300):
+def host_ms_per_call(torch, model, repeats, dtype, calls=300):
     """Host ms per call of the first linear layer at m = 1, one value per repeat."""
     layer = next(mod for mod in model.modules() if isinstance(mod, torch.nn.Linear))
-    x = torch.randn(1, layer.in_features, device="cuda", dtype=torch.float16)
+    x = torch.randn(1, layer.in_features, device="cuda", dtype=dtype)
     out = []
     for _ in range(repeats):
         layer(x)
@@ -101,10 +106,10 @@ def host_ms_per_call(torch, model, repeats, calls=300):
     return out
 
 
-def decode_gemms(torch, model, repeats, replays=10):
+def decode_gemms(torch, model, repeats, dtype, replays=10):
     """ms per decode step of the model's linear layers at m = 1, from a CUDA graph."""
     linears = [mod for mod in model.modules() if isinstance(mod, torch.nn.Linear)]
-    xs = [torch.randn(1, mod.in_features, device="cuda", dtype=torch.float16) for mod in linears]
+    xs = [torch.randn(1, mod.in_features, device="cuda", dtype=dtype) for mod in linears]
 
     def step():
         return [mod(x) for mod, x in zip(linears, xs)]
@@ -132,6 +137,7 @@ def main():
     parser.add_argument("--prefill", type=int, default=2048)
     parser.add_argument("--decode", type=int, default=32)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--dtype", choices=("f16", "bf16"), default="f16")
     parser.add_argument("--csv")
     args = parser.parse_args()
     try:
@@ -145,15 +151,16 @@ def main():
         return EXIT_NO_GPU
 
     torch.manual_seed(0)
+    dtype = torch.bfloat16 if args.dtype == "bf16" else torch.float16
     config = LlamaConfig(num_hidden_layers=args.layers, **LLAMA3_8B)
     with torch.device("cuda"):
-        model = LlamaForCausalLM(config).to(torch.float16).eval()
+        model = LlamaForCausalLM(config).to(dtype).eval()
     tokens = torch.randint(0, config.vocab_size, (1, args.prefill), device="cuda")
 
     rows, logits = [], {}
     with torch.inference_mode():
         for backend in ("fp32", "torch", "hgemm"):
-            linear_backend(torch, model, backend)
+            linear_backend(torch, model, backend, dtype)
             logits[backend] = model(tokens).logits.float()
             if backend == "fp32":
                 continue
@@ -169,8 +176,8 @@ def main():
             prompt = timed(torch, lambda: model(tokens[:, :256], use_cache=True), 2, args.repeats)
             loop = timed(torch, decode, warmup=1, repeats=args.repeats)
             steps = [(l - p) / args.decode for l, p in zip(loop, prompt)]
-            gemms = decode_gemms(torch, model, args.repeats)
-            for r, host in enumerate(host_ms_per_call(torch, model, args.repeats)):
+            gemms = decode_gemms(torch, model, args.repeats, dtype)
+            for r, host in enumerate(host_ms_per_call(torch, model, args.repeats, dtype)):
                 rows.append((backend, "linear-host-call", r + 1, host, 0.0))
             for r, (pf, st, gm) in enumerate(zip(prefill, steps, gemms)):
                 rows.append((backend, "prefill", r + 1, pf, args.prefill / pf * 1e3))
@@ -185,7 +192,7 @@ def main():
         v = [ms for b, p, _, ms, _ in rows if b == backend and p == phase]
         return statistics.median(v), min(v), max(v)
 
-    print(f"Llama 3 8B shapes, {args.layers} layers, fp16, {torch.cuda.get_device_name()}")
+    print(f"Llama 3 8B shapes, {args.layers} layers, {args.dtype}, {torch.cuda.get_device_name()}")
     print(f"{'backend':8} {'prefill ms (' + str(args.prefill) + ' tok)':>26} {'decode ms/token':>24}"
           f" {'decode GEMMs ms (graph)':>26} {'max |err|':>10} {'mean |err|':>11}")
     for b in ("torch", "hgemm"):
@@ -207,7 +214,7 @@ def main():
             f.write("# tool: python/llama_e2e.py\n")
             f.write(f"# gpu: {torch.cuda.get_device_name()}\n")
             f.write(f"# torch: {torch.__version__}, CUDA {torch.version.cuda}\n")
-            f.write(f"# model: Llama 3 8B shapes, {args.layers} layers, random weights, fp16\n")
+            f.write(f"# model: Llama 3 8B shapes, {args.layers} layers, random weights, {args.dtype}\n")
             f.write(f"# prefill_tokens: {args.prefill}\n# decode_steps: {args.decode}\n")
             f.write(f"# date: {datetime.datetime.now(datetime.timezone.utc).isoformat()}\n")
             f.write(f"# command: {' '.join(sys.argv)}\n")

@@ -138,8 +138,10 @@ fi
 
 if has e2e; then
     # A Llama-shaped model (random weights) with its linear layers through hgemm, beside torch
+    # (E2E_ARGS: e.g. "--dtype bf16"; default fp16)
+    # shellcheck disable=SC2086
     run e2e 300 env PYTHONPATH=python HGEMM_LIBRARY="$BUILD/libhgemm.so" PYTHONUNBUFFERED=1 \
-        python3 python/llama_e2e.py --csv "$OUT/llama.csv"
+        python3 python/llama_e2e.py ${E2E_ARGS:-} --csv "$OUT/llama.csv"
 fi
 
 if has sweep; then
