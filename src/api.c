@@ -459,10 +459,14 @@ static hgemm_status run_validated(const hgemm_kernel_info *info, int chosen, con
      * them, not one launch per entry of a kernel without batches (64 x
      * 1024x1024x128: V9 entry by entry 0.375 ms, cuBLAS's batched call 0.052,
      * run 26). Skinny entries keep V9: each reads its own weight, which one
-     * launch of V9 per entry streams at HBM speed and V8's tiles do not. */
+     * launch of V9 per entry streams at HBM speed and V8's tiles do not.
+     * A batch V8 cannot take in one launch (strides past its tensor maps)
+     * stays with the choice, entry by entry. */
     const int64_t short_side = r->m < r->n ? r->m : r->n;
-    if (chosen && r->batch > 1 && !info->batched && short_side > AUTO_SKINNY_SIDE)
-        info = hgemm__kernel_find(HGEMM_KERNEL_V8);
+    if (chosen && r->batch > 1 && !info->batched && short_side > AUTO_SKINNY_SIDE) {
+        const hgemm_kernel_info *v8 = hgemm__kernel_find(HGEMM_KERNEL_V8);
+        if (v8->supports(&p) == HGEMM_SUCCESS) info = v8; /* else entry by entry, as chosen */
+    }
     if (!info->forms && !nt && r->m > 0 && r->n > 0) return HGEMM_ERROR_NOT_SUPPORTED;
     if (!info->batched) p.batch = 1;
     hgemm_launch_fn run = NULL;
