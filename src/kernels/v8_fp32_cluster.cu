@@ -23,8 +23,10 @@
  *     64x256 quarter with stmatrix into its own buffer (epilogue_f32.cuh),
  *     one thread starts four TMA stores, and the warpgroup goes straight on
  *     to the next tile; only before it reuses the buffer does it wait for
- *     the previous stores to have read it. The two 32 KB buffers cost the
- *     ring its fourth stage (3 stages of 48 KB);
+ *     the previous stores to have read it. Two 32 KB buffers would cost
+ *     the ring its fourth stage, so since run 27 each consumer stages its
+ *     quarter in two halves through one 16 KB buffer, and the ring has 4
+ *     stages of 48 KB (v8-3stage: the 3 stages and whole quarters before);
  *   - with a workspace (hgemm_nt_ws), stream-K for the tiles of the last
  *     round (src/stream_k.h): their k-iterations are dealt evenly to all
  *     clusters, a tile's owner adds the others' partial sums in a fixed order
@@ -112,10 +114,11 @@ typedef struct v8_batch {
 /* The tile width BN: 256 (the chapter's V8) or 128 (the narrow tile, for
  * products whose 128x256 tiles leave SMs idle). A stage holds A's 128 x BK
  * and B's BN x BK: 48 KB in 3 stages, or 32 KB in 5. */
-/* DEEP (the v8-deep ablation, wide tiles only): a fourth stage, paid for by
- * staging each consumer's C in two halves of 128 columns through one 16 KB
- * buffer instead of one 32 KB buffer (the second half waits until the TMA
- * has read the first). */
+/* DEEP (the table's wide tile since run 27; v8-3stage is without it): a
+ * fourth stage, paid for by staging each consumer's C in two halves of 128
+ * columns through one 16 KB buffer instead of one 32 KB buffer (the second
+ * half waits until the TMA has read the first). Run 27, 8192^3: 1.4678 ms
+ * against 1.5119 with 3 stages (medians of 3 in one process). */
 template <int BN, int DEEP = 0> struct v8_tile {
     static_assert(!DEEP || BN == 256, "the deep ring is a variant of the wide tile");
     static constexpr int stages = BN == 256 ? V8_STAGES + DEEP : 5;
@@ -446,7 +449,7 @@ static hgemm_status launch_v8_tile(const hgemm_problem *p, cudaStream_t stream) 
     const uint32_t workers = sms < V8_CLUSTER ? 1 : (uint32_t)sms / V8_CLUSTER;
     if (v8_choose_bn(p, workers) == 128)
         return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 128>(p, stream, true);
-    return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 256>(p, stream, true);
+    return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 256, 1>(p, stream, true);
 }
 
 template <typename T>
@@ -477,25 +480,25 @@ extern "C" hgemm_status hgemm__launch_v8(const hgemm_problem *p, cudaStream_t st
 /* Ablations (src/api.c's experiment table): V8 with one idea taken out,
  * fp16 NT, 128x256 tiles; and each tile width alone. */
 extern "C" hgemm_status hgemm__launch_v8_nocluster(const hgemm_problem *p, cudaStream_t stream) {
-    return launch_v8<1, true, __half, 0, 0, 256>(p, stream, true);
+    return launch_v8<1, true, __half, 0, 0, 256, 1>(p, stream, true);
 }
 
 extern "C" hgemm_status hgemm__launch_v8_direct(const hgemm_problem *p, cudaStream_t stream) {
-    return launch_v8<V8_CLUSTER, false, __half, 0, 0, 256>(p, stream, true);
+    return launch_v8<V8_CLUSTER, false, __half, 0, 0, 256, 1>(p, stream, true);
 }
 
 extern "C" hgemm_status hgemm__launch_v8_dp(const hgemm_problem *p, cudaStream_t stream) {
-    return launch_v8<V8_CLUSTER, true, __half, 0, 0, 256>(p, stream, false);
+    return launch_v8<V8_CLUSTER, true, __half, 0, 0, 256, 1>(p, stream, false);
 }
 
 extern "C" hgemm_status hgemm__launch_v8_wide(const hgemm_problem *p, cudaStream_t stream) {
-    return launch_v8<V8_CLUSTER, true, __half, 0, 0, 256>(p, stream, true);
+    return launch_v8<V8_CLUSTER, true, __half, 0, 0, 256, 1>(p, stream, true);
 }
 
 extern "C" hgemm_status hgemm__launch_v8_narrow(const hgemm_problem *p, cudaStream_t stream) {
     return launch_v8<V8_CLUSTER, true, __half, 0, 0, 128>(p, stream, true);
 }
 
-extern "C" hgemm_status hgemm__launch_v8_deep(const hgemm_problem *p, cudaStream_t stream) {
-    return launch_v8<V8_CLUSTER, true, __half, 0, 0, 256, 1>(p, stream, true);
+extern "C" hgemm_status hgemm__launch_v8_3stage(const hgemm_problem *p, cudaStream_t stream) {
+    return launch_v8<V8_CLUSTER, true, __half, 0, 0, 256, 0>(p, stream, true);
 }
