@@ -284,9 +284,11 @@ static const v9_build v9_builds[] = {
     V9_BUILD(16, 1, V9_STAGES), V9_BUILD(32, 1, V9_STAGES), V9_BUILD(64, 1, V9_STAGES),
     /* two k-tiles per stage, 3 stages: V9 for short sides of 33..64, and v9-k128 */
     V9_BUILD(16, 2, 3), V9_BUILD(32, 2, 3), V9_BUILD(64, 2, 3),
+    /* v9-deep: one block per SM with a 6-stage ring of two k-tiles (fp16, K-major) */
+    V9_BUILD1(16, 2, 6, __half, 0), V9_BUILD1(32, 2, 6, __half, 0), V9_BUILD1(64, 2, 6, __half, 0),
 };
 
-static_assert(sizeof(v9_smem<64, 2, 3>) + SW128_ALIGN <= MAX_SMEM_PER_BLOCK, "shared memory budget of one block");
+static_assert(sizeof(v9_smem<64, 2, 6>) + SW128_ALIGN <= MAX_SMEM_PER_BLOCK, "shared memory budget of one block");
 static_assert((V9_BM * BK * 2) % SW128_ALIGN == 0 && (16 * BK * 2) % SW128_ALIGN == 0,
               "every k-tile of a stage stays 1024-byte aligned");
 
@@ -295,13 +297,16 @@ typedef struct v9_variant {
     int kb;       /* k-tiles per stage: 1 or 2; 0: V9's choice (2 for 64-wide short tiles) */
     int no_split; /* 1: one block per tile, the whole k-loop (v9-nosplit) */
     int no_swap;  /* 1: A always on WGMMA's M side, B on N (v9-noswap) */
+    int deep;     /* 1: the 6-stage builds, one block per SM (v9-deep; fp16 NT) */
 } v9_variant;
 
-static const v9_variant V9_TABLE = {0, 0, 0};
+static const v9_variant V9_TABLE = {0, 0, 0, 0};
 
-static const v9_build *v9_find_build(int bn, int kb, int form) {
+static const v9_build *v9_find_build(int bn, int kb, int form, int stages) {
     for (size_t i = 0; i < sizeof v9_builds / sizeof v9_builds[0]; i++)
-        if (v9_builds[i].bn == bn && v9_builds[i].kb == kb && v9_builds[i].form == form) return &v9_builds[i];
+        if (v9_builds[i].bn == bn && v9_builds[i].kb == kb && v9_builds[i].form == form &&
+            (stages == 0 || v9_builds[i].stages == stages))
+            return &v9_builds[i];
     return NULL;
 }
 
@@ -338,10 +343,10 @@ static v9_plan v9_make_plan(const hgemm_problem *p, uint32_t sms, v9_variant v) 
      * 0.65 -> 0.70x cuBLAS (geomean of the 4 decode shapes at m = 64, run
      * 22); at 16 and 32 wide the bigger stages cost blocks per SM (5 -> 3)
      * and lost (docs/notes/v9-log.md). */
-    const int kb = v.kb ? v.kb : bn == V9_MAX_BN ? 2 : 1;
+    const int kb = v.deep ? 2 : v.kb ? v.kb : bn == V9_MAX_BN ? 2 : 1;
     /* the long operand is MN-major when it is B stored k x n, or A stored k x m */
     const int x_mn = pl.swap ? p->b_mn : p->a_mn;
-    pl.build = v9_find_build(bn, kb, (p->dtype == HGEMM_DTYPE_BF16) + 2 * x_mn);
+    pl.build = v9_find_build(bn, kb, (p->dtype == HGEMM_DTYPE_BF16) + 2 * x_mn, v.deep ? 6 : 0);
     pl.long_tiles = hgemm_ceil_div((uint64_t)long_side, V9_BM);
     pl.short_tiles = hgemm_ceil_div((uint64_t)short_side, (uint32_t)bn);
     const uint64_t tiles = pl.long_tiles * pl.short_tiles;
@@ -410,6 +415,12 @@ extern "C" hgemm_status hgemm__launch_v9_nosplit(const hgemm_problem *p, cudaStr
 extern "C" hgemm_status hgemm__launch_v9_noswap(const hgemm_problem *p, cudaStream_t stream) {
     v9_variant v = V9_TABLE;
     v.no_swap = 1;
+    return v9_launch(p, stream, v);
+}
+
+extern "C" hgemm_status hgemm__launch_v9_deep(const hgemm_problem *p, cudaStream_t stream) {
+    v9_variant v = V9_TABLE;
+    v.deep = 1;
     return v9_launch(p, stream, v);
 }
 
