@@ -46,7 +46,8 @@ static const hgemm_kernel_info experiment_table[] = {
     {HGEMM_KERNEL_V9, "v9-nosplit", HGEMM_ACC_F32, "V9 without split-K: one block per tile walks the whole k-loop", hgemm__launch_v9_nosplit, hgemm__supports_v9, 0, 0},
     {HGEMM_KERNEL_V9, "v9-noswap", HGEMM_ACC_F32, "V9 without the operand swap: A on WGMMA's M side, B on N", hgemm__launch_v9_noswap, hgemm__supports_v9, 0, 0},
     {HGEMM_KERNEL_V9, "v9-k128", HGEMM_ACC_F32, "V9 with two k-tiles per stage (3 stages) at every short width (V9: only at 64)", hgemm__launch_v9_k128, hgemm__supports_v9, 0, 0},
-    {HGEMM_KERNEL_V9, "v9-deep", HGEMM_ACC_F32, "V9 with one block per SM: a 6-stage ring of two k-tiles, fewer and longer k slices", hgemm__launch_v9_deep, hgemm__supports_v9, 0, 0},
+    {HGEMM_KERNEL_V9, "v9-deep", HGEMM_ACC_F32, "V9 with the deep ring (one block per SM, 6 stages of two k-tiles) at every shape (V9: where its tiles are at most one per SM)", hgemm__launch_v9_deep, hgemm__supports_v9, 0, 0},
+    {HGEMM_KERNEL_V9, "v9-shallow", HGEMM_ACC_F32, "V9 without the deep ring: 3..5 small blocks per SM at every shape, as before run 29", hgemm__launch_v9_shallow, hgemm__supports_v9, 0, 0},
 };
 
 enum { EXPERIMENT_COUNT = (int)(sizeof(experiment_table) / sizeof(experiment_table[0])) };

@@ -21,7 +21,11 @@
  *     kernel, and CUDA graph capture works;
  *   - small blocks: one consumer warpgroup and one loader warp, 4 stages of
  *     (8 KB + N x 128 B), so 3 to 5 blocks share an SM and keep enough loads
- *     in flight to cover HBM latency (the partial sums reuse the stages).
+ *     in flight to cover HBM latency (the partial sums reuse the stages);
+ *   - the deep ring (since run 29): where the tiles are at most one per SM,
+ *     one block per SM instead, with 6 stages of two k-tiles (120..192 KB),
+ *     so the split falls to about 132 / tiles and each block streams one long
+ *     k slice. The small blocks stay where the tiles outnumber the SMs.
  * A short side longer than 64 is tiled too (64-wide tiles), so V9 serves any
  * shape; it is fast only where one side is short. AUTO picks it from the
  * measured table in api.c.
@@ -62,6 +66,7 @@ enum {
     V9_MAX_SPLIT = 8,                                /* blocks of a portable cluster */
     V9_MIN_SPLIT_KTILES = 2,                         /* k-tiles each slice gets at least */
     V9_MAX_BN = 64,
+    V9_DEEP_STAGES = 6,                              /* the deep ring: 6 stages of two k-tiles */
 };
 
 /* Shared memory of a block with a short side of BN (16, 32 or 64), STAGES
@@ -284,11 +289,12 @@ static const v9_build v9_builds[] = {
     V9_BUILD(16, 1, V9_STAGES), V9_BUILD(32, 1, V9_STAGES), V9_BUILD(64, 1, V9_STAGES),
     /* two k-tiles per stage, 3 stages: V9 for short sides of 33..64, and v9-k128 */
     V9_BUILD(16, 2, 3), V9_BUILD(32, 2, 3), V9_BUILD(64, 2, 3),
-    /* v9-deep: one block per SM with a 6-stage ring of two k-tiles (fp16, K-major) */
-    V9_BUILD1(16, 2, 6, __half, 0), V9_BUILD1(32, 2, 6, __half, 0), V9_BUILD1(64, 2, 6, __half, 0),
+    /* one block per SM, a 6-stage ring of two k-tiles: V9 where its tiles are
+     * at most one per SM (the deep ring, run 29) */
+    V9_BUILD(16, 2, V9_DEEP_STAGES), V9_BUILD(32, 2, V9_DEEP_STAGES), V9_BUILD(64, 2, V9_DEEP_STAGES),
 };
 
-static_assert(sizeof(v9_smem<64, 2, 6>) + SW128_ALIGN <= MAX_SMEM_PER_BLOCK, "shared memory budget of one block");
+static_assert(sizeof(v9_smem<64, 2, V9_DEEP_STAGES>) + SW128_ALIGN <= MAX_SMEM_PER_BLOCK, "shared memory budget of one block");
 static_assert((V9_BM * BK * 2) % SW128_ALIGN == 0 && (16 * BK * 2) % SW128_ALIGN == 0,
               "every k-tile of a stage stays 1024-byte aligned");
 
@@ -297,7 +303,9 @@ typedef struct v9_variant {
     int kb;       /* k-tiles per stage: 1 or 2; 0: V9's choice (2 for 64-wide short tiles) */
     int no_split; /* 1: one block per tile, the whole k-loop (v9-nosplit) */
     int no_swap;  /* 1: A always on WGMMA's M side, B on N (v9-noswap) */
-    int deep;     /* 1: the 6-stage builds, one block per SM (v9-deep; fp16 NT) */
+    int deep;     /* the deep ring (one block per SM, 6 stages of two k-tiles): 0 where
+                     V9's tiles are at most one per SM, 1 always (v9-deep), -1 never
+                     (v9-shallow: V9 before run 29) */
 } v9_variant;
 
 static const v9_variant V9_TABLE = {0, 0, 0, 0};
@@ -343,13 +351,20 @@ static v9_plan v9_make_plan(const hgemm_problem *p, uint32_t sms, v9_variant v) 
      * 0.65 -> 0.70x cuBLAS (geomean of the 4 decode shapes at m = 64, run
      * 22); at 16 and 32 wide the bigger stages cost blocks per SM (5 -> 3)
      * and lost (docs/notes/v9-log.md). */
-    const int kb = v.deep ? 2 : v.kb ? v.kb : bn == V9_MAX_BN ? 2 : 1;
-    /* the long operand is MN-major when it is B stored k x n, or A stored k x m */
-    const int x_mn = pl.swap ? p->b_mn : p->a_mn;
-    pl.build = v9_find_build(bn, kb, (p->dtype == HGEMM_DTYPE_BF16) + 2 * x_mn, v.deep ? 6 : 0);
     pl.long_tiles = hgemm_ceil_div((uint64_t)long_side, V9_BM);
     pl.short_tiles = hgemm_ceil_div((uint64_t)short_side, (uint32_t)bn);
     const uint64_t tiles = pl.long_tiles * pl.short_tiles;
+    /* The deep ring where the tiles are at most one per SM: one block per SM
+     * streams a long k slice through 6 stages instead of 3..5 small blocks
+     * streaming short slices through 3..4. Run 29, decode shapes, rotated
+     * operands: +12% at 1 x 4096 x 4096, +35..44% at m = 32..64 on
+     * 4096-wide weights; where the tiles outnumber the SMs (28672-wide,
+     * 448 tiles) the small blocks won by 12..16% (docs/notes/v9-log.md). */
+    const int deep = v.deep > 0 || (v.deep == 0 && tiles <= sms);
+    const int kb = deep ? 2 : v.kb ? v.kb : bn == V9_MAX_BN ? 2 : 1;
+    /* the long operand is MN-major when it is B stored k x n, or A stored k x m */
+    const int x_mn = pl.swap ? p->b_mn : p->a_mn;
+    pl.build = v9_find_build(bn, kb, (p->dtype == HGEMM_DTYPE_BF16) + 2 * x_mn, deep ? V9_DEEP_STAGES : 0);
     const uint64_t resident = (uint64_t)sms * v9_blocks_per_sm(pl.build);
     const uint64_t k_tiles = ((uint64_t)p->k + BK - 1) / BK;
     uint64_t split = v.no_split ? 1 : resident / tiles;
@@ -421,6 +436,12 @@ extern "C" hgemm_status hgemm__launch_v9_noswap(const hgemm_problem *p, cudaStre
 extern "C" hgemm_status hgemm__launch_v9_deep(const hgemm_problem *p, cudaStream_t stream) {
     v9_variant v = V9_TABLE;
     v.deep = 1;
+    return v9_launch(p, stream, v);
+}
+
+extern "C" hgemm_status hgemm__launch_v9_shallow(const hgemm_problem *p, cudaStream_t stream) {
+    v9_variant v = V9_TABLE;
+    v.deep = -1;
     return v9_launch(p, stream, v);
 }
 
