@@ -359,8 +359,13 @@ static v9_plan v9_make_plan(const hgemm_problem *p, uint32_t sms, v9_variant v) 
      * streaming short slices through 3..4. Run 29, decode shapes, rotated
      * operands: +12% at 1 x 4096 x 4096, +35..44% at m = 32..64 on
      * 4096-wide weights; where the tiles outnumber the SMs (28672-wide,
-     * 448 tiles) the small blocks won by 12..16% (docs/notes/v9-log.md). */
-    const int deep = v.deep > 0 || (v.deep == 0 && tiles <= sms);
+     * 448 tiles) the small blocks won by 12..16% (docs/notes/v9-log.md).
+     * Only down to a third of an SM's worth of tiles (a split of at most 2,
+     * where it was measured): with few tiles the split grows to 8, and
+     * clusters of 8 blocks of 192 KB, one per SM, do not all fit the GPCs
+     * at once (256 x 256 x 65536, 16 tiles: 0.606x cuBLAS with the small
+     * blocks in run 27, 0.357x with the deep ring in run 30). */
+    const int deep = v.deep > 0 || (v.deep == 0 && tiles <= sms && 3 * tiles > sms);
     const int kb = deep ? 2 : v.kb ? v.kb : bn == V9_MAX_BN ? 2 : 1;
     /* the long operand is MN-major when it is B stored k x n, or A stored k x m */
     const int x_mn = pl.swap ? p->b_mn : p->a_mn;
