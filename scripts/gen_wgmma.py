@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """Writes src/ptx/wgmma_ops.cuh: the WGMMA instructions whose operand lists are
-too long to write by hand (m64n256k16 holds 128 fp32 or 64 fp16x2 registers),
-and the narrow fp32 shapes of the skinny kernel (V9: N = 16, 32, 64).
+too long to write by hand (m64n256k16 holds 128 fp32 or 64 fp16x2 registers).
 
-Two families: the series' fp16 instructions with K-major operands (V1..V9 as
-their chapters show them), and the general ones of the library's fast
-kernels, one per input type (f16, bf16), templated on the two transpose
+Two families: the series' fp16 m64n256 instructions with K-major operands
+(V1..V7 as their chapters show them), and the general ones of the library's
+fast kernels (V8's N = 256 and 128, V9's N = 64, 32 and 16), one per input
+type (f16, bf16), with fp32 accumulation, templated on the two transpose
 immediates (0: K-major operand, 1: MN-major) so that one kernel source
 serves every layout.
 
@@ -21,9 +21,6 @@ OUT = pathlib.Path(__file__).resolve().parent.parent / "src" / "ptx" / "wgmma_op
 VARIANTS = [
     ("wgmma_m64n256k16_f32", 256, "f32", "float", "f", 128),
     ("wgmma_m64n256k16_f16", 256, "f16", "uint32_t", "r", 64),
-    ("wgmma_m64n64k16_f32", 64, "f32", "float", "f", 32),
-    ("wgmma_m64n32k16_f32", 32, "f32", "float", "f", 16),
-    ("wgmma_m64n16k16_f32", 16, "f32", "float", "f", 8),
 ]
 
 

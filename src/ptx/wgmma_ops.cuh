@@ -58,58 +58,6 @@ static __device__ __forceinline__ void wgmma_m64n256k16_f16(uint32_t d[64], uint
         : "l"(desc_a), "l"(desc_b), "r"(scale_d));
 }
 
-/* wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 (PTX ISA "wgmma.mma_async"):
- * d (64x64, f32, 32 registers per thread) (+)= A (64x16) * B (64x16)^T,
- * both operands read from shared memory through descriptors; d is kept when
- * scale_d != 0 and overwritten when it is 0. */
-static __device__ __forceinline__ void wgmma_m64n64k16_f32(float d[32], uint64_t desc_a,
-                                              uint64_t desc_b, uint32_t scale_d) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 "
-        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
-        "%32, %33, p, 1, 1, 0, 0;\n}\n"
-        :
-          "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-        : "l"(desc_a), "l"(desc_b), "r"(scale_d));
-}
-
-/* wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 (PTX ISA "wgmma.mma_async"):
- * d (64x32, f32, 16 registers per thread) (+)= A (64x16) * B (32x16)^T,
- * both operands read from shared memory through descriptors; d is kept when
- * scale_d != 0 and overwritten when it is 0. */
-static __device__ __forceinline__ void wgmma_m64n32k16_f32(float d[16], uint64_t desc_a,
-                                              uint64_t desc_b, uint32_t scale_d) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 "
-        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, "
-        "%16, %17, p, 1, 1, 0, 0;\n}\n"
-        :
-          "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
-        : "l"(desc_a), "l"(desc_b), "r"(scale_d));
-}
-
-/* wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 (PTX ISA "wgmma.mma_async"):
- * d (64x16, f32, 8 registers per thread) (+)= A (64x16) * B (16x16)^T,
- * both operands read from shared memory through descriptors; d is kept when
- * scale_d != 0 and overwritten when it is 0. */
-static __device__ __forceinline__ void wgmma_m64n16k16_f32(float d[8], uint64_t desc_a,
-                                              uint64_t desc_b, uint32_t scale_d) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %10, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 "
-        "{%0, %1, %2, %3, %4, %5, %6, %7}, "
-        "%8, %9, p, 1, 1, 0, 0;\n}\n"
-        :
-          "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
-        : "l"(desc_a), "l"(desc_b), "r"(scale_d));
-}
-
 /* wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 (PTX ISA "wgmma.mma_async"):
  * d (64x256, f32, 128 registers per thread) (+)= A (64x16) * B (256x16)^T, with
  * each operand's tile K-major (TRANS_ = 0) or MN-major (TRANS_ = 1) in shared
