@@ -1,11 +1,13 @@
 /*
- * hgemm: fp16 matrix multiply for NVIDIA Hopper (sm_90a).
+ * hgemm: fp16 and bf16 matrix multiply for NVIDIA Hopper (sm_90a).
  *
  *     C[m,n] = alpha * sum_k A[m,k] * B[n,k] + beta * C[m,n]
  *
- * The one layout hgemm serves ("NT"): A (m x k), B (n x k) and C (m x n) are
- * row-major IEEE fp16 matrices, so both operands are contiguous along k (the
- * layout of `x @ W.T` in PyTorch). Leading dimensions are in elements.
+ * hgemm_nt's layout ("NT"): A (m x k), B (n x k) and C (m x n) are row-major
+ * IEEE fp16 matrices, so both operands are contiguous along k (the layout of
+ * `x @ W.T` in PyTorch). Leading dimensions are in elements. hgemm_gemm
+ * (below) adds bf16, each operand as stored or transposed, and batches; the
+ * rules that follow hold for both.
  *
  * Rules:
  *   - any m, n, k >= 0; m == 0 or n == 0 does nothing; k == 0 gives C = beta*C;
