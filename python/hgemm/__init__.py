@@ -443,16 +443,7 @@ def nt(a, b, out=None, *, alpha=1.0, beta=0.0, kernel="auto", stream=None):
     # pointers need no check.
     device = None
     if m and n:
-        devices = {}
-        for mat in (A, B, C):
-            if not mat.empty:
-                devices[mat.name] = _device_of(mat.name, mat.ptr)
-        known = {name: d for name, d in devices.items() if d is not None}
-        if len(set(known.values())) > 1:
-            raise ValueError("the arrays are on different devices: " + ", ".join(
-                "%s on cuda:%d" % item for item in sorted(known.items())))
-        if known:
-            device = next(iter(known.values()))
+        device = _one_device({mat.name: _device_of(mat.name, mat.ptr) for mat in (A, B, C) if not mat.empty})
 
     previous = _switch_device(device)
     try:
@@ -464,6 +455,16 @@ def nt(a, b, out=None, *, alpha=1.0, beta=0.0, kernel="auto", stream=None):
     if status != SUCCESS:
         raise _status_error(status)
     return out
+
+
+def _one_device(devices):
+    """The device of every array, from {name: device index or None (unknown)};
+    None when none is known. Arrays on different devices: ValueError."""
+    known = {name: d for name, d in devices.items() if d is not None}
+    if len(set(known.values())) > 1:
+        raise ValueError("the arrays are on different devices: " + ", ".join(
+            "%s on cuda:%d" % item for item in sorted(known.items())))
+    return next(iter(known.values())) if known else None
 
 
 def _switch_device(device):
@@ -679,17 +680,9 @@ def matmul(a, b, out=None, *, alpha=1.0, beta=0.0, kernel="auto", stream=None, w
     # memory, so its pointers need no check; torch says where its tensors are.
     device, by_torch = None, False
     if plan.batch and plan.m and plan.n:
-        devices = {}
-        for x in arrays:
-            if not x.empty:
-                devices[x.name] = x.device if x.torch else _device_of(x.name, x.ptr)
-        known = {name: d for name, d in devices.items() if d is not None}
-        if len(set(known.values())) > 1:
-            raise ValueError("the arrays are on different devices: " + ", ".join(
-                "%s on cuda:%d" % item for item in sorted(known.items())))
-        if known:
-            device = next(iter(known.values()))
-            by_torch = all(x.torch for x in arrays)
+        device = _one_device({x.name: x.device if x.torch else _device_of(x.name, x.ptr)
+                              for x in arrays if not x.empty})
+        by_torch = device is not None and all(x.torch for x in arrays)
 
     def call():
         status = lib.hgemm_gemm(
