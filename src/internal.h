@@ -34,10 +34,6 @@ typedef struct hgemm_problem {
     int64_t stride_a, stride_b, stride_c; /* elements between entries (0: A or B shared) */
 } hgemm_problem;
 
-/* Whether a problem is the series' form: fp16, NT, one entry. */
-static inline int hgemm__problem_is_nt(const hgemm_problem *p) {
-    return p->dtype == HGEMM_DTYPE_F16 && !p->a_mn && !p->b_mn && p->batch <= 1;
-}
 
 typedef enum hgemm_acc { HGEMM_ACC_F32 = 0, HGEMM_ACC_F16 = 1 } hgemm_acc;
 
