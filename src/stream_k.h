@@ -22,6 +22,18 @@
  * w+1, w+2, ... in that order: the same inputs give bitwise the same C. An
  * owner only waits for workers with a higher index, so no cycle of waits
  * exists (all workers are resident: the grid is sized by occupancy).
+ *
+ * Split-K, for a few tiles with a long k (every tile would be shared by two
+ * workers or more): stream-K's ranges start at a different k in each tile,
+ * so the workers that read one A or B slab of k do not read it at the same
+ * time, and an owner that adds tens of partial sums alone serializes on them
+ * (256 x 256 x 65536: one owner adds 65 partials). Instead each tile's k-loop
+ * is cut into `slices` equal slices, the same cut for every tile, and worker
+ * w runs slice w / tiles of tile w % tiles, one unit each: at any moment
+ * the workers of slice s all read near the same k. Every worker leaves its
+ * partial sum in its slot; then the tile's workers reduce it together, each
+ * a 1/slices share of the tile's elements, adding slices 0, 1, 2, ... in that
+ * order (deterministic, and no worker reads more than one partial's worth).
  */
 #ifndef HGEMM_STREAM_K_H
 #define HGEMM_STREAM_K_H
@@ -42,12 +54,21 @@ enum {
     HGEMM_SK_MIN_EFFICIENCY = 60,
 };
 
+/* hgemm_sk_plan's `split`: what the workspace may be used for. */
+enum {
+    HGEMM_SK_NONE = 0,   /* whole tiles only (no workspace) */
+    HGEMM_SK_AUTO = 1,   /* split-K for a few long tiles, else stream-K */
+    HGEMM_SK_STREAM = 2, /* stream-K only (the v8-streamk ablation) */
+};
+
 typedef struct hgemm_sk {
     uint32_t tiles;      /* output tiles, in the kernel's raster order */
     uint32_t k_tiles;    /* k-tiles per output tile, >= 1 */
     uint32_t workers;    /* persistent workers; the data-parallel stride */
     uint32_t dp_tiles;   /* tiles dealt whole */
     uint32_t sk_workers; /* workers sharing the rest; 0: none */
+    uint32_t slices;     /* >= 2: split-K, each tile's k-loop in this many slices (dp_tiles 0,
+                            sk_workers = tiles * slices); 0: stream-K or whole tiles */
 } hgemm_sk;
 
 /* One piece of work: k-tiles [k_begin, k_end) of output tile `tile`. */
@@ -59,7 +80,18 @@ typedef struct hgemm_sk_walk {
     uint32_t it, end;  /* stream-K iterations still to run, counted from tile dp_tiles: [it, end) */
 } hgemm_sk_walk;
 
-/* The plan. split == 0 (no workspace for partial sums) deals every tile whole. */
+/* The slices of split-K for `tiles` tiles: as many as the workers hold (whole
+ * slices for every tile) and the k-loop feeds (HGEMM_SK_MIN_ITERS k-tiles
+ * each); below 2, split-K does not apply. */
+static inline HGEMM_HD uint32_t hgemm_sk_slices(uint32_t tiles, uint32_t k_tiles, uint32_t workers) {
+    if (tiles == 0) return 0;
+    uint32_t s = workers / tiles;
+    if (s > k_tiles / HGEMM_SK_MIN_ITERS) s = k_tiles / HGEMM_SK_MIN_ITERS;
+    return s >= 2 ? s : 0;
+}
+
+/* The plan. split == HGEMM_SK_NONE (no workspace for partial sums) deals
+ * every tile whole. */
 static inline HGEMM_HD hgemm_sk hgemm_sk_plan(uint32_t tiles, uint32_t k_tiles, uint32_t workers,
                                               int split) {
     hgemm_sk s;
@@ -68,9 +100,17 @@ static inline HGEMM_HD hgemm_sk hgemm_sk_plan(uint32_t tiles, uint32_t k_tiles, 
     s.workers = workers;
     s.dp_tiles = tiles;
     s.sk_workers = 0;
-    if (!split || workers < 2 || tiles == 0) return s;
+    s.slices = 0;
+    if (split == HGEMM_SK_NONE || workers < 2 || tiles == 0) return s;
     const uint64_t rounds = (tiles + (uint64_t)workers - 1) / workers;
     if ((uint64_t)tiles * 100 >= rounds * workers * HGEMM_SK_MIN_EFFICIENCY) return s;
+    const uint32_t slices = split == HGEMM_SK_AUTO ? hgemm_sk_slices(tiles, k_tiles, workers) : 0;
+    if (slices) {
+        s.dp_tiles = 0;
+        s.sk_workers = tiles * slices;
+        s.slices = slices;
+        return s;
+    }
     const uint32_t whole = tiles / workers; /* full rounds; the last of them joins the split */
     const uint32_t dp = whole >= 1 ? (whole - 1) * workers : 0;
     const uint64_t iters = (uint64_t)(tiles - dp) * k_tiles;
@@ -87,6 +127,16 @@ static inline HGEMM_HD hgemm_sk hgemm_sk_plan(uint32_t tiles, uint32_t k_tiles, 
     return s;
 }
 
+/* Split-K: the first k-tile of slice `slice` (0 <= slice <= slices). */
+static inline HGEMM_HD uint32_t hgemm_sk_slice_begin(const hgemm_sk *s, uint32_t slice) {
+    return (uint32_t)((uint64_t)s->k_tiles * slice / s->slices);
+}
+
+/* Split-K: the worker that runs slice `slice` of tile `tile`. */
+static inline HGEMM_HD uint32_t hgemm_sk_slice_worker(const hgemm_sk *s, uint32_t tile, uint32_t slice) {
+    return slice * s->tiles + tile;
+}
+
 /* First stream-K iteration of worker w, counted from tile dp_tiles' k-tile 0;
  * 0 <= w <= sk_workers (w == sk_workers: the end). */
 static inline HGEMM_HD uint32_t hgemm_sk_begin(const hgemm_sk *s, uint32_t w) {
@@ -98,6 +148,10 @@ static inline HGEMM_HD hgemm_sk_walk hgemm_sk_start(const hgemm_sk *s, uint32_t 
     hgemm_sk_walk wk;
     wk.next_dp = w;
     wk.it = wk.end = 0;
+    if (s->slices) { /* split-K: one unit, held in next_dp; end - it counts it */
+        wk.end = w < s->sk_workers ? 1 : 0;
+        return wk;
+    }
     if (w < s->sk_workers) {
         wk.it = hgemm_sk_begin(s, w);
         wk.end = hgemm_sk_begin(s, w + 1);
@@ -108,6 +162,15 @@ static inline HGEMM_HD hgemm_sk_walk hgemm_sk_start(const hgemm_sk *s, uint32_t 
 /* The next unit of the walk: whole tiles first, then the stream-K range.
  * Returns 0 when the worker is done. */
 static inline HGEMM_HD int hgemm_sk_next(const hgemm_sk *s, hgemm_sk_walk *wk, hgemm_sk_unit *u) {
+    if (s->slices) {
+        if (wk->it >= wk->end) return 0;
+        wk->it = wk->end;
+        const uint32_t slice = wk->next_dp / s->tiles;
+        u->tile = wk->next_dp - slice * s->tiles;
+        u->k_begin = hgemm_sk_slice_begin(s, slice);
+        u->k_end = hgemm_sk_slice_begin(s, slice + 1);
+        return 1;
+    }
     if (wk->next_dp < s->dp_tiles) {
         u->tile = wk->next_dp;
         u->k_begin = 0;

@@ -162,7 +162,8 @@ static __device__ __forceinline__ int32_t v8_row0(hgemm_tile tile, uint32_t rank
 }
 
 /* Workspace slot of consumer g of block `rank` of worker w: one partial sum
- * (64 x 256 fp32, as each thread's 32 float4 in turn: coalesced) and its flag. */
+ * (64 x 256 fp32, as each thread's 32 float4 in turn: coalesced) and its flag.
+ * Float4 q of a slot is registers 4i..4i+3 of thread q % 128, i = q / 128. */
 template <int CLUSTER>
 static __device__ __forceinline__ uint32_t v8_slot(uint32_t w, uint32_t rank, int g) {
     return (w * CLUSTER + rank) * V8_CONSUMERS + (uint32_t)g;
@@ -172,13 +173,18 @@ static __device__ __forceinline__ uint32_t v8_slot(uint32_t w, uint32_t rank, in
  * the partial sum in its slot and raise the flag (each thread fences its own
  * stores; the barrier then puts them all before the leader's release). */
 template <int ACC>
-static __device__ __forceinline__ void v8_partial_put(const float d[ACC], float *slot,
-                                                      uint32_t *flag, int g, bool leader) {
+static __device__ __forceinline__ void v8_partial_store(const float d[ACC], float *slot) {
     const int t = threadIdx.x % WARPGROUP_THREADS;
     float4 *dst = (float4 *)slot;
 #pragma unroll
     for (int i = 0; i < ACC / 4; i++)
         __stcg(&dst[i * WARPGROUP_THREADS + t], make_float4(d[4 * i], d[4 * i + 1], d[4 * i + 2], d[4 * i + 3]));
+}
+
+template <int ACC>
+static __device__ __forceinline__ void v8_partial_put(const float d[ACC], float *slot,
+                                                      uint32_t *flag, int g, bool leader) {
+    v8_partial_store<ACC>(d, slot);
     __threadfence();
     named_barrier_sync(V8_EPI_BARRIER + g, WARPGROUP_THREADS);
     if (leader) st_release_gpu_u32(flag, 1);
@@ -203,6 +209,59 @@ static __device__ __forceinline__ void v8_partial_add(float d[ACC], const float 
     }
     if (leader) st_relaxed_gpu_u32(flag, 0);
 }
+
+/* Split-K's second kernel (stream_k.h), after v8_kernel has left every
+ * slice's partial sum in its worker's slot: block b finishes one share of
+ * one consumer's part of one tile, b = ((slice * tiles + tile) * CLUSTER +
+ * rank) * V8_CONSUMERS + g, the slot index of the worker that ran that slice.
+ * Its float4 q (of the part's ACC/4 * 128) in [share's range): the sum of
+ * the slices' float4 q, slices 0, 1, ... in that order (deterministic),
+ * stored straight to C as the fragment's rows r and r + 8, columns c, c + 1.
+ * Every partial is read once, by one of 128 threads on any SM. */
+template <typename T, int BN, int CLUSTER>
+__global__ void __launch_bounds__(WARPGROUP_THREADS)
+v8_split_reduce(const float *partials, gemm_args args, uint32_t ctiles_m, uint32_t tiles_n, hgemm_sk sk,
+                v8_batch bt) {
+    enum { ACC = BN / 2 };
+    const uint32_t tiles = sk.tiles, slices = sk.slices;
+    const int g = (int)(blockIdx.x % V8_CONSUMERS);
+    const uint32_t rank = blockIdx.x / V8_CONSUMERS % CLUSTER;
+    const uint32_t worker = blockIdx.x / (V8_CONSUMERS * CLUSTER);
+    const uint32_t slice = worker / tiles, tile = worker - slice * tiles;
+    const uint32_t entry = tile / bt.tiles;
+    const hgemm_tile ct = hgemm_raster(tile - entry * bt.tiles, ctiles_m, tiles_n, V8_RASTER);
+    const int32_t row0 = v8_row0<CLUSTER>(ct, rank), col0 = (int32_t)(ct.n * BN);
+    if (row0 >= args.m) return; /* v8_kernel stored nothing for it either */
+    const int32_t qrow0 = row0 + g * V8_WG_M;
+    gemm_args out = args;
+    out.C = (__half *)((T *)args.C + (int64_t)entry * bt.stride_c);
+    enum { QUADS = ACC / 4 * WARPGROUP_THREADS };
+    const int t = threadIdx.x % WARPGROUP_THREADS;
+    /* Slice s of the tile ran on worker s * tiles + tile (hgemm_sk_slice_worker):
+     * its slot is `step` float4 further on per slice. */
+    const float4 *p0 = (const float4 *)(partials + (size_t)v8_slot<CLUSTER>(tile, rank, g) * V8_SLOT_FLOATS);
+    const size_t step = (size_t)tiles * CLUSTER * V8_CONSUMERS * (V8_SLOT_FLOATS / 4);
+    const uint32_t q0 = (uint32_t)((uint64_t)QUADS * slice / slices);
+    const uint32_t q1 = (uint32_t)((uint64_t)QUADS * (slice + 1) / slices);
+    for (uint32_t q = q0 + (uint32_t)t; q < q1; q += WARPGROUP_THREADS) {
+        const float4 *p = p0 + q;
+        float4 sum = __ldcg(p);
+        for (uint32_t s = 1; s < slices; s++) {
+            p += step;
+            const float4 x = __ldcg(p);
+            sum.x += x.x;
+            sum.y += x.y;
+            sum.z += x.z;
+            sum.w += x.w;
+        }
+        const uint32_t i = q / WARPGROUP_THREADS, tt = q % WARPGROUP_THREADS;
+        const int32_t row = qrow0 + (int32_t)(16 * (tt / WARP_SIZE) + (tt % WARP_SIZE) / 4);
+        const int32_t col = col0 + (int32_t)(8 * i + 2 * (tt % 4));
+        store_pair<T>(out, row, col, sum.x, sum.y);
+        store_pair<T>(out, row + 8, col, sum.z, sum.w);
+    }
+}
+
 
 /* The loads of one operand's k-tile into `dst`: `rows` rows of a K-major
  * operand in one box at (col, row0), or, MN-major, rows/64 boxes of 64
@@ -311,6 +370,10 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
              * every worker's piece of that tile, so no flag is left up). */
             const int32_t qrow0 = row0 + g * V8_WG_M;
             if (row0 >= args.m) continue;
+            if (sk.slices) { /* split-K: v8_split_reduce finishes the tile */
+                v8_partial_store<ACC>(d, partials + (size_t)v8_slot<CLUSTER>(worker, rank, g) * V8_SLOT_FLOATS);
+                continue;
+            }
             if (u.k_begin > 0) { /* a piece of another worker's tile: first in this worker's range */
                 const uint32_t slot = v8_slot<CLUSTER>(worker, rank, g);
                 v8_partial_put<ACC>(d, partials + (size_t)slot * V8_SLOT_FLOATS, &flags[slot], g, leader);
@@ -379,7 +442,7 @@ static hgemm_status v8_maps(const hgemm_problem *p, int64_t batch, CUtensorMap *
 }
 
 template <int CLUSTER, bool TMA_EPILOGUE, typename T, int A_MN, int B_MN, int BN, int DEEP = 0>
-static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, bool split) {
+static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int split) {
     const int64_t batch = p->batch > 1 ? p->batch : 1;
     CUtensorMap ta, tb, tc;
     hgemm_status st = v8_maps<CLUSTER, BN>(p, batch, &ta, &tb, &tc);
@@ -402,18 +465,24 @@ static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, bool 
     const uint32_t workers = grid / CLUSTER, slots = grid * V8_CONSUMERS;
     const size_t flag_bytes = ((size_t)slots * sizeof(uint32_t) + V8_FLAGS_ALIGN - 1) / V8_FLAGS_ALIGN * V8_FLAGS_ALIGN;
     const size_t need = flag_bytes + (size_t)slots * V8_SLOT_FLOATS * sizeof(float);
-    split = split && p->workspace != NULL && p->workspace_bytes >= need;
+    if (p->workspace == NULL || p->workspace_bytes < need) split = HGEMM_SK_NONE;
     hgemm_sk sk = hgemm_sk_plan(tiles, (uint32_t)hgemm_ceil_div(p->k, BK), workers, split);
     /* Clusters with work: all of them while whole tiles go round (dp_tiles is
      * 0 or a multiple of workers), else the stream-K ones or one per tile. */
     uint32_t busy = sk.sk_workers ? sk.sk_workers : (tiles < workers ? tiles : workers);
     if (sk.sk_workers && sk.dp_tiles) busy = workers;
-    uint32_t *flags = split ? (uint32_t *)p->workspace : NULL;
-    float *partials = split ? (float *)((char *)p->workspace + flag_bytes) : NULL;
+    uint32_t *flags = split != HGEMM_SK_NONE ? (uint32_t *)p->workspace : NULL;
+    float *partials = split != HGEMM_SK_NONE ? (float *)((char *)p->workspace + flag_bytes) : NULL;
     gemm_args args = make_args(p);
     void *params[] = {&ta, &tb, &tc, &args, &ctiles_m, &tiles_n, &sk, &partials, &flags, &bt};
     /* hgemm__persistent_grid has set the shared-memory limit */
-    return hgemm__launch_ready(kernel, dim3(busy * CLUSTER), V8_THREADS, smem, CLUSTER, stream, params);
+    st = hgemm__launch_ready(kernel, dim3(busy * CLUSTER), V8_THREADS, smem, CLUSTER, stream, params);
+    if (st != HGEMM_SUCCESS || !sk.slices) return st;
+    /* Split-K: one block per share of each consumer's part of each tile, one
+     * share per slot written (sk_workers * CLUSTER * V8_CONSUMERS <= slots). */
+    void *reduce_params[] = {&partials, &args, &ctiles_m, &tiles_n, &sk, &bt};
+    return hgemm__launch((const void *)v8_split_reduce<T, BN, CLUSTER>, dim3(sk.sk_workers * CLUSTER * V8_CONSUMERS),
+                         WARPGROUP_THREADS, 0, 1, stream, reduce_params);
 }
 
 /* The tile width for a problem, by the rounds of whole tiles the GPU's
@@ -432,6 +501,11 @@ static int v8_choose_bn(const hgemm_problem *p, uint32_t workers) {
     const uint64_t ctiles_m = hgemm_ceil_div(hgemm_ceil_div(p->m, V8_BM), V8_CLUSTER);
     const uint64_t wide = ctiles_m * hgemm_ceil_div(p->n, 256) * batch;
     const uint64_t narrow = ctiles_m * hgemm_ceil_div(p->n, 128) * batch;
+    /* With a workspace, wide tiles few enough for split-K (stream_k.h) keep
+     * every cluster busy at the wide tile's cost per element. */
+    if (p->workspace != NULL && wide <= workers &&
+        hgemm_sk_slices((uint32_t)wide, (uint32_t)hgemm_ceil_div(p->k, BK), workers) >= 2)
+        return 256;
     const double wide_rounds = (double)((wide + workers - 1) / workers);
     const double narrow_rounds = (double)((narrow + workers - 1) / workers);
     return V8_NARROW_COST * narrow_rounds < 2.0 * wide_rounds ? 128 : 256;
@@ -448,8 +522,8 @@ static hgemm_status launch_v8_tile(const hgemm_problem *p, cudaStream_t stream) 
     if (p->sm_count > 0 && p->sm_count < sms) sms = p->sm_count;
     const uint32_t workers = sms < V8_CLUSTER ? 1 : (uint32_t)sms / V8_CLUSTER;
     if (v8_choose_bn(p, workers) == 128)
-        return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 128>(p, stream, true);
-    return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 256, 1>(p, stream, true);
+        return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 128>(p, stream, HGEMM_SK_AUTO);
+    return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 256, 1>(p, stream, HGEMM_SK_AUTO);
 }
 
 template <typename T>
@@ -480,25 +554,30 @@ extern "C" hgemm_status hgemm__launch_v8(const hgemm_problem *p, cudaStream_t st
 /* Ablations (src/api.c's experiment table): V8 with one idea taken out,
  * fp16 NT, 128x256 tiles; and each tile width alone. */
 extern "C" hgemm_status hgemm__launch_v8_nocluster(const hgemm_problem *p, cudaStream_t stream) {
-    return launch_v8<1, true, __half, 0, 0, 256, 1>(p, stream, true);
+    return launch_v8<1, true, __half, 0, 0, 256, 1>(p, stream, HGEMM_SK_AUTO);
 }
 
 extern "C" hgemm_status hgemm__launch_v8_direct(const hgemm_problem *p, cudaStream_t stream) {
-    return launch_v8<V8_CLUSTER, false, __half, 0, 0, 256, 1>(p, stream, true);
+    return launch_v8<V8_CLUSTER, false, __half, 0, 0, 256, 1>(p, stream, HGEMM_SK_AUTO);
 }
 
 extern "C" hgemm_status hgemm__launch_v8_dp(const hgemm_problem *p, cudaStream_t stream) {
-    return launch_v8<V8_CLUSTER, true, __half, 0, 0, 256, 1>(p, stream, false);
+    return launch_v8<V8_CLUSTER, true, __half, 0, 0, 256, 1>(p, stream, HGEMM_SK_NONE);
 }
 
 extern "C" hgemm_status hgemm__launch_v8_wide(const hgemm_problem *p, cudaStream_t stream) {
-    return launch_v8<V8_CLUSTER, true, __half, 0, 0, 256, 1>(p, stream, true);
+    return launch_v8<V8_CLUSTER, true, __half, 0, 0, 256, 1>(p, stream, HGEMM_SK_AUTO);
 }
 
 extern "C" hgemm_status hgemm__launch_v8_narrow(const hgemm_problem *p, cudaStream_t stream) {
-    return launch_v8<V8_CLUSTER, true, __half, 0, 0, 128>(p, stream, true);
+    return launch_v8<V8_CLUSTER, true, __half, 0, 0, 128>(p, stream, HGEMM_SK_AUTO);
 }
 
 extern "C" hgemm_status hgemm__launch_v8_3stage(const hgemm_problem *p, cudaStream_t stream) {
-    return launch_v8<V8_CLUSTER, true, __half, 0, 0, 256, 0>(p, stream, true);
+    return launch_v8<V8_CLUSTER, true, __half, 0, 0, 256, 0>(p, stream, HGEMM_SK_AUTO);
+}
+
+/* Stream-K where split-K would apply (the plan before split-K existed). */
+extern "C" hgemm_status hgemm__launch_v8_streamk(const hgemm_problem *p, cudaStream_t stream) {
+    return launch_v8<V8_CLUSTER, true, __half, 0, 0, 256, 1>(p, stream, HGEMM_SK_STREAM);
 }

@@ -9,6 +9,13 @@
  * workers that ran the tile's other pieces. Also the plan's choices: no split
  * without a workspace, none when whole rounds are busy enough, none below
  * HGEMM_SK_MIN_ITERS iterations per worker.
+ *
+ * Split-K (HGEMM_SK_AUTO, a few tiles with a long k): every worker below
+ * sk_workers = tiles * slices runs exactly one unit, slice w / tiles of tile
+ * w % tiles, every tile is cut the same way, each slice has at least
+ * HGEMM_SK_MIN_ITERS k-tiles, and every (tile, k-tile) is run once; the
+ * slices are as many as the workers and the k-loop allow. HGEMM_SK_STREAM
+ * never splits that way, and its stream-K plans pass the checks above.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -30,9 +37,60 @@ enum {
 
 static uint16_t owner_of[MAX_TILES * MAX_K]; /* which worker ran (tile, kt) */
 
+/* A split-K plan: returns 0 at the first broken property (reported). */
+static int check_split(const hgemm_sk *s, uint32_t tiles, uint32_t k_tiles, uint32_t workers) {
+    const uint32_t total = tiles * k_tiles;
+    for (uint32_t i = 0; i < total; i++) owner_of[i] = NO_WORKER;
+    uint32_t expect = workers / tiles;
+    if (expect > k_tiles / HGEMM_SK_MIN_ITERS) expect = k_tiles / HGEMM_SK_MIN_ITERS;
+    if (!CHECK_MSG(s->slices == expect && s->slices >= 2 && s->dp_tiles == 0 &&
+                       s->sk_workers == tiles * s->slices && s->sk_workers <= workers,
+                   "tiles %u k %u workers %u: slices %u (expected %u), dp %u, sk %u", tiles, k_tiles,
+                   workers, s->slices, expect, s->dp_tiles, s->sk_workers))
+        return 0;
+    for (uint32_t w = 0; w < workers; w++) {
+        hgemm_sk_walk wk = hgemm_sk_start(s, w);
+        hgemm_sk_unit u;
+        int units = 0;
+        while (hgemm_sk_next(s, &wk, &u)) {
+            units++;
+            const uint32_t slice = w / tiles;
+            if (!CHECK_MSG(u.tile == w % tiles && u.k_begin == hgemm_sk_slice_begin(s, slice) &&
+                               u.k_end == hgemm_sk_slice_begin(s, slice + 1) &&
+                               u.k_end - u.k_begin >= HGEMM_SK_MIN_ITERS &&
+                               hgemm_sk_slice_worker(s, u.tile, slice) == w,
+                           "tiles %u k %u workers %u: worker %u unit (%u, %u..%u)", tiles, k_tiles,
+                           workers, w, u.tile, u.k_begin, u.k_end))
+                return 0;
+            for (uint32_t kt = u.k_begin; kt < u.k_end; kt++) {
+                uint16_t *o = &owner_of[u.tile * k_tiles + kt];
+                if (!CHECK_MSG(*o == NO_WORKER, "split: (%u, %u) run twice", u.tile, kt)) return 0;
+                *o = (uint16_t)w;
+            }
+        }
+        if (!CHECK_MSG(units == (w < s->sk_workers ? 1 : 0), "split: worker %u ran %d units", w, units))
+            return 0;
+    }
+    for (uint32_t i = 0; i < total; i++)
+        if (!CHECK_MSG(owner_of[i] != NO_WORKER, "split: (%u, %u) never run", i / k_tiles, i % k_tiles))
+            return 0;
+    return 1;
+}
+
 /* Everything about one plan; returns 0 at the first broken property (reported). */
-static int check_plan(uint32_t tiles, uint32_t k_tiles, uint32_t workers) {
-    const hgemm_sk s = hgemm_sk_plan(tiles, k_tiles, workers, 1);
+static int check_plan(uint32_t tiles, uint32_t k_tiles, uint32_t workers, int mode) {
+    const hgemm_sk s = hgemm_sk_plan(tiles, k_tiles, workers, mode);
+    if (s.slices) {
+        if (!CHECK_MSG(mode == HGEMM_SK_AUTO, "tiles %u k %u workers %u: split-K in mode %d", tiles,
+                       k_tiles, workers, mode))
+            return 0;
+        return check_split(&s, tiles, k_tiles, workers);
+    }
+    /* HGEMM_SK_AUTO falls back to stream-K only where split-K cannot apply. */
+    if (mode == HGEMM_SK_AUTO && s.sk_workers &&
+        !CHECK_MSG(hgemm_sk_slices(tiles, k_tiles, workers) < 2,
+                   "tiles %u k %u workers %u: stream-K where split-K applies", tiles, k_tiles, workers))
+        return 0;
     const uint32_t total = tiles * k_tiles;
     for (uint32_t i = 0; i < total; i++) owner_of[i] = NO_WORKER;
     if (!CHECK_MSG(s.dp_tiles <= tiles && s.sk_workers <= workers &&
@@ -135,7 +193,8 @@ static void test_properties(void) {
     for (uint32_t workers = 1; workers <= MAX_WORKERS && all; workers += (workers < 10 ? 1 : 7))
         for (uint32_t tiles = 1; tiles <= MAX_TILES && all; tiles += (tiles < 20 ? 1 : 13))
             for (uint32_t k = 1; k <= MAX_K && all; k += (k < 10 ? 1 : 9))
-                all = check_plan(tiles, k, workers);
+                for (int mode = HGEMM_SK_AUTO; mode <= HGEMM_SK_STREAM && all; mode++)
+                    all = check_plan(tiles, k, workers, mode);
     CHECK(all);
 }
 
@@ -166,15 +225,30 @@ static void test_choices(void) {
     /* Whole rounds: nothing to share. */
     s = hgemm_sk_plan(16 * H200_CLUSTERS, K_TILES_8192, H200_CLUSTERS, 1);
     CHECK_U64(s.sk_workers, 0);
-    /* One tile with a long k (256 x 256 x 65536): split over every worker. */
-    s = hgemm_sk_plan(1, 1024, H200_CLUSTERS, 1);
+    /* One tile with a long k (256 x 256 x 65536): split-K over every worker,
+     * 66 slices of 15 or 16 k-tiles; stream-K (the ablation) shares it too. */
+    s = hgemm_sk_plan(1, 1024, H200_CLUSTERS, HGEMM_SK_AUTO);
     CHECK_U64(s.dp_tiles, 0);
+    CHECK_U64(s.slices, H200_CLUSTERS);
+    CHECK_U64(s.sk_workers, H200_CLUSTERS);
+    s = hgemm_sk_plan(1, 1024, H200_CLUSTERS, HGEMM_SK_STREAM);
+    CHECK_U64(s.slices, 0);
+    CHECK_U64(s.sk_workers, H200_CLUSTERS);
+    /* 1024 x 1024 x 32768 (16 wide cluster tiles, 512 k-tiles): 4 slices
+     * each, 64 of the 66 clusters busy. */
+    s = hgemm_sk_plan(16, 512, H200_CLUSTERS, HGEMM_SK_AUTO);
+    CHECK_U64(s.slices, 4);
+    CHECK_U64(s.sk_workers, 64);
+    /* 34 tiles: one worker each at most (66 / 34 = 1), so stream-K. */
+    s = hgemm_sk_plan(34, 512, H200_CLUSTERS, HGEMM_SK_AUTO);
+    CHECK_U64(s.slices, 0);
     CHECK_U64(s.sk_workers, H200_CLUSTERS);
     /* One tile, 4 k-tiles: too little to split. */
     s = hgemm_sk_plan(1, 4, H200_CLUSTERS, 1);
     CHECK_U64(s.sk_workers, 0);
-    /* 16 tiles of 16 k-tiles (1024^3): 256 iterations for 32 workers of 8. */
+    /* 16 tiles of 16 k-tiles (1024^3): two slices of 8 each, 32 workers. */
     s = hgemm_sk_plan(16, 16, H200_CLUSTERS, 1);
+    CHECK_U64(s.slices, 2);
     CHECK_U64(s.sk_workers, 32);
     /* 16 tiles of one k-tile: nothing to share, whole tiles. */
     s = hgemm_sk_plan(16, 1, H200_CLUSTERS, 1);

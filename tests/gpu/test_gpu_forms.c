@@ -8,6 +8,9 @@
  * beta 0 on NaN-filled C, alpha/beta on random C, B shared by every entry
  * (stride 0), k = 1, k = 0 and alpha = 0 (A and B all NaN: never read).
  *
+ * V8 runs once more with a workspace, where a few tiles with a long k take
+ * its split-K, batches included.
+ *
  * What each kernel must serve is the table `kernels` below:
  *   SERVES_EVERY  every type and form: a NOT_SUPPORTED fails (AUTO,
  *                 AUTO_F16ACC, V8);
@@ -60,16 +63,18 @@ typedef enum serves { SERVES_EVERY, SERVES_MAY, SERVES_NT } serves;
 typedef struct kernel_row {
     hgemm_kernel id;
     serves expect;
+    int workspace; /* 1: with a workspace (HGEMM_WORKSPACE_BYTES): V8 may split-K or stream-K */
 } kernel_row;
 
 /* What each kernel must serve (include/hgemm.h). */
 static const kernel_row kernels[] = {
-    {HGEMM_KERNEL_AUTO, SERVES_EVERY}, {HGEMM_KERNEL_AUTO_F16ACC, SERVES_EVERY},
-    {HGEMM_KERNEL_V8, SERVES_EVERY},   {HGEMM_KERNEL_V9, SERVES_MAY},
-    {HGEMM_KERNEL_V0, SERVES_NT},      {HGEMM_KERNEL_V1, SERVES_NT},
-    {HGEMM_KERNEL_V2, SERVES_NT},      {HGEMM_KERNEL_V3, SERVES_NT},
-    {HGEMM_KERNEL_V4, SERVES_NT},      {HGEMM_KERNEL_V5, SERVES_NT},
-    {HGEMM_KERNEL_V6, SERVES_NT},      {HGEMM_KERNEL_V7, SERVES_NT},
+    {HGEMM_KERNEL_AUTO, SERVES_EVERY, 0}, {HGEMM_KERNEL_AUTO_F16ACC, SERVES_EVERY, 0},
+    {HGEMM_KERNEL_V8, SERVES_EVERY, 0},   {HGEMM_KERNEL_V8, SERVES_EVERY, 1},
+    {HGEMM_KERNEL_V9, SERVES_MAY, 0},
+    {HGEMM_KERNEL_V0, SERVES_NT, 0},      {HGEMM_KERNEL_V1, SERVES_NT, 0},
+    {HGEMM_KERNEL_V2, SERVES_NT, 0},      {HGEMM_KERNEL_V3, SERVES_NT, 0},
+    {HGEMM_KERNEL_V4, SERVES_NT, 0},      {HGEMM_KERNEL_V5, SERVES_NT, 0},
+    {HGEMM_KERNEL_V6, SERVES_NT, 0},      {HGEMM_KERNEL_V7, SERVES_NT, 0},
 };
 enum { KERNEL_COUNT = (int)(sizeof kernels / sizeof kernels[0]) };
 
@@ -89,6 +94,10 @@ static const form_case cases[] = {
     {"k = 1", 129, 257, 1, 2, 0, 1.0f, 0.0f, 0},
     /* 4 x 4 tiles of 128 x 256 (and more of 128 x 128), every k-tile ragged at the end */
     {"tiles, long k", 390, 777, 1064, 1, 0, -0.75f, 1.25f, 0},
+    /* with the workspace, V8's split-K across entries: 2 entries x 2 wide
+     * tiles, 4 slices of 8 or 9 k-tiles; the lower block of each cluster
+     * tile has 2 rows */
+    {"batch, long k", 130, 264, 2100, 2, 0, 1.0f, 0.5f, 0},
     {"batched ragged", 77, 130, 72, 4, 0, 1.0f, -1.0f, 0},
     {"skinny batch", 40, 300, 264, 3, 0, 1.0f, 0.0f, 0},   /* m short: A is the short operand */
     {"skinny n", 520, 24, 200, 2, 0, 0.5f, 1.25f, 0},      /* n short: B is */
@@ -198,11 +207,18 @@ static void setup_free(setup *s) {
     free(s->host);
 }
 
-static hgemm_status call(const setup *s, hgemm_kernel id) {
+/* One zeroed workspace for every call that takes one: each leaves it ready. */
+static void *workspace;
+
+static hgemm_status call_ws(const setup *s, hgemm_kernel id, int use_workspace) {
     const form_case *t = s->t;
+    const hgemm_nt_options options = {workspace, HGEMM_WORKSPACE_BYTES, 0};
     return hgemm_gemm(id, s->dt, s->op_a, s->op_b, t->m, t->n, t->k, t->alpha, s->A, s->lda, s->stride_a, s->B,
-                      s->ldb, s->stride_b, t->beta, s->g.C, s->ldc, s->stride_c, t->batch, NULL, 0);
+                      s->ldb, s->stride_b, t->beta, s->g.C, s->ldc, s->stride_c, t->batch,
+                      use_workspace ? &options : NULL, 0);
 }
+
+static hgemm_status call(const setup *s, hgemm_kernel id) { return call_ws(s, id, 0); }
 
 /* Elements of g's allocation outside every entry's m x n block that do not
  * hold the sentinel; the first one's row (relative to C) and column. */
@@ -235,9 +251,10 @@ static double atol_for(hgemm_kernel id, const setup *s) {
 /* One kernel that should serve this setup: status, every entry, the outside. */
 static void run_served(setup *s, const kernel_row *kr) {
     const form_case *t = s->t;
-    const char *kname = hgemm_kernel_name(kr->id);
+    char kname[32];
+    snprintf(kname, sizeof kname, "%s%s", hgemm_kernel_name(kr->id), kr->workspace ? "+ws" : "");
     fill_c(s);
-    const hgemm_status st = call(s, kr->id);
+    const hgemm_status st = call_ws(s, kr->id, kr->workspace);
     HGEMM_CHECK_CUDA(cudaDeviceSynchronize());
     if (st == HGEMM_ERROR_NOT_SUPPORTED && kr->expect == SERVES_MAY && !s->nt) {
         int64_t row = 0, col = 0;
@@ -331,6 +348,8 @@ int main(void) {
         return EXIT_SKIP;
     }
     printf("test_gpu_forms: %s\n", why);
+    HGEMM_CHECK_CUDA(cudaMalloc(&workspace, HGEMM_WORKSPACE_BYTES));
+    HGEMM_CHECK_CUDA(cudaMemset(workspace, 0, HGEMM_WORKSPACE_BYTES));
     static const hgemm_dtype dtypes[2] = {HGEMM_DTYPE_F16, HGEMM_DTYPE_BF16};
     static const hgemm_op ops[2] = {HGEMM_OP_N, HGEMM_OP_T};
     for (int c = 0; c < CASE_COUNT; c++)
@@ -345,6 +364,7 @@ int main(void) {
                     setup_free(&s);
                 }
     if (not_served) printf("test_gpu_forms: %d (kernel, case) pairs not served where that is allowed\n", not_served);
+    HGEMM_CHECK_CUDA(cudaFree(workspace));
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }

@@ -82,6 +82,11 @@ static const test_case cases[] = {
     {"k 1", 513, 1000, 1, PLAIN, STREAM_LEGACY, 0},
     {"long k", 256, 512, 16384, PLAIN, STREAM_LEGACY, 1},
     {"long k", 200, 300, 16400, 8, 24, 8, 0.5f, -1.5f, C_RANDOM, AB_RANDOM, STREAM_NONBLOCKING, 1},
+    /* V8's split-K with the workspace (a few tiles, long k): 130 rows leave
+     * the lower block of the cluster tile 2 rows (8 slices of 8 or 9
+     * k-tiles); 100 rows leave it none (8 slices of 8) */
+    {"split-k", 130, 264, 4160, 0, 8, 0, 0.5f, 0.25f, C_RANDOM, AB_RANDOM, STREAM_NONBLOCKING, 1},
+    {"split-k", 100, 136, 4096, PLAIN, STREAM_LEGACY, 1},
     /* padded leading dimensions */
     {"padded ld", 200, 136, 96, 24, 40, 56, 1.0f, 0.0f, C_NAN, AB_RANDOM, STREAM_LEGACY, 0},
     {"padded ld", 333, 257, 130, 8, 16, 8, 1.0f, 0.0f, C_NAN, AB_RANDOM, STREAM_NONBLOCKING, 0},

@@ -26,7 +26,8 @@ typedef struct shape { int m, n, k; } shape;
  * right-edge tiles with TMA-stored ones in one block). */
 static const shape shapes[] = {{1, 1, 1}, {129, 264, 72}, {300, 520, 100}, {256, 256, 512},
                                {2312, 4350, 64},
-                               /* with a workspace, V8 shares each of its 2 tiles among 8 workers */
+                               /* with a workspace, V8 cuts each of its 2 tiles into 8 slices (split-K;
+                                  v8-streamk: shared by stream-K) */
                                {200, 300, 4096},
                                /* decode: V9 splits k over clusters of 6 and 8 blocks */
                                {1, 4096, 1024}, {16, 520, 1000}};
