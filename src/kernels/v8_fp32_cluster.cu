@@ -97,7 +97,9 @@ enum {
     V8_EPI_BARRIER = 1,                                      /* named barriers 1, 2: one per consumer */
     V8_SLOT_FLOATS = V8_WG_M * V8_BN,                        /* one consumer's partial sum, fp32 (room
                                                                 for the widest tile) */
-    V8_FLAGS_ALIGN = 256,                                    /* bytes: the partials start aligned */
+    V8_FLAG_BYTES = 4096,                                    /* the workspace's flags: 1024, one per slot of
+                                                                up to 512 blocks; the partials start after
+                                                                them, at the same offset whatever the grid */
     V8_MN_BOX = SW128_ROW_BYTES / 2,                         /* 64: MN-major boxes' width in elements */
     V8_MN_BOX_BYTES = V8_MN_BOX * BK * 2,                    /* 8 KB: one box, the descriptor's MN step */
 };
@@ -463,8 +465,13 @@ static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int s
         grid = p->sm_count < CLUSTER ? CLUSTER : (unsigned)p->sm_count / CLUSTER * CLUSTER;
     /* The workspace: one flag and one partial sum per consumer of every block. */
     const uint32_t workers = grid / CLUSTER, slots = grid * V8_CONSUMERS;
-    const size_t flag_bytes = ((size_t)slots * sizeof(uint32_t) + V8_FLAGS_ALIGN - 1) / V8_FLAGS_ALIGN * V8_FLAGS_ALIGN;
+    /* The flags and the partials keep one layout for every grid: calls with
+     * different SM targets may share a workspace, and one call's partials
+     * must never land on another's flags (a flag left nonzero lets an owner
+     * add a partial sum before it is written). */
+    const size_t flag_bytes = V8_FLAG_BYTES;
     const size_t need = flag_bytes + (size_t)slots * V8_SLOT_FLOATS * sizeof(float);
+    if ((size_t)slots * sizeof(uint32_t) > flag_bytes) split = HGEMM_SK_NONE;
     if (p->workspace == NULL || p->workspace_bytes < need) split = HGEMM_SK_NONE;
     hgemm_sk sk = hgemm_sk_plan(tiles, (uint32_t)hgemm_ceil_div(p->k, BK), workers, split);
     /* Clusters with work: all of them while whole tiles go round (dp_tiles is
@@ -496,16 +503,23 @@ static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int s
  * wide. 512 x 4096 x 4096: one round of 32 wide tiles, half the clusters idle,
  * against one round of 64 narrow ones: narrow. */
 #define V8_NARROW_COST 1.15
+#define V8_SPLIT_WIDE_KTILES 64
 static int v8_choose_bn(const hgemm_problem *p, uint32_t workers) {
     const uint64_t batch = p->batch > 1 ? (uint64_t)p->batch : 1;
     const uint64_t ctiles_m = hgemm_ceil_div(hgemm_ceil_div(p->m, V8_BM), V8_CLUSTER);
     const uint64_t wide = ctiles_m * hgemm_ceil_div(p->n, 256) * batch;
     const uint64_t narrow = ctiles_m * hgemm_ceil_div(p->n, 128) * batch;
     /* With a workspace, wide tiles few enough for split-K (stream_k.h) keep
-     * every cluster busy at the wide tile's cost per element. */
-    if (p->workspace != NULL && wide <= workers &&
-        hgemm_sk_slices((uint32_t)wide, (uint32_t)hgemm_ceil_div(p->k, BK), workers) >= 2)
-        return 256;
+     * every cluster busy at the wide tile's cost per element, where each
+     * slice is long enough to pay for its partial sum and the second kernel
+     * (run 32: 512 x 512 x 131072 and 1024 x 1024 x 32768, 128 k-tiles a
+     * slice, 8..9% faster wide; 256 x 256 x 65536 (16), 512 x 4096 x 4096
+     * (32), 1000^3 (8): narrow faster). */
+    if (p->workspace != NULL && wide <= workers) {
+        const uint32_t k_tiles = (uint32_t)hgemm_ceil_div(p->k, BK);
+        const uint32_t slices = hgemm_sk_slices((uint32_t)wide, k_tiles, workers);
+        if (slices >= 2 && k_tiles / slices >= V8_SPLIT_WIDE_KTILES) return 256;
+    }
     const double wide_rounds = (double)((wide + workers - 1) / workers);
     const double narrow_rounds = (double)((narrow + workers - 1) / workers);
     return V8_NARROW_COST * narrow_rounds < 2.0 * wide_rounds ? 128 : 256;
