@@ -56,6 +56,70 @@
  * bitwise). A partial can overflow fp16 (65504) where the sum would not, when
  * the ranks' partials cancel; summing fp32 partials would avoid that at twice
  * the traffic, but needs an fp32-output kernel that hgemm does not offer.
+ * The copy-engine path (below) adds the partials itself: each element's
+ * partials are summed in fp32 and rounded to fp16 once, so for N = 2 it is
+ * the same round_fp16(P0 + P1), bit for bit (fp32 carries 24 bits, at least
+ * 2 x 11 + 2, so rounding the fp32 sum of two fp16 values to fp16 rounds as
+ * the exact sum would), and for N > 2 one rounding of the sum replaces N - 1
+ * fp16 additions (the fp32 sum of more than two terms may itself round, far
+ * below fp16's precision).
+ *
+ * Copy engines. NCCL's collectives are kernels that need SMs, and hgemm's
+ * persistent kernels hold every SM, so the transfers queue behind the GEMM
+ * (the reason for gemm_sm_count). NCCL 2.28 runs ncclAllGather and
+ * ncclAlltoAll (also Gather and Scatter, but no reduction) on the GPUs'
+ * copy engines, with no SM at all, when the communicator was created with
+ * ncclConfig_t.CTAPolicy = NCCL_CTA_POLICY_ZERO, all its ranks share one
+ * node and NVLink, and both buffers lie in windows registered with
+ * NCCL_WIN_COLL_SYMMETRIC (hgemm_nccl_mem_alloc makes such memory). With
+ * hgemm_nccl_config.copy_engine set, a call takes that path where its
+ * arguments allow it, and the GEMMs then run on every SM while the data
+ * moves (gemm_sm_count is not applied):
+ *   (a) one ncclAllGather(A_local, A_gathered, m * lda) on the side stream,
+ *       while the caller's stream multiplies the rank's own rows; then the
+ *       other ranks' rows. Own rows are 1/N of the work: with N = 2 they hide
+ *       a transfer of up to a GEMM's half; with more ranks the transfer grows
+ *       to (N-1)/N of A while the own rows shrink to 1/N of the GEMM, so less
+ *       of it hides (the rest waits, with no SM taken from the GEMM). Gather in
+ *       place (A_local = this rank's rows of A_gathered): NCCL then has no
+ *       local copy of A_local to make, which may run on SMs.
+ *   (b) NCCL has no reduction on copy engines, so the sum is hgemm's: the
+ *       caller's stream first computes this rank's partials of every other
+ *       rank's rows into the workspace; the side stream sends them with one
+ *       copy-engine collective while the caller's stream computes the own
+ *       rows' partial straight into C_local (alpha, and beta with C_local as
+ *       given), then adds the received partials (a small kernel, fp32 sum,
+ *       one rounding). N = 2: the peer's rows go to the workspace's block of
+ *       this rank and an in-place ncclAllGather swaps the blocks; N > 2: the
+ *       partials go to a first region W and ncclAlltoAll(W, R) delivers rank
+ *       p's partial of this rank's rows to block p of a second region R (the
+ *       own block is copied too, and ignored). The workspace needs
+ *       hgemm_nccl_gemm_reducescatter_ce_workspace bytes.
+ * The path's conditions. Uniform, so every rank checks the same: the context
+ * has copy_engine set (agreed at its creation), N >= 2, chunks == 1, every
+ * rank's count equal (> 0), and for (a) k > 0 and lda == k (rank blocks then
+ * lie m * lda elements apart, as ncclAllGather lays them out; with more
+ * chunks the pieces of different ranks would have to lie back to back, a
+ * chunk-major layout of A_gathered that this API does not have), for (b)
+ * n > 0. Local: (a) A_local and A_gathered each inside a window of this
+ * context, (b) the workspace's first ..._ce_workspace bytes inside one
+ * window (within workspace_bytes, meeting no matrix). And across the ranks:
+ * NCCL writes a rank's data at the same offset in each peer's window, so the
+ * receiving buffer (A_gathered, the workspace) must be at the same offset of
+ * the same window (the n-th hgemm_nccl_mem_alloc) on every rank. Under
+ * HGEMM_NCCL_CHECK_AGREE the agreement carries each rank's window and offset
+ * (-1 where its buffers do not qualify), and the ranks take the copy-engine
+ * path only if all of them name the same window and offset; otherwise all
+ * take the kernel path, together. Under HGEMM_NCCL_CHECK_LOCAL each rank
+ * decides from its own buffers alone: the caller must give every rank
+ * buffers alike (all in their windows at the same offsets, or none), else
+ * the ranks call different collectives and wait for each other forever (a
+ * difference in offsets alone puts the data in the wrong place). A call
+ * whose arguments do not qualify takes the kernel path (and gemm_sm_count)
+ * unchanged. NCCL offers no way to read a communicator's CTA policy, so the
+ * library trusts copy_engine: set on a communicator without
+ * NCCL_CTA_POLICY_ZERO, the same collectives run as kernels, correct but
+ * fighting the GEMM for SMs.
  *
  * Checking. Arguments fall in three groups:
  *   - uniform arguments (chunks, m_counts, and for (a) k and lda, for (b) n)
@@ -67,8 +131,9 @@
  * rules of hgemm_nt (sizes, NULL pointers, leading dimensions, alignment,
  * memory of the communicator's device, outputs overlapping inputs). Then:
  *   HGEMM_NCCL_CHECK_AGREE (the default): the ranks exchange their verdicts
- *     and a 62-bit fingerprint of their uniform arguments in one all-reduce of
- *     32 bytes on the context's side stream, and the host waits for it (for
+ *     and a 62-bit fingerprint of their uniform arguments (and where their
+ *     copy-engine buffers lie) in one all-reduce of 64 bytes on the context's
+ *     side stream, and the host waits for it (for
  *     at most the context's timeout). Every rank then returns the same status:
  *     HGEMM_NCCL_ERROR_MISMATCH when the fingerprints differ, else the largest
  *     status any rank found (hgemm_nccl_failed_rank says which rank), else it
@@ -76,7 +141,9 @@
  *     not for the caller's stream, but NCCL runs a communicator's operations
  *     in order, so it also waits for this communicator's earlier work (in (b),
  *     for the previous call's last reduction; (b) enqueues its first GEMM, on
- *     the workspace only, before it waits, so the GPU does not idle).
+ *     the workspace only, before it waits, so the GPU does not idle, except
+ *     where the copy-engine path may follow: which path, and so where the
+ *     partials go, is known only after the agreement).
  *   HGEMM_NCCL_CHECK_LOCAL: no exchange and no host wait at all. A bad
  *     uniform argument is refused alike on every rank (each checks the same
  *     values), but an error only one rank can see (say a NULL pointer there)
@@ -96,8 +163,9 @@
  *
  * Contexts. A context belongs to one communicator and one device (the
  * communicator's, which must be the current device in every call). It holds
- * the side stream, the events and the 32-byte agreement buffers, so that a
- * call allocates nothing and creates nothing. Creating one is a collective
+ * the side stream, the events, the 64-byte agreement buffers and the table of
+ * the windows made through it, so that a call allocates nothing and creates
+ * nothing. Creating one is a collective
  * that waits on the host; a context is used by one host thread at a time.
  * Several contexts may share a communicator.
  *
@@ -125,10 +193,14 @@ typedef enum hgemm_nccl_status {
                                         negative size, ld too small, chunks out of range,
                                         unknown kernel, an output overlapping an input, too
                                         small a workspace, memory not of the communicator's
-                                        device, the current device not the communicator's */
+                                        device, the current device not the communicator's;
+                                        mem_alloc / mem_free: 0 bytes, NULL or unknown pointer */
     HGEMM_NCCL_ERROR_MISALIGNED,     /* a pointer not 16-byte aligned or ld % 8 != 0 */
-    HGEMM_NCCL_ERROR_MISMATCH,       /* ranks passed different uniform arguments (AGREE only) */
-    HGEMM_NCCL_ERROR_NOT_SUPPORTED,  /* valid, but beyond what hgemm's kernels serve */
+    HGEMM_NCCL_ERROR_MISMATCH,       /* ranks passed different uniform arguments, sizes to
+                                        mem_alloc or buffers to mem_free (AGREE only), or
+                                        created contexts with different modes */
+    HGEMM_NCCL_ERROR_NOT_SUPPORTED,  /* valid, but beyond what hgemm's kernels serve (or, for
+                                        mem_alloc, an NCCL older than 2.27) */
     HGEMM_NCCL_ERROR_NO_DEVICE,      /* no CUDA device or driver */
     HGEMM_NCCL_ERROR_ARCH_MISMATCH,  /* the device is not compute capability 9.0 */
     HGEMM_NCCL_ERROR_CUDA,           /* a CUDA call failed */
@@ -143,7 +215,8 @@ typedef enum hgemm_nccl_check {
 
 enum {
     HGEMM_NCCL_MAX_CHUNKS = 64,      /* chunks per call: 1 .. HGEMM_NCCL_MAX_CHUNKS */
-    HGEMM_NCCL_DEFAULT_TIMEOUT_S = 60
+    HGEMM_NCCL_DEFAULT_TIMEOUT_S = 60,
+    HGEMM_NCCL_MAX_MEM = 32          /* hgemm_nccl_mem_alloc buffers a context holds at once */
 };
 
 typedef struct hgemm_nccl_config {
@@ -158,6 +231,12 @@ typedef struct hgemm_nccl_config {
                                         SM. Pair it with ncclConfig_t.maxCTAs <= SMs -
                                         gemm_sm_count on the communicator. 0: every SM
                                         (negative: refused) */
+    int copy_engine;                 /* 1: the communicator was created with
+                                        ncclConfig_t.CTAPolicy = NCCL_CTA_POLICY_ZERO: use
+                                        NCCL's copy-engine collectives where the buffers
+                                        allow ("Copy engines" above; NCCL cannot be asked,
+                                        so this is trusted). 0: never. The same on every
+                                        rank (MISMATCH otherwise); other values refused */
 } hgemm_nccl_config;
 
 typedef struct hgemm_nccl_ctx hgemm_nccl_ctx;
@@ -169,12 +248,21 @@ typedef struct hgemm_nccl_ctx hgemm_nccl_ctx;
 hgemm_nccl_status hgemm_nccl_ctx_create(hgemm_nccl_ctx **ctx, ncclComm_t comm,
                                         const hgemm_nccl_config *config);
 
-/* Waits for the context's side stream, then frees what it holds. NULL is a no-op. */
+/* Waits for the context's side stream, then frees what it holds. NULL is a no-op.
+ * Not a collective, so it leaves the hgemm_nccl_mem_alloc buffers alone (freeing
+ * them is collective): hgemm_nccl_mem_free them first, or they stay allocated
+ * and registered with the communicator. */
 hgemm_nccl_status hgemm_nccl_ctx_destroy(hgemm_nccl_ctx *ctx);
 
 /* After a call refused under AGREE: the lowest rank whose own arguments were
  * refused, or -1 (success, a mismatch, or LOCAL mode). */
 int hgemm_nccl_failed_rank(const hgemm_nccl_ctx *ctx);
+
+/* 1 when the context's last hgemm_nccl_allgather_gemm or _gemm_reducescatter
+ * call took the copy-engine path ("Copy engines" above), else 0 (also for
+ * NULL). It says which collective the library called, not how NCCL ran it:
+ * NCCL itself decides whether its copy engines serve it. */
+int hgemm_nccl_used_copy_engine(const hgemm_nccl_ctx *ctx);
 
 /* A measurement hook (tools/hgemm-nccl-bench.c draws the timeline from it):
  * from now on each call records events[i] for i < count, where
@@ -182,6 +270,8 @@ int hgemm_nccl_failed_rank(const hgemm_nccl_ctx *ctx);
  *   events[1]       (a) this rank's own rows multiplied; (b) the same as events[0];
  *   events[2 + 2c]  chunk c's communication done, on the side stream;
  *   events[3 + 2c]  chunk c's GEMMs done, on the caller's stream.
+ * (b) on the copy-engine path: events[1] the own rows' GEMM done, events[3]
+ * the other ranks' rows' partials done (before they are sent).
  * The caller creates the events (with timing) on the communicator's device
  * and keeps them alive; a call with more chunks records the first `count`.
  * events NULL and count 0 turn it off. */
@@ -230,6 +320,33 @@ hgemm_nccl_status hgemm_nccl_gemm_reducescatter(hgemm_nccl_ctx *ctx, hgemm_kerne
  * up to a multiple of 8 fp16 elements; 0 for an empty or negative size or
  * one whose byte count does not fit in size_t. */
 size_t hgemm_nccl_gemm_reducescatter_workspace(int64_t m_total, int64_t n);
+
+/* Bytes of workspace (b)'s copy-engine path needs on nranks ranks: the same
+ * as hgemm_nccl_gemm_reducescatter_workspace for 2 (and 1) ranks, twice that
+ * for more (the partials sent and those received); 0 where that one is 0. */
+size_t hgemm_nccl_gemm_reducescatter_ce_workspace(int nranks, int64_t m_total, int64_t n);
+
+/* Collective: device memory for the copy-engine path, from ncclMemAlloc,
+ * registered as a symmetric window of the context's communicator
+ * (ncclCommWindowRegister, NCCL_WIN_COLL_SYMMETRIC), which needs every rank
+ * to call with the same size, in the same order. The context remembers it
+ * (at most HGEMM_NCCL_MAX_MEM at once); other contexts, even of the same
+ * communicator, see ordinary memory. On success *ptr is the buffer (at least
+ * 16-byte aligned), else NULL. INVALID_VALUE: a NULL context or ptr, 0 bytes,
+ * the table full; MISMATCH (AGREE): the ranks asked for different sizes;
+ * NCCL: the allocation or the registration failed. Under AGREE the ranks
+ * agree after allocating and before registering, so a refusal or a failed
+ * allocation on one rank is every rank's status and nobody is left in the
+ * registration; under LOCAL such a rank returns alone and the others wait in
+ * the registration (as for LOCAL's other local errors). Waits on the host. */
+hgemm_nccl_status hgemm_nccl_mem_alloc(hgemm_nccl_ctx *ctx, size_t bytes, void **ptr);
+
+/* Collective: waits for the device (like cudaFree), deregisters the window
+ * and frees ptr, which must be what hgemm_nccl_mem_alloc returned on this
+ * context; every rank frees its n-th buffer together. INVALID_VALUE: NULL
+ * context, NULL or an unknown pointer (nothing is freed); MISMATCH (AGREE):
+ * the ranks freed different buffers. */
+hgemm_nccl_status hgemm_nccl_mem_free(hgemm_nccl_ctx *ctx, void *ptr);
 
 /* A short English sentence for a status; never NULL. */
 const char *hgemm_nccl_status_string(hgemm_nccl_status status);

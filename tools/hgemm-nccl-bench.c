@@ -667,8 +667,8 @@ static void *rank_main(void *arg) {
     rc->events = malloc(sizeof(cudaEvent_t) * (size_t)(o->iters + 1));
     if (rc->events == NULL) exit(EXIT_FAIL);
     for (int64_t i = 0; i <= o->iters; i++) HGEMM_CHECK_CUDA(cudaEventCreate(&rc->events[i]));
-    hgemm_nccl_config agree = {HGEMM_NCCL_CHECK_AGREE, 0.0, o->gemm_sms};
-    hgemm_nccl_config local = {HGEMM_NCCL_CHECK_LOCAL, 0.0, o->gemm_sms};
+    hgemm_nccl_config agree = {HGEMM_NCCL_CHECK_AGREE, 0.0, o->gemm_sms, 0};
+    hgemm_nccl_config local = {HGEMM_NCCL_CHECK_LOCAL, 0.0, o->gemm_sms, 0};
     CHECK_TP(hgemm_nccl_ctx_create(&rc->agree, sh->comms[rc->rank], &agree));
     CHECK_TP(hgemm_nccl_ctx_create(&rc->local, sh->comms[rc->rank], &local));
     allocate(rc);

@@ -1,6 +1,7 @@
 /*
- * plan.c: libhgemm_nccl's argument checks, chunking, fingerprints and the
- * agreement vector; no CUDA or NCCL call (see plan.h).
+ * plan.c: libhgemm_nccl's argument checks, chunking, fingerprints, the
+ * agreement vector and the copy-engine path's conditions; no CUDA or NCCL
+ * call (see plan.h).
  */
 #include <stdint.h>
 
@@ -114,6 +115,15 @@ size_t hgemm_nccl_gemm_reducescatter_workspace(int64_t m_total, int64_t n) {
     return (size_t)m_total * (size_t)ld * HGEMM_NCCL_ELEMENT_BYTES;
 }
 
+size_t hgemm_nccl_gemm_reducescatter_ce_workspace(int nranks, int64_t m_total, int64_t n) {
+    const size_t one = hgemm_nccl_gemm_reducescatter_workspace(m_total, n);
+    if (nranks < 1) return 0;
+    /* 2 ranks: one region (an in-place all-gather); more: the partials W and
+     * the received blocks R, two regions. */
+    if (nranks <= 2) return one;
+    return one > SIZE_MAX / 2 ? 0 : 2 * one;
+}
+
 hgemm_nccl_status hgemm_nccl_check_rs(const hgemm_nccl_rs_args *a) {
     hgemm_nccl_status st = check_common(a->rank, a->nranks, a->kernel, a->chunks, a->m_counts);
     if (st != HGEMM_NCCL_SUCCESS) return st;
@@ -195,26 +205,116 @@ uint64_t hgemm_nccl_fingerprint_rs(int nranks, int chunks, const int64_t *m_coun
     return h & HGEMM_NCCL_HASH_MASK;
 }
 
-uint64_t hgemm_nccl_fingerprint_create(int nranks, hgemm_nccl_check check) {
+uint64_t hgemm_nccl_fingerprint_create(int nranks, hgemm_nccl_check check, int copy_engine) {
     uint64_t h = absorb(0, HGEMM_NCCL_OP_CREATE);
     h = absorb(h, (uint64_t)nranks);
     h = absorb(h, (uint64_t)check);
+    h = absorb(h, (uint64_t)copy_engine);
     return h & HGEMM_NCCL_HASH_MASK;
 }
 
+uint64_t hgemm_nccl_fingerprint_mem(int nranks, int op) {
+    uint64_t h = absorb(0, (uint64_t)op);
+    h = absorb(h, (uint64_t)nranks);
+    return h & HGEMM_NCCL_HASH_MASK;
+}
+
+/* ---- copy-engine collectives ---------------------------------------------------- */
+
+int hgemm_nccl_window_find(const hgemm_nccl_window *table, int count, const void *p, int64_t bytes,
+                           int64_t *offset) {
+    if (table == NULL || p == NULL || bytes <= 0) return -1;
+    const uintptr_t x = (uintptr_t)p;
+    for (int i = 0; i < count; i++) {
+        const hgemm_nccl_window *w = &table[i];
+        /* Distances, not ends, so that nothing wraps. */
+        if (x < w->base || x - w->base >= w->bytes) continue;
+        if ((uint64_t)bytes > w->bytes - (x - w->base)) continue;
+        *offset = (int64_t)(x - w->base);
+        return i;
+    }
+    return -1;
+}
+
+/* Every rank the same count, > 0. */
+static int even_counts(int nranks, const int64_t *m_counts) {
+    if (m_counts == NULL || nranks < 2 || m_counts[0] <= 0) return 0;
+    for (int r = 1; r < nranks; r++)
+        if (m_counts[r] != m_counts[0]) return 0;
+    return 1;
+}
+
+int hgemm_nccl_ce_uniform_ag(int nranks, int chunks, const int64_t *m_counts, int64_t k, int64_t lda) {
+    return chunks == 1 && even_counts(nranks, m_counts) && k > 0 && lda == k;
+}
+
+int hgemm_nccl_ce_uniform_rs(int nranks, int chunks, const int64_t *m_counts, int64_t n) {
+    return chunks == 1 && even_counts(nranks, m_counts) && n > 0;
+}
+
+hgemm_nccl_ce_key hgemm_nccl_ce_key_ag(const hgemm_nccl_ag_args *a, const hgemm_nccl_window *table,
+                                       int count) {
+    hgemm_nccl_ce_key key = hgemm_nccl_ce_none();
+    const int64_t m = a->m_counts[a->rank], m_total = m * a->nranks;
+    int64_t offset = 0, ignored = 0;
+    if (hgemm_nccl_window_find(table, count, a->A_local, hgemm_nccl_span_bytes(m, a->k, a->lda),
+                               &ignored) < 0)
+        return key;
+    const int w = hgemm_nccl_window_find(table, count, a->A_gathered,
+                                         hgemm_nccl_span_bytes(m_total, a->k, a->lda), &offset);
+    if (w < 0) return key;
+    key.window = table[w].serial;
+    key.offset = offset;
+    return key;
+}
+
+hgemm_nccl_ce_key hgemm_nccl_ce_key_rs(const hgemm_nccl_rs_args *a, const hgemm_nccl_window *table,
+                                       int count) {
+    hgemm_nccl_ce_key key = hgemm_nccl_ce_none();
+    const int64_t m_total = a->m_counts[a->rank] * a->nranks;
+    const size_t need = hgemm_nccl_gemm_reducescatter_ce_workspace(a->nranks, m_total, a->n);
+    if (need == 0 || need > a->workspace_bytes || need > (size_t)INT64_MAX) return key;
+    const int64_t w_bytes = (int64_t)need;
+    const int64_t a_bytes = hgemm_nccl_span_bytes(m_total, a->k_local, a->lda);
+    const int64_t b_bytes = hgemm_nccl_span_bytes(a->n, a->k_local, a->ldb);
+    const int64_t c_bytes = hgemm_nccl_span_bytes(a->m_counts[a->rank], a->n, a->ldc);
+    /* The check of the arguments covered the first M rows only. */
+    if (hgemm_nccl_ranges_meet(a->workspace, w_bytes, a->A_local, a_bytes) ||
+        hgemm_nccl_ranges_meet(a->workspace, w_bytes, a->B_local, b_bytes) ||
+        hgemm_nccl_ranges_meet(a->workspace, w_bytes, a->C_local, c_bytes))
+        return key;
+    int64_t offset = 0;
+    const int w = hgemm_nccl_window_find(table, count, a->workspace, w_bytes, &offset);
+    if (w < 0) return key;
+    key.window = table[w].serial;
+    key.offset = offset;
+    return key;
+}
+
 void hgemm_nccl_agree_encode(int64_t v[HGEMM_NCCL_AGREE_SLOTS], hgemm_nccl_status own, int rank,
-                             int nranks, uint64_t fingerprint) {
+                             int nranks, uint64_t fingerprint, hgemm_nccl_ce_key key) {
     const int64_t h = (int64_t)(fingerprint & HGEMM_NCCL_HASH_MASK);
     v[HGEMM_NCCL_AGREE_STATUS] = (int64_t)own;
     v[HGEMM_NCCL_AGREE_FAILED] = own != HGEMM_NCCL_SUCCESS ? (int64_t)(nranks - rank) : 0;
     v[HGEMM_NCCL_AGREE_HASH] = h;
     v[HGEMM_NCCL_AGREE_NEG_HASH] = -h;
+    /* Not eligible is window -1: below every serial, so the maxima then differ
+     * from the negated maxima of the negations unless no rank is eligible. */
+    const int64_t window = key.window >= 0 ? key.window : -1;
+    const int64_t offset = key.window >= 0 ? key.offset : 0;
+    v[HGEMM_NCCL_AGREE_CE_WINDOW] = window;
+    v[HGEMM_NCCL_AGREE_CE_NEG_WINDOW] = -window;
+    v[HGEMM_NCCL_AGREE_CE_OFFSET] = offset;
+    v[HGEMM_NCCL_AGREE_CE_NEG_OFFSET] = -offset;
 }
 
 hgemm_nccl_status hgemm_nccl_agree_decode(const int64_t v[HGEMM_NCCL_AGREE_SLOTS], int nranks,
-                                          int *failed_rank) {
+                                          int *failed_rank, int *copy_engine) {
     const int64_t failed = v[HGEMM_NCCL_AGREE_FAILED];
     *failed_rank = failed > 0 && failed <= nranks ? (int)(nranks - failed) : -1;
+    *copy_engine = v[HGEMM_NCCL_AGREE_CE_WINDOW] >= 0 &&
+                   v[HGEMM_NCCL_AGREE_CE_WINDOW] == -v[HGEMM_NCCL_AGREE_CE_NEG_WINDOW] &&
+                   v[HGEMM_NCCL_AGREE_CE_OFFSET] == -v[HGEMM_NCCL_AGREE_CE_NEG_OFFSET];
     if (v[HGEMM_NCCL_AGREE_HASH] != -v[HGEMM_NCCL_AGREE_NEG_HASH]) return HGEMM_NCCL_ERROR_MISMATCH;
     const int64_t st = v[HGEMM_NCCL_AGREE_STATUS];
     if (st < HGEMM_NCCL_SUCCESS || st > HGEMM_NCCL_ERROR_TIMEOUT) return HGEMM_NCCL_ERROR_NCCL;
@@ -228,13 +328,16 @@ const char *hgemm_nccl_status_string(hgemm_nccl_status status) {
         return "invalid value: a NULL context, communicator or matrix with nonzero size, a negative "
                "size, a leading dimension smaller than its row, a chunk count out of range, an "
                "unknown kernel, an output overlapping an input, too small a workspace, memory not "
-               "of the communicator's device, or a current device other than the communicator's";
+               "of the communicator's device, a current device other than the communicator's, or "
+               "for hgemm_nccl_mem_alloc / _free 0 bytes, a NULL or unknown pointer or a full table";
     case HGEMM_NCCL_ERROR_MISALIGNED:
         return "misaligned: every matrix must be 16-byte aligned and every leading dimension a "
                "multiple of 8 elements";
     case HGEMM_NCCL_ERROR_MISMATCH:
         return "mismatch: the ranks passed different values for an argument that must be the "
-               "same on every rank (chunks, row counts, and k and lda or n)";
+               "same on every rank (chunks, row counts, and k and lda or n; the check mode or "
+               "copy_engine of a new context; the size to hgemm_nccl_mem_alloc or the buffer to "
+               "hgemm_nccl_mem_free)";
     case HGEMM_NCCL_ERROR_NOT_SUPPORTED: return "not supported: a valid request beyond hgemm's limits";
     case HGEMM_NCCL_ERROR_NO_DEVICE: return "no CUDA device or driver";
     case HGEMM_NCCL_ERROR_ARCH_MISMATCH:

@@ -1,8 +1,11 @@
 /*
- * tp.c: libhgemm_nccl's contexts and its two tensor-parallel operations
- * (include/hgemm_nccl.h): NCCL on the context's side stream, hgemm_nt on the
- * caller's stream, CUDA events between them, no host wait except the
- * optional agreement on the arguments.
+ * tp.c: libhgemm_nccl's contexts, its registered buffers and its two
+ * tensor-parallel operations (include/hgemm_nccl.h): NCCL on the context's
+ * side stream, hgemm_nt on the caller's stream, CUDA events between them, no
+ * host wait except the optional agreement on the arguments. Each operation
+ * has two paths: the chunked kernel path (grouped ncclBroadcast / ncclReduce)
+ * and the copy-engine path (one ncclAllGather or ncclAlltoAll on registered
+ * windows, and for (b) hgemm's own sum, src/nccl/add.cu).
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -14,6 +17,7 @@
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
+#include "add.h"
 #include "hgemm.h"
 #include "hgemm_nccl.h"
 #include "plan.h"
@@ -21,6 +25,10 @@
 #if !defined(NCCL_VERSION_CODE) || NCCL_VERSION_CODE < 21400
 #error "libhgemm_nccl needs NCCL 2.14 or newer"
 #endif
+/* Symmetric windows (ncclCommWindowRegister) came with NCCL 2.27, the
+ * copy-engine collectives that use them with 2.28. Older: hgemm_nccl_mem_alloc
+ * is NOT_SUPPORTED, and no call finds a window. */
+#define HAVE_WINDOWS (NCCL_VERSION_CODE >= 22700)
 
 enum {
     TRACE_START = 0,       /* trace events: the call's start (caller's stream) */
@@ -37,6 +45,8 @@ struct hgemm_nccl_ctx {
     hgemm_nccl_check check;
     double timeout_s;
     int gemm_sm_count;               /* the GEMMs' SM target (hgemm_nt_ex), 0: all */
+    int copy_engine;                 /* hgemm_nccl_config.copy_engine, agreed at creation */
+    int used_copy_engine;            /* the last (a) or (b) call took the copy-engine path */
     int broken;                      /* a collective timed out: every later call refuses */
     int failed_rank;                 /* of the last call refused under AGREE */
     int64_t *offsets;                /* [nranks]: each rank's first row, for the call in hand */
@@ -47,6 +57,9 @@ struct hgemm_nccl_ctx {
     int64_t *agree_host;             /* the same, pinned */
     cudaEvent_t *trace;              /* hgemm_nccl_ctx_set_trace; NULL: off */
     int trace_count;
+    hgemm_nccl_window windows[HGEMM_NCCL_MAX_MEM]; /* hgemm_nccl_mem_alloc's, in no order */
+    int n_windows;
+    int64_t next_serial;             /* the next window's serial: the same on every rank */
 };
 
 /* ---- statuses ------------------------------------------------------------ */
@@ -145,11 +158,15 @@ static hgemm_nccl_status wait_bounded(hgemm_nccl_ctx *ctx, cudaEvent_t ev) {
     }
 }
 
-/* One all-reduce (max) of every rank's verdict and fingerprint on the side
- * stream; the status every rank returns. */
-static hgemm_nccl_status agree(hgemm_nccl_ctx *ctx, hgemm_nccl_status own, uint64_t fingerprint) {
+/* One all-reduce (max) of every rank's verdict, fingerprint and copy-engine
+ * key on the side stream; the status every rank returns, and in
+ * *copy_engine (may be NULL) whether every rank may take the copy-engine path. */
+static hgemm_nccl_status agree_ce(hgemm_nccl_ctx *ctx, hgemm_nccl_status own, uint64_t fingerprint,
+                                  hgemm_nccl_ce_key key, int *copy_engine) {
     const size_t bytes = sizeof(int64_t) * HGEMM_NCCL_AGREE_SLOTS;
-    hgemm_nccl_agree_encode(ctx->agree_host, own, ctx->rank, ctx->nranks, fingerprint);
+    int ce = 0;
+    if (copy_engine) *copy_engine = 0;
+    hgemm_nccl_agree_encode(ctx->agree_host, own, ctx->rank, ctx->nranks, fingerprint, key);
     cudaError_t err = cudaMemcpyAsync(ctx->agree_dev, ctx->agree_host, bytes, cudaMemcpyHostToDevice,
                                       ctx->side);
     if (err != cudaSuccess) return from_cuda(err);
@@ -161,7 +178,13 @@ static hgemm_nccl_status agree(hgemm_nccl_ctx *ctx, hgemm_nccl_status own, uint6
     if (err != cudaSuccess) return from_cuda(err);
     hgemm_nccl_status st = wait_bounded(ctx, ctx->agreed);
     if (st != HGEMM_NCCL_SUCCESS) return st;
-    return hgemm_nccl_agree_decode(ctx->agree_host, ctx->nranks, &ctx->failed_rank);
+    st = hgemm_nccl_agree_decode(ctx->agree_host, ctx->nranks, &ctx->failed_rank, &ce);
+    if (copy_engine) *copy_engine = st == HGEMM_NCCL_SUCCESS && ce;
+    return st;
+}
+
+static hgemm_nccl_status agree(hgemm_nccl_ctx *ctx, hgemm_nccl_status own, uint64_t fingerprint) {
+    return agree_ce(ctx, own, fingerprint, hgemm_nccl_ce_none(), NULL);
 }
 
 /* `to` waits for everything enqueued on `from` so far. Should the event fail,
@@ -223,8 +246,10 @@ hgemm_nccl_status hgemm_nccl_ctx_create(hgemm_nccl_ctx **out, ncclComm_t comm,
     if (comm == NULL) return HGEMM_NCCL_ERROR_INVALID_VALUE;
     const hgemm_nccl_check check = config ? config->check : HGEMM_NCCL_CHECK_AGREE;
     /* A bad mode is this rank's verdict, shared with the others below. */
+    const int copy_engine = config ? config->copy_engine : 0;
     hgemm_nccl_status own = (check == HGEMM_NCCL_CHECK_AGREE || check == HGEMM_NCCL_CHECK_LOCAL) &&
-                                    !(config && config->gemm_sm_count < 0)
+                                    !(config && config->gemm_sm_count < 0) &&
+                                    (copy_engine == 0 || copy_engine == 1)
                                 ? HGEMM_NCCL_SUCCESS
                                 : HGEMM_NCCL_ERROR_INVALID_VALUE;
     int nranks = 0, rank = 0, device = -1, current = -1;
@@ -252,6 +277,7 @@ hgemm_nccl_status hgemm_nccl_ctx_create(hgemm_nccl_ctx **out, ncclComm_t comm,
     ctx->check = check;
     ctx->timeout_s = config && config->timeout_s > 0 ? config->timeout_s : HGEMM_NCCL_DEFAULT_TIMEOUT_S;
     ctx->gemm_sm_count = config && config->gemm_sm_count > 0 ? config->gemm_sm_count : 0;
+    ctx->copy_engine = copy_engine == 1;
     ctx->failed_rank = -1;
     err = make_resources(ctx);
     if (err != cudaSuccess) {
@@ -259,7 +285,7 @@ hgemm_nccl_status hgemm_nccl_ctx_create(hgemm_nccl_ctx **out, ncclComm_t comm,
         release(ctx);
         return st;
     }
-    hgemm_nccl_status st = agree(ctx, own, hgemm_nccl_fingerprint_create(nranks, check));
+    hgemm_nccl_status st = agree(ctx, own, hgemm_nccl_fingerprint_create(nranks, check, copy_engine));
     if (st == HGEMM_NCCL_ERROR_TIMEOUT) {
         /* The side stream holds a collective that never finishes: freeing what
          * it uses would wait for it. Left as it is (a few hundred bytes). */
@@ -285,11 +311,109 @@ hgemm_nccl_status hgemm_nccl_ctx_destroy(hgemm_nccl_ctx *ctx) {
 
 int hgemm_nccl_failed_rank(const hgemm_nccl_ctx *ctx) { return ctx ? ctx->failed_rank : -1; }
 
+int hgemm_nccl_used_copy_engine(const hgemm_nccl_ctx *ctx) { return ctx ? ctx->used_copy_engine : 0; }
+
 hgemm_nccl_status hgemm_nccl_ctx_set_trace(hgemm_nccl_ctx *ctx, cudaEvent_t *events, int count) {
     if (ctx == NULL || count < 0 || (count > 0 && events == NULL)) return HGEMM_NCCL_ERROR_INVALID_VALUE;
     ctx->trace = count > 0 ? events : NULL;
     ctx->trace_count = count;
     return HGEMM_NCCL_SUCCESS;
+}
+
+/* ---- registered buffers ---------------------------------------------------------- */
+
+/* A window's size is a multiple of this (NCCL_WIN_REQUIRED_ALIGNMENT, 2.27 on). */
+#ifdef NCCL_WIN_REQUIRED_ALIGNMENT
+enum { WINDOW_ALIGN = NCCL_WIN_REQUIRED_ALIGNMENT };
+#else
+enum { WINDOW_ALIGN = 4096 };
+#endif
+
+/* Under AGREE, the ranks' verdicts and values (sizes, serials) in one
+ * exchange; under LOCAL, the rank's own verdict. */
+static hgemm_nccl_status agree_mem(hgemm_nccl_ctx *ctx, hgemm_nccl_status own, int op, int64_t value) {
+    if (ctx->check != HGEMM_NCCL_CHECK_AGREE) return own;
+    const hgemm_nccl_ce_key key = {value, 0};
+    int same = 0;
+    hgemm_nccl_status st = agree_ce(ctx, own, hgemm_nccl_fingerprint_mem(ctx->nranks, op), key, &same);
+    if (st == HGEMM_NCCL_SUCCESS && !same) st = HGEMM_NCCL_ERROR_MISMATCH;
+    return st;
+}
+
+hgemm_nccl_status hgemm_nccl_mem_alloc(hgemm_nccl_ctx *ctx, size_t bytes, void **ptr) {
+    if (ptr != NULL) *ptr = NULL;
+    if (ctx == NULL) return HGEMM_NCCL_ERROR_INVALID_VALUE;
+    if (ctx->broken) return HGEMM_NCCL_ERROR_TIMEOUT;
+    ctx->failed_rank = -1;
+    hgemm_nccl_status own = ptr == NULL || bytes == 0 || bytes > (size_t)INT64_MAX - WINDOW_ALIGN ||
+                                    ctx->n_windows == HGEMM_NCCL_MAX_MEM
+                                ? HGEMM_NCCL_ERROR_INVALID_VALUE
+                                : HGEMM_NCCL_SUCCESS;
+    if (own == HGEMM_NCCL_SUCCESS) own = check_device(ctx);
+    /* Registered whole pages: the size rounded up (the same on every rank). */
+    const size_t padded = own == HGEMM_NCCL_SUCCESS ? (bytes + WINDOW_ALIGN - 1) / WINDOW_ALIGN * WINDOW_ALIGN : 0;
+    void *p = NULL;
+#if HAVE_WINDOWS
+    /* Allocated before the agreement, so that a failure is everyone's status
+     * and nobody enters the registration alone. */
+    if (own == HGEMM_NCCL_SUCCESS && ncclMemAlloc(&p, padded) != ncclSuccess) {
+        p = NULL;
+        own = HGEMM_NCCL_ERROR_NCCL;
+    }
+#else
+    if (own == HGEMM_NCCL_SUCCESS) own = HGEMM_NCCL_ERROR_NOT_SUPPORTED;
+#endif
+    hgemm_nccl_status st = agree_mem(ctx, own, HGEMM_NCCL_OP_MEM_ALLOC, (int64_t)padded);
+#if HAVE_WINDOWS
+    if (st != HGEMM_NCCL_SUCCESS) {
+        if (p != NULL) (void)ncclMemFree(p);
+        return st;
+    }
+    /* Every rank that agreed registers: the serials stay in step even if
+     * one registration fails. */
+    const int64_t serial = ctx->next_serial++;
+    ncclWindow_t win = NULL;
+    ncclResult_t r = ncclCommWindowRegister(ctx->comm, p, padded, &win, NCCL_WIN_COLL_SYMMETRIC);
+    if (r != ncclSuccess) {
+        (void)ncclMemFree(p);
+        return from_nccl(r);
+    }
+    hgemm_nccl_window *w = &ctx->windows[ctx->n_windows++];
+    w->base = (uintptr_t)p;
+    w->bytes = bytes; /* the caller's: a matrix reaching into the padding is not in it */
+    w->serial = serial;
+    w->handle = (void *)win;
+    *ptr = p;
+    return HGEMM_NCCL_SUCCESS;
+#else
+    (void)p;
+    return st;
+#endif
+}
+
+hgemm_nccl_status hgemm_nccl_mem_free(hgemm_nccl_ctx *ctx, void *ptr) {
+    if (ctx == NULL) return HGEMM_NCCL_ERROR_INVALID_VALUE;
+    if (ctx->broken) return HGEMM_NCCL_ERROR_TIMEOUT;
+    ctx->failed_rank = -1;
+    int i = 0;
+    while (i < ctx->n_windows && (ptr == NULL || ctx->windows[i].base != (uintptr_t)ptr)) i++;
+    hgemm_nccl_status own = i < ctx->n_windows ? HGEMM_NCCL_SUCCESS : HGEMM_NCCL_ERROR_INVALID_VALUE;
+    if (own == HGEMM_NCCL_SUCCESS) own = check_device(ctx);
+    const int64_t serial = i < ctx->n_windows ? ctx->windows[i].serial : -1;
+    hgemm_nccl_status st = agree_mem(ctx, own, HGEMM_NCCL_OP_MEM_FREE, serial);
+    if (st != HGEMM_NCCL_SUCCESS) return st;
+#if HAVE_WINDOWS
+    /* Like cudaFree: no work may still use the buffer. */
+    hgemm_nccl_status first = from_cuda(cudaDeviceSynchronize());
+    ncclResult_t r = ncclCommWindowDeregister(ctx->comm, (ncclWindow_t)ctx->windows[i].handle);
+    if (r != ncclSuccess) note(&first, from_nccl(r));
+    r = ncclMemFree(ptr);
+    if (r != ncclSuccess) note(&first, from_nccl(r));
+    ctx->windows[i] = ctx->windows[--ctx->n_windows];
+    return first;
+#else
+    return HGEMM_NCCL_ERROR_NOT_SUPPORTED; /* no window was ever made */
+#endif
 }
 
 /* ---- (a) all-gather + GEMM ------------------------------------------------------- */
@@ -308,6 +432,21 @@ static const char *row_at(const void *base, int64_t row, int64_t ld) {
     return (const char *)base + row * ld * HGEMM_NCCL_ELEMENT_BYTES;
 }
 
+/* One GEMM of (a): `rows` rows of A into C_local from row c_row, unless an
+ * earlier one failed (*gemm_ok 0); the first failure goes to *first. */
+static void ag_gemm(const hgemm_nccl_ag_args *a, float alpha, float beta, int64_t rows, const void *A,
+                    int64_t c_row, const hgemm_nt_options *options, hgemm_nccl_status *first,
+                    int *gemm_ok, cudaStream_t stream) {
+    if (!*gemm_ok) return;
+    char *C = (char *)a->C_local;
+    hgemm_status hs = hgemm_nt_ex(a->kernel, rows, a->n_local, a->k, alpha, A, a->lda, a->B_local,
+                                  a->ldb, beta, C + c_row * a->ldc * ELT, a->ldc, options, stream);
+    if (hs != HGEMM_SUCCESS) {
+        note(first, from_hgemm(hs));
+        *gemm_ok = 0;
+    }
+}
+
 /* The side stream broadcasts chunk after chunk; the caller's stream multiplies
  * the rank's own rows first, then each chunk of the others' rows once it has
  * arrived. Every NCCL call is made whatever failed before it. */
@@ -318,23 +457,10 @@ static hgemm_nccl_status run_ag(hgemm_nccl_ctx *ctx, const hgemm_nccl_ag_args *a
     const int64_t *off = ctx->offsets;
     const int communicate = a->k > 0; /* no columns, nothing to send (the same on every rank) */
     char *full = (char *)a->A_gathered;
-    char *C = (char *)a->C_local;
     int gemm_ok = 1;
     /* The GEMMs that run while chunks are in flight leave SMs to NCCL; the
      * last chunk's run after every transfer and take them all. */
     hgemm_nt_options options = {NULL, 0, communicate ? ctx->gemm_sm_count : 0};
-#define GEMM(rows, A, c_row)                                                                       \
-    do {                                                                                           \
-        if (gemm_ok) {                                                                             \
-            hgemm_status hs_ = hgemm_nt_ex(a->kernel, (rows), a->n_local, a->k, alpha, (A), a->lda, \
-                                           a->B_local, a->ldb, beta, C + (c_row) * a->ldc * ELT,     \
-                                           a->ldc, &options, stream);                               \
-            if (hs_ != HGEMM_SUCCESS) {                                                            \
-                note(&first, from_hgemm(hs_));                                                     \
-                gemm_ok = 0;                                                                       \
-            }                                                                                      \
-        }                                                                                          \
-    } while (0)
 
     trace(ctx, &first, TRACE_START, stream);
     if (communicate) {
@@ -364,7 +490,7 @@ static hgemm_nccl_status run_ag(hgemm_nccl_ctx *ctx, const hgemm_nccl_ag_args *a
     }
 
     /* The own rows need nothing from the others. */
-    GEMM(a->m_counts[me], a->A_local, off[me]);
+    ag_gemm(a, alpha, beta, a->m_counts[me], a->A_local, off[me], &options, &first, &gemm_ok, stream);
     trace(ctx, &first, TRACE_OWN, stream);
     for (int c = 0; c < chunks; c++) {
         if (communicate) {
@@ -381,13 +507,52 @@ static hgemm_nccl_status run_ag(hgemm_nccl_ctx *ctx, const hgemm_nccl_ag_args *a
             const int64_t lo = hgemm_nccl_piece_lo(c, chunks, a->m_counts[s]);
             const int64_t rows = hgemm_nccl_piece_lo(c + 1, chunks, a->m_counts[s]) - lo;
             if (rows == 0) continue;
-            GEMM(rows, row_at(full, off[s] + lo, a->lda), off[s] + lo);
+            ag_gemm(a, alpha, beta, rows, row_at(full, off[s] + lo, a->lda), off[s] + lo, &options,
+                    &first, &gemm_ok, stream);
         }
         trace(ctx, &first, TRACE_CHUNK + 2 * c + 1, stream);
     }
     /* The caller's stream holds the whole operation from here on. */
     if (communicate) order(&first, ctx->done, ctx->side, stream);
-#undef GEMM
+    return first;
+}
+
+/* The copy-engine path of (a) (hgemm_nccl.h, "Copy engines"): one
+ * ncclAllGather on the side stream, which NCCL runs on the copy engines,
+ * while the own rows are multiplied on every SM; then the others' rows. */
+static hgemm_nccl_status run_ag_ce(hgemm_nccl_ctx *ctx, const hgemm_nccl_ag_args *a, float alpha,
+                                   float beta, cudaStream_t stream) {
+    hgemm_nccl_status first = HGEMM_NCCL_SUCCESS;
+    const int me = a->rank;
+    const int64_t *off = ctx->offsets, m = a->m_counts[me];
+    const hgemm_nt_options options = {NULL, 0, 0}; /* no SM goes to NCCL */
+    int gemm_ok = 1;
+    trace(ctx, &first, TRACE_START, stream);
+    /* A_gathered may still be read by the caller's earlier work. */
+    order(&first, ctx->start, stream, ctx->side);
+    /* lda == k: rank s's rows start s * m * lda elements in, as ncclAllGather
+     * lays its blocks out. */
+    ncclResult_t r = ncclAllGather(a->A_local, (void *)a->A_gathered, (size_t)(m * a->lda), ncclFloat16,
+                                   ctx->comm, ctx->side);
+    if (r != ncclSuccess) note(&first, from_nccl(r));
+    cudaError_t err = cudaEventRecord(ctx->chunk[0], ctx->side);
+    if (err != cudaSuccess) note(&first, from_cuda(err));
+    trace(ctx, &first, TRACE_CHUNK, ctx->side);
+
+    ag_gemm(a, alpha, beta, m, a->A_local, off[me], &options, &first, &gemm_ok, stream);
+    trace(ctx, &first, TRACE_OWN, stream);
+    err = cudaStreamWaitEvent(stream, ctx->chunk[0], 0);
+    if (err != cudaSuccess) {
+        note(&first, from_cuda(err));
+        (void)cudaStreamSynchronize(ctx->side);
+        (void)cudaGetLastError();
+    }
+    for (int s = 0; s < a->nranks; s++)
+        if (s != me)
+            ag_gemm(a, alpha, beta, m, row_at(a->A_gathered, off[s], a->lda), off[s], &options, &first,
+                    &gemm_ok, stream);
+    trace(ctx, &first, TRACE_CHUNK + 1, stream);
+    order(&first, ctx->done, ctx->side, stream);
     return first;
 }
 
@@ -400,17 +565,26 @@ hgemm_nccl_status hgemm_nccl_allgather_gemm(hgemm_nccl_ctx *ctx, hgemm_kernel ke
     if (ctx == NULL) return HGEMM_NCCL_ERROR_INVALID_VALUE;
     if (ctx->broken) return HGEMM_NCCL_ERROR_TIMEOUT;
     ctx->failed_rank = -1;
+    ctx->used_copy_engine = 0;
     const hgemm_nccl_ag_args a = {ctx->rank, ctx->nranks, kernel,  chunks,     m_counts, n_local,
                                   k,         A_local,     A_gathered, lda,     B_local,  ldb,
                                   C_local,   ldc};
     hgemm_nccl_status st = hgemm_nccl_check_ag(&a);
     if (st == HGEMM_NCCL_SUCCESS) st = check_device(ctx);
     if (st == HGEMM_NCCL_SUCCESS) st = ag_pointers(ctx, &a);
+    /* The copy-engine path: uniform conditions first, then where this rank's
+     * buffers lie; under AGREE every rank's key decides for all. */
+    hgemm_nccl_ce_key key = hgemm_nccl_ce_none();
+    if (st == HGEMM_NCCL_SUCCESS && ctx->copy_engine &&
+        hgemm_nccl_ce_uniform_ag(ctx->nranks, chunks, m_counts, k, lda))
+        key = hgemm_nccl_ce_key_ag(&a, ctx->windows, ctx->n_windows);
+    int ce = key.window >= 0;
     if (ctx->check == HGEMM_NCCL_CHECK_AGREE)
-        st = agree(ctx, st, hgemm_nccl_fingerprint_ag(ctx->nranks, chunks, m_counts, k, lda));
+        st = agree_ce(ctx, st, hgemm_nccl_fingerprint_ag(ctx->nranks, chunks, m_counts, k, lda), key, &ce);
     if (st != HGEMM_NCCL_SUCCESS) return st;
     if (hgemm_nccl_offsets(m_counts, ctx->nranks, ctx->offsets) == 0) return HGEMM_NCCL_SUCCESS;
-    return run_ag(ctx, &a, alpha, beta, stream);
+    ctx->used_copy_engine = ce;
+    return ce ? run_ag_ce(ctx, &a, alpha, beta, stream) : run_ag(ctx, &a, alpha, beta, stream);
 }
 
 /* ---- (b) GEMM + reduce-scatter ------------------------------------------------------ */
@@ -513,6 +687,64 @@ static hgemm_nccl_status run_rs(hgemm_nccl_ctx *ctx, const hgemm_nccl_rs_args *a
     return s->first;
 }
 
+/* The copy-engine path of (b) (hgemm_nccl.h, "Copy engines"). The workspace
+ * holds R, M rows of ldw: block p (rows p m ..) receives rank p's partial of
+ * this rank's rows; for N > 2 a second region W of the same shape holds the
+ * partials this rank sends, block p for rank p. For N = 2 the peer's partial
+ * is computed into R's own block, and an in-place ncclAllGather swaps the
+ * blocks (no local copy); for N > 2 ncclAlltoAll(W, R) delivers them (and
+ * copies W's own block, unused, to R's). Every SM computes: the others'
+ * partials, then, while the transfer runs, the own rows straight into
+ * C_local; then C_local += the received blocks. */
+static hgemm_nccl_status run_rs_ce(hgemm_nccl_ctx *ctx, const hgemm_nccl_rs_args *a, float alpha,
+                                   float beta, cudaStream_t stream) {
+    hgemm_nccl_status first = HGEMM_NCCL_SUCCESS;
+    const int me = a->rank, nranks = a->nranks, two = nranks == 2;
+    const int64_t m = a->m_counts[me], ldw = hgemm_nccl_workspace_ld(a->n), block = m * ldw;
+    const int64_t *off = ctx->offsets;
+    char *R = (char *)a->workspace;
+    char *W = R + (size_t)nranks * (size_t)block * ELT; /* N > 2 only */
+    char *C = (char *)a->C_local;
+    const hgemm_nt_options options = {NULL, 0, 0};
+    int gemm_ok = 1;
+    trace(ctx, &first, TRACE_START, stream);
+    for (int p = 0; p < nranks && gemm_ok; p++) {
+        if (p == me) continue;
+        char *dst = two ? R + (size_t)me * (size_t)block * ELT : W + (size_t)p * (size_t)block * ELT;
+        hgemm_status hs = hgemm_nt_ex(a->kernel, m, a->n, a->k_local, alpha, row_at(a->A_local, off[p], a->lda),
+                                      a->lda, a->B_local, a->ldb, 0.0f, dst, ldw, &options, stream);
+        if (hs != HGEMM_SUCCESS) {
+            note(&first, from_hgemm(hs));
+            gemm_ok = 0;
+        }
+    }
+    trace(ctx, &first, TRACE_CHUNK + 1, stream);
+    /* The partials are written, and the caller's earlier reads of R (the last
+     * call's sum) are done: the peers may write R once NCCL lets them. */
+    order(&first, ctx->chunk[0], stream, ctx->side);
+    ncclResult_t r = two ? ncclAllGather(R + (size_t)me * (size_t)block * ELT, R, (size_t)block, ncclFloat16,
+                                         ctx->comm, ctx->side)
+                         : ncclAlltoAll(W, R, (size_t)block, ncclFloat16, ctx->comm, ctx->side);
+    if (r != ncclSuccess) note(&first, from_nccl(r));
+    trace(ctx, &first, TRACE_CHUNK, ctx->side);
+
+    if (gemm_ok) {
+        hgemm_status hs = hgemm_nt_ex(a->kernel, m, a->n, a->k_local, alpha, row_at(a->A_local, off[me], a->lda),
+                                      a->lda, a->B_local, a->ldb, beta, C, a->ldc, &options, stream);
+        if (hs != HGEMM_SUCCESS) {
+            note(&first, from_hgemm(hs));
+            gemm_ok = 0;
+        }
+    }
+    trace(ctx, &first, TRACE_OWN, stream);
+    order(&first, ctx->done, ctx->side, stream);
+    if (gemm_ok) {
+        cudaError_t err = hgemm_nccl_add_blocks(C, a->ldc, R, block, ldw, nranks, me, m, a->n, stream);
+        if (err != cudaSuccess) note(&first, from_cuda(err));
+    }
+    return first;
+}
+
 hgemm_nccl_status hgemm_nccl_gemm_reducescatter(hgemm_nccl_ctx *ctx, hgemm_kernel kernel,
                                                 int chunks, const int64_t *m_counts, int64_t n,
                                                 int64_t k_local, float alpha, const void *A_local,
@@ -523,29 +755,40 @@ hgemm_nccl_status hgemm_nccl_gemm_reducescatter(hgemm_nccl_ctx *ctx, hgemm_kerne
     if (ctx == NULL) return HGEMM_NCCL_ERROR_INVALID_VALUE;
     if (ctx->broken) return HGEMM_NCCL_ERROR_TIMEOUT;
     ctx->failed_rank = -1;
+    ctx->used_copy_engine = 0;
     const hgemm_nccl_rs_args a = {ctx->rank, ctx->nranks, kernel, chunks, m_counts, n,
                                   k_local,   A_local,     lda,    B_local, ldb,     C_local,
                                   ldc,       workspace,   workspace_bytes};
     hgemm_nccl_status st = hgemm_nccl_check_rs(&a);
     if (st == HGEMM_NCCL_SUCCESS) st = check_device(ctx);
     if (st == HGEMM_NCCL_SUCCESS) st = rs_pointers(ctx, &a);
+    /* The copy-engine path: as in (a). */
+    const int ce_uniform = st == HGEMM_NCCL_SUCCESS && ctx->copy_engine &&
+                           hgemm_nccl_ce_uniform_rs(ctx->nranks, chunks, m_counts, n);
+    const hgemm_nccl_ce_key key = ce_uniform ? hgemm_nccl_ce_key_rs(&a, ctx->windows, ctx->n_windows)
+                                             : hgemm_nccl_ce_none();
+    int ce = key.window >= 0;
     rs_state s = {HGEMM_NCCL_SUCCESS, 1};
     int computed = 0;
     const int work = st == HGEMM_NCCL_SUCCESS &&
                      hgemm_nccl_offsets(m_counts, ctx->nranks, ctx->offsets) > 0 && n > 0;
     if (ctx->check == HGEMM_NCCL_CHECK_AGREE) {
         /* The first chunk writes the workspace only: enqueued before the
-         * host waits, so that the GPU has work while it does. */
-        if (work) {
+         * host waits, so that the GPU has work while it does. Not where the
+         * copy-engine path may follow: its partials go elsewhere, and which
+         * path is taken is known only after the agreement. */
+        if (work && !ce_uniform) {
             trace(ctx, &s.first, TRACE_START, stream);
             trace(ctx, &s.first, TRACE_OWN, stream);
             rs_compute(ctx, &a, alpha, beta, 0, &s, stream);
             computed = 1;
             st = s.first;
         }
-        st = agree(ctx, st, hgemm_nccl_fingerprint_rs(ctx->nranks, chunks, m_counts, n));
+        st = agree_ce(ctx, st, hgemm_nccl_fingerprint_rs(ctx->nranks, chunks, m_counts, n), key, &ce);
     }
     if (st != HGEMM_NCCL_SUCCESS || !work) return st;
+    ctx->used_copy_engine = ce;
+    if (ce) return run_rs_ce(ctx, &a, alpha, beta, stream);
     if (!computed) {
         trace(ctx, &s.first, TRACE_START, stream);
         trace(ctx, &s.first, TRACE_OWN, stream);

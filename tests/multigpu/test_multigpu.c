@@ -6,6 +6,12 @@
  *   test_multigpu reducescatter  N = 2: (b) against the fp16 sum of hgemm_nt's partials
  *   test_multigpu single         N = 1: both operations, the degenerate communicator
  *   test_multigpu errors         N = 2: bad arguments give every rank the same status
+ *   test_multigpu copyengine     N = 2, a communicator with NCCL_CTA_POLICY_ZERO and
+ *                                buffers from hgemm_nccl_mem_alloc: the copy-engine
+ *                                paths (bitwise, as above), the calls that must fall
+ *                                back (ragged, chunks, lda > k, a rank's buffers not in
+ *                                windows or at another offset) and hgemm_nccl_mem_alloc's
+ *                                and _free's statuses
  *
  * Bitwise where the same kernel computes the same elements: with V5 (one block
  * per tile, no split of K, so an element's bits do not depend on how many rows
@@ -16,7 +22,8 @@
  * also checks that nothing outside C's m x n region was written (padding
  * columns hold a sentinel) and, for (a), that the gathered A is exact.
  * Splits: even, ragged, and a rank with no rows; several chunk counts; beta 0
- * and not; leading dimensions with padding; in place; both check modes.
+ * and not; leading dimensions with padding; in place; both check modes. Each
+ * case also says which path the call must take (hgemm_nccl_used_copy_engine).
  *
  * Exit status: 0 passed, 1 failed, 77 skipped (fewer GPUs than the mode
  * needs, or not sm_90). NVLink multicast (NVLS) is kept off unless
@@ -47,8 +54,18 @@ enum {
     MAX_SHOWN = 5,           /* mismatches printed per comparison */
     TIMEOUT_TEST_S = 2,      /* the context timeout the timeout case uses */
     LOCAL_GEMM_SMS = 40,     /* the LOCAL context's GEMM SM target (hgemm_nt_ex) */
-    WHY_LEN = 256
+    WHY_LEN = 256,
+    WINDOW_SHIFT = 4096      /* how much further into its window WIN_SHIFTED puts rank 1's buffers */
 };
+
+/* Where a case's collective buffers come from. Every rank allocates the
+ * windows whatever it uses (hgemm_nccl_mem_alloc and _free are collective). */
+typedef enum windows {
+    WIN_NONE = 0,            /* cudaMalloc */
+    WIN_ALL,                 /* every rank's from hgemm_nccl_mem_alloc */
+    WIN_RANK0,               /* rank 0's from windows, rank 1's from cudaMalloc */
+    WIN_SHIFTED              /* every rank's from windows, rank 1's WINDOW_SHIFT further in */
+} windows;
 
 #define CHECK_NCCL(call)                                                                         \
     do {                                                                                         \
@@ -79,6 +96,7 @@ typedef struct world {
     rank_state ranks[MAX_RANKS];
     uint16_t *partials[MAX_RANKS];   /* (b): each rank's partial product, on the host */
     void (*body)(struct world *, rank_state *);
+    int copy_engine;                 /* communicators with NCCL_CTA_POLICY_ZERO, contexts with copy_engine */
 } world;
 
 static void barrier(world *w) { pthread_barrier_wait(&w->barrier); }
@@ -103,6 +121,35 @@ static void *dev_alloc(size_t bytes) {
     void *p = NULL;
     HGEMM_CHECK_CUDA(cudaMalloc(&p, bytes ? bytes : 16));
     return p;
+}
+
+/* A case's buffer of `bytes`: from the window *win (allocated on every rank
+ * when w != WIN_NONE) where the case puts this rank's buffers there, else
+ * from cudaMalloc (*own, freed by case_free). */
+static void *case_alloc(rank_state *rs, hgemm_nccl_ctx *ctx, windows w, size_t bytes, void **win, void **own) {
+    *win = *own = NULL;
+    if (w != WIN_NONE) {
+        hgemm_nccl_status st = hgemm_nccl_mem_alloc(ctx, bytes + WINDOW_SHIFT, win);
+        if (st != HGEMM_NCCL_SUCCESS) {
+            fprintf(stderr, "rank %d: hgemm_nccl_mem_alloc: %s\n", rs->rank, hgemm_nccl_status_string(st));
+            exit(1);
+        }
+        if (w == WIN_ALL || (w == WIN_RANK0 && rs->rank == 0)) return *win;
+        if (w == WIN_SHIFTED) return (char *)*win + (rs->rank == 1 ? WINDOW_SHIFT : 0);
+    }
+    *own = dev_alloc(bytes);
+    return *own;
+}
+
+static void case_free(rank_state *rs, hgemm_nccl_ctx *ctx, void *win, void *own) {
+    if (win != NULL) EXPECT_STATUS(rs, hgemm_nccl_mem_free(ctx, win), HGEMM_NCCL_SUCCESS, "hgemm_nccl_mem_free");
+    if (own != NULL) HGEMM_CHECK_CUDA(cudaFree(own));
+}
+
+static void expect_path(rank_state *rs, const char *what, hgemm_nccl_ctx *ctx, int want) {
+    const int got = hgemm_nccl_used_copy_engine(ctx);
+    if (got != want) FAIL(rs, "%s: took the %s path, want the %s path", what, got ? "copy-engine" : "kernel",
+                          want ? "copy-engine" : "kernel");
 }
 
 static uint16_t *host_copy(const void *dev, int64_t rows, int64_t ld) {
@@ -190,6 +237,9 @@ typedef struct ag_case {
     float alpha, beta;
     int in_place;            /* A_local is this rank's rows of A_gathered */
     int local_check;         /* use the HGEMM_NCCL_CHECK_LOCAL context */
+    int dense;               /* lda == k (else AG_LDA > AG_K) */
+    windows win;
+    int want_ce;             /* the call must take the copy-engine path */
 } ag_case;
 
 enum { AG_K = 200, AG_LDA = 208, AG_PAD = 8 };
@@ -203,13 +253,16 @@ static void run_ag_case(world *w, rank_state *rs, const ag_case *tc) {
         if (r == me) first = M;
         M += tc->counts[r];
     }
-    const int64_t m_me = tc->counts[me], n = ag_n_local(me), k = AG_K, lda = AG_LDA;
+    const int64_t m_me = tc->counts[me], n = ag_n_local(me), k = AG_K, lda = tc->dense ? AG_K : AG_LDA;
     const int64_t ldb = k + AG_PAD, ldc = n + AG_PAD;
     const float scale = hgemm_check_unit_scale(k);
+    hgemm_nccl_ctx *ctx = tc->local_check ? rs->local : rs->agree;
     /* The whole A, the same on every rank (the same seed), gives the reference. */
     void *A_ref = dev_alloc((size_t)M * lda * 2);
-    void *A_full = dev_alloc((size_t)M * lda * 2);
-    void *A_own = tc->in_place ? (char *)A_full + first * lda * 2 : dev_alloc((size_t)(m_me ? m_me : 1) * lda * 2);
+    void *full_win = NULL, *full_own = NULL, *own_win = NULL, *own_own = NULL;
+    void *A_full = case_alloc(rs, ctx, tc->win, (size_t)M * lda * 2, &full_win, &full_own);
+    void *A_own = tc->in_place ? (char *)A_full + first * lda * 2
+                               : case_alloc(rs, ctx, tc->win, (size_t)(m_me ? m_me : 1) * lda * 2, &own_win, &own_own);
     void *B = dev_alloc((size_t)n * ldb * 2);
     void *C = dev_alloc((size_t)M * ldc * 2), *C_ref = dev_alloc((size_t)M * ldc * 2);
     void *C0 = dev_alloc((size_t)M * ldc * 2);
@@ -231,11 +284,11 @@ static void run_ag_case(world *w, rank_state *rs, const ag_case *tc) {
     HGEMM_CHECK_CUDA(cudaStreamSynchronize(rs->stream));
     barrier(w);
 
-    hgemm_nccl_ctx *ctx = tc->local_check ? rs->local : rs->agree;
     hgemm_nccl_status st = hgemm_nccl_allgather_gemm(ctx, tc->kernel, tc->chunks, tc->counts, n, k,
                                                      tc->alpha, A_own, A_full, lda, B, ldb, tc->beta,
                                                      C, ldc, rs->stream);
     EXPECT_STATUS(rs, st, HGEMM_NCCL_SUCCESS, tc->name);
+    expect_path(rs, tc->name, ctx, tc->want_ce);
     HGEMM_CHECK_CUDA(cudaStreamSynchronize(rs->stream));
 
     char what[WHY_LEN];
@@ -261,8 +314,9 @@ static void run_ag_case(world *w, rank_state *rs, const ag_case *tc) {
     }
     barrier(w);
     HGEMM_CHECK_CUDA(cudaFree(A_ref));
-    HGEMM_CHECK_CUDA(cudaFree(A_full));
-    if (!tc->in_place) HGEMM_CHECK_CUDA(cudaFree(A_own));
+    /* In the order of allocation on every rank: freeing is collective. */
+    case_free(rs, ctx, full_win, full_own);
+    if (!tc->in_place) case_free(rs, ctx, own_win, own_own);
     HGEMM_CHECK_CUDA(cudaFree(B));
     HGEMM_CHECK_CUDA(cudaFree(C));
     HGEMM_CHECK_CUDA(cudaFree(C_ref));
@@ -271,13 +325,13 @@ static void run_ag_case(world *w, rank_state *rs, const ag_case *tc) {
 
 static void body_allgather(world *w, rank_state *rs) {
     const ag_case cases[] = {
-        {"ag even, 1 chunk", {256, 256}, 1, HGEMM_KERNEL_V5, 1.0f, 0.0f, 0, 0},
-        {"ag even, 4 chunks, beta, in place", {256, 256}, 4, HGEMM_KERNEL_V5, 0.75f, 0.5f, 1, 0},
-        {"ag ragged 300/77, 3 chunks", {300, 77}, 3, HGEMM_KERNEL_V5, 1.0f, 0.0f, 0, 0},
-        {"ag rank 0 empty, 2 chunks", {0, 129}, 2, HGEMM_KERNEL_V5, 1.0f, 0.0f, 0, 0},
-        {"ag ragged, more chunks than rows", {5, 3}, 8, HGEMM_KERNEL_V5, 1.0f, 0.0f, 0, 0},
-        {"ag ragged 301/211, 5 chunks, local check", {301, 211}, 5, HGEMM_KERNEL_V5, 1.0f, 0.0f, 0, 1},
-        {"ag auto, ragged 301/211, 5 chunks, beta", {301, 211}, 5, HGEMM_KERNEL_AUTO, 1.0f, 1.0f, 0, 0},
+        {"ag even, 1 chunk", {256, 256}, 1, HGEMM_KERNEL_V5, 1.0f, 0.0f, 0, 0, 0, WIN_NONE, 0},
+        {"ag even, 4 chunks, beta, in place", {256, 256}, 4, HGEMM_KERNEL_V5, 0.75f, 0.5f, 1, 0, 0, WIN_NONE, 0},
+        {"ag ragged 300/77, 3 chunks", {300, 77}, 3, HGEMM_KERNEL_V5, 1.0f, 0.0f, 0, 0, 0, WIN_NONE, 0},
+        {"ag rank 0 empty, 2 chunks", {0, 129}, 2, HGEMM_KERNEL_V5, 1.0f, 0.0f, 0, 0, 0, WIN_NONE, 0},
+        {"ag ragged, more chunks than rows", {5, 3}, 8, HGEMM_KERNEL_V5, 1.0f, 0.0f, 0, 0, 0, WIN_NONE, 0},
+        {"ag ragged 301/211, 5 chunks, local check", {301, 211}, 5, HGEMM_KERNEL_V5, 1.0f, 0.0f, 0, 1, 0, WIN_NONE, 0},
+        {"ag auto, ragged 301/211, 5 chunks, beta", {301, 211}, 5, HGEMM_KERNEL_AUTO, 1.0f, 1.0f, 0, 0, 0, WIN_NONE, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_ag_case(w, rs, &cases[i]);
 }
@@ -294,6 +348,8 @@ typedef struct rs_case {
     float alpha, beta;
     int ldc_pad;                 /* 0: ldc == n, the sum lands in C directly */
     int local_check;
+    windows win;                 /* where the workspace comes from */
+    int want_ce;
 } rs_case;
 
 static void run_rs_case(world *w, rank_state *rs, const rs_case *tc) {
@@ -315,8 +371,11 @@ static void run_rs_case(world *w, rank_state *rs, const rs_case *tc) {
     void *A = dev_alloc((size_t)M * lda * 2), *B = dev_alloc((size_t)n * ldb * 2);
     void *C = dev_alloc((size_t)(m_me ? m_me : 1) * ldc * 2), *C0 = dev_alloc((size_t)(m_me ? m_me : 1) * ldc * 2);
     void *P = dev_alloc((size_t)M * ldp * 2);
-    const size_t ws_bytes = hgemm_nccl_gemm_reducescatter_workspace(M, n);
-    void *ws = dev_alloc(ws_bytes);
+    hgemm_nccl_ctx *ctx = tc->local_check ? rs->local : rs->agree;
+    const size_t ws_bytes = tc->win != WIN_NONE ? hgemm_nccl_gemm_reducescatter_ce_workspace(nranks, M, n)
+                                                : hgemm_nccl_gemm_reducescatter_workspace(M, n);
+    void *ws_win = NULL, *ws_own = NULL;
+    void *ws = case_alloc(rs, ctx, tc->win, ws_bytes, &ws_win, &ws_own);
     hgemm_check_fill_random(A, M, K, lda, SEED_A, scale, rs->stream);
     hgemm_check_fill_random(B, n, K, ldb, SEED_B, scale, rs->stream);
     const void *A_me = (const char *)A + k_first * 2, *B_me = (const char *)B + k_first * 2;
@@ -343,11 +402,11 @@ static void run_rs_case(world *w, rank_state *rs, const rs_case *tc) {
     w->partials[me] = host_copy(P, M, ldp);
     barrier(w);
 
-    hgemm_nccl_ctx *ctx = tc->local_check ? rs->local : rs->agree;
     hgemm_nccl_status st = hgemm_nccl_gemm_reducescatter(ctx, tc->kernel, tc->chunks, tc->counts, n, k_me,
                                                          tc->alpha, A_me, lda, B_me, ldb, tc->beta, C, ldc,
                                                          ws, ws_bytes, rs->stream);
     EXPECT_STATUS(rs, st, HGEMM_NCCL_SUCCESS, tc->name);
+    expect_path(rs, tc->name, ctx, tc->want_ce);
     HGEMM_CHECK_CUDA(cudaStreamSynchronize(rs->stream));
 
     char what[WHY_LEN];
@@ -380,17 +439,17 @@ static void run_rs_case(world *w, rank_state *rs, const rs_case *tc) {
     HGEMM_CHECK_CUDA(cudaFree(C));
     HGEMM_CHECK_CUDA(cudaFree(C0));
     HGEMM_CHECK_CUDA(cudaFree(P));
-    HGEMM_CHECK_CUDA(cudaFree(ws));
+    case_free(rs, ctx, ws_win, ws_own);
 }
 
 static void body_reducescatter(world *w, rank_state *rs) {
     const rs_case cases[] = {
-        {"rs even, 1 chunk, direct", {256, 256}, {192, 192}, 256, 1, HGEMM_KERNEL_V5, 1.0f, 0.0f, 0, 0},
-        {"rs even, 4 chunks, beta, ldc padded", {256, 256}, {256, 128}, 256, 4, HGEMM_KERNEL_V5, 0.75f, 0.5f, 8, 0},
-        {"rs ragged 300/77, n 100, 3 chunks", {300, 77}, {128, 256}, 100, 3, HGEMM_KERNEL_V5, 1.0f, 0.0f, 4, 0},
-        {"rs rank 0 receives nothing, rank 1 has no K", {0, 129}, {384, 0}, 136, 2, HGEMM_KERNEL_V5, 1.0f, 0.0f, 0, 0},
-        {"rs ragged 301/211, 5 chunks, local check", {301, 211}, {200, 184}, 128, 5, HGEMM_KERNEL_V5, 1.0f, 0.0f, 0, 1},
-        {"rs auto, ragged 301/211, 5 chunks, beta", {301, 211}, {200, 184}, 128, 5, HGEMM_KERNEL_AUTO, 1.0f, 1.0f, 8, 0},
+        {"rs even, 1 chunk, direct", {256, 256}, {192, 192}, 256, 1, HGEMM_KERNEL_V5, 1.0f, 0.0f, 0, 0, WIN_NONE, 0},
+        {"rs even, 4 chunks, beta, ldc padded", {256, 256}, {256, 128}, 256, 4, HGEMM_KERNEL_V5, 0.75f, 0.5f, 8, 0, WIN_NONE, 0},
+        {"rs ragged 300/77, n 100, 3 chunks", {300, 77}, {128, 256}, 100, 3, HGEMM_KERNEL_V5, 1.0f, 0.0f, 4, 0, WIN_NONE, 0},
+        {"rs rank 0 receives nothing, rank 1 has no K", {0, 129}, {384, 0}, 136, 2, HGEMM_KERNEL_V5, 1.0f, 0.0f, 0, 0, WIN_NONE, 0},
+        {"rs ragged 301/211, 5 chunks, local check", {301, 211}, {200, 184}, 128, 5, HGEMM_KERNEL_V5, 1.0f, 0.0f, 0, 1, WIN_NONE, 0},
+        {"rs auto, ragged 301/211, 5 chunks, beta", {301, 211}, {200, 184}, 128, 5, HGEMM_KERNEL_AUTO, 1.0f, 1.0f, 8, 0, WIN_NONE, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_rs_case(w, rs, &cases[i]);
 }
@@ -399,15 +458,15 @@ static void body_reducescatter(world *w, rank_state *rs) {
 
 static void body_single(world *w, rank_state *rs) {
     const ag_case ag[] = {
-        {"single ag, 3 chunks", {333}, 3, HGEMM_KERNEL_V5, 1.0f, 0.0f, 0, 0},
-        {"single ag, in place, beta, local check", {128}, 2, HGEMM_KERNEL_V5, 1.0f, 0.5f, 1, 1},
-        {"single ag auto", {200}, 1, HGEMM_KERNEL_AUTO, 1.0f, 0.0f, 0, 0},
+        {"single ag, 3 chunks", {333}, 3, HGEMM_KERNEL_V5, 1.0f, 0.0f, 0, 0, 0, WIN_NONE, 0},
+        {"single ag, in place, beta, local check", {128}, 2, HGEMM_KERNEL_V5, 1.0f, 0.5f, 1, 1, 0, WIN_NONE, 0},
+        {"single ag auto", {200}, 1, HGEMM_KERNEL_AUTO, 1.0f, 0.0f, 0, 0, 0, WIN_NONE, 0},
     };
     for (size_t i = 0; i < sizeof ag / sizeof ag[0]; i++) run_ag_case(w, rs, &ag[i]);
     const rs_case rsc[] = {
-        {"single rs, 3 chunks, beta", {333}, {256}, 136, 3, HGEMM_KERNEL_V5, 1.0f, 0.5f, 8, 0},
-        {"single rs, direct, local check", {128}, {128}, 128, 2, HGEMM_KERNEL_V5, 1.0f, 0.0f, 0, 1},
-        {"single rs auto", {200}, {192}, 128, 1, HGEMM_KERNEL_AUTO, 1.0f, 0.0f, 0, 0},
+        {"single rs, 3 chunks, beta", {333}, {256}, 136, 3, HGEMM_KERNEL_V5, 1.0f, 0.5f, 8, 0, WIN_NONE, 0},
+        {"single rs, direct, local check", {128}, {128}, 128, 2, HGEMM_KERNEL_V5, 1.0f, 0.0f, 0, 1, WIN_NONE, 0},
+        {"single rs auto", {200}, {192}, 128, 1, HGEMM_KERNEL_AUTO, 1.0f, 0.0f, 0, 0, WIN_NONE, 0},
     };
     for (size_t i = 0; i < sizeof rsc / sizeof rsc[0]; i++) run_rs_case(w, rs, &rsc[i]);
 }
@@ -512,7 +571,7 @@ static void body_errors(world *w, rank_state *rs) {
 
     /* Contexts of different check modes on the ranks: refused at creation. */
     barrier(w);
-    hgemm_nccl_config mixed = {rs->rank == 0 ? HGEMM_NCCL_CHECK_AGREE : HGEMM_NCCL_CHECK_LOCAL, 0.0, 0};
+    hgemm_nccl_config mixed = {rs->rank == 0 ? HGEMM_NCCL_CHECK_AGREE : HGEMM_NCCL_CHECK_LOCAL, 0.0, 0, 0};
     hgemm_nccl_ctx *odd = NULL;
     st = hgemm_nccl_ctx_create(&odd, rs->comm, &mixed);
     EXPECT_STATUS(rs, st, HGEMM_NCCL_ERROR_MISMATCH, "contexts of different check modes");
@@ -520,7 +579,7 @@ static void body_errors(world *w, rank_state *rs) {
 
     /* A negative GEMM SM target: refused at creation, by every rank alike. */
     barrier(w);
-    hgemm_nccl_config negative = {HGEMM_NCCL_CHECK_AGREE, 0.0, -1};
+    hgemm_nccl_config negative = {HGEMM_NCCL_CHECK_AGREE, 0.0, -1, 0};
     st = hgemm_nccl_ctx_create(&odd, rs->comm, &negative);
     EXPECT_STATUS(rs, st, HGEMM_NCCL_ERROR_INVALID_VALUE, "a negative gemm_sm_count");
     if (odd != NULL) FAIL(rs, "a refused context was returned");
@@ -529,7 +588,7 @@ static void body_errors(world *w, rank_state *rs) {
      * then joins late with a bad argument, so that the pending agreement
      * completes (refused) and nobody is left waiting. */
     barrier(w);
-    hgemm_nccl_config quick = {HGEMM_NCCL_CHECK_AGREE, TIMEOUT_TEST_S, 0};
+    hgemm_nccl_config quick = {HGEMM_NCCL_CHECK_AGREE, TIMEOUT_TEST_S, 0, 0};
     hgemm_nccl_ctx *ctx = NULL;
     st = hgemm_nccl_ctx_create(&ctx, rs->comm, &quick);
     EXPECT_STATUS(rs, st, HGEMM_NCCL_SUCCESS, "context with a short timeout");
@@ -560,6 +619,97 @@ static void body_errors(world *w, rank_state *rs) {
     HGEMM_CHECK_CUDA(cudaFree(b.ws));
 }
 
+/* ---- copy engines (NCCL_CTA_POLICY_ZERO) ----------------------------------------------- */
+
+/* hgemm_nccl_mem_alloc's and _free's statuses, the same on every rank (AGREE). */
+static void mem_errors(world *w, rank_state *rs) {
+    hgemm_nccl_ctx *ctx = rs->agree;
+    const int one = rs->rank == 1;
+    enum { PAGE = 4096 };
+    void *p = &p; /* set to NULL by every refusal */
+    barrier(w);
+    EXPECT_STATUS(rs, hgemm_nccl_mem_alloc(ctx, 0, &p), HGEMM_NCCL_ERROR_INVALID_VALUE, "mem_alloc of 0 bytes");
+    if (p != NULL) FAIL(rs, "a refused mem_alloc left *ptr set");
+    EXPECT_STATUS(rs, hgemm_nccl_mem_alloc(ctx, one ? 0 : PAGE, &p), HGEMM_NCCL_ERROR_INVALID_VALUE,
+                  "rank 1 asks for 0 bytes");
+    if (hgemm_nccl_failed_rank(ctx) != 1) FAIL(rs, "mem_alloc: failed rank %d, want 1", hgemm_nccl_failed_rank(ctx));
+    EXPECT_STATUS(rs, hgemm_nccl_mem_alloc(ctx, one ? 3 * PAGE : PAGE, &p), HGEMM_NCCL_ERROR_MISMATCH,
+                  "ranks ask for different sizes");
+    EXPECT_STATUS(rs, hgemm_nccl_mem_alloc(ctx, PAGE, NULL), HGEMM_NCCL_ERROR_INVALID_VALUE, "mem_alloc into NULL");
+    void *x = NULL, *y = NULL;
+    EXPECT_STATUS(rs, hgemm_nccl_mem_alloc(ctx, 1000, &x), HGEMM_NCCL_SUCCESS, "mem_alloc x");
+    EXPECT_STATUS(rs, hgemm_nccl_mem_alloc(ctx, 1000, &y), HGEMM_NCCL_SUCCESS, "mem_alloc y");
+    if (x == NULL || y == NULL || ((uintptr_t)x | (uintptr_t)y) % 16) FAIL(rs, "mem_alloc: %p, %p", x, y);
+    EXPECT_STATUS(rs, hgemm_nccl_mem_free(ctx, one ? y : x), HGEMM_NCCL_ERROR_MISMATCH, "ranks free different buffers");
+    EXPECT_STATUS(rs, hgemm_nccl_mem_free(ctx, NULL), HGEMM_NCCL_ERROR_INVALID_VALUE, "mem_free(NULL)");
+    EXPECT_STATUS(rs, hgemm_nccl_mem_free(ctx, (char *)x + 16), HGEMM_NCCL_ERROR_INVALID_VALUE,
+                  "mem_free inside a buffer");
+    void *plain = dev_alloc(PAGE);
+    EXPECT_STATUS(rs, hgemm_nccl_mem_free(ctx, plain), HGEMM_NCCL_ERROR_INVALID_VALUE, "mem_free of cudaMalloc memory");
+    HGEMM_CHECK_CUDA(cudaFree(plain));
+    /* Another context does not know them (LOCAL: no exchange, each refuses alike). */
+    EXPECT_STATUS(rs, hgemm_nccl_mem_free(rs->local, x), HGEMM_NCCL_ERROR_INVALID_VALUE, "mem_free on another context");
+    EXPECT_STATUS(rs, hgemm_nccl_mem_free(ctx, x), HGEMM_NCCL_SUCCESS, "mem_free x");
+    EXPECT_STATUS(rs, hgemm_nccl_mem_free(ctx, x), HGEMM_NCCL_ERROR_INVALID_VALUE, "mem_free x twice");
+    EXPECT_STATUS(rs, hgemm_nccl_mem_free(ctx, y), HGEMM_NCCL_SUCCESS, "mem_free y");
+    /* The table holds HGEMM_NCCL_MAX_MEM buffers. */
+    void *many[HGEMM_NCCL_MAX_MEM];
+    for (int i = 0; i < HGEMM_NCCL_MAX_MEM; i++)
+        EXPECT_STATUS(rs, hgemm_nccl_mem_alloc(ctx, PAGE, &many[i]), HGEMM_NCCL_SUCCESS, "mem_alloc up to the limit");
+    EXPECT_STATUS(rs, hgemm_nccl_mem_alloc(ctx, PAGE, &p), HGEMM_NCCL_ERROR_INVALID_VALUE, "mem_alloc past the limit");
+    for (int i = 0; i < HGEMM_NCCL_MAX_MEM; i++)
+        EXPECT_STATUS(rs, hgemm_nccl_mem_free(ctx, many[i]), HGEMM_NCCL_SUCCESS, "mem_free down from the limit");
+
+    /* copy_engine: 0 or 1, the same on every rank. */
+    barrier(w);
+    hgemm_nccl_ctx *odd = NULL;
+    hgemm_nccl_config two = {HGEMM_NCCL_CHECK_AGREE, 0.0, 0, 2};
+    EXPECT_STATUS(rs, hgemm_nccl_ctx_create(&odd, rs->comm, &two), HGEMM_NCCL_ERROR_INVALID_VALUE, "copy_engine 2");
+    hgemm_nccl_config mixed = {HGEMM_NCCL_CHECK_AGREE, 0.0, 0, one};
+    EXPECT_STATUS(rs, hgemm_nccl_ctx_create(&odd, rs->comm, &mixed), HGEMM_NCCL_ERROR_MISMATCH,
+                  "copy_engine set on one rank only");
+    if (odd != NULL) FAIL(rs, "a refused context was returned");
+}
+
+static void body_copyengine(world *w, rank_state *rs) {
+    /* name, counts, chunks, kernel, alpha, beta, in place, local, dense, windows, copy-engine path */
+    const ag_case ag[] = {
+        {"ce ag", {256, 256}, 1, HGEMM_KERNEL_V5, 1.0f, 0.0f, 0, 0, 1, WIN_ALL, 1},
+        {"ce ag, in place, beta", {256, 256}, 1, HGEMM_KERNEL_V5, 0.75f, 0.5f, 1, 0, 1, WIN_ALL, 1},
+        {"ce ag, local check", {264, 264}, 1, HGEMM_KERNEL_V5, 1.0f, 0.0f, 1, 1, 1, WIN_ALL, 1},
+        {"ce ag auto, beta", {520, 520}, 1, HGEMM_KERNEL_AUTO, 1.0f, 1.0f, 0, 0, 1, WIN_ALL, 1},
+        {"ce ag, ragged: kernel path", {300, 77}, 1, HGEMM_KERNEL_V5, 1.0f, 0.0f, 0, 0, 1, WIN_ALL, 0},
+        {"ce ag, 2 chunks: kernel path", {256, 256}, 2, HGEMM_KERNEL_V5, 1.0f, 0.5f, 1, 0, 1, WIN_ALL, 0},
+        {"ce ag, lda > k: kernel path", {256, 256}, 1, HGEMM_KERNEL_V5, 1.0f, 0.0f, 0, 0, 0, WIN_ALL, 0},
+        {"ce ag, cudaMalloc: kernel path", {256, 256}, 1, HGEMM_KERNEL_V5, 1.0f, 0.0f, 0, 0, 1, WIN_NONE, 0},
+        {"ce ag, rank 1 not in windows: all on the kernel path", {256, 256}, 1, HGEMM_KERNEL_V5, 1.0f, 0.0f, 0, 0,
+         1, WIN_RANK0, 0},
+        {"ce ag, offsets differ: all on the kernel path", {256, 256}, 1, HGEMM_KERNEL_V5, 1.0f, 0.0f, 0, 0, 1,
+         WIN_SHIFTED, 0},
+    };
+    for (size_t i = 0; i < sizeof ag / sizeof ag[0]; i++) run_ag_case(w, rs, &ag[i]);
+    /* name, counts, k split, n, chunks, kernel, alpha, beta, ldc pad, local, windows, copy-engine path */
+    const rs_case rsc[] = {
+        {"ce rs, beta, ldc padded", {256, 256}, {192, 192}, 256, 1, HGEMM_KERNEL_V5, 0.75f, 0.5f, 8, 0, WIN_ALL, 1},
+        {"ce rs, n 100", {256, 256}, {128, 256}, 100, 1, HGEMM_KERNEL_V5, 1.0f, 0.0f, 4, 0, WIN_ALL, 1},
+        {"ce rs, direct, rank 1 has no K", {128, 128}, {384, 0}, 136, 1, HGEMM_KERNEL_V5, 1.0f, 0.0f, 0, 0, WIN_ALL,
+         1},
+        {"ce rs, local check", {200, 200}, {200, 184}, 128, 1, HGEMM_KERNEL_V5, 1.0f, 0.0f, 0, 1, WIN_ALL, 1},
+        {"ce rs auto, beta", {301, 301}, {200, 184}, 128, 1, HGEMM_KERNEL_AUTO, 1.0f, 1.0f, 8, 0, WIN_ALL, 1},
+        {"ce rs, ragged: kernel path", {300, 77}, {128, 256}, 100, 1, HGEMM_KERNEL_V5, 1.0f, 0.5f, 4, 0, WIN_ALL, 0},
+        {"ce rs, 3 chunks: kernel path", {256, 256}, {192, 192}, 256, 3, HGEMM_KERNEL_V5, 1.0f, 0.0f, 0, 0, WIN_ALL,
+         0},
+        {"ce rs, cudaMalloc: kernel path", {256, 256}, {192, 192}, 256, 1, HGEMM_KERNEL_V5, 1.0f, 0.0f, 0, 0,
+         WIN_NONE, 0},
+        {"ce rs, rank 1 not in windows: all on the kernel path", {256, 256}, {192, 192}, 256, 1, HGEMM_KERNEL_V5,
+         1.0f, 0.0f, 0, 0, WIN_RANK0, 0},
+        {"ce rs, offsets differ: all on the kernel path", {256, 256}, {192, 192}, 256, 1, HGEMM_KERNEL_V5, 1.0f,
+         0.0f, 8, 0, WIN_SHIFTED, 0},
+    };
+    for (size_t i = 0; i < sizeof rsc / sizeof rsc[0]; i++) run_rs_case(w, rs, &rsc[i]);
+    mem_errors(w, rs);
+}
+
 /* ---- main ----------------------------------------------------------------------------- */
 
 static void *rank_main(void *arg) {
@@ -569,8 +719,8 @@ static void *rank_main(void *arg) {
     HGEMM_CHECK_CUDA(cudaStreamCreateWithFlags(&rs->stream, cudaStreamNonBlocking));
     /* The LOCAL context also caps its GEMMs' SMs (the overlap's setting), so
      * every test run through it checks that path too. */
-    hgemm_nccl_config agree = {HGEMM_NCCL_CHECK_AGREE, 0.0, 0};
-    hgemm_nccl_config local = {HGEMM_NCCL_CHECK_LOCAL, 0.0, LOCAL_GEMM_SMS};
+    hgemm_nccl_config agree = {HGEMM_NCCL_CHECK_AGREE, 0.0, 0, w->copy_engine};
+    hgemm_nccl_config local = {HGEMM_NCCL_CHECK_LOCAL, 0.0, LOCAL_GEMM_SMS, w->copy_engine};
     hgemm_nccl_status st = hgemm_nccl_ctx_create(&rs->agree, rs->comm, &agree);
     EXPECT_STATUS(rs, st, HGEMM_NCCL_SUCCESS, "create (agree)");
     st = hgemm_nccl_ctx_create(&rs->local, rs->comm, &local);
@@ -607,13 +757,23 @@ int main(int argc, char **argv) {
     if (strcmp(mode, "allgather") == 0) w->body = body_allgather;
     else if (strcmp(mode, "reducescatter") == 0) w->body = body_reducescatter;
     else if (strcmp(mode, "errors") == 0) w->body = body_errors;
-    else if (strcmp(mode, "single") == 0) {
+    else if (strcmp(mode, "copyengine") == 0) {
+        w->body = body_copyengine;
+        w->copy_engine = 1;
+    } else if (strcmp(mode, "single") == 0) {
         w->body = body_single;
         need = 1;
     } else {
-        fprintf(stderr, "usage: %s allgather|reducescatter|single|errors\n", argv[0]);
+        fprintf(stderr, "usage: %s allgather|reducescatter|single|errors|copyengine\n", argv[0]);
         return 1;
     }
+#if NCCL_VERSION_CODE < 22800
+    if (w->copy_engine) {
+        printf("test_multigpu %s: skipped: NCCL %d has no copy-engine collectives (2.28 on)\n", mode,
+               NCCL_VERSION_CODE);
+        return EXIT_SKIP;
+    }
+#endif
     char why[WHY_LEN] = "";
     if (usable_gpus(need, why, sizeof why) < need) {
         printf("test_multigpu %s: skipped: %s\n", mode, why);
@@ -623,7 +783,23 @@ int main(int argc, char **argv) {
     int devs[MAX_RANKS];
     ncclComm_t comms[MAX_RANKS];
     for (int r = 0; r < need; r++) devs[r] = r;
-    CHECK_NCCL(ncclCommInitAll(comms, need, devs));
+    if (w->copy_engine) {
+#if NCCL_VERSION_CODE >= 22800
+        /* Zero-SM policy: NCCL's copy engines where the buffers allow. */
+        ncclUniqueId id;
+        CHECK_NCCL(ncclGetUniqueId(&id));
+        CHECK_NCCL(ncclGroupStart());
+        for (int r = 0; r < need; r++) {
+            ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
+            cfg.CTAPolicy = NCCL_CTA_POLICY_ZERO;
+            HGEMM_CHECK_CUDA(cudaSetDevice(devs[r]));
+            CHECK_NCCL(ncclCommInitRankConfig(&comms[r], need, id, r, &cfg));
+        }
+        CHECK_NCCL(ncclGroupEnd());
+#endif
+    } else {
+        CHECK_NCCL(ncclCommInitAll(comms, need, devs));
+    }
     pthread_barrier_init(&w->barrier, NULL, (unsigned)need);
     pthread_t threads[MAX_RANKS];
     for (int r = 0; r < need; r++) {

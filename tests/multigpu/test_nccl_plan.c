@@ -1,8 +1,9 @@
 /*
  * test_nccl_plan: libhgemm_nccl's checks, chunking, fingerprints and
- * agreement on the CPU (no GPU, no communicator), and the public entry points'
- * answers to NULL contexts and communicators, which come before any CUDA or
- * NCCL call. Prints "N passed, N failed" last; exits 1 on any failure.
+ * agreement on the CPU (no GPU, no communicator), the copy-engine path's
+ * conditions (uniform arguments, window look-ups, the agreed key), and the
+ * public entry points' answers to NULL contexts and communicators, which
+ * come before any CUDA or NCCL call. Prints "N passed, N failed" last; exits 1 on any failure.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -210,19 +211,33 @@ static void test_fingerprints(void) {
     EXPECT(base != hgemm_nccl_fingerprint_ag(RANKS, 4, NULL, K, LDA));
     EXPECT(base != hgemm_nccl_fingerprint_rs(RANKS, 4, c1, K));
     EXPECT(hgemm_nccl_fingerprint_rs(RANKS, 4, c1, RS_N) != hgemm_nccl_fingerprint_rs(RANKS, 4, c1, RS_N + 1));
-    EXPECT(hgemm_nccl_fingerprint_create(RANKS, HGEMM_NCCL_CHECK_AGREE) !=
-           hgemm_nccl_fingerprint_create(RANKS, HGEMM_NCCL_CHECK_LOCAL));
+    EXPECT(hgemm_nccl_fingerprint_create(RANKS, HGEMM_NCCL_CHECK_AGREE, 0) !=
+           hgemm_nccl_fingerprint_create(RANKS, HGEMM_NCCL_CHECK_LOCAL, 0));
+    /* Contexts that differ in copy_engine disagree at creation. */
+    EXPECT(hgemm_nccl_fingerprint_create(RANKS, HGEMM_NCCL_CHECK_AGREE, 0) !=
+           hgemm_nccl_fingerprint_create(RANKS, HGEMM_NCCL_CHECK_AGREE, 1));
+    EXPECT(hgemm_nccl_fingerprint_mem(RANKS, HGEMM_NCCL_OP_MEM_ALLOC) !=
+           hgemm_nccl_fingerprint_mem(RANKS, HGEMM_NCCL_OP_MEM_FREE));
 }
 
-/* What the all-reduce (max) makes of the ranks' vectors. */
-static hgemm_nccl_status reduce_and_decode(int nranks, const hgemm_nccl_status *own,
-                                           const uint64_t *fp, int *failed_rank) {
+/* What the all-reduce (max) makes of the ranks' vectors; keys NULL: none. */
+static hgemm_nccl_status reduce_and_decode_ce(int nranks, const hgemm_nccl_status *own,
+                                              const uint64_t *fp, const hgemm_nccl_ce_key *keys,
+                                              int *failed_rank, int *copy_engine) {
     int64_t sum[HGEMM_NCCL_AGREE_SLOTS], v[HGEMM_NCCL_AGREE_SLOTS];
     for (int r = 0; r < nranks; r++) {
-        hgemm_nccl_agree_encode(v, own[r], r, nranks, fp[r]);
+        hgemm_nccl_agree_encode(v, own[r], r, nranks, fp[r], keys ? keys[r] : hgemm_nccl_ce_none());
         for (int i = 0; i < HGEMM_NCCL_AGREE_SLOTS; i++) sum[i] = r == 0 || v[i] > sum[i] ? v[i] : sum[i];
     }
-    return hgemm_nccl_agree_decode(sum, nranks, failed_rank);
+    return hgemm_nccl_agree_decode(sum, nranks, failed_rank, copy_engine);
+}
+
+static hgemm_nccl_status reduce_and_decode(int nranks, const hgemm_nccl_status *own,
+                                           const uint64_t *fp, int *failed_rank) {
+    int copy_engine = 7;
+    hgemm_nccl_status st = reduce_and_decode_ce(nranks, own, fp, NULL, failed_rank, &copy_engine);
+    EXPECT(copy_engine == 0); /* no key: never the copy-engine path */
+    return st;
 }
 
 static void test_agreement(void) {
@@ -246,6 +261,155 @@ static void test_agreement(void) {
     EXPECT_STATUS(reduce_and_decode(1, ok, same, &failed_rank), HGEMM_NCCL_SUCCESS);
 }
 
+/* ---- the copy-engine path -------------------------------------------------------- */
+
+static void test_ce_uniform(void) {
+    const int64_t even[4] = {256, 256, 256, 256}, ragged[2] = {300, 77}, empty[2] = {0, 0};
+    EXPECT(hgemm_nccl_ce_uniform_ag(2, 1, even, K, K));
+    EXPECT(hgemm_nccl_ce_uniform_ag(4, 1, even, K, K));
+    EXPECT(!hgemm_nccl_ce_uniform_ag(1, 1, even, K, K));      /* nothing to gather */
+    EXPECT(!hgemm_nccl_ce_uniform_ag(2, 2, even, K, K));      /* chunks > 1: pieces not back to back */
+    EXPECT(!hgemm_nccl_ce_uniform_ag(2, 1, ragged, K, K));    /* ncclAllGather: one count */
+    EXPECT(!hgemm_nccl_ce_uniform_ag(2, 1, empty, K, K));
+    EXPECT(!hgemm_nccl_ce_uniform_ag(2, 1, even, K, LDA));    /* padded rows: blocks not m * k apart */
+    EXPECT(!hgemm_nccl_ce_uniform_ag(2, 1, even, 0, 8));
+    EXPECT(!hgemm_nccl_ce_uniform_ag(2, 1, NULL, K, K));
+    EXPECT(hgemm_nccl_ce_uniform_rs(2, 1, even, RS_N));
+    EXPECT(hgemm_nccl_ce_uniform_rs(4, 1, even, 100));        /* any n: the workspace pads it */
+    EXPECT(!hgemm_nccl_ce_uniform_rs(2, 3, even, RS_N));
+    EXPECT(!hgemm_nccl_ce_uniform_rs(2, 1, ragged, RS_N));
+    EXPECT(!hgemm_nccl_ce_uniform_rs(2, 1, even, 0));
+    EXPECT(!hgemm_nccl_ce_uniform_rs(1, 1, even, RS_N));
+}
+
+static void test_ce_workspace(void) {
+    const size_t one = hgemm_nccl_gemm_reducescatter_workspace(512, 100);
+    EXPECT(one == (size_t)512 * 104 * 2);
+    EXPECT(hgemm_nccl_gemm_reducescatter_ce_workspace(2, 512, 100) == one);
+    EXPECT(hgemm_nccl_gemm_reducescatter_ce_workspace(1, 512, 100) == one);
+    EXPECT(hgemm_nccl_gemm_reducescatter_ce_workspace(4, 512, 100) == 2 * one);
+    EXPECT(hgemm_nccl_gemm_reducescatter_ce_workspace(0, 512, 100) == 0);
+    EXPECT(hgemm_nccl_gemm_reducescatter_ce_workspace(4, 0, 100) == 0);
+    EXPECT(hgemm_nccl_gemm_reducescatter_ce_workspace(4, -1, 100) == 0);
+}
+
+static void test_window_find(void) {
+    const hgemm_nccl_window t[3] = {
+        {0x10000, 0x1000, 0, NULL}, {0x40000, 0x8000, 3, NULL}, {UINTPTR_MAX - 0xfff, 0x1000, 4, NULL}};
+    int64_t off = -1;
+    EXPECT(hgemm_nccl_window_find(t, 3, FAKE(0x10000), 0x1000, &off) == 0 && off == 0);
+    EXPECT(hgemm_nccl_window_find(t, 3, FAKE(0x10800), 0x800, &off) == 0 && off == 0x800);
+    EXPECT(hgemm_nccl_window_find(t, 3, FAKE(0x10800), 0x801, &off) < 0); /* runs past the end */
+    EXPECT(hgemm_nccl_window_find(t, 3, FAKE(0xff00), 0x200, &off) < 0);  /* starts before */
+    EXPECT(hgemm_nccl_window_find(t, 3, FAKE(0x11000), 1, &off) < 0);     /* one past the end */
+    EXPECT(hgemm_nccl_window_find(t, 3, FAKE(0x44000), 0x4000, &off) == 1 && off == 0x4000);
+    EXPECT(hgemm_nccl_window_find(t, 3, FAKE(0x20000), 16, &off) < 0);
+    EXPECT(hgemm_nccl_window_find(t, 3, FAKE(UINTPTR_MAX - 0xf), 16, &off) == 2 && off == 0xff0);
+    EXPECT(hgemm_nccl_window_find(t, 3, FAKE(UINTPTR_MAX - 0xf), 17, &off) < 0); /* no wrap */
+    EXPECT(hgemm_nccl_window_find(t, 3, FAKE(0x10000), 0, &off) < 0);
+    EXPECT(hgemm_nccl_window_find(t, 3, NULL, 16, &off) < 0);
+    EXPECT(hgemm_nccl_window_find(NULL, 0, FAKE(0x10000), 16, &off) < 0);
+}
+
+static void test_ce_keys(void) {
+    enum { M = 256, KK = 64, NN = 64, MB = 1 << 20 };
+    const int64_t counts[RANKS] = {M, M};
+    /* Rank 1: A_gathered (2M x KK) at 0x100000 in window serial 5, A_local elsewhere in serial 2. */
+    const hgemm_nccl_window t[2] = {{0x100000, MB, 5, NULL}, {0x800000, MB, 2, NULL}};
+    hgemm_nccl_ag_args a;
+    memset(&a, 0, sizeof a);
+    a.rank = 1;
+    a.nranks = RANKS;
+    a.chunks = 1;
+    a.m_counts = counts;
+    a.n_local = NN;
+    a.k = KK;
+    a.lda = KK;
+    a.ldb = KK;
+    a.ldc = NN;
+    a.A_gathered = FAKE(0x100000 + 0x400);
+    a.A_local = FAKE(0x800000);
+    a.B_local = FAKE(0x2000000);
+    a.C_local = FAKE(0x3000000);
+    EXPECT_STATUS(hgemm_nccl_check_ag(&a), HGEMM_NCCL_SUCCESS);
+    hgemm_nccl_ce_key key = hgemm_nccl_ce_key_ag(&a, t, 2);
+    EXPECT(key.window == 5 && key.offset == 0x400);
+    a.A_local = (const char *)a.A_gathered + M * KK * 2; /* in place */
+    key = hgemm_nccl_ce_key_ag(&a, t, 2);
+    EXPECT(key.window == 5 && key.offset == 0x400);
+    a.A_local = FAKE(0x4000000); /* not registered */
+    EXPECT(hgemm_nccl_ce_key_ag(&a, t, 2).window == -1);
+    a.A_local = FAKE(0x800000);
+    a.A_gathered = FAKE(0x100000 + MB - 0x8000); /* 64 KB: runs past its window */
+    EXPECT(hgemm_nccl_ce_key_ag(&a, t, 2).window == -1);
+    EXPECT(hgemm_nccl_ce_key_ag(&a, NULL, 0).window == -1);
+
+    /* (b): rank 0's workspace at offset 0x1000 of window 2. */
+    const size_t ws = hgemm_nccl_gemm_reducescatter_ce_workspace(RANKS, 2 * M, NN);
+    hgemm_nccl_rs_args b;
+    memset(&b, 0, sizeof b);
+    b.rank = 0;
+    b.nranks = RANKS;
+    b.chunks = 1;
+    b.m_counts = counts;
+    b.n = NN;
+    b.k_local = KK;
+    b.lda = KK;
+    b.ldb = KK;
+    b.ldc = NN;
+    b.A_local = FAKE(0x2000000);
+    b.B_local = FAKE(0x3000000);
+    b.C_local = FAKE(0x4000000);
+    b.workspace = FAKE(0x800000 + 0x1000);
+    b.workspace_bytes = ws;
+    EXPECT_STATUS(hgemm_nccl_check_rs(&b), HGEMM_NCCL_SUCCESS);
+    key = hgemm_nccl_ce_key_rs(&b, t, 2);
+    EXPECT(key.window == 2 && key.offset == 0x1000);
+    b.workspace_bytes = ws - 16; /* too small for the copy-engine layout (and here for any) */
+    EXPECT(hgemm_nccl_ce_key_rs(&b, t, 2).window == -1);
+    /* Four ranks need two regions: the size the kernel path needs is not enough. */
+    const int64_t four[4] = {M, M, M, M};
+    b.nranks = 4;
+    b.m_counts = four;
+    b.workspace_bytes = hgemm_nccl_gemm_reducescatter_workspace(4 * M, NN);
+    EXPECT(hgemm_nccl_ce_key_rs(&b, t, 2).window == -1);
+    b.workspace_bytes = hgemm_nccl_gemm_reducescatter_ce_workspace(4, 4 * M, NN);
+    EXPECT(hgemm_nccl_ce_key_rs(&b, t, 2).window == 2);
+    /* The second region may not reach a matrix. */
+    b.C_local = (const char *)b.workspace + b.workspace_bytes - 64;
+    EXPECT(hgemm_nccl_ce_key_rs(&b, t, 2).window == -1);
+}
+
+static void test_ce_agreement(void) {
+    enum { R = 3 };
+    const uint64_t fp[R] = {9, 9, 9};
+    const hgemm_nccl_status ok[R] = {0, 0, 0};
+    const hgemm_nccl_status bad[R] = {0, HGEMM_NCCL_ERROR_INVALID_VALUE, 0};
+    const hgemm_nccl_ce_key same[R] = {{4, 4096}, {4, 4096}, {4, 4096}};
+    const hgemm_nccl_ce_key zero[R] = {{0, 0}, {0, 0}, {0, 0}};
+    const hgemm_nccl_ce_key one_out[R] = {{4, 4096}, {-1, 0}, {4, 4096}};
+    const hgemm_nccl_ce_key other_offset[R] = {{4, 4096}, {4, 8192}, {4, 4096}};
+    const hgemm_nccl_ce_key other_window[R] = {{4, 4096}, {4, 4096}, {3, 4096}};
+    const hgemm_nccl_ce_key none[R] = {{-1, 0}, {-1, 0}, {-1, 0}};
+    int failed_rank = 0, ce = -1;
+    EXPECT_STATUS(reduce_and_decode_ce(R, ok, fp, same, &failed_rank, &ce), HGEMM_NCCL_SUCCESS);
+    EXPECT(ce == 1);
+    EXPECT_STATUS(reduce_and_decode_ce(R, ok, fp, zero, &failed_rank, &ce), HGEMM_NCCL_SUCCESS);
+    EXPECT(ce == 1); /* window serial 0 at offset 0 is a key like any other */
+    /* Every rank falls back together when one cannot, or the keys differ. */
+    EXPECT_STATUS(reduce_and_decode_ce(R, ok, fp, one_out, &failed_rank, &ce), HGEMM_NCCL_SUCCESS);
+    EXPECT(ce == 0);
+    EXPECT_STATUS(reduce_and_decode_ce(R, ok, fp, other_offset, &failed_rank, &ce), HGEMM_NCCL_SUCCESS);
+    EXPECT(ce == 0);
+    EXPECT_STATUS(reduce_and_decode_ce(R, ok, fp, other_window, &failed_rank, &ce), HGEMM_NCCL_SUCCESS);
+    EXPECT(ce == 0);
+    EXPECT_STATUS(reduce_and_decode_ce(R, ok, fp, none, &failed_rank, &ce), HGEMM_NCCL_SUCCESS);
+    EXPECT(ce == 0);
+    /* The statuses are decided as without keys. */
+    EXPECT_STATUS(reduce_and_decode_ce(R, bad, fp, same, &failed_rank, &ce), HGEMM_NCCL_ERROR_INVALID_VALUE);
+    EXPECT(failed_rank == 1);
+}
+
 static void test_entry_points(void) {
     const int64_t counts[1] = {8};
     hgemm_nccl_ctx *ctx = FAKE(1);
@@ -254,6 +418,7 @@ static void test_entry_points(void) {
     EXPECT(ctx == NULL);
     EXPECT_STATUS(hgemm_nccl_ctx_destroy(NULL), HGEMM_NCCL_SUCCESS);
     EXPECT(hgemm_nccl_failed_rank(NULL) == -1);
+    EXPECT(hgemm_nccl_used_copy_engine(NULL) == 0);
     EXPECT_STATUS(hgemm_nccl_ctx_set_trace(NULL, NULL, 0), HGEMM_NCCL_ERROR_INVALID_VALUE);
     EXPECT_STATUS(hgemm_nccl_allgather_gemm(NULL, HGEMM_KERNEL_AUTO, 1, counts, 8, 8, 1.0f, NULL, NULL,
                                             8, NULL, 8, 0.0f, NULL, 8, 0),
@@ -261,6 +426,10 @@ static void test_entry_points(void) {
     EXPECT_STATUS(hgemm_nccl_gemm_reducescatter(NULL, HGEMM_KERNEL_AUTO, 1, counts, 8, 8, 1.0f, NULL,
                                                 8, NULL, 8, 0.0f, NULL, 8, NULL, 0, 0),
                   HGEMM_NCCL_ERROR_INVALID_VALUE);
+    void *p = FAKE(1);
+    EXPECT_STATUS(hgemm_nccl_mem_alloc(NULL, 4096, &p), HGEMM_NCCL_ERROR_INVALID_VALUE);
+    EXPECT(p == NULL);
+    EXPECT_STATUS(hgemm_nccl_mem_free(NULL, FAKE(4096)), HGEMM_NCCL_ERROR_INVALID_VALUE);
     /* Every status has its own sentence. */
     for (int s = HGEMM_NCCL_SUCCESS; s <= HGEMM_NCCL_ERROR_TIMEOUT; s++) {
         const char *text = hgemm_nccl_status_string((hgemm_nccl_status)s);
@@ -278,6 +447,11 @@ int main(void) {
     test_check_rs();
     test_fingerprints();
     test_agreement();
+    test_ce_uniform();
+    test_ce_workspace();
+    test_window_find();
+    test_ce_keys();
+    test_ce_agreement();
     test_entry_points();
     printf("test_nccl_plan: %d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
