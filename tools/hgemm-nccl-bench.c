@@ -30,6 +30,21 @@
  * (ms_min, ms_max). --repeat runs the whole set again (`run`). The overlapped
  * results are checked against the naive ones on sampled rows (max_abs_diff).
  *
+ * --copy-engine measures libhgemm_nccl's copy-engine path (include/hgemm_nccl.h,
+ * "Copy engines"): the communicators are created with ncclConfig_t.CTAPolicy =
+ * NCCL_CTA_POLICY_ZERO, the gathered A and the (b) workspace come from
+ * hgemm_nccl_mem_alloc (symmetric windows), the all-gather runs in place (A_local
+ * is the rank's rows of A_gathered: NCCL then makes no local copy), and the
+ * contexts have copy_engine = 1 and no GEMM SM target. The rows are the same,
+ * so that the CSV compares with one of the default mode: the collective alone
+ * and the naive sequence of (a) use the same ncclAllGather on the same windows
+ * (NCCL runs it on the copy engines); those of (b) stay ncclReduceScatter, which
+ * NCCL runs as kernels (it has no copy-engine reduction). The overlapped calls
+ * at 1 chunk must take the copy-engine path (checked on every call; more
+ * chunks take the kernel path, as the library decides). overlap-local is not
+ * measured: the windows belong to the AGREE context, so a LOCAL context would
+ * find none. The CSV says `# copy_engine: on`.
+ *
  * Exit status: 0 done; 1 bad arguments, an error or a failed check; 2 fewer
  * than 2 sm_90 GPUs. NVLink multicast (NVLS) stays off unless
  * NCCL_NVLS_ENABLE is already set.
@@ -131,6 +146,8 @@ typedef struct options {
     double cooldown_s;
     int nccl_max_ctas;               /* 0: NCCL's own choice */
     int gemm_sms;                    /* the overlapped calls' GEMM SM target; 0: every SM */
+    int copy_engine;                 /* --copy-engine */
+    int timeline_chunks_set;         /* --timeline-chunks given (else 4, or 1 with --copy-engine) */
     const char *csv, *timeline;
     int timeline_chunks;
 } options;
@@ -170,6 +187,7 @@ struct rank_ctx {
     cudaStream_t stream;
     hgemm_nccl_ctx *agree, *local;
     cudaEvent_t *events;             /* iters + 1, timing */
+    int path_errors;                 /* --copy-engine: overlapped calls on the wrong path */
     /* ag: A_local (M/G x K), A_full (M x K), B (N/G x K), C and C_naive (M x N/G).
      * rs: A_local (M x K/G), B (N x K/G), P (the partial, M x N), C and C_naive (M/G x N). */
     void *a_local[OP_COUNT], *b[OP_COUNT], *c[OP_COUNT], *c_naive[OP_COUNT];
@@ -195,9 +213,18 @@ static void usage(FILE *f, const char *program) {
             "  --gemm-sms N         the overlapped calls run their GEMMs on at most N SMs\n"
             "                       (hgemm_nccl_config.gemm_sm_count), leaving the rest to\n"
             "                       NCCL; the GEMM-alone and naive modes use every SM\n"
+            "  --copy-engine        NCCL's copy-engine (zero-SM) collectives: communicators with\n"
+            "                       CTAPolicy NCCL_CTA_POLICY_ZERO, A_gathered and the rs workspace\n"
+            "                       from hgemm_nccl_mem_alloc (the all-gather in place), contexts\n"
+            "                       with copy_engine = 1 and every SM for the GEMMs (not with\n"
+            "                       --gemm-sms); the copy-engine path needs --chunks 1 (the\n"
+            "                       other counts measure the kernel path); ag's collective and\n"
+            "                       naive rows use the same ncclAllGather, rs's stay\n"
+            "                       ncclReduceScatter (kernels); no overlap-local rows;\n"
+            "                       NCCL 2.28 or newer\n"
             "  --csv FILE           one row per (op, mode, kernel, chunks, run), with metadata\n"
             "  --timeline FILE      per-chunk event times of one overlapped call per op\n"
-            "  --timeline-chunks C  chunks of that call (default 4)\n"
+            "  --timeline-chunks C  chunks of that call (default 4; 1 with --copy-engine)\n"
             "  --help, --version\n",
             program, DEFAULT_M, DEFAULT_N, DEFAULT_K, DEFAULT_WARMUP, DEFAULT_ITERS, DEFAULT_REPEAT,
             DEFAULT_COOLDOWN_S);
@@ -262,10 +289,14 @@ static int parse_args(int argc, char **argv, options *o) {
     o->timeline_chunks = 4;
     parse_kernel_list("auto,v5", o);
     parse_chunk_list("1,2,4,8", o);
-    for (int i = 1; i < argc; i += 2) { /* every option but --help and --version takes a value */
+    /* Every option but --help, --version and --copy-engine takes a value. */
+    for (int i = 1, step = 2; i < argc; i += step, step = 2) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         int64_t x = 0;
-        if (strcmp(a, "--help") == 0) {
+        if (strcmp(a, "--copy-engine") == 0) {
+            o->copy_engine = 1;
+            step = 1;
+        } else if (strcmp(a, "--help") == 0) {
             usage(stdout, program);
             return EXIT_OK;
         } else if (strcmp(a, "--version") == 0) {
@@ -309,10 +340,17 @@ static int parse_args(int argc, char **argv, options *o) {
         } else if (strcmp(a, "--timeline-chunks") == 0) {
             if (!parse_int(v, 1, HGEMM_NCCL_MAX_CHUNKS, &x)) return bad_usage(program, "bad chunk count", v);
             o->timeline_chunks = (int)x;
+            o->timeline_chunks_set = 1;
         } else {
             return bad_usage(program, "unknown option", a);
         }
     }
+    if (o->copy_engine && o->gemm_sms)
+        return bad_usage(program, "--copy-engine gives the GEMMs every SM: no --gemm-sms with it", NULL);
+#if NCCL_VERSION_CODE < 22800
+    if (o->copy_engine) return bad_usage(program, "--copy-engine needs NCCL 2.28 or newer", NULL);
+#endif
+    if (o->copy_engine && !o->timeline_chunks_set) o->timeline_chunks = 1;
     return -1;
 }
 
@@ -329,6 +367,13 @@ static void sleep_s(double s) {
 static void *dev_alloc(size_t bytes) {
     void *p = NULL;
     HGEMM_CHECK_CUDA(cudaMalloc(&p, bytes));
+    return p;
+}
+
+/* A symmetric window of the context's communicator (--copy-engine). */
+static void *window_alloc(hgemm_nccl_ctx *ctx, size_t bytes) {
+    void *p = NULL;
+    CHECK_TP(hgemm_nccl_mem_alloc(ctx, bytes, &p));
     return p;
 }
 
@@ -444,6 +489,16 @@ static void overlapped(rank_ctx *rc, const job *j, hgemm_nccl_ctx *ctx, void *C)
     }
 }
 
+/* --copy-engine: the overlapped call at 1 chunk must have taken the
+ * copy-engine path, and at more chunks the kernel path. */
+static void check_path(rank_ctx *rc, const job *j) {
+    if (!rc->sh->opt.copy_engine || j->md != MODE_OVERLAP) return;
+    const int want = j->chunks == 1, got = hgemm_nccl_used_copy_engine(rc->agree);
+    if (got != want && rc->path_errors++ == 0)
+        fprintf(stderr, "rank %d: %s, %d chunk(s): the %s path, want the %s path\n", rc->rank, op_names[j->o],
+                j->chunks, got ? "copy-engine" : "kernel", want ? "copy-engine" : "kernel");
+}
+
 static void call(rank_ctx *rc, const job *j) {
     switch (j->md) {
     case MODE_GEMM:
@@ -462,7 +517,10 @@ static void call(rank_ctx *rc, const job *j) {
             collective(rc, OP_RS, 1, 0);
         }
         break;
-    case MODE_OVERLAP: overlapped(rc, j, rc->agree, rc->c[j->o]); break;
+    case MODE_OVERLAP:
+        overlapped(rc, j, rc->agree, rc->c[j->o]);
+        check_path(rc, j);
+        break;
     case MODE_OVERLAP_LOCAL: overlapped(rc, j, rc->local, rc->c[j->o]); break;
     case MODE_COUNT: break;
     }
@@ -619,9 +677,15 @@ static void allocate(rank_ctx *rc) {
     const int G = rc->sh->gpus;
     const int64_t M = o->m, N = o->n, K = o->k, mr = M / G, nl = N / G, kl = K / G;
     for (int r = 0; r < G; r++) rc->counts[r] = mr;
+    /* --copy-engine: windows, in the same order on every rank (collective). */
     if (o->ops[OP_AG]) {
-        rc->a_local[OP_AG] = dev_alloc((size_t)(mr * K * 2));
-        rc->a_full = dev_alloc((size_t)(M * K * 2));
+        if (o->copy_engine) {
+            rc->a_full = window_alloc(rc->agree, (size_t)(M * K * 2));
+            rc->a_local[OP_AG] = (char *)rc->a_full + (size_t)(rc->rank * mr * K * 2); /* in place */
+        } else {
+            rc->a_local[OP_AG] = dev_alloc((size_t)(mr * K * 2));
+            rc->a_full = dev_alloc((size_t)(M * K * 2));
+        }
         rc->b[OP_AG] = dev_alloc((size_t)(nl * K * 2));
         rc->c[OP_AG] = dev_alloc((size_t)(M * nl * 2));
         rc->c_naive[OP_AG] = dev_alloc((size_t)(M * nl * 2));
@@ -634,8 +698,13 @@ static void allocate(rank_ctx *rc) {
     if (o->ops[OP_RS]) {
         rc->a_local[OP_RS] = dev_alloc((size_t)(M * kl * 2));
         rc->b[OP_RS] = dev_alloc((size_t)(N * kl * 2));
-        rc->p_bytes = hgemm_nccl_gemm_reducescatter_workspace(M, N);
-        rc->p = dev_alloc(rc->p_bytes);
+        if (o->copy_engine) {
+            rc->p_bytes = hgemm_nccl_gemm_reducescatter_ce_workspace(G, M, N);
+            rc->p = window_alloc(rc->agree, rc->p_bytes);
+        } else {
+            rc->p_bytes = hgemm_nccl_gemm_reducescatter_workspace(M, N);
+            rc->p = dev_alloc(rc->p_bytes);
+        }
         HGEMM_CHECK_CUDA(cudaMemsetAsync(rc->p, 0, rc->p_bytes, rc->stream)); /* read before the first GEMM */
         rc->c[OP_RS] = dev_alloc((size_t)(mr * N * 2));
         rc->c_naive[OP_RS] = dev_alloc((size_t)(mr * N * 2));
@@ -648,14 +717,22 @@ static void allocate(rank_ctx *rc) {
 }
 
 static void release(rank_ctx *rc) {
+    const int windows = rc->sh->opt.copy_engine;
     for (int o = 0; o < OP_COUNT; o++) {
-        if (rc->a_local[o]) HGEMM_CHECK_CUDA(cudaFree(rc->a_local[o]));
+        if (rc->a_local[o] && !(windows && o == OP_AG)) HGEMM_CHECK_CUDA(cudaFree(rc->a_local[o]));
         if (rc->b[o]) HGEMM_CHECK_CUDA(cudaFree(rc->b[o]));
         if (rc->c[o]) HGEMM_CHECK_CUDA(cudaFree(rc->c[o]));
         if (rc->c_naive[o]) HGEMM_CHECK_CUDA(cudaFree(rc->c_naive[o]));
     }
-    if (rc->a_full) HGEMM_CHECK_CUDA(cudaFree(rc->a_full));
-    if (rc->p) HGEMM_CHECK_CUDA(cudaFree(rc->p));
+    /* The windows: freed in the order allocated, on every rank. */
+    if (rc->a_full) {
+        if (windows) CHECK_TP(hgemm_nccl_mem_free(rc->agree, rc->a_full));
+        else HGEMM_CHECK_CUDA(cudaFree(rc->a_full));
+    }
+    if (rc->p) {
+        if (windows) CHECK_TP(hgemm_nccl_mem_free(rc->agree, rc->p));
+        else HGEMM_CHECK_CUDA(cudaFree(rc->p));
+    }
 }
 
 static void *rank_main(void *arg) {
@@ -667,8 +744,8 @@ static void *rank_main(void *arg) {
     rc->events = malloc(sizeof(cudaEvent_t) * (size_t)(o->iters + 1));
     if (rc->events == NULL) exit(EXIT_FAIL);
     for (int64_t i = 0; i <= o->iters; i++) HGEMM_CHECK_CUDA(cudaEventCreate(&rc->events[i]));
-    hgemm_nccl_config agree = {HGEMM_NCCL_CHECK_AGREE, 0.0, o->gemm_sms, 0};
-    hgemm_nccl_config local = {HGEMM_NCCL_CHECK_LOCAL, 0.0, o->gemm_sms, 0};
+    hgemm_nccl_config agree = {HGEMM_NCCL_CHECK_AGREE, 0.0, o->gemm_sms, o->copy_engine};
+    hgemm_nccl_config local = {HGEMM_NCCL_CHECK_LOCAL, 0.0, o->gemm_sms, o->copy_engine};
     CHECK_TP(hgemm_nccl_ctx_create(&rc->agree, sh->comms[rc->rank], &agree));
     CHECK_TP(hgemm_nccl_ctx_create(&rc->local, sh->comms[rc->rank], &local));
     allocate(rc);
@@ -694,6 +771,8 @@ static void *rank_main(void *arg) {
                 for (int c = 0; c < o->n_chunks; c++) {
                     const mode chunked[] = {MODE_GEMM_CHUNKED, MODE_OVERLAP, MODE_OVERLAP_LOCAL};
                     for (size_t x = 0; x < sizeof chunked / sizeof chunked[0]; x++) {
+                        /* --copy-engine: the windows are the AGREE context's. */
+                        if (o->copy_engine && chunked[x] == MODE_OVERLAP_LOCAL) continue;
                         job jx = {p, chunked[x], kern, o->chunks[c]};
                         measure(rc, &jx, run);
                     }
@@ -704,6 +783,10 @@ static void *rank_main(void *arg) {
         for (int op_i = 0; op_i < OP_COUNT; op_i++)
             if (o->ops[op_i]) timeline(rc, (op)op_i);
 
+    if (rc->path_errors) {
+        fprintf(stderr, "rank %d: %d overlapped call(s) on the wrong path\n", rc->rank, rc->path_errors);
+        __atomic_add_fetch(&sh->failures, 1, __ATOMIC_SEQ_CST);
+    }
     barrier(sh);
     release(rc);
     CHECK_TP(hgemm_nccl_ctx_destroy(rc->agree));
@@ -771,6 +854,13 @@ static void write_csv(FILE *f, const shared *sh, const char *command) {
     fprintf(f, "# nccl_max_ctas: %s%d\n", o->nccl_max_ctas ? "" : "NCCL default (0 = unset) ", o->nccl_max_ctas);
     fprintf(f, "# gemm_sms: %s%d\n", o->gemm_sms ? "overlapped calls' GEMMs on at most " : "every SM (0 = unset) ",
             o->gemm_sms);
+    if (o->copy_engine)
+        fprintf(f, "# copy_engine: on: CTAPolicy NCCL_CTA_POLICY_ZERO, A_gathered and the rs workspace from "
+                   "hgemm_nccl_mem_alloc, ag gathered in place, every SM for the GEMMs; collective and naive: ag "
+                   "ncclAllGather on the windows (copy engines), rs ncclReduceScatter (kernels); overlap at 1 chunk "
+                   "took the copy-engine path on every call, at more chunks the kernel path; no overlap-local rows\n");
+    else
+        fprintf(f, "# copy_engine: off\n");
     fprintf(f, "# git_commit: %s\n", HGEMM_GIT_COMMIT);
     fprintf(f, "# date: %s\n# command: %s\n", date, command);
     fprintf(f, "# auto_kernel: %s\n", hgemm_kernel_name(hgemm__auto_kernel()));
@@ -873,6 +963,9 @@ int main(int argc, char **argv) {
     for (int r = 0; r < want; r++) {
         ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
         if (o->nccl_max_ctas) cfg.maxCTAs = o->nccl_max_ctas;
+#if NCCL_VERSION_CODE >= 22800
+        if (o->copy_engine) cfg.CTAPolicy = NCCL_CTA_POLICY_ZERO;
+#endif
         HGEMM_CHECK_CUDA(cudaSetDevice(r));
         CHECK_NCCL(ncclCommInitRankConfig(&sh->comms[r], want, id, r, &cfg));
     }
@@ -906,7 +999,8 @@ int main(int argc, char **argv) {
     }
     if (sh->timeline) fclose(sh->timeline);
     if (sh->failures) {
-        fprintf(stderr, "%s: %d check(s) failed: overlapped results differ from the naive ones\n", argv[0], sh->failures);
+        fprintf(stderr, "%s: %d check(s) failed: overlapped results differ from the naive ones, or (--copy-engine) "
+                        "took the wrong path\n", argv[0], sh->failures);
         return EXIT_FAIL;
     }
     return EXIT_OK;

@@ -5,6 +5,8 @@
 #   no_gpus   with fewer than 2 GPUs: exit 2 and the reason (skipped, 77, with 2 or more)
 #   smoke     with 2 or more GPUs: a small layer, the CSV's header and row count,
 #             the timeline (skipped, 77, with fewer)
+#   smoke_ce  the same with --copy-engine: the copy-engine path at 1 chunk (the
+#             bench fails when a call takes another), the kernel path at 2
 set -u
 case_name=$1
 bench=$2
@@ -18,10 +20,11 @@ help)
     "$bench" --help >"$tmp/out" 2>&1 || fail "--help exited $?"
     grep -q '^usage:' "$tmp/out" || fail "no usage line"
     grep -q -- '--chunks' "$tmp/out" || fail "usage lacks --chunks"
+    grep -q -- '--copy-engine' "$tmp/out" || fail "usage lacks --copy-engine"
     ;;
 bad_args)
     for args in "--chunks 0" "--chunks 65" "--kernels v99" "--m -5" "--ops xy" "--iters 0" "--gpus 9" \
-                "--cooldown -1" "--nonsense 1" "--csv"; do
+                "--cooldown -1" "--nonsense 1" "--csv" "--copy-engine --gemm-sms 100"; do
         # shellcheck disable=SC2086
         "$bench" $args >"$tmp/out" 2>&1
         rc=$?
@@ -55,6 +58,22 @@ smoke)
     # 2 ops x 2 GPUs x (2 + 2 x 4 chunks) events.
     events=$(grep -vc '^#\|^op,' "$tmp/timeline.csv")
     [ "$events" -eq 40 ] || fail "$events timeline rows, want 40"
+    ;;
+smoke_ce)
+    if [ "$(gpus)" -lt 2 ]; then echo "bench_nccl_cli smoke_ce: skipped: fewer than 2 GPUs"; exit 77; fi
+    "$bench" --copy-engine --m 1024 --n 512 --k 512 --chunks 1,2 --kernels auto --repeat 1 --warmup 1 --iters 3 \
+        --cooldown 0 --csv "$tmp/out.csv" --timeline "$tmp/timeline.csv" >"$tmp/out" 2>&1 \
+        || fail "exited $?: $(tail -20 "$tmp/out")"
+    grep -q '^# copy_engine: on' "$tmp/out.csv" || fail "metadata 'copy_engine: on' missing"
+    # Per op: collective + 2 chunked collectives + gemm, naive, 2 modes x 2 chunk counts (no overlap-local).
+    rows=$(grep -vc '^#\|^kernel,' "$tmp/out.csv")
+    [ "$rows" -eq 18 ] || fail "$rows CSV rows, want 18"
+    grep -q ',overlap-local,' "$tmp/out.csv" && fail "overlap-local rows with --copy-engine"
+    bad=$(awk -F, '$2 == "overlap" && $18 < 0' "$tmp/out.csv" | wc -l)
+    [ "$bad" -eq 0 ] || fail "$bad overlapped rows not checked"
+    # 2 ops x 2 GPUs x (2 + 2 x 1 chunk) events.
+    events=$(grep -vc '^#\|^op,' "$tmp/timeline.csv")
+    [ "$events" -eq 16 ] || fail "$events timeline rows, want 16"
     ;;
 *)
     fail "unknown case"
