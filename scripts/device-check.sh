@@ -33,7 +33,9 @@
 #   profile   scripts/profile.sh $PROFILE_KERNELS (Nsight Compute, clocks never touched)
 #   nccl      libhgemm_nccl on 2+ GPUs: the tests labelled multigpu, then
 #             hgemm-nccl-bench ($NCCL_BENCH_ARGS) into nccl.csv and
-#             nccl-timeline.csv; NVLink multicast off (NCCL_NVLS_ENABLE=0)
+#             nccl-timeline.csv, and where $NCCL_BENCH_ARGS2 is set a second run
+#             with those arguments (say --copy-engine --chunks 1) into nccl-ce.csv
+#             and nccl-ce-timeline.csv; NVLink multicast off (NCCL_NVLS_ENABLE=0)
 #
 # Everything lands under $OUT (default ./device-out): device.log (all output),
 # bench.csv, suite.csv, hostcost.csv, forms.csv, batched.csv, window30.csv, window100.csv, processes.csv, profile-raw.csv,
@@ -128,6 +130,11 @@ if has nccl; then
         # shellcheck disable=SC2086
         run nccl-bench 300 "$BUILD/tools/hgemm-nccl-bench" ${NCCL_BENCH_ARGS:-} --csv "$OUT/nccl.csv" \
             --timeline "$OUT/nccl-timeline.csv"
+        if [ -n "${NCCL_BENCH_ARGS2:-}" ]; then
+            # shellcheck disable=SC2086
+            run nccl-bench2 300 "$BUILD/tools/hgemm-nccl-bench" $NCCL_BENCH_ARGS2 --csv "$OUT/nccl-ce.csv" \
+                --timeline "$OUT/nccl-ce-timeline.csv"
+        fi
     fi
 fi
 
