@@ -41,9 +41,12 @@
  * (NCCL runs it on the copy engines); those of (b) stay ncclReduceScatter, which
  * NCCL runs as kernels (it has no copy-engine reduction). The overlapped calls
  * at 1 chunk must take the copy-engine path (checked on every call; more
- * chunks take the kernel path, as the library decides). overlap-local is not
- * measured: the windows belong to the AGREE context, so a LOCAL context would
- * find none. The CSV says `# copy_engine: on`.
+ * chunks take the kernel path, as the library decides); collective-chunked at
+ * 1 chunk is then what that path moves (ag: the all-gather; rs: the swap of
+ * the partials, an in-place ncclAllGather on 2 GPUs), so that
+ * tools/tp_overlap_table.py's model sees the path's own transfer.
+ * overlap-local is not measured: the windows belong to the AGREE context, so
+ * a LOCAL context would find none. The CSV says `# copy_engine: on`.
  *
  * Exit status: 0 done; 1 bad arguments, an error or a failed check; 2 fewer
  * than 2 sm_90 GPUs. NVLink multicast (NVLS) stays off unless
@@ -220,7 +223,8 @@ static void usage(FILE *f, const char *program) {
             "                       --gemm-sms); the copy-engine path needs --chunks 1 (the\n"
             "                       other counts measure the kernel path); ag's collective and\n"
             "                       naive rows use the same ncclAllGather, rs's stay\n"
-            "                       ncclReduceScatter (kernels); no overlap-local rows;\n"
+            "                       ncclReduceScatter (kernels); collective-chunked at 1 chunk\n"
+            "                       is the path's own transfer; no overlap-local rows;\n"
             "                       NCCL 2.28 or newer\n"
             "  --csv FILE           one row per (op, mode, kernel, chunks, run), with metadata\n"
             "  --timeline FILE      per-chunk event times of one overlapped call per op\n"
@@ -438,6 +442,22 @@ static void collective(rank_ctx *rc, op o, int chunks, int chunked) {
     const int G = rc->sh->gpus;
     const int64_t mr = opt->m / G;
     ncclComm_t comm = rc->sh->comms[rc->rank];
+    if (opt->copy_engine && chunked && chunks == 1) {
+        /* What the copy-engine path moves: ag the same all-gather as the
+         * collective row; rs the partials' swap (an in-place all-gather of
+         * M/G x N blocks on 2 GPUs, an all-to-all from the second region on more). */
+        if (o == OP_AG) {
+            collective(rc, OP_AG, 1, 0);
+        } else {
+            const size_t block = (size_t)(mr * opt->n);
+            char *R = rc->p;
+            if (G == 2)
+                CHECK_NCCL(ncclAllGather(R + (size_t)rc->rank * block * 2, R, block, ncclFloat16, comm, rc->stream));
+            else
+                CHECK_NCCL(ncclAlltoAll(R + (size_t)G * block * 2, R, block, ncclFloat16, comm, rc->stream));
+        }
+        return;
+    }
     if (o == OP_AG) {
         const int64_t K = opt->k;
         if (!chunked) {
@@ -857,7 +877,8 @@ static void write_csv(FILE *f, const shared *sh, const char *command) {
     if (o->copy_engine)
         fprintf(f, "# copy_engine: on: CTAPolicy NCCL_CTA_POLICY_ZERO, A_gathered and the rs workspace from "
                    "hgemm_nccl_mem_alloc, ag gathered in place, every SM for the GEMMs; collective and naive: ag "
-                   "ncclAllGather on the windows (copy engines), rs ncclReduceScatter (kernels); overlap at 1 chunk "
+                   "ncclAllGather on the windows (copy engines), rs ncclReduceScatter (kernels); collective-chunked at 1 "
+                   "chunk: the copy-engine path's transfer (ag the all-gather, rs the partials' swap); overlap at 1 chunk "
                    "took the copy-engine path on every call, at more chunks the kernel path; no overlap-local rows\n");
     else
         fprintf(f, "# copy_engine: off\n");
