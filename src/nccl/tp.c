@@ -11,6 +11,7 @@
 
 #include <sched.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -179,6 +180,11 @@ static hgemm_nccl_status agree_ce(hgemm_nccl_ctx *ctx, hgemm_nccl_status own, ui
     hgemm_nccl_status st = wait_bounded(ctx, ctx->agreed);
     if (st != HGEMM_NCCL_SUCCESS) return st;
     st = hgemm_nccl_agree_decode(ctx->agree_host, ctx->nranks, &ctx->failed_rank, &ce);
+    if (getenv("HGEMM_NCCL_DEBUG") != NULL) { /* the exchanged maxima, for a refusal that needs explaining */
+        fprintf(stderr, "hgemm_nccl rank %d: agreement", ctx->rank);
+        for (int i = 0; i < HGEMM_NCCL_AGREE_SLOTS; i++) fprintf(stderr, " %lld", (long long)ctx->agree_host[i]);
+        fprintf(stderr, " -> %d (copy engine %d)\n", (int)st, ce);
+    }
     if (copy_engine) *copy_engine = st == HGEMM_NCCL_SUCCESS && ce;
     return st;
 }
