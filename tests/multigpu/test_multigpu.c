@@ -254,6 +254,9 @@ static void run_ag_case(world *w, rank_state *rs, const ag_case *tc) {
         M += tc->counts[r];
     }
     const int64_t m_me = tc->counts[me], n = ag_n_local(me), k = AG_K, lda = tc->dense ? AG_K : AG_LDA;
+    /* hgemm_nccl_mem_alloc takes one size on every rank: the largest count's */
+    int64_t m_most = 0;
+    for (int r = 0; r < w->nranks; r++) m_most = tc->counts[r] > m_most ? tc->counts[r] : m_most;
     const int64_t ldb = k + AG_PAD, ldc = n + AG_PAD;
     const float scale = hgemm_check_unit_scale(k);
     hgemm_nccl_ctx *ctx = tc->local_check ? rs->local : rs->agree;
@@ -262,7 +265,7 @@ static void run_ag_case(world *w, rank_state *rs, const ag_case *tc) {
     void *full_win = NULL, *full_own = NULL, *own_win = NULL, *own_own = NULL;
     void *A_full = case_alloc(rs, ctx, tc->win, (size_t)M * lda * 2, &full_win, &full_own);
     void *A_own = tc->in_place ? (char *)A_full + first * lda * 2
-                               : case_alloc(rs, ctx, tc->win, (size_t)(m_me ? m_me : 1) * lda * 2, &own_win, &own_own);
+                               : case_alloc(rs, ctx, tc->win, (size_t)(m_most ? m_most : 1) * lda * 2, &own_win, &own_own);
     void *B = dev_alloc((size_t)n * ldb * 2);
     void *C = dev_alloc((size_t)M * ldc * 2), *C_ref = dev_alloc((size_t)M * ldc * 2);
     void *C0 = dev_alloc((size_t)M * ldc * 2);
