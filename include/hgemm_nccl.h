@@ -94,9 +94,20 @@
  *       partials go to a first region W and ncclAlltoAll(W, R) delivers rank
  *       p's partial of this rank's rows to block p of a second region R (the
  *       own block is copied too, and ignored). The workspace needs
- *       hgemm_nccl_gemm_reducescatter_ce_workspace bytes.
+ *       hgemm_nccl_gemm_reducescatter_ce_workspace bytes. On 2 ranks the
+ *       swap may be chunked (chunks > 1): chunk c's pair of blocks starts at
+ *       workspace row 2 * (c * m / chunks); the peer's rows of chunk c are
+ *       computed and swapped in turn, the swaps hiding behind the next
+ *       chunks' GEMMs; then the own rows of chunk c once its swap is in.
+ *       With beta == 0 the received partial is copied into C_local (a copy
+ *       engine) and the own rows' GEMM adds it (beta 1 inside the kernel):
+ *       alpha * (own partial, fp32) + (peer's partial, fp16) rounded once,
+ *       one rounding fewer than the kernel path's fp16 sum, and no pass over
+ *       C after the last GEMM. With beta != 0 the own rows take beta and the
+ *       small kernel adds each chunk's received partial.
  * The path's conditions. Uniform, so every rank checks the same: the context
- * has copy_engine set (agreed at its creation), N >= 2, chunks == 1, every
+ * has copy_engine set (agreed at its creation), N >= 2, chunks == 1 (for
+ * (b) on exactly 2 ranks, any chunk count), every
  * rank's count equal (> 0), and for (a) k > 0 and lda == k (rank blocks then
  * lie m * lda elements apart, as ncclAllGather lays them out; with more
  * chunks the pieces of different ranks would have to lie back to back, a

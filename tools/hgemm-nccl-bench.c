@@ -509,11 +509,13 @@ static void overlapped(rank_ctx *rc, const job *j, hgemm_nccl_ctx *ctx, void *C)
     }
 }
 
-/* --copy-engine: the overlapped call at 1 chunk must have taken the
- * copy-engine path, and at more chunks the kernel path. */
+/* --copy-engine: the overlapped call must have taken the copy-engine path
+ * at 1 chunk, and (b) on 2 GPUs at any chunk count (chunked swaps); (a) at
+ * more chunks, and (b) on more GPUs, the kernel path. */
 static void check_path(rank_ctx *rc, const job *j) {
     if (!rc->sh->opt.copy_engine || j->md != MODE_OVERLAP) return;
-    const int want = j->chunks == 1, got = hgemm_nccl_used_copy_engine(rc->agree);
+    const int want = j->chunks == 1 || (j->o == OP_RS && rc->sh->gpus == 2);
+    const int got = hgemm_nccl_used_copy_engine(rc->agree);
     if (got != want && rc->path_errors++ == 0)
         fprintf(stderr, "rank %d: %s, %d chunk(s): the %s path, want the %s path\n", rc->rank, op_names[j->o],
                 j->chunks, got ? "copy-engine" : "kernel", want ? "copy-engine" : "kernel");
@@ -879,7 +881,7 @@ static void write_csv(FILE *f, const shared *sh, const char *command) {
                    "hgemm_nccl_mem_alloc, ag gathered in place, every SM for the GEMMs; collective and naive: ag "
                    "ncclAllGather on the windows (copy engines), rs ncclReduceScatter (kernels); collective-chunked at 1 "
                    "chunk: the copy-engine path's transfer (ag the all-gather, rs the partials' swap); overlap at 1 chunk "
-                   "took the copy-engine path on every call, at more chunks the kernel path; no overlap-local rows\n");
+                   "took the copy-engine path on every call, at more chunks too for rs on 2 GPUs (chunked swaps, the sum in the own rows' GEMM), else the kernel path; no overlap-local rows\n");
     else
         fprintf(f, "# copy_engine: off\n");
     fprintf(f, "# git_commit: %s\n", HGEMM_GIT_COMMIT);

@@ -249,7 +249,7 @@ int hgemm_nccl_ce_uniform_ag(int nranks, int chunks, const int64_t *m_counts, in
 }
 
 int hgemm_nccl_ce_uniform_rs(int nranks, int chunks, const int64_t *m_counts, int64_t n) {
-    return chunks == 1 && even_counts(nranks, m_counts) && n > 0;
+    return (chunks == 1 || nranks == 2) && even_counts(nranks, m_counts) && n > 0;
 }
 
 hgemm_nccl_ce_key hgemm_nccl_ce_key_ag(const hgemm_nccl_ag_args *a, const hgemm_nccl_window *table,

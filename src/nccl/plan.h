@@ -143,9 +143,10 @@ typedef struct hgemm_nccl_ce_key {
 } hgemm_nccl_ce_key;
 
 /* Whether the uniform arguments allow the copy-engine path, so that every
- * rank answers the same: at least 2 ranks, one chunk, every rank the same
- * number of rows (> 0), and for (a) k > 0 and lda == k (rank blocks then sit
- * m * lda elements apart, as ncclAllGather lays them), for (b) n > 0. */
+ * rank answers the same: at least 2 ranks, one chunk (for (b) on exactly 2
+ * ranks any number: the swaps are chunked), every rank the same number of
+ * rows (> 0), and for (a) k > 0 and lda == k (rank blocks then sit m * lda
+ * elements apart, as ncclAllGather lays them), for (b) n > 0. */
 int hgemm_nccl_ce_uniform_ag(int nranks, int chunks, const int64_t *m_counts, int64_t k, int64_t lda);
 int hgemm_nccl_ce_uniform_rs(int nranks, int chunks, const int64_t *m_counts, int64_t n);
 

@@ -751,6 +751,113 @@ static hgemm_nccl_status run_rs_ce(hgemm_nccl_ctx *ctx, const hgemm_nccl_rs_args
     return first;
 }
 
+/* The copy-engine path of (b) on 2 ranks (hgemm_nccl.h, "Copy engines").
+ * The workspace holds M rows of ldw; chunk c's pair of blocks starts at row
+ * 2 * lo(c) (lo: the chunk's first row within a rank's block), block r of
+ * the pair at rows_c * ldw elements per r: this rank computes the peer's
+ * rows of chunk c into its own block, and an in-place ncclAllGather swaps
+ * the pair, leaving the peer's partial of this rank's rows in the other
+ * block. Every SM computes: first the peer's rows, chunk after chunk, each
+ * chunk's swap starting as soon as its GEMM is done; then the own rows,
+ * chunk c once its swap is in. With beta == 0 the received block is copied
+ * into C_local (cudaMemcpy2DAsync on the side stream: a copy engine) and the
+ * own rows' GEMM adds it with beta = 1, so nothing runs after the last
+ * GEMM (from 2 chunks on: the first own chunk's swap then hides behind the
+ * last peer chunk's GEMM); otherwise the own rows take the caller's beta
+ * and a small kernel adds the received block (fp32, one rounding). At 1
+ * chunk this is the path before chunks were allowed, bitwise. */
+static hgemm_nccl_status run_rs_ce_two(hgemm_nccl_ctx *ctx, const hgemm_nccl_rs_args *a, float alpha,
+                                       float beta, cudaStream_t stream) {
+    hgemm_nccl_status first = HGEMM_NCCL_SUCCESS;
+    const int me = a->rank, peer = 1 - me, chunks = a->chunks;
+    const int64_t m = a->m_counts[me], ldw = hgemm_nccl_workspace_ld(a->n);
+    const int64_t *off = ctx->offsets;
+    char *R = (char *)a->workspace;
+    char *C = (char *)a->C_local;
+    /* Local (the NCCL calls are the same either way): at 1 chunk the own
+     * rows would wait for the whole swap, so the sum stays a pass of its own. */
+    const int fuse = beta == 0.0f && chunks > 1;
+    const hgemm_nt_options options = {NULL, 0, 0};
+    int gemm_ok = 1;
+#define PAIR(c) (R + (size_t)(2 * hgemm_nccl_piece_lo((c), chunks, m) * ldw) * ELT)
+#define ROWS(c) (hgemm_nccl_piece_lo((c) + 1, chunks, m) - hgemm_nccl_piece_lo((c), chunks, m))
+    trace(ctx, &first, TRACE_START, stream);
+    for (int c = 0; c < chunks; c++) {
+        const int64_t lo = hgemm_nccl_piece_lo(c, chunks, m), rows = ROWS(c);
+        const size_t count = (size_t)(rows * ldw);
+        char *pair = PAIR(c);
+        if (gemm_ok && rows > 0) {
+            hgemm_status hs = hgemm_nt_ex(a->kernel, rows, a->n, a->k_local, alpha,
+                                          row_at(a->A_local, off[peer] + lo, a->lda), a->lda, a->B_local, a->ldb,
+                                          0.0f, pair + (size_t)me * count * ELT, ldw, &options, stream);
+            if (hs != HGEMM_SUCCESS) {
+                note(&first, from_hgemm(hs));
+                gemm_ok = 0;
+            }
+        }
+        trace(ctx, &first, TRACE_CHUNK + 2 * c + 1, stream);
+        /* The partial is written, and the caller's earlier reads of the pair
+         * (the last call's) are done: the peer may write it now. */
+        order(&first, ctx->chunk[c], stream, ctx->side);
+        if (rows > 0) {
+            ncclResult_t r = ncclAllGather(pair + (size_t)me * count * ELT, pair, count, ncclFloat16, ctx->comm,
+                                           ctx->side);
+            if (r != ncclSuccess) note(&first, from_nccl(r));
+            if (fuse) {
+                cudaError_t err = cudaMemcpy2DAsync(C + (size_t)(lo * a->ldc) * ELT, (size_t)a->ldc * ELT,
+                                                    pair + (size_t)peer * count * ELT, (size_t)ldw * ELT,
+                                                    (size_t)a->n * ELT, (size_t)rows, cudaMemcpyDeviceToDevice,
+                                                    ctx->side);
+                if (err != cudaSuccess) note(&first, from_cuda(err));
+            }
+        }
+        trace(ctx, &first, TRACE_CHUNK + 2 * c, ctx->side);
+        /* chunk[c] again, now side -> caller: its wait above is already enqueued */
+        cudaError_t err = cudaEventRecord(ctx->chunk[c], ctx->side);
+        if (err != cudaSuccess) note(&first, from_cuda(err));
+    }
+    for (int c = 0; c < chunks; c++) {
+        const int64_t lo = hgemm_nccl_piece_lo(c, chunks, m), rows = ROWS(c);
+        if (rows == 0) continue;
+        char *c_rows = C + (size_t)(lo * a->ldc) * ELT;
+        if (fuse) { /* the received partial is in C: the GEMM adds it */
+            cudaError_t err = cudaStreamWaitEvent(stream, ctx->chunk[c], 0);
+            if (err != cudaSuccess) {
+                note(&first, from_cuda(err));
+                (void)cudaStreamSynchronize(ctx->side);
+                (void)cudaGetLastError();
+            }
+        }
+        if (gemm_ok) {
+            hgemm_status hs = hgemm_nt_ex(a->kernel, rows, a->n, a->k_local, alpha,
+                                          row_at(a->A_local, off[me] + lo, a->lda), a->lda, a->B_local, a->ldb,
+                                          fuse ? 1.0f : beta, c_rows, a->ldc, &options, stream);
+            if (hs != HGEMM_SUCCESS) {
+                note(&first, from_hgemm(hs));
+                gemm_ok = 0;
+            }
+        }
+        if (!fuse) {
+            cudaError_t err = cudaStreamWaitEvent(stream, ctx->chunk[c], 0);
+            if (err != cudaSuccess) {
+                note(&first, from_cuda(err));
+                (void)cudaStreamSynchronize(ctx->side);
+                (void)cudaGetLastError();
+            }
+            if (gemm_ok) {
+                const size_t count = (size_t)(rows * ldw);
+                err = hgemm_nccl_add_blocks(c_rows, a->ldc, PAIR(c), (int64_t)count, ldw, 2, me, rows, a->n, stream);
+                if (err != cudaSuccess) note(&first, from_cuda(err));
+            }
+        }
+    }
+    trace(ctx, &first, TRACE_OWN, stream);
+    order(&first, ctx->done, ctx->side, stream);
+#undef PAIR
+#undef ROWS
+    return first;
+}
+
 hgemm_nccl_status hgemm_nccl_gemm_reducescatter(hgemm_nccl_ctx *ctx, hgemm_kernel kernel,
                                                 int chunks, const int64_t *m_counts, int64_t n,
                                                 int64_t k_local, float alpha, const void *A_local,
@@ -794,7 +901,7 @@ hgemm_nccl_status hgemm_nccl_gemm_reducescatter(hgemm_nccl_ctx *ctx, hgemm_kerne
     }
     if (st != HGEMM_NCCL_SUCCESS || !work) return st;
     ctx->used_copy_engine = ce;
-    if (ce) return run_rs_ce(ctx, &a, alpha, beta, stream);
+    if (ce) return ctx->nranks == 2 ? run_rs_ce_two(ctx, &a, alpha, beta, stream) : run_rs_ce(ctx, &a, alpha, beta, stream);
     if (!computed) {
         trace(ctx, &s.first, TRACE_START, stream);
         trace(ctx, &s.first, TRACE_OWN, stream);

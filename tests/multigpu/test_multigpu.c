@@ -700,8 +700,16 @@ static void body_copyengine(world *w, rank_state *rs) {
         {"ce rs, local check", {200, 200}, {200, 184}, 128, 1, HGEMM_KERNEL_V5, 1.0f, 0.0f, 0, 1, WIN_ALL, 1},
         {"ce rs auto, beta", {301, 301}, {200, 184}, 128, 1, HGEMM_KERNEL_AUTO, 1.0f, 1.0f, 8, 0, WIN_ALL, 1},
         {"ce rs, ragged: kernel path", {300, 77}, {128, 256}, 100, 1, HGEMM_KERNEL_V5, 1.0f, 0.5f, 4, 0, WIN_ALL, 0},
-        {"ce rs, 3 chunks: kernel path", {256, 256}, {192, 192}, 256, 3, HGEMM_KERNEL_V5, 1.0f, 0.0f, 0, 0, WIN_ALL,
-         0},
+        /* chunked swaps on 2 ranks: beta 0 lets the own rows' GEMM add the
+         * received partial (one rounding fewer: held to fp64, not bitwise) */
+        {"ce rs auto, 3 chunks, the sum in the GEMM", {256, 256}, {192, 192}, 256, 3, HGEMM_KERNEL_AUTO, 1.0f, 0.0f,
+         0, 0, WIN_ALL, 1},
+        {"ce rs auto, more chunks than rows", {5, 5}, {64, 72}, 64, 8, HGEMM_KERNEL_AUTO, 1.0f, 0.0f, 8, 0, WIN_ALL,
+         1},
+        {"ce rs auto, 2 chunks, local check", {264, 264}, {200, 184}, 136, 2, HGEMM_KERNEL_AUTO, 0.5f, 0.0f, 0, 1,
+         WIN_ALL, 1},
+        /* beta != 0: the own rows take it, the add kernel sums: bitwise */
+        {"ce rs, 4 chunks, beta", {256, 256}, {192, 192}, 256, 4, HGEMM_KERNEL_V5, 0.75f, 0.5f, 8, 0, WIN_ALL, 1},
         {"ce rs, cudaMalloc: kernel path", {256, 256}, {192, 192}, 256, 1, HGEMM_KERNEL_V5, 1.0f, 0.0f, 0, 0,
          WIN_NONE, 0},
         {"ce rs, rank 1 not in windows: all on the kernel path", {256, 256}, {192, 192}, 256, 1, HGEMM_KERNEL_V5,

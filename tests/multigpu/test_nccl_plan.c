@@ -276,7 +276,8 @@ static void test_ce_uniform(void) {
     EXPECT(!hgemm_nccl_ce_uniform_ag(2, 1, NULL, K, K));
     EXPECT(hgemm_nccl_ce_uniform_rs(2, 1, even, RS_N));
     EXPECT(hgemm_nccl_ce_uniform_rs(4, 1, even, 100));        /* any n: the workspace pads it */
-    EXPECT(!hgemm_nccl_ce_uniform_rs(2, 3, even, RS_N));
+    EXPECT(hgemm_nccl_ce_uniform_rs(2, 3, even, RS_N));         /* 2 ranks: chunked swaps */
+    EXPECT(!hgemm_nccl_ce_uniform_rs(4, 3, even, RS_N));        /* more: one all-to-all, 1 chunk */
     EXPECT(!hgemm_nccl_ce_uniform_rs(2, 1, ragged, RS_N));
     EXPECT(!hgemm_nccl_ce_uniform_rs(2, 1, even, 0));
     EXPECT(!hgemm_nccl_ce_uniform_rs(1, 1, even, RS_N));
