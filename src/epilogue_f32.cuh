@@ -62,4 +62,36 @@ static __device__ __forceinline__ void f32q_stage(__half *c, const float d[N / 2
     }
 }
 
+/* f32q_stage where beta != 0 and C's part was already loaded into the
+ * boxes at `c` (by TMA, 128B-swizzled, as f32q_stage writes them): each
+ * thread reads its old elements with ldmatrix from the very addresses its
+ * stmatrix then overwrites (the two are inverses: the same fragment layout),
+ * so C is read from global memory once, in whole boxes, instead of element
+ * by element. alpha * acc + beta * C in fp32, rounded once to T. Outside
+ * m x n the box holds TMA's zero fill, and the store clips it. */
+template <typename T = __half, int N = F16Q_COLS>
+static __device__ __forceinline__ void f32q_stage_loaded(__half *c, const float d[N / 2], gemm_args args) {
+    const int t = threadIdx.x % WARPGROUP_THREADS, warp = t / WARP_SIZE, lane = t % WARP_SIZE;
+    const uint32_t c_base = smem_u32(c);
+    const uint32_t q = lane / 8;
+    const uint32_t row = 16 * warp + 8 * (q % 2) + lane % 8;
+#pragma unroll
+    for (int jj = 0; jj < N / 16; jj++) {
+        const uint32_t chunk = 2 * jj + q / 2;
+        const uint32_t addr = c_base + (chunk / 8) * F16Q_BOX_BYTES + sw128_offset(row, chunk % 8);
+        uint32_t r[4];
+        ldmatrix_x4(r, addr);
+#pragma unroll
+        for (int mat = 0; mat < 4; mat++) {
+            const int j = 2 * jj + mat / 2, e = 2 * (mat % 2);
+            const float2 o = elem<T>::unpack(r[mat]);
+            float x = d[4 * j + e] * args.alpha, y = d[4 * j + e + 1] * args.alpha;
+            x += args.beta * o.x; /* as f32q_stage computes it */
+            y += args.beta * o.y;
+            r[mat] = elem<T>::pack(x, y);
+        }
+        stmatrix_x4(addr, r);
+    }
+}
+
 #endif

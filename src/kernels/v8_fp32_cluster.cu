@@ -26,7 +26,11 @@
  *     the previous stores to have read it. Two 32 KB buffers would cost
  *     the ring its fourth stage, so since run 27 each consumer stages its
  *     quarter in two halves through one 16 KB buffer, and the ring has 4
- *     stages of 48 KB (v8-3stage: the 3 stages and whole quarters before);
+ *     stages of 48 KB (v8-3stage: the 3 stages and whole quarters before).
+ *     With beta != 0 (since run 37) one TMA load brings C's part into that
+ *     buffer first, and each thread reads its old values there with
+ *     ldmatrix (f32q_stage_loaded) instead of element by element from
+ *     global memory;
  *   - with a workspace (hgemm_nt_ws), stream-K for the tiles of the last
  *     round (src/stream_k.h): their k-iterations are dealt evenly to all
  *     clusters, a tile's owner adds the others' partial sums in a fixed order
@@ -139,6 +143,7 @@ struct __align__(SW128_ALIGN) v8_smem {
                                      half of it), as swizzled 64x64 boxes for the TMA store */
     uint64_t full[STAGES];        /* 1 arrival (own loader) + tx_bytes */
     uint64_t empty[STAGES];       /* V8_CONSUMERS x CLUSTER arrivals */
+    uint64_t c_full[V8_CONSUMERS]; /* beta != 0: consumer g's part of C loaded into c[g] (1 arrival + bytes) */
 };
 
 static_assert(sizeof(((v8_smem<256> *)0)->a[0]) % SW128_ALIGN == 0, "stages must stay 1024-byte aligned");
@@ -305,7 +310,11 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
     const uint32_t worker = blockIdx.x / CLUSTER; /* a cluster walks its units (stream_k.h) */
     const pipe_ring ring = ring_make_cluster(sm->full, sm->empty, STAGES, CLUSTER);
 
-    if (tid == 0) ring_init(ring, V8_CONSUMERS);
+    if (tid == 0) {
+        ring_init(ring, V8_CONSUMERS);
+        for (int g = 0; g < V8_CONSUMERS; g++) mbarrier_init(&sm->c_full[g], 1);
+        fence_mbarrier_init();
+    }
     /* The peer's loads and releases target these barriers: initialised
      * everywhere before anyone starts. */
     if (CLUSTER > 1)
@@ -343,6 +352,7 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
         const bool leader = tid % WARPGROUP_THREADS == 0;
         if (TMA_EPILOGUE && leader) prefetch_tensormap(&tmap_c);
         float d[ACC] = {}; /* (64, BN) fp32 accumulator */
+        uint32_t c_phase = 0;  /* parity of c_full[g]'s next load */
         pipe_state st = {0, 0};
         hgemm_sk_walk walk = hgemm_sk_start(&sk, worker);
         hgemm_sk_unit u;
@@ -402,7 +412,24 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
                     const int32_t hcol0 = col0 + h * tile_t::c_cols;
                     if (leader) bulk_wait_group_read_0();
                     named_barrier_sync(V8_EPI_BARRIER + g, WARPGROUP_THREADS);
-                    f32q_stage<T, tile_t::c_cols>(sm->c[g][0], d + h * tile_t::c_cols / 2, out, qrow0, hcol0);
+                    if (args.beta != 0.0f) {
+                        /* C's part into the staging boxes by TMA, then read
+                         * from shared memory where each result goes */
+                        if (leader) {
+                            mbarrier_arrive_expect_tx(&sm->c_full[g], tile_t::boxes * F16Q_BOX_BYTES);
+#pragma unroll
+                            for (int b = 0; b < tile_t::boxes; b++)
+                                tma_load_3d(sm->c[g][b], &tmap_c, hcol0 + b * F16Q_BOX, qrow0, (int32_t)entry,
+                                            &sm->c_full[g]);
+                        }
+                        mbarrier_wait(&sm->c_full[g], c_phase);
+                        c_phase ^= 1;
+                        f32q_stage_loaded<T, tile_t::c_cols>(sm->c[g][0], d + h * tile_t::c_cols / 2, out);
+                    } else {
+                        gemm_args no_c = out; /* beta 0: C is never read (and the compiler drops its loads) */
+                        no_c.beta = 0.0f;
+                        f32q_stage<T, tile_t::c_cols>(sm->c[g][0], d + h * tile_t::c_cols / 2, no_c, qrow0, hcol0);
+                    }
                     fence_proxy_async_shared(); /* the stmatrix writes, before the TMA reads them */
                     named_barrier_sync(V8_EPI_BARRIER + g, WARPGROUP_THREADS);
                     if (leader) {
