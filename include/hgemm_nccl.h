@@ -104,7 +104,12 @@
  *       alpha * (own partial, fp32) + (peer's partial, fp16) rounded once,
  *       one rounding fewer than the kernel path's fp16 sum, and no pass over
  *       C after the last GEMM. With beta != 0 the own rows take beta and the
- *       small kernel adds each chunk's received partial.
+ *       small kernel adds each chunk's received partial. At 1 chunk with
+ *       beta == 0 (the fastest setting measured) the own rows go in two
+ *       parts: the first 11/16 (whole 256-row tiles) while the swap runs,
+ *       then the small kernel adds their received partial, and the rest's
+ *       GEMM adds its own from C (copied there by a copy engine) with
+ *       beta = 1, one rounding fewer on those rows.
  * The path's conditions. Uniform, so every rank checks the same: the context
  * has copy_engine set (agreed at its creation), N >= 2, chunks == 1 (for
  * (b) on exactly 2 ranks, any chunk count), every

@@ -751,6 +751,77 @@ static hgemm_nccl_status run_rs_ce(hgemm_nccl_ctx *ctx, const hgemm_nccl_rs_args
     return first;
 }
 
+/* (b) on 2 ranks, 1 chunk, beta == 0, with copy engines: the own rows in two
+ * parts so that most of the sum rides inside the GEMM. The swap (one
+ * in-place ncclAllGather, as run_rs_ce_two at 1 chunk) runs while the first
+ * RS_FIRST_NUM / RS_FIRST_DEN of the own rows multiply (rounded down to
+ * whole 256-row cluster tiles); the side stream then copies the received
+ * partial of the other rows into C_local (a copy engine), the small kernel
+ * adds the received partial of the first part, and the second part's GEMM
+ * adds its own with beta = 1. Run 35 measured the swap at about 0.6 of the
+ * own rows' GEMM. Returns 0 (nothing enqueued) where the cut is empty. */
+enum { RS_FIRST_NUM = 11, RS_FIRST_DEN = 16, RS_TILE_ROWS = 256 };
+
+static int run_rs_ce_split_own(hgemm_nccl_ctx *ctx, const hgemm_nccl_rs_args *a, float alpha,
+                               cudaStream_t stream, hgemm_nccl_status *out) {
+    const int me = a->rank, peer = 1 - me;
+    const int64_t m = a->m_counts[me], ldw = hgemm_nccl_workspace_ld(a->n);
+    const int64_t m1 = m * RS_FIRST_NUM / RS_FIRST_DEN / RS_TILE_ROWS * RS_TILE_ROWS;
+    if (m1 <= 0 || m1 >= m) return 0;
+    hgemm_nccl_status first = HGEMM_NCCL_SUCCESS;
+    const int64_t *off = ctx->offsets;
+    char *R = (char *)a->workspace;
+    char *C = (char *)a->C_local;
+    const size_t count = (size_t)(m * ldw);
+    char *mine = R + (size_t)me * count * ELT, *theirs = R + (size_t)peer * count * ELT;
+    const hgemm_nt_options options = {NULL, 0, 0};
+    int gemm_ok = 1;
+#define RS_GEMM(rows, a_row, b_, c_ptr, ldc_)                                                         \
+    do {                                                                                           \
+        if (gemm_ok) {                                                                             \
+            hgemm_status hs_ = hgemm_nt_ex(a->kernel, (rows), a->n, a->k_local, alpha,             \
+                                           row_at(a->A_local, (a_row), a->lda), a->lda, a->B_local, \
+                                           a->ldb, (b_), (c_ptr), (ldc_), &options, stream);       \
+            if (hs_ != HGEMM_SUCCESS) {                                                            \
+                note(&first, from_hgemm(hs_));                                                     \
+                gemm_ok = 0;                                                                       \
+            }                                                                                      \
+        }                                                                                          \
+    } while (0)
+    trace(ctx, &first, TRACE_START, stream);
+    RS_GEMM(m, off[peer], 0.0f, mine, ldw);
+    trace(ctx, &first, TRACE_CHUNK + 1, stream);
+    order(&first, ctx->chunk[0], stream, ctx->side);
+    ncclResult_t r = ncclAllGather(mine, R, count, ncclFloat16, ctx->comm, ctx->side);
+    if (r != ncclSuccess) note(&first, from_nccl(r));
+    trace(ctx, &first, TRACE_CHUNK, ctx->side);
+    cudaError_t err = cudaEventRecord(ctx->chunk[0], ctx->side); /* the swap is in */
+    if (err != cudaSuccess) note(&first, from_cuda(err));
+    err = cudaMemcpy2DAsync(C + (size_t)(m1 * a->ldc) * ELT, (size_t)a->ldc * ELT, theirs + (size_t)(m1 * ldw) * ELT,
+                            (size_t)ldw * ELT, (size_t)a->n * ELT, (size_t)(m - m1), cudaMemcpyDeviceToDevice,
+                            ctx->side);
+    if (err != cudaSuccess) note(&first, from_cuda(err));
+    if (err == cudaSuccess) err = cudaEventRecord(ctx->chunk[1], ctx->side); /* and copied into C */
+    if (err != cudaSuccess) note(&first, from_cuda(err));
+
+    RS_GEMM(m1, off[me], 0.0f, C, a->ldc);
+    err = cudaStreamWaitEvent(stream, ctx->chunk[0], 0);
+    if (err == cudaSuccess && gemm_ok)
+        err = hgemm_nccl_add_blocks(C, a->ldc, R, (int64_t)count, ldw, 2, me, m1, a->n, stream);
+    if (err == cudaSuccess) err = cudaStreamWaitEvent(stream, ctx->chunk[1], 0);
+    if (err != cudaSuccess) {
+        note(&first, from_cuda(err));
+        (void)cudaStreamSynchronize(ctx->side);
+        (void)cudaGetLastError();
+    }
+    RS_GEMM(m - m1, off[me] + m1, 1.0f, C + (size_t)(m1 * a->ldc) * ELT, a->ldc);
+#undef RS_GEMM
+    trace(ctx, &first, TRACE_OWN, stream);
+    order(&first, ctx->done, ctx->side, stream);
+    *out = first;
+    return 1;
+}
+
 /* The copy-engine path of (b) on 2 ranks (hgemm_nccl.h, "Copy engines").
  * The workspace holds M rows of ldw; chunk c's pair of blocks starts at row
  * 2 * lo(c) (lo: the chunk's first row within a rank's block), block r of
@@ -777,6 +848,9 @@ static hgemm_nccl_status run_rs_ce_two(hgemm_nccl_ctx *ctx, const hgemm_nccl_rs_
     /* Local (the NCCL calls are the same either way): at 1 chunk the own
      * rows would wait for the whole swap, so the sum stays a pass of its own. */
     const int fuse = beta == 0.0f && chunks > 1;
+    hgemm_nccl_status split_status = HGEMM_NCCL_SUCCESS;
+    if (chunks == 1 && beta == 0.0f && run_rs_ce_split_own(ctx, a, alpha, stream, &split_status))
+        return split_status;
     const hgemm_nt_options options = {NULL, 0, 0};
     int gemm_ok = 1;
 #define PAIR(c) (R + (size_t)(2 * hgemm_nccl_piece_lo((c), chunks, m) * ldw) * ELT)

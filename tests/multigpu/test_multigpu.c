@@ -708,6 +708,12 @@ static void body_copyengine(world *w, rank_state *rs) {
          1},
         {"ce rs auto, 2 chunks, local check", {264, 264}, {200, 184}, 136, 2, HGEMM_KERNEL_AUTO, 0.5f, 0.0f, 0, 1,
          WIN_ALL, 1},
+        /* 1 chunk, beta 0, enough rows: the own rows in two parts, the
+         * second adding the received partial inside its GEMM */
+        {"ce rs auto, 1024 rows, the sum split", {1024, 1024}, {192, 200}, 264, 1, HGEMM_KERNEL_AUTO, 1.0f, 0.0f, 8,
+         0, WIN_ALL, 1},
+        {"ce rs auto, 700 rows, the sum split, local check", {700, 700}, {128, 136}, 100, 1, HGEMM_KERNEL_AUTO, 0.5f,
+         0.0f, 4, 1, WIN_ALL, 1},
         /* beta != 0: the own rows take it, the add kernel sums: bitwise */
         {"ce rs, 4 chunks, beta", {256, 256}, {192, 192}, 256, 4, HGEMM_KERNEL_V5, 0.75f, 0.5f, 8, 0, WIN_ALL, 1},
         {"ce rs, cudaMalloc: kernel path", {256, 256}, {192, 192}, 256, 1, HGEMM_KERNEL_V5, 1.0f, 0.0f, 0, 0,
