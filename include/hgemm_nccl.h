@@ -106,7 +106,7 @@
  *       C after the last GEMM. With beta != 0 the own rows take beta and the
  *       small kernel adds each chunk's received partial. At 1 chunk with
  *       beta == 0 (the fastest setting measured) the own rows go in two
- *       parts: the first 9/16 (whole 256-row tiles) while the swap runs,
+ *       parts: the first 11/16 (whole 256-row tiles) while the swap runs,
  *       then the small kernel adds their received partial, and the rest's
  *       GEMM adds its own from C (copied there by a copy engine) with
  *       beta = 1, one rounding fewer on those rows.

@@ -759,10 +759,10 @@ static hgemm_nccl_status run_rs_ce(hgemm_nccl_ctx *ctx, const hgemm_nccl_rs_args
  * partial of the other rows into C_local (a copy engine), the small kernel
  * adds the received partial of the first part, and the second part's GEMM
  * adds its own with beta = 1. Run 35 measured the swap at about 0.6 of the
- * own rows' GEMM (run 38: at 11/16 the first part outlasted the swap by
- * about 0.1 ms; 9/16 since run 39). Returns 0 (nothing enqueued) where the
- * cut is empty. */
-enum { RS_FIRST_NUM = 9, RS_FIRST_DEN = 16, RS_TILE_ROWS = 256 };
+ * own rows' GEMM; at 9/16 (run 39) the second part waited for the copy
+ * into C and (b) took 1.12x the GEMM alone, against 1.10x at 11/16 (run
+ * 38). Returns 0 (nothing enqueued) where the cut is empty. */
+enum { RS_FIRST_NUM = 11, RS_FIRST_DEN = 16, RS_TILE_ROWS = 256 };
 
 static int run_rs_ce_split_own(hgemm_nccl_ctx *ctx, const hgemm_nccl_rs_args *a, float alpha,
                                cudaStream_t stream, hgemm_nccl_status *out) {
