@@ -60,51 +60,6 @@ __global__ void __launch_bounds__(ADD_THREADS) add_kernel(add_args a) {
     }
 }
 
-/* C += R for 2 ranks' one received block, sized to run beside a GEMM: a
- * few 1024-thread blocks (one SM each), every thread with 4 groups of 8 in
- * flight at once (all loads before any store), so that a handful of SMs
- * still pull close to their share of the HBM. cols % 8 == 0. */
-enum { PAIR_THREADS = 1024, PAIR_UNROLL = 4 };
-
-__global__ void __launch_bounds__(PAIR_THREADS) add_pair_kernel(__half *C, int64_t ldc, const __half *R, int64_t ldr,
-                                                               int64_t groups, int64_t total) {
-    const int64_t stride = (int64_t)gridDim.x * blockDim.x;
-    for (int64_t g0 = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; g0 < total; g0 += PAIR_UNROLL * stride) {
-        add_vec c[PAIR_UNROLL], r[PAIR_UNROLL];
-        int64_t at[PAIR_UNROLL];
-#pragma unroll
-        for (int u = 0; u < PAIR_UNROLL; u++) {
-            const int64_t g = g0 + u * stride;
-            at[u] = -1;
-            if (g < total) {
-                const int64_t row = g / groups, col = (g - row * groups) * ADD_VEC;
-                at[u] = row * ldc + col;
-                c[u].raw = *(const uint4 *)(C + at[u]);
-                r[u].raw = *(const uint4 *)(R + row * ldr + col);
-            }
-        }
-#pragma unroll
-        for (int u = 0; u < PAIR_UNROLL; u++) {
-            if (at[u] < 0) continue;
-#pragma unroll
-            for (int i = 0; i < ADD_VEC; i++)
-                c[u].h[i] = __float2half_rn(__half2float(c[u].h[i]) + __half2float(r[u].h[i]));
-            *(uint4 *)(C + at[u]) = c[u].raw;
-        }
-    }
-}
-
-extern "C" cudaError_t hgemm_nccl_add_pair_narrow(void *C, int64_t ldc, const void *R, int64_t ldr, int64_t rows,
-                                                  int64_t cols, int sms, cudaStream_t stream) {
-    if (rows <= 0 || cols <= 0 || sms <= 0) return cudaSuccess;
-    int64_t groups = cols / ADD_VEC;
-    __half *c = (__half *)C;
-    const __half *r = (const __half *)R;
-    int64_t total = groups * rows;
-    void *args[] = {&c, &ldc, &r, &ldr, &groups, &total};
-    return cudaLaunchKernel((const void *)add_pair_kernel, dim3((unsigned)sms), dim3(PAIR_THREADS), args, 0, stream);
-}
-
 extern "C" cudaError_t hgemm_nccl_add_blocks(void *C, int64_t ldc, const void *R, int64_t block,
                                              int64_t ldr, int blocks, int skip, int64_t rows,
                                              int64_t cols, cudaStream_t stream) {

@@ -21,13 +21,6 @@ extern "C" {
  * (the library's rules). No element outside C's rows x cols is written.
  * Returns the launch's own status (cudaLaunchKernel), never a pending one;
  * rows or cols <= 0, or no block to add, is a no-op. */
-/* C (rows x cols, ldc) += R (ldr), fp32 sum rounded once, on `sms` blocks
- * of 1024 threads (at most that many SMs), to run beside a GEMM capped to
- * the other SMs. cols % 8 == 0; C, R 16-byte aligned, ldc and ldr multiples
- * of 8. */
-cudaError_t hgemm_nccl_add_pair_narrow(void *C, int64_t ldc, const void *R, int64_t ldr, int64_t rows,
-                                       int64_t cols, int sms, cudaStream_t stream);
-
 cudaError_t hgemm_nccl_add_blocks(void *C, int64_t ldc, const void *R, int64_t block, int64_t ldr,
                                   int blocks, int skip, int64_t rows, int64_t cols,
                                   cudaStream_t stream);

@@ -757,14 +757,12 @@ static hgemm_nccl_status run_rs_ce(hgemm_nccl_ctx *ctx, const hgemm_nccl_rs_args
  * RS_FIRST_NUM / RS_FIRST_DEN of the own rows multiply (rounded down to
  * whole 256-row cluster tiles); the side stream then copies the received
  * partial of the other rows into C_local (a copy engine), the small kernel
- * adds the received partial of the first part (since run 40 beside the
- * second part's GEMM: RS_ADD_SMS blocks of 1024 threads on the side stream,
- * the GEMM capped to the other SMs), and the second part's GEMM adds its
- * own with beta = 1. Run 35 measured the swap at about 0.6 of the
+ * adds the received partial of the first part, and the second part's GEMM
+ * adds its own with beta = 1. Run 35 measured the swap at about 0.6 of the
  * own rows' GEMM; at 9/16 (run 39) the second part waited for the copy
  * into C and (b) took 1.12x the GEMM alone, against 1.10x at 11/16 (run
  * 38). Returns 0 (nothing enqueued) where the cut is empty. */
-enum { RS_FIRST_NUM = 11, RS_FIRST_DEN = 16, RS_TILE_ROWS = 256, RS_ADD_SMS = 20 };
+enum { RS_FIRST_NUM = 11, RS_FIRST_DEN = 16, RS_TILE_ROWS = 256 };
 
 static int run_rs_ce_split_own(hgemm_nccl_ctx *ctx, const hgemm_nccl_rs_args *a, float alpha,
                                cudaStream_t stream, hgemm_nccl_status *out) {
@@ -778,7 +776,7 @@ static int run_rs_ce_split_own(hgemm_nccl_ctx *ctx, const hgemm_nccl_rs_args *a,
     char *C = (char *)a->C_local;
     const size_t count = (size_t)(m * ldw);
     char *mine = R + (size_t)me * count * ELT, *theirs = R + (size_t)peer * count * ELT;
-    hgemm_nt_options options = {NULL, 0, 0};
+    const hgemm_nt_options options = {NULL, 0, 0};
     int gemm_ok = 1;
 #define RS_GEMM(rows, a_row, b_, c_ptr, ldc_)                                                         \
     do {                                                                                           \
@@ -809,27 +807,10 @@ static int run_rs_ce_split_own(hgemm_nccl_ctx *ctx, const hgemm_nccl_rs_args *a,
     if (err != cudaSuccess) note(&first, from_cuda(err));
 
     RS_GEMM(m1, off[me], 0.0f, C, a->ldc);
-    /* The first part's sum: beside the second part's GEMM where n allows
-     * (the side stream, RS_ADD_SMS blocks, the GEMM capped to the other
-     * SMs), else on the caller's stream before it. */
-    int sms = 0;
-    const int beside = a->n % 8 == 0 &&
-                       cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ctx->device) == cudaSuccess &&
-                       sms > 2 * RS_ADD_SMS;
-    if (beside) {
-        order(&first, ctx->chunk[2], stream, ctx->side); /* the first part is written */
-        if (gemm_ok) {
-            err = hgemm_nccl_add_pair_narrow(C, a->ldc, theirs, ldw, m1, a->n, RS_ADD_SMS, ctx->side);
-            if (err != cudaSuccess) note(&first, from_cuda(err));
-        }
-        options.sm_count_target = sms - RS_ADD_SMS;
-        err = cudaStreamWaitEvent(stream, ctx->chunk[1], 0);
-    } else {
-        err = cudaStreamWaitEvent(stream, ctx->chunk[0], 0);
-        if (err == cudaSuccess && gemm_ok)
-            err = hgemm_nccl_add_blocks(C, a->ldc, R, (int64_t)count, ldw, 2, me, m1, a->n, stream);
-        if (err == cudaSuccess) err = cudaStreamWaitEvent(stream, ctx->chunk[1], 0);
-    }
+    err = cudaStreamWaitEvent(stream, ctx->chunk[0], 0);
+    if (err == cudaSuccess && gemm_ok)
+        err = hgemm_nccl_add_blocks(C, a->ldc, R, (int64_t)count, ldw, 2, me, m1, a->n, stream);
+    if (err == cudaSuccess) err = cudaStreamWaitEvent(stream, ctx->chunk[1], 0);
     if (err != cudaSuccess) {
         note(&first, from_cuda(err));
         (void)cudaStreamSynchronize(ctx->side);
