@@ -205,6 +205,19 @@ static void order(hgemm_nccl_status *first, cudaEvent_t ev, cudaStream_t from, c
     }
 }
 
+/* The caller's stream waits for what the side stream recorded in `ev`
+ * earlier (recorded then, waited for later: the caller's stream enqueues
+ * other work in between). Should the wait fail, the host waits for the side
+ * stream instead, so that the order still holds. */
+static void wait_side(hgemm_nccl_ctx *ctx, hgemm_nccl_status *first, cudaEvent_t ev, cudaStream_t stream) {
+    cudaError_t err = cudaStreamWaitEvent(stream, ev, 0);
+    if (err != cudaSuccess) {
+        note(first, from_cuda(err));
+        (void)cudaStreamSynchronize(ctx->side);
+        (void)cudaGetLastError(); /* ours, already reported */
+    }
+}
+
 static void trace(hgemm_nccl_ctx *ctx, hgemm_nccl_status *first, int index, cudaStream_t stream) {
     if (ctx->trace == NULL || index >= ctx->trace_count) return;
     cudaError_t err = cudaEventRecord(ctx->trace[index], stream);
@@ -453,6 +466,21 @@ static void ag_gemm(const hgemm_nccl_ag_args *a, float alpha, float beta, int64_
     }
 }
 
+/* One GEMM of (b): `rows` rows of A_local from row a_row, times B_local,
+ * into C (ldc) with beta, unless an earlier one failed (*gemm_ok 0); the
+ * first failure goes to *first. */
+static void rs_gemm(const hgemm_nccl_rs_args *a, float alpha, float beta, int64_t rows, int64_t a_row, void *C,
+                    int64_t ldc, const hgemm_nt_options *options, hgemm_nccl_status *first, int *gemm_ok,
+                    cudaStream_t stream) {
+    if (!*gemm_ok) return;
+    hgemm_status hs = hgemm_nt_ex(a->kernel, rows, a->n, a->k_local, alpha, row_at(a->A_local, a_row, a->lda),
+                                  a->lda, a->B_local, a->ldb, beta, C, ldc, options, stream);
+    if (hs != HGEMM_SUCCESS) {
+        note(first, from_hgemm(hs));
+        *gemm_ok = 0;
+    }
+}
+
 /* The side stream broadcasts chunk after chunk; the caller's stream multiplies
  * the rank's own rows first, then each chunk of the others' rows once it has
  * arrived. Every NCCL call is made whatever failed before it. */
@@ -500,12 +528,7 @@ static hgemm_nccl_status run_ag(hgemm_nccl_ctx *ctx, const hgemm_nccl_ag_args *a
     trace(ctx, &first, TRACE_OWN, stream);
     for (int c = 0; c < chunks; c++) {
         if (communicate) {
-            cudaError_t err = cudaStreamWaitEvent(stream, ctx->chunk[c], 0);
-            if (err != cudaSuccess) {
-                note(&first, from_cuda(err));
-                (void)cudaStreamSynchronize(ctx->side);
-                (void)cudaGetLastError();
-            }
+            wait_side(ctx, &first, ctx->chunk[c], stream);
         }
         if (c == chunks - 1) options.sm_count_target = 0;
         for (int s = 0; s < nranks; s++) {
@@ -547,12 +570,7 @@ static hgemm_nccl_status run_ag_ce(hgemm_nccl_ctx *ctx, const hgemm_nccl_ag_args
 
     ag_gemm(a, alpha, beta, m, a->A_local, off[me], &options, &first, &gemm_ok, stream);
     trace(ctx, &first, TRACE_OWN, stream);
-    err = cudaStreamWaitEvent(stream, ctx->chunk[0], 0);
-    if (err != cudaSuccess) {
-        note(&first, from_cuda(err));
-        (void)cudaStreamSynchronize(ctx->side);
-        (void)cudaGetLastError();
-    }
+    wait_side(ctx, &first, ctx->chunk[0], stream);
     for (int s = 0; s < a->nranks; s++)
         if (s != me)
             ag_gemm(a, alpha, beta, m, row_at(a->A_gathered, off[s], a->lda), off[s], &options, &first,
@@ -639,13 +657,7 @@ static void rs_compute(hgemm_nccl_ctx *ctx, const hgemm_nccl_rs_args *a, float a
         /* Chunk 0 computes before any reduction runs: every SM. The later
          * ones run beside the previous chunk's reduction and leave SMs to it. */
         const hgemm_nt_options options = {NULL, 0, c > 0 ? ctx->gemm_sm_count : 0};
-        hgemm_status hs = hgemm_nt_ex(a->kernel, rows, a->n, a->k_local, alpha,
-                                      row_at(a->A_local, row, a->lda), a->lda, a->B_local, a->ldb, b,
-                                      W + row * ldw * ELT, ldw, &options, stream);
-        if (hs != HGEMM_SUCCESS) {
-            note(&s->first, from_hgemm(hs));
-            s->gemm_ok = 0;
-        }
+        rs_gemm(a, alpha, b, rows, row, W + row * ldw * ELT, ldw, &options, &s->first, &s->gemm_ok, stream);
     }
 }
 
@@ -693,55 +705,39 @@ static hgemm_nccl_status run_rs(hgemm_nccl_ctx *ctx, const hgemm_nccl_rs_args *a
     return s->first;
 }
 
-/* The copy-engine path of (b) (hgemm_nccl.h, "Copy engines"). The workspace
- * holds R, M rows of ldw: block p (rows p m ..) receives rank p's partial of
- * this rank's rows; for N > 2 a second region W of the same shape holds the
- * partials this rank sends, block p for rank p. For N = 2 the peer's partial
- * is computed into R's own block, and an in-place ncclAllGather swaps the
- * blocks (no local copy); for N > 2 ncclAlltoAll(W, R) delivers them (and
- * copies W's own block, unused, to R's). Every SM computes: the others'
- * partials, then, while the transfer runs, the own rows straight into
- * C_local; then C_local += the received blocks. */
+/* The copy-engine path of (b) on more than 2 ranks (hgemm_nccl.h, "Copy
+ * engines"; 2 ranks: run_rs_ce_two). The workspace holds R, M rows of ldw,
+ * block p (rows p m ..) receiving rank p's partial of this rank's rows, and
+ * a second region W of the same shape with the partials this rank sends,
+ * block p for rank p; ncclAlltoAll(W, R) delivers them (and copies W's own
+ * block, unused, to R's). Every SM computes: the others' partials, then,
+ * while the transfer runs, the own rows straight into C_local; then C_local
+ * += the received blocks. */
 static hgemm_nccl_status run_rs_ce(hgemm_nccl_ctx *ctx, const hgemm_nccl_rs_args *a, float alpha,
                                    float beta, cudaStream_t stream) {
     hgemm_nccl_status first = HGEMM_NCCL_SUCCESS;
-    const int me = a->rank, nranks = a->nranks, two = nranks == 2;
+    const int me = a->rank, nranks = a->nranks;
     const int64_t m = a->m_counts[me], ldw = hgemm_nccl_workspace_ld(a->n), block = m * ldw;
     const int64_t *off = ctx->offsets;
     char *R = (char *)a->workspace;
-    char *W = R + (size_t)nranks * (size_t)block * ELT; /* N > 2 only */
-    char *C = (char *)a->C_local;
+    char *W = R + (size_t)nranks * (size_t)block * ELT;
     const hgemm_nt_options options = {NULL, 0, 0};
     int gemm_ok = 1;
     trace(ctx, &first, TRACE_START, stream);
-    for (int p = 0; p < nranks && gemm_ok; p++) {
-        if (p == me) continue;
-        char *dst = two ? R + (size_t)me * (size_t)block * ELT : W + (size_t)p * (size_t)block * ELT;
-        hgemm_status hs = hgemm_nt_ex(a->kernel, m, a->n, a->k_local, alpha, row_at(a->A_local, off[p], a->lda),
-                                      a->lda, a->B_local, a->ldb, 0.0f, dst, ldw, &options, stream);
-        if (hs != HGEMM_SUCCESS) {
-            note(&first, from_hgemm(hs));
-            gemm_ok = 0;
-        }
-    }
+    for (int p = 0; p < nranks; p++)
+        if (p != me)
+            rs_gemm(a, alpha, 0.0f, m, off[p], W + (size_t)p * (size_t)block * ELT, ldw, &options, &first,
+                    &gemm_ok, stream);
     trace(ctx, &first, TRACE_CHUNK + 1, stream);
     /* The partials are written, and the caller's earlier reads of R (the last
      * call's sum) are done: the peers may write R once NCCL lets them. */
     order(&first, ctx->chunk[0], stream, ctx->side);
-    ncclResult_t r = two ? ncclAllGather(R + (size_t)me * (size_t)block * ELT, R, (size_t)block, ncclFloat16,
-                                         ctx->comm, ctx->side)
-                         : ncclAlltoAll(W, R, (size_t)block, ncclFloat16, ctx->comm, ctx->side);
+    ncclResult_t r = ncclAlltoAll(W, R, (size_t)block, ncclFloat16, ctx->comm, ctx->side);
     if (r != ncclSuccess) note(&first, from_nccl(r));
     trace(ctx, &first, TRACE_CHUNK, ctx->side);
 
-    if (gemm_ok) {
-        hgemm_status hs = hgemm_nt_ex(a->kernel, m, a->n, a->k_local, alpha, row_at(a->A_local, off[me], a->lda),
-                                      a->lda, a->B_local, a->ldb, beta, C, a->ldc, &options, stream);
-        if (hs != HGEMM_SUCCESS) {
-            note(&first, from_hgemm(hs));
-            gemm_ok = 0;
-        }
-    }
+    char *C = (char *)a->C_local;
+    rs_gemm(a, alpha, beta, m, off[me], C, a->ldc, &options, &first, &gemm_ok, stream);
     trace(ctx, &first, TRACE_OWN, stream);
     order(&first, ctx->done, ctx->side, stream);
     if (gemm_ok) {
@@ -778,20 +774,8 @@ static int run_rs_ce_split_own(hgemm_nccl_ctx *ctx, const hgemm_nccl_rs_args *a,
     char *mine = R + (size_t)me * count * ELT, *theirs = R + (size_t)peer * count * ELT;
     const hgemm_nt_options options = {NULL, 0, 0};
     int gemm_ok = 1;
-#define RS_GEMM(rows, a_row, b_, c_ptr, ldc_)                                                         \
-    do {                                                                                           \
-        if (gemm_ok) {                                                                             \
-            hgemm_status hs_ = hgemm_nt_ex(a->kernel, (rows), a->n, a->k_local, alpha,             \
-                                           row_at(a->A_local, (a_row), a->lda), a->lda, a->B_local, \
-                                           a->ldb, (b_), (c_ptr), (ldc_), &options, stream);       \
-            if (hs_ != HGEMM_SUCCESS) {                                                            \
-                note(&first, from_hgemm(hs_));                                                     \
-                gemm_ok = 0;                                                                       \
-            }                                                                                      \
-        }                                                                                          \
-    } while (0)
     trace(ctx, &first, TRACE_START, stream);
-    RS_GEMM(m, off[peer], 0.0f, mine, ldw);
+    rs_gemm(a, alpha, 0.0f, m, off[peer], mine, ldw, &options, &first, &gemm_ok, stream);
     trace(ctx, &first, TRACE_CHUNK + 1, stream);
     order(&first, ctx->chunk[0], stream, ctx->side);
     ncclResult_t r = ncclAllGather(mine, R, count, ncclFloat16, ctx->comm, ctx->side);
@@ -803,21 +787,18 @@ static int run_rs_ce_split_own(hgemm_nccl_ctx *ctx, const hgemm_nccl_rs_args *a,
                             (size_t)ldw * ELT, (size_t)a->n * ELT, (size_t)(m - m1), cudaMemcpyDeviceToDevice,
                             ctx->side);
     if (err != cudaSuccess) note(&first, from_cuda(err));
-    if (err == cudaSuccess) err = cudaEventRecord(ctx->chunk[1], ctx->side); /* and copied into C */
+    err = cudaEventRecord(ctx->chunk[1], ctx->side); /* and copied into C */
     if (err != cudaSuccess) note(&first, from_cuda(err));
 
-    RS_GEMM(m1, off[me], 0.0f, C, a->ldc);
-    err = cudaStreamWaitEvent(stream, ctx->chunk[0], 0);
-    if (err == cudaSuccess && gemm_ok)
+    rs_gemm(a, alpha, 0.0f, m1, off[me], C, a->ldc, &options, &first, &gemm_ok, stream);
+    wait_side(ctx, &first, ctx->chunk[0], stream);
+    if (gemm_ok) {
         err = hgemm_nccl_add_blocks(C, a->ldc, R, (int64_t)count, ldw, 2, me, m1, a->n, stream);
-    if (err == cudaSuccess) err = cudaStreamWaitEvent(stream, ctx->chunk[1], 0);
-    if (err != cudaSuccess) {
-        note(&first, from_cuda(err));
-        (void)cudaStreamSynchronize(ctx->side);
-        (void)cudaGetLastError();
+        if (err != cudaSuccess) note(&first, from_cuda(err));
     }
-    RS_GEMM(m - m1, off[me] + m1, 1.0f, C + (size_t)(m1 * a->ldc) * ELT, a->ldc);
-#undef RS_GEMM
+    wait_side(ctx, &first, ctx->chunk[1], stream);
+    rs_gemm(a, alpha, 1.0f, m - m1, off[me] + m1, C + (size_t)(m1 * a->ldc) * ELT, a->ldc, &options, &first,
+            &gemm_ok, stream);
     trace(ctx, &first, TRACE_OWN, stream);
     order(&first, ctx->done, ctx->side, stream);
     *out = first;
@@ -862,15 +843,9 @@ static hgemm_nccl_status run_rs_ce_two(hgemm_nccl_ctx *ctx, const hgemm_nccl_rs_
         const int64_t lo = hgemm_nccl_piece_lo(c, chunks, m), rows = ROWS(c);
         const size_t count = (size_t)(rows * ldw);
         char *pair = PAIR(c);
-        if (gemm_ok && rows > 0) {
-            hgemm_status hs = hgemm_nt_ex(a->kernel, rows, a->n, a->k_local, alpha,
-                                          row_at(a->A_local, off[peer] + lo, a->lda), a->lda, a->B_local, a->ldb,
-                                          0.0f, pair + (size_t)me * count * ELT, ldw, &options, stream);
-            if (hs != HGEMM_SUCCESS) {
-                note(&first, from_hgemm(hs));
-                gemm_ok = 0;
-            }
-        }
+        if (rows > 0)
+            rs_gemm(a, alpha, 0.0f, rows, off[peer] + lo, pair + (size_t)me * count * ELT, ldw, &options, &first,
+                    &gemm_ok, stream);
         trace(ctx, &first, TRACE_CHUNK + 2 * c + 1, stream);
         /* The partial is written, and the caller's earlier reads of the pair
          * (the last call's) are done: the peer may write it now. */
@@ -896,33 +871,15 @@ static hgemm_nccl_status run_rs_ce_two(hgemm_nccl_ctx *ctx, const hgemm_nccl_rs_
         const int64_t lo = hgemm_nccl_piece_lo(c, chunks, m), rows = ROWS(c);
         if (rows == 0) continue;
         char *c_rows = C + (size_t)(lo * a->ldc) * ELT;
-        if (fuse) { /* the received partial is in C: the GEMM adds it */
-            cudaError_t err = cudaStreamWaitEvent(stream, ctx->chunk[c], 0);
-            if (err != cudaSuccess) {
-                note(&first, from_cuda(err));
-                (void)cudaStreamSynchronize(ctx->side);
-                (void)cudaGetLastError();
-            }
-        }
-        if (gemm_ok) {
-            hgemm_status hs = hgemm_nt_ex(a->kernel, rows, a->n, a->k_local, alpha,
-                                          row_at(a->A_local, off[me] + lo, a->lda), a->lda, a->B_local, a->ldb,
-                                          fuse ? 1.0f : beta, c_rows, a->ldc, &options, stream);
-            if (hs != HGEMM_SUCCESS) {
-                note(&first, from_hgemm(hs));
-                gemm_ok = 0;
-            }
-        }
+        if (fuse) wait_side(ctx, &first, ctx->chunk[c], stream); /* the received partial is in C: the GEMM adds it */
+        rs_gemm(a, alpha, fuse ? 1.0f : beta, rows, off[me] + lo, c_rows, a->ldc, &options, &first, &gemm_ok,
+                stream);
         if (!fuse) {
-            cudaError_t err = cudaStreamWaitEvent(stream, ctx->chunk[c], 0);
-            if (err != cudaSuccess) {
-                note(&first, from_cuda(err));
-                (void)cudaStreamSynchronize(ctx->side);
-                (void)cudaGetLastError();
-            }
+            wait_side(ctx, &first, ctx->chunk[c], stream);
             if (gemm_ok) {
                 const size_t count = (size_t)(rows * ldw);
-                err = hgemm_nccl_add_blocks(c_rows, a->ldc, PAIR(c), (int64_t)count, ldw, 2, me, rows, a->n, stream);
+                cudaError_t err =
+                    hgemm_nccl_add_blocks(c_rows, a->ldc, PAIR(c), (int64_t)count, ldw, 2, me, rows, a->n, stream);
                 if (err != cudaSuccess) note(&first, from_cuda(err));
             }
         }
