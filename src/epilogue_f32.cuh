@@ -20,49 +20,30 @@
 #include "swizzle.cuh"
 #include "ptx/mma.cuh"
 
-/* Stage rows row0.., columns col0.. of C into the boxes at `c` (shared
- * memory): alpha * acc + beta * C computed in fp32 and rounded once to T
- * (elem.cuh; the boxes hold T's bits); C is read (from global memory, masked
- * to m x n) only when beta != 0. The swizzle puts the 8 rows of each 8x8
- * matrix in 8 different bank groups. */
+/* Stage a consumer's (64, N) part of C into the boxes at `c` (shared
+ * memory): alpha * acc computed in fp32 and rounded once to T (elem.cuh; the
+ * boxes hold T's bits), for beta == 0 (f32q_stage_loaded adds beta * C). The
+ * swizzle puts the 8 rows of each 8x8 matrix in 8 different bank groups. */
 template <typename T = __half, int N = F16Q_COLS>
-static __device__ __forceinline__ void f32q_stage(__half *c, const float d[N / 2],
-                                                  gemm_args args, int32_t row0, int32_t col0) {
+static __device__ __forceinline__ void f32q_stage(__half *c, const float d[N / 2], gemm_args args) {
     const int t = threadIdx.x % WARPGROUP_THREADS, warp = t / WARP_SIZE, lane = t % WARP_SIZE;
     const uint32_t c_base = smem_u32(c);
-    const uint32_t q = lane / 8;                                   /* the matrix this lane addresses */
-    const uint32_t row = 16 * warp + 8 * (q % 2) + lane % 8;       /* its row in the quarter */
-    const int32_t frow = row0 + 16 * warp + lane / 4;              /* this thread's fragment rows: frow, frow + 8 */
-    const int32_t fcol = col0 + 2 * (lane % 4);
-    const bool add_c = args.beta != 0.0f;
+    const uint32_t q = lane / 8;                             /* the matrix this lane addresses */
+    const uint32_t row = 16 * warp + 8 * (q % 2) + lane % 8; /* its row in the quarter */
 #pragma unroll
     for (int jj = 0; jj < N / 16; jj++) { /* 16-column blocks: one stmatrix.x4 each */
         uint32_t r[4];
 #pragma unroll
         for (int mat = 0; mat < 4; mat++) { /* matrix mat: column block 2jj + mat/2, rows 8*(mat%2).. */
             const int j = 2 * jj + mat / 2, e = 2 * (mat % 2);
-            float x = d[4 * j + e] * args.alpha, y = d[4 * j + e + 1] * args.alpha;
-            if (add_c) {
-                const int32_t grow = frow + 8 * (mat % 2), gcol = fcol + 8 * j;
-                if (grow < args.m && gcol < args.n) {
-                    const T *old = (const T *)args.C + (int64_t)grow * args.ldc + gcol;
-                    if (gcol + 1 < args.n) { /* gcol is even and ldc % 8 == 0: 4-byte aligned */
-                        const float2 o = elem<T>::unpack(*(const uint32_t *)old);
-                        x += args.beta * o.x;
-                        y += args.beta * o.y;
-                    } else {
-                        x += args.beta * elem<T>::to_float(old[0]);
-                    }
-                }
-            }
-            r[mat] = elem<T>::pack(x, y);
+            r[mat] = elem<T>::pack(d[4 * j + e] * args.alpha, d[4 * j + e + 1] * args.alpha);
         }
         const uint32_t chunk = 2 * jj + q / 2; /* 16-byte column chunk of this lane's row, 0..31 */
         stmatrix_x4(c_base + (chunk / 8) * F16Q_BOX_BYTES + sw128_offset(row, chunk % 8), r);
     }
 }
 
-/* f32q_stage where beta != 0 and C's part was already loaded into the
+/* f32q_stage for beta != 0, where C's part was already loaded into the
  * boxes at `c` (by TMA, 128B-swizzled, as f32q_stage writes them): each
  * thread reads its old elements with ldmatrix from the very addresses its
  * stmatrix then overwrites (the two are inverses: the same fragment layout),
