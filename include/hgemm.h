@@ -114,12 +114,27 @@ typedef struct hgemm_nt_options {
                                  that run at the same time, such as NCCL's (the counterpart
                                  of cublasSetSmCountTarget). Kernels with a block per tile
                                  take SMs as they free up and ignore it. 0: every SM */
+    const void *c_in;         /* non-NULL: the C that beta multiplies, read from here
+                                 instead of from C (cuBLASLt's C beside its output D):
+                                 C = alpha * A * B^T + beta * c_in, and c_in is never
+                                 written. NULL, or c_in == C with ldc_in == ldc: C itself */
+    int64_t ldc_in;           /* c_in's leading dimension (elements) */
 } hgemm_nt_options;
 
 /* hgemm_nt with options (NULL: none): the same checks, the same result
  * (bitwise, for the same kernel, workspace use and SM count). A negative
  * sm_count_target is HGEMM_ERROR_INVALID_VALUE; the workspace follows
- * hgemm_nt_ws's rules. */
+ * hgemm_nt_ws's rules.
+ *
+ * A separate c_in (not C itself) follows C's rules for its m x n entries at
+ * ldc_in (ldc_in >= n and a multiple of 8, 16-byte aligned, device memory;
+ * in a batch its entries lie stride_c apart, as C's) and shares no byte
+ * with C (HGEMM_ERROR_INVALID_VALUE; it may overlap A or B, which are only
+ * read). It is served by V8 alone, where n is a multiple of 8: AUTO and
+ * AUTO_F16ACC then take V8 whatever the shape, and every other kernel, or
+ * n not a multiple of 8, returns HGEMM_ERROR_NOT_SUPPORTED before any CUDA
+ * call. With beta == 0 c_in is never read (its contents may be anything).
+ * V8 does not split k with a separate c_in (the workspace is then unused). */
 hgemm_status hgemm_nt_ex(hgemm_kernel kernel, int64_t m, int64_t n, int64_t k, float alpha,
                          const void *A, int64_t lda, const void *B, int64_t ldb, float beta,
                          void *C, int64_t ldc, const hgemm_nt_options *options,

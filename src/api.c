@@ -233,7 +233,7 @@ typedef struct request {
     const hgemm_nt_options *options; /* never NULL here */
 } request;
 
-static const hgemm_nt_options NO_OPTIONS = {NULL, 0, 0};
+static const hgemm_nt_options NO_OPTIONS = {NULL, 0, 0, NULL, 0};
 
 /* Bytes from entry 0's first element to the end of entry batch-1 of a batch
  * of matrices each spanning `one` bytes, `stride` elements apart; -1 when
@@ -243,6 +243,12 @@ static int64_t batch_span(int64_t one, int64_t stride, int64_t batch) {
     /* (batch - 1) * stride * 2 <= INT64_MAX - one, without overflow */
     if (batch > 1 && stride > (INT64_MAX - one) / 2 / (batch - 1)) return -1;
     return (batch - 1) * stride * 2 + one;
+}
+
+/* Whether the options name a C input apart from C (hgemm_nt_options.c_in). */
+static int has_c_in(const request *r) {
+    const hgemm_nt_options *o = r->options;
+    return o->c_in != NULL && !(o->c_in == (const void *)r->C && o->ldc_in == r->ldc);
 }
 
 /* Every rule of include/hgemm.h, in the order its statuses are decided:
@@ -298,6 +304,21 @@ static hgemm_status validate(const request *r) {
         const int64_t ws = (int64_t)o->workspace_bytes;
         if (overlaps(o->workspace, ws, r->A, a_all) || overlaps(o->workspace, ws, r->B, b_all) ||
             overlaps(o->workspace, ws, r->C, c_all))
+            return HGEMM_ERROR_INVALID_VALUE;
+    }
+    /* A separate C input: C's rules at ldc_in and stride_c, no byte shared
+     * with C or the workspace (both written); A and B it may meet. */
+    if (has_c_in(r)) {
+        if (o->ldc_in < (n > 1 ? n : 1)) return HGEMM_ERROR_INVALID_VALUE;
+        const int64_t in_one = span_bytes(m, n, o->ldc_in);
+        const int64_t in_all = in_one < 0 ? -1 : batch_span(in_one, r->stride_c, batch);
+        if (in_all < 0) return HGEMM_ERROR_INVALID_VALUE;
+        if (o->ldc_in % 8) return HGEMM_ERROR_MISALIGNED;
+        if (in_all && misaligned(o->c_in)) return HGEMM_ERROR_MISALIGNED;
+        if (batch == 1 ? shares_element(r->C, m, n, r->ldc, o->c_in, m, n, o->ldc_in)
+                       : overlaps(r->C, c_all, o->c_in, in_all))
+            return HGEMM_ERROR_INVALID_VALUE;
+        if (o->workspace_bytes && overlaps(o->workspace, (int64_t)o->workspace_bytes, o->c_in, in_all))
             return HGEMM_ERROR_INVALID_VALUE;
     }
     return HGEMM_SUCCESS;
@@ -371,6 +392,7 @@ static hgemm_status check_pointer(const void *ptr, int dev) {
 
 hgemm_status hgemm__check_pointers(const hgemm_problem *p, int dev) {
     hgemm_status st = check_pointer(p->C, dev);
+    if (st == HGEMM_SUCCESS && p->C_in != NULL && p->beta != 0.0f) st = check_pointer(p->C_in, dev);
     if (st == HGEMM_SUCCESS && p->k > 0 && p->alpha != 0.0f) { /* A and B are read */
         st = check_pointer(p->A, dev);
         if (st == HGEMM_SUCCESS) st = check_pointer(p->B, dev);
@@ -411,7 +433,7 @@ hgemm_status hgemm__preflight(hgemm_kernel kernel, int64_t m, int64_t n, int64_t
     if (st != HGEMM_SUCCESS) return st;
     const hgemm_kernel_info *info = resolve(kernel, m, n, k);
     hgemm_problem p = {m, n, k, alpha, 0.0f, A, lda, B, ldb, (void *)(uintptr_t)C, ldc, NULL, 0, 0,
-                       HGEMM_DTYPE_F16, 0, 0, 1, 0, 0, 0};
+                       HGEMM_DTYPE_F16, 0, 0, 1, 0, 0, 0, NULL, 0};
     hgemm_launch_fn run;
     return preflight(info, &p, &run);
 }
@@ -447,10 +469,19 @@ static hgemm_status run_validated(const hgemm_kernel_info *info, int chosen, con
     hgemm_problem p = {r->m, r->n, r->k, r->alpha, r->beta, r->A, r->lda, r->B, r->ldb, r->C, r->ldc,
                        o->workspace_bytes ? o->workspace : NULL, o->workspace_bytes,
                        o->sm_count_target, r->dtype, r->op_a == HGEMM_OP_T, r->op_b == HGEMM_OP_N,
-                       r->batch, r->stride_a, r->stride_b, r->stride_c};
+                       r->batch, r->stride_a, r->stride_b, r->stride_c, NULL, 0};
     if (info == NULL) {
         info = hgemm__kernel_find(hgemm__auto_choice(r->m, r->n, r->k));
         chosen = 1;
+    }
+    /* A separate C input: V8's own row alone reads it (AUTO takes V8), and
+     * only where no column tile needs the element-wise epilogue. */
+    if (has_c_in(r)) {
+        if (chosen) info = hgemm__kernel_find(HGEMM_KERNEL_V8);
+        if ((info->launch != hgemm__launch_v8 || r->n % 8 != 0) && r->m > 0 && r->n > 0)
+            return HGEMM_ERROR_NOT_SUPPORTED;
+        p.C_in = o->c_in;
+        p.ldc_in = o->ldc_in;
     }
     if (!nt && chosen) {
         hgemm_problem one = p; /* what the row would receive */
@@ -487,6 +518,7 @@ static hgemm_status run_validated(const hgemm_kernel_info *info, int chosen, con
         last.A = entry_of(r->A, r->stride_a, r->batch - 1);
         last.B = entry_of(r->B, r->stride_b, r->batch - 1);
         last.C = (void *)(uintptr_t)entry_of(r->C, r->stride_c, r->batch - 1);
+        if (p.C_in) last.C_in = entry_of(p.C_in, r->stride_c, r->batch - 1);
         st = hgemm__check_pointers(&p, dev);
         if (st == HGEMM_SUCCESS && r->batch > 1) st = hgemm__check_pointers(&last, dev);
         return st == HGEMM_SUCCESS ? run(&p, stream) : st;
@@ -521,7 +553,7 @@ hgemm_status hgemm_nt_ws(hgemm_kernel kernel, int64_t m, int64_t n, int64_t k, f
                          const void *A, int64_t lda, const void *B, int64_t ldb, float beta,
                          void *C, int64_t ldc, void *workspace, size_t workspace_bytes,
                          cudaStream_t stream) {
-    const hgemm_nt_options options = {workspace, workspace_bytes, 0};
+    const hgemm_nt_options options = {workspace, workspace_bytes, 0, NULL, 0};
     return hgemm_nt_ex(kernel, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, &options, stream);
 }
 
@@ -548,7 +580,7 @@ hgemm_status hgemm__run_ws(const hgemm_kernel_info *info, int64_t m, int64_t n, 
                            float alpha, const void *A, int64_t lda, const void *B, int64_t ldb,
                            float beta, void *C, int64_t ldc, void *workspace,
                            size_t workspace_bytes, cudaStream_t stream) {
-    const hgemm_nt_options options = {workspace, workspace_bytes, 0};
+    const hgemm_nt_options options = {workspace, workspace_bytes, 0, NULL, 0};
     const request r = nt_request(HGEMM_KERNEL_AUTO, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc,
                                  &options);
     hgemm_status st = validate(&r);

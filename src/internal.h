@@ -32,6 +32,8 @@ typedef struct hgemm_problem {
                                    op_a == HGEMM_OP_T, op_b == HGEMM_OP_N */
     int64_t batch;              /* entries served by one launch; 0 or 1: one */
     int64_t stride_a, stride_b, stride_c; /* elements between entries (0: A or B shared) */
+    const void *C_in; int64_t ldc_in; /* hgemm_nt_options' c_in where it is not C (only V8's
+                                         table row receives one); NULL: C */
 } hgemm_problem;
 
 

@@ -1238,7 +1238,7 @@ static hgemm_status hgemm_call(const entry *e, const problem *p, operands o) {
     if (form_is_default(p->f))
         return hgemm__run_ws(e->info, p->m, p->n, p->k, BENCH_ALPHA, o.A, p->lda, o.B, p->ldb,
                              BENCH_BETA, o.C, p->ldc, p->workspace, HGEMM_WORKSPACE_BYTES, 0);
-    const hgemm_nt_options ws = {p->workspace, HGEMM_WORKSPACE_BYTES, 0};
+    const hgemm_nt_options ws = {p->workspace, HGEMM_WORKSPACE_BYTES, 0, NULL, 0};
     return hgemm_gemm(e->info->id, p->f.dtype, p->f.op_a, p->f.op_b, p->m, p->n, p->k, BENCH_ALPHA,
                       o.A, p->lda, p->d.stride_a, o.B, p->ldb, p->d.stride_b, BENCH_BETA, o.C,
                       p->ldc, p->d.stride_c, p->f.batch, &ws, 0);

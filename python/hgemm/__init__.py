@@ -71,9 +71,11 @@ class HgemmError(RuntimeError):
 # --- the library ----------------------------------------------------------------
 
 class _Options(ctypes.Structure):
-    # struct hgemm_nt_options of include/hgemm.h.
+    # struct hgemm_nt_options of include/hgemm.h, every field (the library
+    # reads them all; c_in stays NULL here: C itself).
     _fields_ = [("workspace", ctypes.c_void_p), ("workspace_bytes", ctypes.c_size_t),
-                ("sm_count_target", ctypes.c_int)]
+                ("sm_count_target", ctypes.c_int), ("c_in", ctypes.c_void_p),
+                ("ldc_in", ctypes.c_int64)]
 
 
 _lock = threading.Lock()

@@ -75,6 +75,7 @@ class RecordingLibrary:
         call = dict(zip(names, args))
         if call["options"] is not None:  # ctypes.byref(hgemm_nt_options): read it now
             o = call["options"]._obj
+            assert o.c_in is None and o.ldc_in == 0, "the package never passes a separate C input"
             call["options"] = (o.workspace, o.workspace_bytes, o.sm_count_target)
         self.calls.append(call)
         return self.status

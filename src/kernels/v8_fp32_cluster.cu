@@ -298,8 +298,9 @@ static __device__ __forceinline__ uint64_t v8_desc(const __half *tile) {
 template <int CLUSTER, bool TMA_EPILOGUE, typename T, int A_MN, int B_MN, int BN, int DEEP>
 __global__ void __launch_bounds__(V8_THREADS, 1)
 v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
-          const __grid_constant__ CUtensorMap tmap_c, gemm_args args, uint32_t ctiles_m,
-          uint32_t tiles_n, hgemm_sk sk, float *partials, uint32_t *flags, v8_batch bt) {
+          const __grid_constant__ CUtensorMap tmap_c, const __grid_constant__ CUtensorMap tmap_c_in,
+          gemm_args args, uint32_t ctiles_m, uint32_t tiles_n, hgemm_sk sk, float *partials, uint32_t *flags,
+          v8_batch bt) {
     typedef v8_tile<BN, DEEP> tile_t;
     enum { B_SLICE = BN / CLUSTER, CTA_MASK = (1 << CLUSTER) - 1, STAGES = tile_t::stages, ACC = BN / 2 };
     extern __shared__ uint8_t smem_raw[];
@@ -349,7 +350,10 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
         setmaxnreg_inc<V8_CONSUMER_REGS>();
         const int g = wg; /* rows 64g .. 64g+63 of each tile */
         const bool leader = tid % WARPGROUP_THREADS == 0;
-        if (TMA_EPILOGUE && leader) prefetch_tensormap(&tmap_c);
+        if (TMA_EPILOGUE && leader) {
+            prefetch_tensormap(&tmap_c);
+            if (args.beta != 0.0f) prefetch_tensormap(&tmap_c_in);
+        }
         float d[ACC] = {}; /* (64, BN) fp32 accumulator */
         uint32_t c_phase = 0;  /* parity of c_full[g]'s next load */
         pipe_state st = {0, 0};
@@ -418,8 +422,8 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
                             mbarrier_arrive_expect_tx(&sm->c_full[g], tile_t::boxes * F16Q_BOX_BYTES);
 #pragma unroll
                             for (int b = 0; b < tile_t::boxes; b++)
-                                tma_load_3d(sm->c[g][b], &tmap_c, hcol0 + b * F16Q_BOX, qrow0, (int32_t)entry,
-                                            &sm->c_full[g]);
+                                tma_load_3d(sm->c[g][b], &tmap_c_in, hcol0 + b * F16Q_BOX, qrow0,
+                                            (int32_t)entry, &sm->c_full[g]);
                         }
                         mbarrier_wait(&sm->c_full[g], c_phase);
                         c_phase ^= 1;
@@ -469,12 +473,27 @@ static hgemm_status v8_maps(const hgemm_problem *p, int64_t batch, CUtensorMap *
                                     (uint64_t)p->stride_c, F16Q_ROWS, F16Q_BOX, TMAP_SWIZZLE_128B);
 }
 
+/* The map the epilogue loads C from (beta != 0): C's own, or a separate C
+ * input's (hgemm_nt_options.c_in), with C's boxes and batch stride. */
+static hgemm_status v8_c_in_map(const hgemm_problem *p, int64_t batch, const CUtensorMap *tc, CUtensorMap *t) {
+    if (p->C_in == NULL) {
+        *t = *tc;
+        return HGEMM_SUCCESS;
+    }
+    return hgemm__tmap_encode_batch(t, p->dtype, p->C_in, (uint64_t)p->m, (uint64_t)p->n, (uint64_t)p->ldc_in,
+                                    (uint64_t)batch, (uint64_t)p->stride_c, F16Q_ROWS, F16Q_BOX,
+                                    TMAP_SWIZZLE_128B);
+}
+
 template <int CLUSTER, bool TMA_EPILOGUE, typename T, int A_MN, int B_MN, int BN, int DEEP = 0>
 static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int split) {
     const int64_t batch = p->batch > 1 ? p->batch : 1;
-    CUtensorMap ta, tb, tc;
+    CUtensorMap ta, tb, tc, tc_in;
     hgemm_status st = v8_maps<CLUSTER, BN>(p, batch, &ta, &tb, &tc);
+    if (st == HGEMM_SUCCESS) st = v8_c_in_map(p, batch, &tc, &tc_in);
     if (st != HGEMM_SUCCESS) return st;
+    /* A separate C input: whole tiles only (the split's second kernel reads C itself). */
+    if (p->C_in != NULL) split = HGEMM_SK_NONE;
     uint32_t tiles_m = hgemm_ceil_div(p->m, V8_BM), tiles_n = hgemm_ceil_div(p->n, BN);
     uint32_t ctiles_m = hgemm_ceil_div(tiles_m, CLUSTER);
     const void *kernel = (const void *)v8_kernel<CLUSTER, TMA_EPILOGUE, T, A_MN, B_MN, BN, DEEP>;
@@ -507,7 +526,7 @@ static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int s
     uint32_t *flags = split != HGEMM_SK_NONE ? (uint32_t *)p->workspace : NULL;
     float *partials = split != HGEMM_SK_NONE ? (float *)((char *)p->workspace + flag_bytes) : NULL;
     gemm_args args = make_args(p);
-    void *params[] = {&ta, &tb, &tc, &args, &ctiles_m, &tiles_n, &sk, &partials, &flags, &bt};
+    void *params[] = {&ta, &tb, &tc, &tc_in, &args, &ctiles_m, &tiles_n, &sk, &partials, &flags, &bt};
     /* hgemm__persistent_grid has set the shared-memory limit */
     st = hgemm__launch_ready(kernel, dim3(busy * CLUSTER), V8_THREADS, smem, CLUSTER, stream, params);
     if (st != HGEMM_SUCCESS || !sk.slices) return st;

@@ -494,7 +494,7 @@ static hgemm_nccl_status run_ag(hgemm_nccl_ctx *ctx, const hgemm_nccl_ag_args *a
     int gemm_ok = 1;
     /* The GEMMs that run while chunks are in flight leave SMs to NCCL; the
      * last chunk's run after every transfer and take them all. */
-    hgemm_nt_options options = {NULL, 0, communicate ? ctx->gemm_sm_count : 0};
+    hgemm_nt_options options = {NULL, 0, communicate ? ctx->gemm_sm_count : 0, NULL, 0};
 
     trace(ctx, &first, TRACE_START, stream);
     if (communicate) {
@@ -554,7 +554,7 @@ static hgemm_nccl_status run_ag_ce(hgemm_nccl_ctx *ctx, const hgemm_nccl_ag_args
     hgemm_nccl_status first = HGEMM_NCCL_SUCCESS;
     const int me = a->rank;
     const int64_t *off = ctx->offsets, m = a->m_counts[me];
-    const hgemm_nt_options options = {NULL, 0, 0}; /* no SM goes to NCCL */
+    const hgemm_nt_options options = {NULL, 0, 0, NULL, 0}; /* no SM goes to NCCL */
     int gemm_ok = 1;
     trace(ctx, &first, TRACE_START, stream);
     /* A_gathered may still be read by the caller's earlier work. */
@@ -656,7 +656,7 @@ static void rs_compute(hgemm_nccl_ctx *ctx, const hgemm_nccl_rs_args *a, float a
         }
         /* Chunk 0 computes before any reduction runs: every SM. The later
          * ones run beside the previous chunk's reduction and leave SMs to it. */
-        const hgemm_nt_options options = {NULL, 0, c > 0 ? ctx->gemm_sm_count : 0};
+        const hgemm_nt_options options = {NULL, 0, c > 0 ? ctx->gemm_sm_count : 0, NULL, 0};
         rs_gemm(a, alpha, b, rows, row, W + row * ldw * ELT, ldw, &options, &s->first, &s->gemm_ok, stream);
     }
 }
@@ -721,7 +721,7 @@ static hgemm_nccl_status run_rs_ce(hgemm_nccl_ctx *ctx, const hgemm_nccl_rs_args
     const int64_t *off = ctx->offsets;
     char *R = (char *)a->workspace;
     char *W = R + (size_t)nranks * (size_t)block * ELT;
-    const hgemm_nt_options options = {NULL, 0, 0};
+    const hgemm_nt_options options = {NULL, 0, 0, NULL, 0};
     int gemm_ok = 1;
     trace(ctx, &first, TRACE_START, stream);
     for (int p = 0; p < nranks; p++)
@@ -747,24 +747,57 @@ static hgemm_nccl_status run_rs_ce(hgemm_nccl_ctx *ctx, const hgemm_nccl_rs_args
     return first;
 }
 
+/* Whether this rank's own-row GEMMs may read the received partial straight
+ * from the workspace as their C input (hgemm_nt_options.c_in): V8 serves it,
+ * where n is a multiple of 8; AUTO and AUTO_F16ACC take V8 for it. Local: the
+ * NCCL calls are the same either way (the other way copies the partial into
+ * C_local first). */
+static int c_in_ok(const hgemm_nccl_rs_args *a) {
+    const int kernel_ok = a->kernel == HGEMM_KERNEL_AUTO || a->kernel == HGEMM_KERNEL_AUTO_F16ACC ||
+                          a->kernel == HGEMM_KERNEL_V8;
+    return kernel_ok && a->n % HGEMM_NCCL_LD_ALIGN == 0;
+}
+
+/* The own rows [lo, lo + rows) of C_local (rows a_row.. of A_local), with
+ * their received partial at `theirs` (the workspace block the swap filled,
+ * leading dimension ldw) summed by the GEMM: alpha * own partial + 1 *
+ * received. Reads the block in place where in_place (c_in_ok: no copy);
+ * otherwise the caller has copied it into those rows of C_local. */
+static void rs_gemm_received(const hgemm_nccl_rs_args *a, float alpha, int64_t rows, int64_t a_row, int64_t lo,
+                             const char *theirs, int64_t ldw, int in_place, hgemm_nccl_status *first,
+                             int *gemm_ok, cudaStream_t stream) {
+    hgemm_nt_options options = {NULL, 0, 0, NULL, 0};
+    if (in_place) {
+        options.c_in = theirs;
+        options.ldc_in = ldw;
+    }
+    rs_gemm(a, alpha, 1.0f, rows, a_row, (char *)a->C_local + (size_t)(lo * a->ldc) * ELT, a->ldc, &options,
+            first, gemm_ok, stream);
+}
+
 /* (b) on 2 ranks, 1 chunk, beta == 0, with copy engines: the own rows in two
  * parts so that most of the sum rides inside the GEMM. The swap (one
  * in-place ncclAllGather, as run_rs_ce_two at 1 chunk) runs while the first
- * RS_FIRST_NUM / RS_FIRST_DEN of the own rows multiply (rounded down to
- * whole 256-row cluster tiles); the side stream then copies the received
- * partial of the other rows into C_local (a copy engine), the small kernel
- * adds the received partial of the first part, and the second part's GEMM
- * adds its own with beta = 1. Run 35 measured the swap at about 0.6 of the
- * own rows' GEMM; at 9/16 (run 39) the second part waited for the copy
- * into C and (b) took 1.12x the GEMM alone, against 1.10x at 11/16 (run
- * 38). Returns 0 (nothing enqueued) where the cut is empty. */
-enum { RS_FIRST_NUM = 11, RS_FIRST_DEN = 16, RS_TILE_ROWS = 256 };
+ * part of the own rows multiplies; the small kernel then adds the received
+ * partial of the first part, and the second part's GEMM adds its own with
+ * beta = 1. Where c_in_ok the second part reads its received partial in the
+ * workspace (no copy), and the first part is RS_FIRST_NUM_IN / RS_FIRST_DEN
+ * of the own rows; otherwise the side stream copies the partial into C_local
+ * first and the first part is RS_FIRST_NUM / RS_FIRST_DEN, long enough to
+ * hide swap and copy. Both are rounded down to whole 256-row cluster tiles.
+ * Run 35 measured the swap at about 0.6 of the own rows' GEMM. With the
+ * copy, the first part at 9/16 (run 39) left the second waiting for it:
+ * (b) 1.12x the GEMM alone, against 1.10x at 11/16 (run 38); run 42 showed
+ * why: cudaMemcpy2DAsync between two buffers of one GPU ran as a kernel,
+ * which waited for SMs until the first part's GEMM ended. Returns 0
+ * (nothing enqueued) where the cut is empty. */
+enum { RS_FIRST_NUM = 11, RS_FIRST_NUM_IN = 10, RS_FIRST_DEN = 16, RS_TILE_ROWS = 256 };
 
 static int run_rs_ce_split_own(hgemm_nccl_ctx *ctx, const hgemm_nccl_rs_args *a, float alpha,
                                cudaStream_t stream, hgemm_nccl_status *out) {
-    const int me = a->rank, peer = 1 - me;
+    const int me = a->rank, peer = 1 - me, in_place = c_in_ok(a);
     const int64_t m = a->m_counts[me], ldw = hgemm_nccl_workspace_ld(a->n);
-    const int64_t m1 = m * RS_FIRST_NUM / RS_FIRST_DEN / RS_TILE_ROWS * RS_TILE_ROWS;
+    const int64_t m1 = m * (in_place ? RS_FIRST_NUM_IN : RS_FIRST_NUM) / RS_FIRST_DEN / RS_TILE_ROWS * RS_TILE_ROWS;
     if (m1 <= 0 || m1 >= m) return 0;
     hgemm_nccl_status first = HGEMM_NCCL_SUCCESS;
     const int64_t *off = ctx->offsets;
@@ -772,7 +805,7 @@ static int run_rs_ce_split_own(hgemm_nccl_ctx *ctx, const hgemm_nccl_rs_args *a,
     char *C = (char *)a->C_local;
     const size_t count = (size_t)(m * ldw);
     char *mine = R + (size_t)me * count * ELT, *theirs = R + (size_t)peer * count * ELT;
-    const hgemm_nt_options options = {NULL, 0, 0};
+    const hgemm_nt_options options = {NULL, 0, 0, NULL, 0};
     int gemm_ok = 1;
     trace(ctx, &first, TRACE_START, stream);
     rs_gemm(a, alpha, 0.0f, m, off[peer], mine, ldw, &options, &first, &gemm_ok, stream);
@@ -783,11 +816,13 @@ static int run_rs_ce_split_own(hgemm_nccl_ctx *ctx, const hgemm_nccl_rs_args *a,
     trace(ctx, &first, TRACE_CHUNK, ctx->side);
     cudaError_t err = cudaEventRecord(ctx->chunk[0], ctx->side); /* the swap is in */
     if (err != cudaSuccess) note(&first, from_cuda(err));
-    err = cudaMemcpy2DAsync(C + (size_t)(m1 * a->ldc) * ELT, (size_t)a->ldc * ELT, theirs + (size_t)(m1 * ldw) * ELT,
-                            (size_t)ldw * ELT, (size_t)a->n * ELT, (size_t)(m - m1), cudaMemcpyDeviceToDevice,
-                            ctx->side);
-    if (err != cudaSuccess) note(&first, from_cuda(err));
-    err = cudaEventRecord(ctx->chunk[1], ctx->side); /* and copied into C */
+    if (!in_place) {
+        err = cudaMemcpy2DAsync(C + (size_t)(m1 * a->ldc) * ELT, (size_t)a->ldc * ELT,
+                                theirs + (size_t)(m1 * ldw) * ELT, (size_t)ldw * ELT, (size_t)a->n * ELT,
+                                (size_t)(m - m1), cudaMemcpyDeviceToDevice, ctx->side);
+        if (err != cudaSuccess) note(&first, from_cuda(err));
+    }
+    err = cudaEventRecord(ctx->chunk[1], ctx->side); /* and, without c_in, copied into C */
     if (err != cudaSuccess) note(&first, from_cuda(err));
 
     rs_gemm(a, alpha, 0.0f, m1, off[me], C, a->ldc, &options, &first, &gemm_ok, stream);
@@ -797,8 +832,8 @@ static int run_rs_ce_split_own(hgemm_nccl_ctx *ctx, const hgemm_nccl_rs_args *a,
         if (err != cudaSuccess) note(&first, from_cuda(err));
     }
     wait_side(ctx, &first, ctx->chunk[1], stream);
-    rs_gemm(a, alpha, 1.0f, m - m1, off[me] + m1, C + (size_t)(m1 * a->ldc) * ELT, a->ldc, &options, &first,
-            &gemm_ok, stream);
+    rs_gemm_received(a, alpha, m - m1, off[me] + m1, m1, theirs + (size_t)(m1 * ldw) * ELT, ldw, in_place,
+                     &first, &gemm_ok, stream);
     trace(ctx, &first, TRACE_OWN, stream);
     order(&first, ctx->done, ctx->side, stream);
     *out = first;
@@ -813,28 +848,29 @@ static int run_rs_ce_split_own(hgemm_nccl_ctx *ctx, const hgemm_nccl_rs_args *a,
  * the pair, leaving the peer's partial of this rank's rows in the other
  * block. Every SM computes: first the peer's rows, chunk after chunk, each
  * chunk's swap starting as soon as its GEMM is done; then the own rows,
- * chunk c once its swap is in. With beta == 0 the received block is copied
- * into C_local (cudaMemcpy2DAsync on the side stream: a copy engine) and the
- * own rows' GEMM adds it with beta = 1, so nothing runs after the last
- * GEMM (from 2 chunks on: the first own chunk's swap then hides behind the
- * last peer chunk's GEMM); otherwise the own rows take the caller's beta
- * and a small kernel adds the received block (fp32, one rounding). At 1
- * chunk this is the path before chunks were allowed, bitwise. */
+ * chunk c once its swap is in. With beta == 0 the own rows' GEMM adds the
+ * received block with beta = 1: read in place as its C input where c_in_ok,
+ * else copied into C_local first (cudaMemcpy2DAsync on the side stream), so
+ * nothing runs after the last GEMM (from 2 chunks on: the first own chunk's
+ * swap then hides behind the last peer chunk's GEMM); otherwise the own rows
+ * take the caller's beta and a small kernel adds each received block (fp32,
+ * one rounding). */
 static hgemm_nccl_status run_rs_ce_two(hgemm_nccl_ctx *ctx, const hgemm_nccl_rs_args *a, float alpha,
                                        float beta, cudaStream_t stream) {
     hgemm_nccl_status first = HGEMM_NCCL_SUCCESS;
-    const int me = a->rank, peer = 1 - me, chunks = a->chunks;
+    const int me = a->rank, peer = 1 - me, chunks = a->chunks, in_place = c_in_ok(a);
     const int64_t m = a->m_counts[me], ldw = hgemm_nccl_workspace_ld(a->n);
     const int64_t *off = ctx->offsets;
     char *R = (char *)a->workspace;
     char *C = (char *)a->C_local;
     /* Local (the NCCL calls are the same either way): at 1 chunk the own
-     * rows would wait for the whole swap, so the sum stays a pass of its own. */
+     * rows would wait for the whole swap, so part of the sum stays a pass
+     * of its own (run_rs_ce_split_own). */
     const int fuse = beta == 0.0f && chunks > 1;
     hgemm_nccl_status split_status = HGEMM_NCCL_SUCCESS;
     if (chunks == 1 && beta == 0.0f && run_rs_ce_split_own(ctx, a, alpha, stream, &split_status))
         return split_status;
-    const hgemm_nt_options options = {NULL, 0, 0};
+    const hgemm_nt_options options = {NULL, 0, 0, NULL, 0};
     int gemm_ok = 1;
 #define PAIR(c) (R + (size_t)(2 * hgemm_nccl_piece_lo((c), chunks, m) * ldw) * ELT)
 #define ROWS(c) (hgemm_nccl_piece_lo((c) + 1, chunks, m) - hgemm_nccl_piece_lo((c), chunks, m))
@@ -854,7 +890,7 @@ static hgemm_nccl_status run_rs_ce_two(hgemm_nccl_ctx *ctx, const hgemm_nccl_rs_
             ncclResult_t r = ncclAllGather(pair + (size_t)me * count * ELT, pair, count, ncclFloat16, ctx->comm,
                                            ctx->side);
             if (r != ncclSuccess) note(&first, from_nccl(r));
-            if (fuse) {
+            if (fuse && !in_place) {
                 cudaError_t err = cudaMemcpy2DAsync(C + (size_t)(lo * a->ldc) * ELT, (size_t)a->ldc * ELT,
                                                     pair + (size_t)peer * count * ELT, (size_t)ldw * ELT,
                                                     (size_t)a->n * ELT, (size_t)rows, cudaMemcpyDeviceToDevice,
@@ -870,18 +906,20 @@ static hgemm_nccl_status run_rs_ce_two(hgemm_nccl_ctx *ctx, const hgemm_nccl_rs_
     for (int c = 0; c < chunks; c++) {
         const int64_t lo = hgemm_nccl_piece_lo(c, chunks, m), rows = ROWS(c);
         if (rows == 0) continue;
+        const size_t count = (size_t)(rows * ldw);
         char *c_rows = C + (size_t)(lo * a->ldc) * ELT;
-        if (fuse) wait_side(ctx, &first, ctx->chunk[c], stream); /* the received partial is in C: the GEMM adds it */
-        rs_gemm(a, alpha, fuse ? 1.0f : beta, rows, off[me] + lo, c_rows, a->ldc, &options, &first, &gemm_ok,
-                stream);
-        if (!fuse) {
+        if (fuse) { /* the received partial is in the workspace (or copied into C): the GEMM adds it */
             wait_side(ctx, &first, ctx->chunk[c], stream);
-            if (gemm_ok) {
-                const size_t count = (size_t)(rows * ldw);
-                cudaError_t err =
-                    hgemm_nccl_add_blocks(c_rows, a->ldc, PAIR(c), (int64_t)count, ldw, 2, me, rows, a->n, stream);
-                if (err != cudaSuccess) note(&first, from_cuda(err));
-            }
+            rs_gemm_received(a, alpha, rows, off[me] + lo, lo, PAIR(c) + (size_t)peer * count * ELT, ldw,
+                             in_place, &first, &gemm_ok, stream);
+            continue;
+        }
+        rs_gemm(a, alpha, beta, rows, off[me] + lo, c_rows, a->ldc, &options, &first, &gemm_ok, stream);
+        wait_side(ctx, &first, ctx->chunk[c], stream);
+        if (gemm_ok) {
+            cudaError_t err =
+                hgemm_nccl_add_blocks(c_rows, a->ldc, PAIR(c), (int64_t)count, ldw, 2, me, rows, a->n, stream);
+            if (err != cudaSuccess) note(&first, from_cuda(err));
         }
     }
     trace(ctx, &first, TRACE_OWN, stream);

@@ -548,28 +548,61 @@ static void test_options(void) {
     const void *A = addr(ADDR_A), *B = addr(ADDR_B);
     void *C = (void *)addr(ADDR_C);
     const hgemm_status valid = gpu_present ? HGEMM_SUCCESS : HGEMM_ERROR_NO_DEVICE;
-    const hgemm_nt_options negative = {NULL, 0, -1};
+    const hgemm_nt_options negative = {NULL, 0, -1, NULL, 0};
     CHECK_STATUS(hgemm_nt_ex(HGEMM_KERNEL_V8, M, N, K, ALPHA, A, LDA, B, LDB, BETA, C, LDC, &negative, 0),
                  HGEMM_ERROR_INVALID_VALUE);
     /* the matrices first: a misaligned A wins over the bad option */
     CHECK_STATUS(hgemm_nt_ex(HGEMM_KERNEL_V8, M, N, K, ALPHA, addr(ADDR_A + ALIGN_BYTES / 2), LDA, B,
                              LDB, BETA, C, LDC, &negative, 0), HGEMM_ERROR_MISALIGNED);
     /* the workspace follows hgemm_nt_ws's rules */
-    const hgemm_nt_options misaligned = {(void *)addr(ADDR_FAR + ALIGN_BYTES / 2), HGEMM_WORKSPACE_BYTES, 0};
+    const hgemm_nt_options misaligned = {(void *)addr(ADDR_FAR + ALIGN_BYTES / 2), HGEMM_WORKSPACE_BYTES, 0, NULL, 0};
     CHECK_STATUS(hgemm_nt_ex(HGEMM_KERNEL_AUTO, M, N, K, ALPHA, A, LDA, B, LDB, BETA, C, LDC, &misaligned, 0),
                  HGEMM_ERROR_MISALIGNED);
-    const hgemm_nt_options on_c = {C, ALIGN_BYTES, 0};
+    const hgemm_nt_options on_c = {C, ALIGN_BYTES, 0, NULL, 0};
     CHECK_STATUS(hgemm_nt_ex(HGEMM_KERNEL_AUTO, M, N, K, ALPHA, A, LDA, B, LDB, BETA, C, LDC, &on_c, 0),
                  HGEMM_ERROR_INVALID_VALUE);
     /* unknown kernels are refused as by hgemm_nt */
     CHECK_STATUS(hgemm_nt_ex((hgemm_kernel)UNKNOWN_KERNEL, M, N, K, ALPHA, A, LDA, B, LDB, BETA, C, LDC,
                              NULL, 0), HGEMM_ERROR_INVALID_VALUE);
     if (!gpu_present) {
-        const hgemm_nt_options sms = {NULL, 0, 16};
+        const hgemm_nt_options sms = {NULL, 0, 16, NULL, 0};
         CHECK_STATUS(hgemm_nt_ex(HGEMM_KERNEL_V8, M, N, K, ALPHA, A, LDA, B, LDB, BETA, C, LDC, NULL, 0), valid);
         CHECK_STATUS(hgemm_nt_ex(HGEMM_KERNEL_AUTO_F16ACC, M, N, K, ALPHA, A, LDA, B, LDB, BETA, C, LDC,
                                  &sms, 0), valid);
     }
+}
+
+/* hgemm_nt_options.c_in: C's rules for the input, no byte shared with C,
+ * V8 alone serves it; all decided before any CUDA call. */
+static void test_c_in(void) {
+    const void *A = addr(ADDR_A), *B = addr(ADDR_B), *IN = addr(ADDR_FAR);
+    void *C = (void *)addr(ADDR_C);
+    const hgemm_status valid = gpu_present ? HGEMM_SUCCESS : HGEMM_ERROR_NO_DEVICE;
+#define WITH_C_IN(kern, in, ld_in, n, expect)                                                                   \
+    do {                                                                                                         \
+        const hgemm_nt_options o = {NULL, 0, 0, (in), (ld_in)};                                                  \
+        CHECK_STATUS(hgemm_nt_ex((kern), M, (n), K, ALPHA, A, LDA, B, LDB, BETA, C, LDC, &o, 0), (expect));       \
+    } while (0)
+    WITH_C_IN(HGEMM_KERNEL_V8, IN, N - 8, N, HGEMM_ERROR_INVALID_VALUE);           /* ldc_in < n */
+    WITH_C_IN(HGEMM_KERNEL_V8, IN, LDC + 4, N, HGEMM_ERROR_MISALIGNED);            /* ldc_in % 8 */
+    WITH_C_IN(HGEMM_KERNEL_V8, addr(ADDR_FAR + ALIGN_BYTES / 2), LDC, N, HGEMM_ERROR_MISALIGNED);
+    WITH_C_IN(HGEMM_KERNEL_V8, addr(ADDR_C + ALIGN_BYTES), LDC, N, HGEMM_ERROR_INVALID_VALUE); /* inside C */
+    WITH_C_IN(HGEMM_KERNEL_V8, addr(ADDR_C - ALIGN_BYTES), LDC, N, HGEMM_ERROR_INVALID_VALUE); /* shares C's rows */
+    WITH_C_IN(HGEMM_KERNEL_V5, IN, LDC, N, HGEMM_ERROR_NOT_SUPPORTED);             /* only V8 reads it */
+    WITH_C_IN(HGEMM_KERNEL_V9, IN, LDC, N, HGEMM_ERROR_NOT_SUPPORTED);
+    WITH_C_IN(HGEMM_KERNEL_V8, IN, LDC, N - 4, HGEMM_ERROR_NOT_SUPPORTED);         /* n % 8 */
+    WITH_C_IN(HGEMM_KERNEL_AUTO, IN, LDC, N - 4, HGEMM_ERROR_NOT_SUPPORTED);
+    if (!gpu_present) { /* past the checks: no device here (the fake addresses are no memory) */
+        WITH_C_IN(HGEMM_KERNEL_V5, C, LDC, N, valid); /* c_in == C: none */
+        WITH_C_IN(HGEMM_KERNEL_V8, IN, LDC + 8, N, valid);
+        WITH_C_IN(HGEMM_KERNEL_AUTO, IN, LDC, N, valid);
+        WITH_C_IN(HGEMM_KERNEL_AUTO_F16ACC, addr(ADDR_A), LDC, N, valid); /* may meet A */
+    }
+    /* the matrices' own checks come first */
+    const hgemm_nt_options bad = {NULL, 0, 0, IN, LDC + 4};
+    CHECK_STATUS(hgemm_nt_ex(HGEMM_KERNEL_V8, M, N, K, ALPHA, A, K - 8, B, LDB, BETA, C, LDC, &bad, 0),
+                 HGEMM_ERROR_INVALID_VALUE);
+#undef WITH_C_IN
 }
 
 /* hgemm_gemm: every combination checked before any CUDA call. */
@@ -618,7 +651,7 @@ static void test_gemm(void) {
     CHECK_STATUS(GEMM(K_AUTO, F16, N_, T_, M, N, K, A, LDA, (int64_t)((ADDR_FARTHER - ADDR_A) / ELEM_BYTES), B,
                       LDB, 0, C, LDC, SC, 2, NULL), HGEMM_ERROR_INVALID_VALUE);
     /* a negative SM target */
-    const hgemm_nt_options negative = {NULL, 0, -1};
+    const hgemm_nt_options negative = {NULL, 0, -1, NULL, 0};
     CHECK_STATUS(GEMM(K_AUTO, F16, N_, T_, M, N, K, A, LDA, 0, B, LDB, 0, C, LDC, 0, 1, &negative),
                  HGEMM_ERROR_INVALID_VALUE);
     /* nothing to do: a successful no-op without a device */
@@ -683,6 +716,7 @@ int main(void) {
     test_overlap_exact();
     test_workspace();
     test_options();
+    test_c_in();
     test_gemm();
     if (skipped)
         printf("test_api: skipped %d hgemm_nt calls on valid requests (a GPU is present; they "

@@ -212,7 +212,7 @@ static void *workspace;
 
 static hgemm_status call_ws(const setup *s, hgemm_kernel id, int use_workspace) {
     const form_case *t = s->t;
-    const hgemm_nt_options options = {workspace, HGEMM_WORKSPACE_BYTES, 0};
+    const hgemm_nt_options options = {workspace, HGEMM_WORKSPACE_BYTES, 0, NULL, 0};
     return hgemm_gemm(id, s->dt, s->op_a, s->op_b, t->m, t->n, t->k, t->alpha, s->A, s->lda, s->stride_a, s->B,
                       s->ldb, s->stride_b, t->beta, s->g.C, s->ldc, s->stride_c, t->batch,
                       use_workspace ? &options : NULL, 0);

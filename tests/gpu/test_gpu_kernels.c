@@ -132,7 +132,7 @@ static hgemm_status call_kernel(const kernel_under_test *kt, int64_t m, int64_t 
                                 int64_t ldb, float beta, void *C, int64_t ldc, cudaStream_t s) {
     const size_t ws_bytes = kt->workspace ? HGEMM_WORKSPACE_BYTES : 0;
     if (kt->sm_count > 0) {
-        const hgemm_nt_options options = {kt->workspace, ws_bytes, kt->sm_count};
+        const hgemm_nt_options options = {kt->workspace, ws_bytes, kt->sm_count, NULL, 0};
         return hgemm_nt_ex(kt->id, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, &options, s);
     }
     if (kt->ablation)

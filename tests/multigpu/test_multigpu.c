@@ -714,6 +714,12 @@ static void body_copyengine(world *w, rank_state *rs) {
          0, WIN_ALL, 1},
         {"ce rs auto, 700 rows, the sum split, local check", {700, 700}, {128, 136}, 100, 1, HGEMM_KERNEL_AUTO, 0.5f,
          0.0f, 4, 1, WIN_ALL, 1},
+        /* V5 reads no separate C input: the received partial is copied into
+         * C_local first (chunked, and the split at 1 chunk) */
+        {"ce rs v5, 2 chunks, the sum in the GEMM by a copy", {256, 256}, {192, 192}, 264, 2, HGEMM_KERNEL_V5, 1.0f,
+         0.0f, 8, 0, WIN_ALL, 1},
+        {"ce rs v5, 1024 rows, the sum split by a copy", {1024, 1024}, {192, 200}, 264, 1, HGEMM_KERNEL_V5, 1.0f,
+         0.0f, 0, 0, WIN_ALL, 1},
         /* beta != 0: the own rows take it, the add kernel sums: bitwise */
         {"ce rs, 4 chunks, beta", {256, 256}, {192, 192}, 256, 4, HGEMM_KERNEL_V5, 0.75f, 0.5f, 8, 0, WIN_ALL, 1},
         {"ce rs, cudaMalloc: kernel path", {256, 256}, {192, 192}, 256, 1, HGEMM_KERNEL_V5, 1.0f, 0.0f, 0, 0,
