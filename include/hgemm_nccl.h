@@ -99,17 +99,21 @@
  *       workspace row 2 * (c * m / chunks); the peer's rows of chunk c are
  *       computed and swapped in turn, the swaps hiding behind the next
  *       chunks' GEMMs; then the own rows of chunk c once its swap is in.
- *       With beta == 0 the received partial is copied into C_local (a copy
- *       engine) and the own rows' GEMM adds it (beta 1 inside the kernel):
- *       alpha * (own partial, fp32) + (peer's partial, fp16) rounded once,
- *       one rounding fewer than the kernel path's fp16 sum, and no pass over
- *       C after the last GEMM. With beta != 0 the own rows take beta and the
- *       small kernel adds each chunk's received partial. At 1 chunk with
- *       beta == 0 (the fastest setting measured) the own rows go in two
- *       parts: the first 11/16 (whole 256-row tiles) while the swap runs,
- *       then the small kernel adds their received partial, and the rest's
- *       GEMM adds its own from C (copied there by a copy engine) with
- *       beta = 1, one rounding fewer on those rows.
+ *       With beta == 0 the own rows' GEMM adds the received partial
+ *       (beta 1 inside the kernel): alpha * (own partial, fp32) + (peer's
+ *       partial, fp16) rounded once, one rounding fewer than the kernel
+ *       path's fp16 sum, and no pass over C after the last GEMM. With kernel
+ *       AUTO, AUTO_F16ACC or V8 and n a multiple of 8, the GEMM reads the
+ *       partial where the swap left it (hgemm_nt_options.c_in, V8); with
+ *       other kernels or n the side stream first copies it into C_local
+ *       (cudaMemcpy2DAsync, which the driver runs as a kernel: it waits for
+ *       SMs the GEMMs hold, so this is the slower way). With beta != 0 the
+ *       own rows take beta and the small kernel adds each chunk's received
+ *       partial. At 1 chunk with beta == 0 the own rows go in two parts:
+ *       the first (10/16 of the rows reading in place, 11/16 copying; whole
+ *       256-row tiles) while the swap runs, then the small kernel adds their
+ *       received partial, and the rest's GEMM adds its own with beta = 1,
+ *       one rounding fewer on those rows.
  * The path's conditions. Uniform, so every rank checks the same: the context
  * has copy_engine set (agreed at its creation), N >= 2, chunks == 1 (for
  * (b) on exactly 2 ranks, any chunk count), every
