@@ -110,6 +110,18 @@ hgemm_kernel hgemm__auto_choice(int64_t m, int64_t n, int64_t k) {
     return HGEMM_KERNEL_V8;
 }
 
+/* With a workspace of HGEMM_WORKSPACE_BYTES or more, V8 cuts the k-loop of
+ * a few long tiles into slices over every SM (split-K) and beats V9 there:
+ * 256 x 256 x 65536 0.766x cuBLAS COMPUTE_32F against V9's 0.609x (run 33,
+ * bench/results/2026-11-30-h200-run33-splitk.csv, the same process). So
+ * where the table says V9 for few tiles (m * n <= 2^16) and k is long
+ * (>= 2^15), a call with such a workspace takes V8. */
+enum { AUTO_WS_LONG_K = 1 << 15 };
+int hgemm__auto_prefers_split(int64_t m, int64_t n, int64_t k, size_t workspace_bytes) {
+    return workspace_bytes >= HGEMM_WORKSPACE_BYTES && k >= AUTO_WS_LONG_K && m > AUTO_SKINNY_SIDE &&
+           n > AUTO_SKINNY_SIDE && m * n <= AUTO_FEW_TILES_MN;
+}
+
 hgemm_kernel hgemm__auto_f16acc_choice(int64_t m, int64_t n, int64_t k) {
     const hgemm_kernel fp32 = hgemm__auto_choice(m, n, k);
     if (fp32 != HGEMM_KERNEL_V8 || k > F16ACC_MAX_K) return fp32;
@@ -474,6 +486,9 @@ static hgemm_status run_validated(const hgemm_kernel_info *info, int chosen, con
         info = hgemm__kernel_find(hgemm__auto_choice(r->m, r->n, r->k));
         chosen = 1;
     }
+    /* AUTO's rows by workspace: split-K on V8 for few long tiles. */
+    if (chosen && info->id == HGEMM_KERNEL_V9 && hgemm__auto_prefers_split(r->m, r->n, r->k, o->workspace_bytes))
+        info = hgemm__kernel_find(HGEMM_KERNEL_V8);
     /* A separate C input: V8's own row alone reads it (AUTO takes V8), and
      * only where no column tile needs the element-wise epilogue. */
     if (has_c_in(r)) {

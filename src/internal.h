@@ -65,6 +65,9 @@ const hgemm_kernel_info *hgemm__kernel_by_name(const char *name);
 /* AUTO's kernel for a shape (the table in src/api.c), and for large shapes
  * (both m and n above every bound of that table). Both accumulate in fp32. */
 hgemm_kernel hgemm__auto_choice(int64_t m, int64_t n, int64_t k);
+/* Whether AUTO (and AUTO_F16ACC) take V8 instead of the table's V9 for a call
+ * with workspace_bytes of workspace (src/api.c: few long tiles, split-K). */
+int hgemm__auto_prefers_split(int64_t m, int64_t n, int64_t k, size_t workspace_bytes);
 /* HGEMM_KERNEL_AUTO_F16ACC's kernel for a shape (fp16 accumulation allowed). */
 hgemm_kernel hgemm__auto_f16acc_choice(int64_t m, int64_t n, int64_t k);
 hgemm_kernel hgemm__auto_kernel(void);

@@ -135,6 +135,13 @@ static void test_auto(void) {
     if (!CHECK(info != NULL)) return;
     CHECK_I64(info->acc, HGEMM_ACC_F32);
     /* The table (src/api.c), on the suite's shapes it was derived from. */
+    /* With a whole workspace, few long tiles go to V8's split-K instead of V9. */
+    CHECK(hgemm__auto_prefers_split(256, 256, 65536, HGEMM_WORKSPACE_BYTES));
+    CHECK(!hgemm__auto_prefers_split(256, 256, 65536, HGEMM_WORKSPACE_BYTES - 1)); /* too little */
+    CHECK(!hgemm__auto_prefers_split(256, 256, 16384, HGEMM_WORKSPACE_BYTES));     /* k too short */
+    CHECK(!hgemm__auto_prefers_split(64, 1024, 65536, HGEMM_WORKSPACE_BYTES));     /* skinny: V9 */
+    CHECK(!hgemm__auto_prefers_split(512, 512, 131072, HGEMM_WORKSPACE_BYTES));    /* V8 already */
+    CHECK_I64(auto_for(256, 256, 65536), HGEMM_KERNEL_V9);                        /* without one */
     CHECK_I64(auto_for(1, 4096, 4096), HGEMM_KERNEL_V9);
     CHECK_I64(auto_for(64, 28672, 4096), HGEMM_KERNEL_V9);
     CHECK_I64(auto_for(4096, 1, 4096), HGEMM_KERNEL_V9);
