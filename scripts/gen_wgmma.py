@@ -4,7 +4,7 @@ too long to write by hand (m64n256k16 holds 128 fp32 or 64 fp16x2 registers).
 
 Two families: the series' fp16 m64n256 instructions with K-major operands
 (V1..V7 as their chapters show them), and the general ones of the library's
-fast kernels (V8's N = 256 and 128, V9's N = 64, 32 and 16), one per input
+fast kernels (V8's N = 256, 192 and 128, V9's N = 64, 32 and 16), one per input
 type (f16, bf16), with fp32 accumulation, templated on the two transpose
 immediates (0: K-major operand, 1: MN-major) so that one kernel source
 serves every layout.
@@ -50,7 +50,7 @@ static __device__ __forceinline__ void {name}({ctype} d[{nregs}], uint64_t desc_
 
 
 # The general family: fp32 accumulation, (function name, N, PTX input type, registers)
-GENERAL = [(f"wgmma_m64n{n}k16_f32_{t}", n, t, n // 2) for t in ("f16", "bf16") for n in (256, 128, 64, 32, 16)]
+GENERAL = [(f"wgmma_m64n{n}k16_f32_{t}", n, t, n // 2) for t in ("f16", "bf16") for n in (256, 192, 128, 64, 32, 16)]
 
 
 def general(name, n, itype, nregs):

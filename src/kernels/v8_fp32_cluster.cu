@@ -57,10 +57,11 @@
  *     walk's tile index runs over every entry's tiles, and stream-K shares
  *     the k-loops of the last round across entries as within one. An
  *     operand with stride 0 is one matrix that every entry reads.
- *   - The tile width: 128x256, or 128x128 where the wide tiles would leave
- *     clusters idle for a round that the narrow ones fill (512 x 4096 x
- *     4096: 32 wide tiles for 66 clusters, or 64 narrow ones). The rule,
- *     v8_choose_bn, counts rounds; v8-wide and v8-narrow force either.
+ *   - The tile width: 128x256, or 128x128 or 128x192 where the wide tiles
+ *     would leave clusters idle for a round that a narrower one fills (512 x
+ *     4096 x 4096: 32 wide tiles for 66 clusters, or 64 narrow ones; 512 x
+ *     6144 x 4096: 48 wide, 64 of 192). The rule, v8_choose_bn, counts
+ *     rounds; v8-wide, v8-192 and v8-narrow force one width.
  *
  * Measured on an H200, 8192^3, median [range] of 3 runs (2026-11-30,
  * bench/results/2026-11-30-h200-run15-bench.csv; runs 13-17: docs/notes/v8-log.md):
@@ -117,9 +118,11 @@ typedef struct v8_batch {
     int64_t stride_c;
 } v8_batch;
 
-/* The tile width BN: 256 (the chapter's V8) or 128 (the narrow tile, for
- * products whose 128x256 tiles leave SMs idle). A stage holds A's 128 x BK
- * and B's BN x BK: 48 KB in 3 stages, or 32 KB in 5. */
+/* The tile width BN: 256 (the chapter's V8), 128 (the narrow tile, for
+ * products whose 128x256 tiles leave SMs idle) or 192 (between the two, for
+ * B stored K-major: an MN-major B loads 64-column boxes, and 96 per block is
+ * not a whole number of them). A stage holds A's 128 x BK and B's BN x BK:
+ * 48 KB in 3 stages, 40 KB in 4 or 32 KB in 5. */
 /* DEEP (the table's wide tile since run 27; v8-3stage is without it): a
  * fourth stage, paid for by staging each consumer's C in two halves of 128
  * columns through one 16 KB buffer instead of one 32 KB buffer (the second
@@ -127,7 +130,7 @@ typedef struct v8_batch {
  * against 1.5119 with 3 stages (medians of 3 in one process). */
 template <int BN, int DEEP = 0> struct v8_tile {
     static_assert(!DEEP || BN == 256, "the deep ring is a variant of the wide tile");
-    static constexpr int stages = BN == 256 ? V8_STAGES + DEEP : 5;
+    static constexpr int stages = BN == 256 ? V8_STAGES + DEEP : BN == 192 ? 4 : 5;
     static constexpr uint32_t tx_bytes = (V8_BM + BN) * BK * 2; /* land in each block per stage */
     static constexpr int c_cols = DEEP ? BN / 2 : BN;          /* columns staged at a time */
     static constexpr int boxes = c_cols / F16Q_BOX;             /* 64x64 boxes of a staging */
@@ -158,6 +161,10 @@ static_assert(sizeof(v8_smem<128>) + SW128_ALIGN <= MAX_SMEM_PER_BLOCK,
               "5 stages of 32 KB and two 16 KB C buffers must fit one block's 227 KB");
 static_assert(sizeof(v8_smem<256, 1>) + SW128_ALIGN <= MAX_SMEM_PER_BLOCK,
               "4 stages of 48 KB and two 16 KB C buffers must fit one block's 227 KB");
+static_assert(sizeof(v8_smem<192>) + SW128_ALIGN <= MAX_SMEM_PER_BLOCK,
+              "4 stages of 40 KB and two 24 KB C buffers must fit one block's 227 KB");
+static_assert(sizeof(((v8_smem<192> *)0)->b[0]) % SW128_ALIGN == 0 && (192 / V8_CLUSTER * BK * 2) % SW128_ALIGN == 0,
+              "the 192-wide B stage and each block's slice of it stay 1024-byte aligned");
 static_assert(V8_CONSUMER_REGS * V8_CONSUMER_THREADS + V8_PRODUCER_REGS * WARPGROUP_THREADS <= REGISTERS_PER_SM,
               "the registers the warpgroups ask for must fit the register file");
 
@@ -303,6 +310,7 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
           v8_batch bt) {
     typedef v8_tile<BN, DEEP> tile_t;
     enum { B_SLICE = BN / CLUSTER, CTA_MASK = (1 << CLUSTER) - 1, STAGES = tile_t::stages, ACC = BN / 2 };
+    static_assert(!B_MN || B_SLICE % V8_MN_BOX == 0, "an MN-major B slice is whole 64-column boxes");
     extern __shared__ uint8_t smem_raw[];
     v8_smem<BN, DEEP> *sm = (v8_smem<BN, DEEP> *)smem_aligned(smem_raw); /* the same offset in every block */
     const int tid = threadIdx.x, wg = tid / WARPGROUP_THREADS;
@@ -538,22 +546,26 @@ static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int s
 }
 
 /* The tile width for a problem, by the rounds of whole tiles the GPU's
- * `workers` clusters go through: a 128x256 tile is two 128x128 ones' work,
- * and a 128x128 tile costs V8_NARROW_COST times as much per element (less
- * reuse of each loaded byte, twice the barrier and epilogue work per FLOP:
- * measured 1.08..1.18 on the large squares, run 26). Rounds are counted whole
- * with or without a workspace: stream-K's shares of a few wide tiles ran far
- * slower than whole narrow tiles (512 x 4096 x 4096: 0.0441 ms against
- * 0.0289, run 26). 8192^3: 16 rounds of wide tiles against 32 of narrow ones:
- * wide. 512 x 4096 x 4096: one round of 32 wide tiles, half the clusters idle,
- * against one round of 64 narrow ones: narrow. */
+ * `workers` clusters go through, each round costing its tile's share of a
+ * 128x256 tile's work times that width's cost per element: 1 for 256,
+ * V8_MID_COST for 192 and V8_NARROW_COST for 128 (less reuse of each loaded
+ * byte, more barrier and epilogue work per FLOP: 128 measured 1.08..1.18 on
+ * the large squares, run 26). The smallest total wins, the wider on a tie.
+ * Rounds are counted whole with or without a workspace: stream-K's shares
+ * of a few wide tiles ran far slower than whole narrow tiles (512 x 4096 x
+ * 4096: 0.0441 ms against 0.0289, run 26). 8192^3: 16 rounds of wide tiles
+ * (16) against 21 of 192 (15.75 x 1.05) and 32 of narrow ones (18.4): wide.
+ * 512 x 4096 x 4096: one round of 32 wide tiles, half the clusters idle
+ * (1), against one round of 64 narrow ones (0.575): narrow. 512 x 6144 x
+ * 4096: 48 wide tiles for 66 clusters (1), 64 of 192 (0.79), 96 narrow in
+ * two rounds (1.15): 192. B stored MN-major takes 256 or 128 only. */
 #define V8_NARROW_COST 1.15
+#define V8_MID_COST 1.05
 #define V8_SPLIT_WIDE_KTILES 64
 static int v8_choose_bn(const hgemm_problem *p, uint32_t workers) {
     const uint64_t batch = p->batch > 1 ? (uint64_t)p->batch : 1;
     const uint64_t ctiles_m = hgemm_ceil_div(hgemm_ceil_div(p->m, V8_BM), V8_CLUSTER);
     const uint64_t wide = ctiles_m * hgemm_ceil_div(p->n, 256) * batch;
-    const uint64_t narrow = ctiles_m * hgemm_ceil_div(p->n, 128) * batch;
     /* With a workspace, wide tiles few enough for split-K (stream_k.h) keep
      * every cluster busy at the wide tile's cost per element, where each
      * slice is long enough to pay for its partial sum and the second kernel
@@ -565,9 +577,21 @@ static int v8_choose_bn(const hgemm_problem *p, uint32_t workers) {
         const uint32_t slices = hgemm_sk_slices((uint32_t)wide, k_tiles, workers);
         if (slices >= 2 && k_tiles / slices >= V8_SPLIT_WIDE_KTILES) return 256;
     }
-    const double wide_rounds = (double)((wide + workers - 1) / workers);
-    const double narrow_rounds = (double)((narrow + workers - 1) / workers);
-    return V8_NARROW_COST * narrow_rounds < 2.0 * wide_rounds ? 128 : 256;
+    static const int widths[3] = {256, 192, 128};
+    static const double costs[3] = {1.0, V8_MID_COST, V8_NARROW_COST};
+    int best = 256;
+    double best_cost = 0.0;
+    for (int i = 0; i < 3; i++) {
+        if (widths[i] == 192 && p->b_mn) continue;
+        const uint64_t tiles = ctiles_m * hgemm_ceil_div(p->n, widths[i]) * batch;
+        const double rounds = (double)((tiles + workers - 1) / workers);
+        const double cost = rounds * widths[i] / 256.0 * costs[i];
+        if (i == 0 || cost < best_cost) {
+            best = widths[i];
+            best_cost = cost;
+        }
+    }
+    return best;
 }
 
 /* The table's V8: the tile width by shape (v8_choose_bn), then one build per
@@ -580,8 +604,11 @@ static hgemm_status launch_v8_tile(const hgemm_problem *p, cudaStream_t stream) 
     if (err != cudaSuccess) return hgemm__status_from_cuda(err);
     if (p->sm_count > 0 && p->sm_count < sms) sms = p->sm_count;
     const uint32_t workers = sms < V8_CLUSTER ? 1 : (uint32_t)sms / V8_CLUSTER;
-    if (v8_choose_bn(p, workers) == 128)
-        return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 128>(p, stream, HGEMM_SK_AUTO);
+    const int bn = v8_choose_bn(p, workers);
+    if (bn == 128) return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 128>(p, stream, HGEMM_SK_AUTO);
+    if constexpr (!B_MN) {
+        if (bn == 192) return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 192>(p, stream, HGEMM_SK_AUTO);
+    }
     return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 256, 1>(p, stream, HGEMM_SK_AUTO);
 }
 
@@ -630,6 +657,10 @@ extern "C" hgemm_status hgemm__launch_v8_wide(const hgemm_problem *p, cudaStream
 
 extern "C" hgemm_status hgemm__launch_v8_narrow(const hgemm_problem *p, cudaStream_t stream) {
     return launch_v8<V8_CLUSTER, true, __half, 0, 0, 128>(p, stream, HGEMM_SK_AUTO);
+}
+
+extern "C" hgemm_status hgemm__launch_v8_192(const hgemm_problem *p, cudaStream_t stream) {
+    return launch_v8<V8_CLUSTER, true, __half, 0, 0, 192>(p, stream, HGEMM_SK_AUTO);
 }
 
 extern "C" hgemm_status hgemm__launch_v8_3stage(const hgemm_problem *p, cudaStream_t stream) {

@@ -99,6 +99,10 @@ static const form_case cases[] = {
      * tile has 2 rows */
     {"batch, long k", 130, 264, 2100, 2, 0, 1.0f, 0.5f, 0},
     {"batched ragged", 77, 130, 72, 4, 0, 1.0f, -1.0f, 0},
+    /* 2 x 25 tiles of 128 x 192 for 66 clusters on an H200 (38 wide ones
+     * leave a third idle, 74 narrow ones take two rounds): V8 takes the
+     * 192-wide tile where B is K-major (NT, TN), the last one ragged */
+    {"192-wide tiles", 500, 4700, 200, 1, 0, 1.0f, 0.5f, 0},
     {"skinny batch", 40, 300, 264, 3, 0, 1.0f, 0.0f, 0},   /* m short: A is the short operand */
     {"skinny n", 520, 24, 200, 2, 0, 0.5f, 1.25f, 0},      /* n short: B is */
     {"k = 0", 100, 60, 0, 2, 0, 1.0f, -1.5f, 0},
