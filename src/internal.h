@@ -139,12 +139,6 @@ long hgemm__tmap_lookup_attempts(void);
  * caller's (src/launch.c). */
 hgemm_status hgemm__launch(const void *kernel, dim3 grid, unsigned block, size_t smem,
                            unsigned cluster, cudaStream_t stream, void **args);
-/* Start `kernel` (no dynamic shared memory, no cluster) as the programmatic
- * dependent of the kernel before it on `stream`: it may start before that
- * one has finished, and must call grid_dependency_wait (ptx/common.cuh)
- * before it reads anything that one wrote. */
-hgemm_status hgemm__launch_dependent(const void *kernel, dim3 grid, unsigned block, cudaStream_t stream,
-                                     void **args);
 /* hgemm__launch for a kernel whose shared-memory limit is already set
  * (hgemm__persistent_grid sets it): the launch alone. */
 hgemm_status hgemm__launch_ready(const void *kernel, dim3 grid, unsigned block, size_t smem,

@@ -99,19 +99,6 @@ hgemm_status hgemm__launch(const void *kernel, dim3 grid, unsigned block, size_t
     return hgemm__launch_ready(kernel, grid, block, smem, cluster, stream, args);
 }
 
-hgemm_status hgemm__launch_dependent(const void *kernel, dim3 grid, unsigned block, cudaStream_t stream,
-                                     void **args) {
-    cudaLaunchConfig_t cfg;
-    cudaLaunchAttribute attr;
-    fill_config(&cfg, &attr, grid, block, 0, 1, stream);
-    attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr.val.programmaticStreamSerializationAllowed = 1;
-    cfg.attrs = &attr;
-    cfg.numAttrs = 1;
-    cudaError_t err = cudaLaunchKernelExC(&cfg, kernel, args);
-    return err == cudaSuccess ? HGEMM_SUCCESS : hgemm__status_from_cuda(err);
-}
-
 hgemm_status hgemm__persistent_grid(const void *kernel, unsigned block, size_t smem,
                                     unsigned cluster, uint64_t units, unsigned *grid) {
     hgemm_status st = set_smem_limit(kernel, smem);

@@ -237,9 +237,6 @@ __global__ void __launch_bounds__(WARPGROUP_THREADS)
 v8_split_reduce(const float *partials, gemm_args args, uint32_t ctiles_m, uint32_t tiles_n, hgemm_sk sk,
                 v8_batch bt) {
     enum { ACC = BN / 2 };
-    /* Launched as v8_kernel's programmatic dependent: its blocks may start
-     * while v8_kernel's last ones still run; the partials are read after. */
-    grid_dependency_wait();
     const uint32_t tiles = sk.tiles, slices = sk.slices;
     const int g = (int)(blockIdx.x % V8_CONSUMERS);
     const uint32_t rank = blockIdx.x / V8_CONSUMERS % CLUSTER;
@@ -321,10 +318,6 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
     const uint32_t worker = blockIdx.x / CLUSTER; /* a cluster walks its units (stream_k.h) */
     const pipe_ring ring = ring_make_cluster(sm->full, sm->empty, STAGES, CLUSTER);
 
-    /* Split-K: v8_split_reduce, launched next as this grid's programmatic
-     * dependent, may take each SM as soon as this grid's block there exits
-     * (it waits for the whole grid before it reads a partial). */
-    if (tid == 0 && sk.slices) grid_launch_dependents();
     if (tid == 0) {
         ring_init(ring, V8_CONSUMERS);
         for (int g = 0; g < V8_CONSUMERS; g++) mbarrier_init(&sm->c_full[g], 1);
@@ -548,9 +541,8 @@ static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int s
     /* Split-K: one block per share of each consumer's part of each tile, one
      * share per slot written (sk_workers * CLUSTER * V8_CONSUMERS <= slots). */
     void *reduce_params[] = {&partials, &args, &ctiles_m, &tiles_n, &sk, &bt};
-    return hgemm__launch_dependent((const void *)v8_split_reduce<T, BN, CLUSTER>,
-                                   dim3(sk.sk_workers * CLUSTER * V8_CONSUMERS), WARPGROUP_THREADS, stream,
-                                   reduce_params);
+    return hgemm__launch((const void *)v8_split_reduce<T, BN, CLUSTER>, dim3(sk.sk_workers * CLUSTER * V8_CONSUMERS),
+                         WARPGROUP_THREADS, 0, 1, stream, reduce_params);
 }
 
 /* The tile width for a problem, by the rounds of whole tiles the GPU's

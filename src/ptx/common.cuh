@@ -36,22 +36,6 @@ static __device__ __forceinline__ void named_barrier_sync(uint32_t id, uint32_t 
     asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(count) : "memory");
 }
 
-/* Programmatic dependent launch (PTX ISA "griddepcontrol"): a kernel
- * launched after this one with cudaLaunchAttributeProgrammaticStreamSerialization
- * may start once every block of this grid has said so (or exited), instead
- * of after the whole grid has finished; it must then wait for this grid's
- * completion and memory before it reads what this grid wrote. Without such a
- * kernel next on the stream, calling it changes nothing. */
-static __device__ __forceinline__ void grid_launch_dependents(void) {
-    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-}
-
-/* In a kernel launched that way: wait until the grids it depends on have
- * completed and their memory operations are visible. */
-static __device__ __forceinline__ void grid_dependency_wait(void) {
-    asm volatile("griddepcontrol.wait;" ::: "memory");
-}
-
 /* mov %globaltimer (PTX ISA "Special Registers: %globaltimer"): nanoseconds, coarse but monotonic. */
 static __device__ __forceinline__ uint64_t globaltimer_ns(void) {
     uint64_t t;
