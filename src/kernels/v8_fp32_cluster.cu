@@ -659,6 +659,12 @@ extern "C" hgemm_status hgemm__launch_v8_narrow(const hgemm_problem *p, cudaStre
     return launch_v8<V8_CLUSTER, true, __half, 0, 0, 128>(p, stream, HGEMM_SK_AUTO);
 }
 
+/* The narrow tile with whole tiles only (no split-K, one launch), for the
+ * small products where a split's second launch may cost more than it buys. */
+extern "C" hgemm_status hgemm__launch_v8_narrow_dp(const hgemm_problem *p, cudaStream_t stream) {
+    return launch_v8<V8_CLUSTER, true, __half, 0, 0, 128>(p, stream, HGEMM_SK_NONE);
+}
+
 extern "C" hgemm_status hgemm__launch_v8_192(const hgemm_problem *p, cudaStream_t stream) {
     return launch_v8<V8_CLUSTER, true, __half, 0, 0, 192>(p, stream, HGEMM_SK_AUTO);
 }
