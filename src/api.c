@@ -90,6 +90,10 @@ const hgemm_kernel_info *hgemm__kernel_by_name(const char *name) {
  *     256 x 256 x 65536 where V8's stream-K owner adds 65 partial sums, 0.15x;
  *   - 2^18 < m * n <= 2^20 with k <= 2048 (small products): V9, 0.67..1.67x
  *     where V8's 128 x 256 tiles fill 16..32 of 66 clusters, 0.59..0.92x;
+ *     since run 50 only where m, n and k are multiples of 64: V8's narrow
+ *     tile in one launch (no split of short k-loops, stream_k.h) took 777 x
+ *     1032 x 520 in 9.2 us and 1000^3 in 11.0..12.9 where V9 took 12.8 and
+ *     15.1..15.5, and V9 kept 1024^3 (9.5 us against 10.3..11.2; 512^3 level);
  *   - everything else: V8.
  * AUTO_F16ACC (fp16 accumulation allowed) takes V7 where it beat V8 there:
  * enough 256 x 256 tiles to fill an H200's 132 SMs (at least 128 tiles,
@@ -98,7 +102,7 @@ const hgemm_kernel_info *hgemm__kernel_by_name(const char *name) {
 enum {
     AUTO_SKINNY_SIDE = 64,
     AUTO_FEW_TILES_MN = 1 << 16,
-    AUTO_SMALL_MN_LOW = 1 << 18, AUTO_SMALL_MN_HIGH = 1 << 20, AUTO_SMALL_K = 2048,
+    AUTO_SMALL_MN_LOW = 1 << 18, AUTO_SMALL_MN_HIGH = 1 << 20, AUTO_SMALL_K = 2048, AUTO_SMALL_ALIGN = 64,
     F16ACC_TILE = 256, F16ACC_MIN_TILES = 128, F16ACC_SMS = 132, F16ACC_MAX_K = 16384,
 };
 
@@ -108,7 +112,9 @@ hgemm_kernel hgemm__auto_choice(int64_t m, int64_t n, int64_t k) {
     /* both sides > 64 and each at most 2^31: the product fits int64 */
     const int64_t mn = m * n;
     if (mn <= AUTO_FEW_TILES_MN) return HGEMM_KERNEL_V9;
-    if (mn > AUTO_SMALL_MN_LOW && mn <= AUTO_SMALL_MN_HIGH && k <= AUTO_SMALL_K) return HGEMM_KERNEL_V9;
+    if (mn > AUTO_SMALL_MN_LOW && mn <= AUTO_SMALL_MN_HIGH && k <= AUTO_SMALL_K && m % AUTO_SMALL_ALIGN == 0 &&
+        n % AUTO_SMALL_ALIGN == 0 && k % AUTO_SMALL_ALIGN == 0)
+        return HGEMM_KERNEL_V9;
     return HGEMM_KERNEL_V8;
 }
 

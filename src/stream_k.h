@@ -52,6 +52,13 @@ enum {
      * gained 2% at 8192^3. Below 60% (fewer tiles than about half the
      * workers, or a last round barely begun), splitting wins even so. */
     HGEMM_SK_MIN_EFFICIENCY = 60,
+    /* k-tiles per tile below which nothing is split or shared: a split's
+     * second launch or stream-K's exchanges cost about 4 us, more than a
+     * short tile's k-loop saves. Measured (run 50, an H200, 66 clusters):
+     * 1000^3, 32 narrow tiles of 16 k-tiles, 0.0165 ms in 2 slices against
+     * 0.0110 whole; 777 x 1032 x 520 (9 k-tiles) 0.0128 by stream-K against
+     * 0.0092; 1024^3 0.0153 against 0.0103. */
+    HGEMM_SK_MIN_KTILES = 32,
 };
 
 /* hgemm_sk_plan's `split`: what the workspace may be used for. */
@@ -101,7 +108,7 @@ static inline HGEMM_HD hgemm_sk hgemm_sk_plan(uint32_t tiles, uint32_t k_tiles, 
     s.dp_tiles = tiles;
     s.sk_workers = 0;
     s.slices = 0;
-    if (split == HGEMM_SK_NONE || workers < 2 || tiles == 0) return s;
+    if (split == HGEMM_SK_NONE || workers < 2 || tiles == 0 || k_tiles < HGEMM_SK_MIN_KTILES) return s;
     const uint64_t rounds = (tiles + (uint64_t)workers - 1) / workers;
     if ((uint64_t)tiles * 100 >= rounds * workers * HGEMM_SK_MIN_EFFICIENCY) return s;
     const uint32_t slices = split == HGEMM_SK_AUTO ? hgemm_sk_slices(tiles, k_tiles, workers) : 0;

@@ -246,10 +246,17 @@ static void test_choices(void) {
     /* One tile, 4 k-tiles: too little to split. */
     s = hgemm_sk_plan(1, 4, H200_CLUSTERS, 1);
     CHECK_U64(s.sk_workers, 0);
-    /* 16 tiles of 16 k-tiles (1024^3): two slices of 8 each, 32 workers. */
+    /* 16 tiles of 16 k-tiles (1024^3): too short to pay for a split (run 50), whole tiles. */
     s = hgemm_sk_plan(16, 16, H200_CLUSTERS, 1);
-    CHECK_U64(s.slices, 2);
-    CHECK_U64(s.sk_workers, 32);
+    CHECK_U64(s.slices, 0);
+    CHECK_U64(s.sk_workers, 0);
+    /* 36 tiles of 9 k-tiles (777 x 1032 x 520, narrow): no stream-K either. */
+    s = hgemm_sk_plan(36, 9, H200_CLUSTERS, 1);
+    CHECK_U64(s.sk_workers, 0);
+    /* 16 tiles of HGEMM_SK_MIN_KTILES k-tiles: split, 4 slices of 8. */
+    s = hgemm_sk_plan(16, HGEMM_SK_MIN_KTILES, H200_CLUSTERS, 1);
+    CHECK_U64(s.slices, 4);
+    CHECK_U64(s.sk_workers, 64);
     /* 16 tiles of one k-tile: nothing to share, whole tiles. */
     s = hgemm_sk_plan(16, 1, H200_CLUSTERS, 1);
     CHECK_U64(s.sk_workers, 0);
