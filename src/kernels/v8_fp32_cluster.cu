@@ -459,6 +459,13 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
     if (CLUSTER > 1) cluster_sync();
 }
 
+/* A map over C's m x n entries at `ptr` (ld, C's batch stride), in the
+ * epilogue's boxes: C itself, or a separate C input. */
+static hgemm_status v8_c_map(const hgemm_problem *p, int64_t batch, const void *ptr, int64_t ld, CUtensorMap *t) {
+    return hgemm__tmap_encode_batch(t, p->dtype, ptr, (uint64_t)p->m, (uint64_t)p->n, (uint64_t)ld, (uint64_t)batch,
+                                    (uint64_t)p->stride_c, F16Q_ROWS, F16Q_BOX, TMAP_SWIZZLE_128B);
+}
+
 /* The three tensor maps, each over the whole batch: A and B as stored (MN-major
  * in boxes of 64 x BK, K-major in boxes of rows x BK), C in the epilogue's boxes. */
 template <int CLUSTER, int BN>
@@ -477,20 +484,17 @@ static hgemm_status v8_maps(const hgemm_problem *p, int64_t batch, CUtensorMap *
                  : hgemm__tmap_encode_batch(tb, p->dtype, p->B, n, k, (uint64_t)p->ldb, nb, (uint64_t)p->stride_b,
                                             BN / CLUSTER, BK, TMAP_SWIZZLE_128B);
     if (st != HGEMM_SUCCESS) return st;
-    return hgemm__tmap_encode_batch(tc, p->dtype, p->C, m, n, (uint64_t)p->ldc, (uint64_t)batch,
-                                    (uint64_t)p->stride_c, F16Q_ROWS, F16Q_BOX, TMAP_SWIZZLE_128B);
+    return v8_c_map(p, batch, p->C, p->ldc, tc);
 }
 
 /* The map the epilogue loads C from (beta != 0): C's own, or a separate C
- * input's (hgemm_nt_options.c_in), with C's boxes and batch stride. */
+ * input's (hgemm_nt_options.c_in). */
 static hgemm_status v8_c_in_map(const hgemm_problem *p, int64_t batch, const CUtensorMap *tc, CUtensorMap *t) {
     if (p->C_in == NULL) {
         *t = *tc;
         return HGEMM_SUCCESS;
     }
-    return hgemm__tmap_encode_batch(t, p->dtype, p->C_in, (uint64_t)p->m, (uint64_t)p->n, (uint64_t)p->ldc_in,
-                                    (uint64_t)batch, (uint64_t)p->stride_c, F16Q_ROWS, F16Q_BOX,
-                                    TMAP_SWIZZLE_128B);
+    return v8_c_map(p, batch, p->C_in, p->ldc_in, t);
 }
 
 template <int CLUSTER, bool TMA_EPILOGUE, typename T, int A_MN, int B_MN, int BN, int DEEP = 0>

@@ -821,9 +821,9 @@ static int run_rs_ce_split_own(hgemm_nccl_ctx *ctx, const hgemm_nccl_rs_args *a,
                                 theirs + (size_t)(m1 * ldw) * ELT, (size_t)ldw * ELT, (size_t)a->n * ELT,
                                 (size_t)(m - m1), cudaMemcpyDeviceToDevice, ctx->side);
         if (err != cudaSuccess) note(&first, from_cuda(err));
+        err = cudaEventRecord(ctx->chunk[1], ctx->side); /* and copied into C */
+        if (err != cudaSuccess) note(&first, from_cuda(err));
     }
-    err = cudaEventRecord(ctx->chunk[1], ctx->side); /* and, without c_in, copied into C */
-    if (err != cudaSuccess) note(&first, from_cuda(err));
 
     rs_gemm(a, alpha, 0.0f, m1, off[me], C, a->ldc, &options, &first, &gemm_ok, stream);
     wait_side(ctx, &first, ctx->chunk[0], stream);
@@ -831,7 +831,7 @@ static int run_rs_ce_split_own(hgemm_nccl_ctx *ctx, const hgemm_nccl_rs_args *a,
         err = hgemm_nccl_add_blocks(C, a->ldc, R, (int64_t)count, ldw, 2, me, m1, a->n, stream);
         if (err != cudaSuccess) note(&first, from_cuda(err));
     }
-    wait_side(ctx, &first, ctx->chunk[1], stream);
+    if (!in_place) wait_side(ctx, &first, ctx->chunk[1], stream); /* the swap (chunk[0]) is waited for above */
     rs_gemm_received(a, alpha, m - m1, off[me] + m1, m1, theirs + (size_t)(m1 * ldw) * ELT, ldw, in_place,
                      &first, &gemm_ok, stream);
     trace(ctx, &first, TRACE_OWN, stream);
