@@ -34,6 +34,12 @@
  * partial sum in its slot; then the tile's workers reduce it together, each
  * a 1/slices share of the tile's elements, adding slices 0, 1, 2, ... in that
  * order (deterministic, and no worker reads more than one partial's worth).
+ * With at most HGEMM_SK_OWNER_SLICES slices (`owner_adds`), the worker of
+ * slice 0 owns the tile instead, as in stream-K: the others leave their
+ * partial sums and raise their flags, and the owner adds slices 1, 2, ... to
+ * its own, in that order, and stores the tile, all in the one launch. All
+ * slices run at once, so the owner waits about as long as the others take to
+ * store; it then reads slices - 1 partials alone, which is why only a few.
  */
 #ifndef HGEMM_STREAM_K_H
 #define HGEMM_STREAM_K_H
@@ -59,6 +65,10 @@ enum {
      * 0.0110 whole; 777 x 1032 x 520 (9 k-tiles) 0.0128 by stream-K against
      * 0.0092; 1024^3 0.0153 against 0.0103. */
     HGEMM_SK_MIN_KTILES = 32,
+    /* Split-K with at most this many slices: slice 0's worker adds the
+     * others' partial sums itself (no second kernel); more slices: the
+     * second kernel, where every worker reduces a share in parallel. */
+    HGEMM_SK_OWNER_SLICES = 4,
 };
 
 /* hgemm_sk_plan's `split`: what the workspace may be used for. */
@@ -66,6 +76,7 @@ enum {
     HGEMM_SK_NONE = 0,   /* whole tiles only (no workspace) */
     HGEMM_SK_AUTO = 1,   /* split-K for a few long tiles, else stream-K */
     HGEMM_SK_STREAM = 2, /* stream-K only (the v8-streamk ablation) */
+    HGEMM_SK_SPLIT_KERNEL = 3, /* as AUTO, but split-K always reduced by the second kernel (v8-split2k) */
 };
 
 typedef struct hgemm_sk {
@@ -76,6 +87,8 @@ typedef struct hgemm_sk {
     uint32_t sk_workers; /* workers sharing the rest; 0: none */
     uint32_t slices;     /* >= 2: split-K, each tile's k-loop in this many slices (dp_tiles 0,
                             sk_workers = tiles * slices); 0: stream-K or whole tiles */
+    uint32_t owner_adds; /* split-K: 1 if slice 0's worker adds the other slices and stores the tile
+                            (HGEMM_SK_OWNER_SLICES), 0 if a second kernel reduces them */
 } hgemm_sk;
 
 /* One piece of work: k-tiles [k_begin, k_end) of output tile `tile`. */
@@ -108,14 +121,17 @@ static inline HGEMM_HD hgemm_sk hgemm_sk_plan(uint32_t tiles, uint32_t k_tiles, 
     s.dp_tiles = tiles;
     s.sk_workers = 0;
     s.slices = 0;
+    s.owner_adds = 0;
     if (split == HGEMM_SK_NONE || workers < 2 || tiles == 0 || k_tiles < HGEMM_SK_MIN_KTILES) return s;
     const uint64_t rounds = (tiles + (uint64_t)workers - 1) / workers;
     if ((uint64_t)tiles * 100 >= rounds * workers * HGEMM_SK_MIN_EFFICIENCY) return s;
-    const uint32_t slices = split == HGEMM_SK_AUTO ? hgemm_sk_slices(tiles, k_tiles, workers) : 0;
+    const int may_split = split == HGEMM_SK_AUTO || split == HGEMM_SK_SPLIT_KERNEL;
+    const uint32_t slices = may_split ? hgemm_sk_slices(tiles, k_tiles, workers) : 0;
     if (slices) {
         s.dp_tiles = 0;
         s.sk_workers = tiles * slices;
         s.slices = slices;
+        s.owner_adds = split == HGEMM_SK_AUTO && slices <= HGEMM_SK_OWNER_SLICES;
         return s;
     }
     const uint32_t whole = tiles / workers; /* full rounds; the last of them joins the split */
@@ -137,6 +153,11 @@ static inline HGEMM_HD hgemm_sk hgemm_sk_plan(uint32_t tiles, uint32_t k_tiles, 
 /* Split-K: the first k-tile of slice `slice` (0 <= slice <= slices). */
 static inline HGEMM_HD uint32_t hgemm_sk_slice_begin(const hgemm_sk *s, uint32_t slice) {
     return (uint32_t)((uint64_t)s->k_tiles * slice / s->slices);
+}
+
+/* Split-K: the slice that worker w runs (of tile w % tiles). */
+static inline HGEMM_HD uint32_t hgemm_sk_worker_slice(const hgemm_sk *s, uint32_t w) {
+    return w / s->tiles;
 }
 
 /* Split-K: the worker that runs slice `slice` of tile `tile`. */

@@ -393,16 +393,25 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
              * every worker's piece of that tile, so no flag is left up). */
             const int32_t qrow0 = row0 + g * V8_WG_M;
             if (row0 >= args.m) continue;
-            if (sk.slices) { /* split-K: v8_split_reduce finishes the tile */
+            if (sk.slices && !sk.owner_adds) { /* split-K: v8_split_reduce finishes the tile */
                 v8_partial_store<ACC>(d, partials + (size_t)v8_slot<CLUSTER>(worker, rank, g) * V8_SLOT_FLOATS);
                 continue;
             }
-            if (u.k_begin > 0) { /* a piece of another worker's tile: first in this worker's range */
+            if (sk.slices) { /* split-K, a few slices: slice 0's worker adds the others' */
+                if (u.k_begin > 0) {
+                    const uint32_t slot = v8_slot<CLUSTER>(worker, rank, g);
+                    v8_partial_put<ACC>(d, partials + (size_t)slot * V8_SLOT_FLOATS, &flags[slot], g, leader);
+                    continue;
+                }
+                for (uint32_t s = 1; s < sk.slices; s++) {
+                    const uint32_t slot = v8_slot<CLUSTER>(hgemm_sk_slice_worker(&sk, u.tile, s), rank, g);
+                    v8_partial_add<ACC>(d, partials + (size_t)slot * V8_SLOT_FLOATS, &flags[slot], g, leader);
+                }
+            } else if (u.k_begin > 0) { /* a piece of another worker's tile: first in this worker's range */
                 const uint32_t slot = v8_slot<CLUSTER>(worker, rank, g);
                 v8_partial_put<ACC>(d, partials + (size_t)slot * V8_SLOT_FLOATS, &flags[slot], g, leader);
                 continue;
-            }
-            if (u.k_end < sk.k_tiles) { /* this worker owns a shared tile: add the others' pieces, in order */
+            } else if (u.k_end < sk.k_tiles) { /* this worker owns a shared tile: add the others' pieces, in order */
                 const uint32_t end = hgemm_sk_contributors_end(&sk, worker, &u);
                 for (uint32_t v = worker + 1; v < end; v++) {
                     const uint32_t slot = v8_slot<CLUSTER>(v, rank, g);
@@ -541,7 +550,7 @@ static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int s
     void *params[] = {&ta, &tb, &tc, &tc_in, &args, &ctiles_m, &tiles_n, &sk, &partials, &flags, &bt};
     /* hgemm__persistent_grid has set the shared-memory limit */
     st = hgemm__launch_ready(kernel, dim3(busy * CLUSTER), V8_THREADS, smem, CLUSTER, stream, params);
-    if (st != HGEMM_SUCCESS || !sk.slices) return st;
+    if (st != HGEMM_SUCCESS || !sk.slices || sk.owner_adds) return st;
     /* Split-K: one block per share of each consumer's part of each tile, one
      * share per slot written (sk_workers * CLUSTER * V8_CONSUMERS <= slots). */
     void *reduce_params[] = {&partials, &args, &ctiles_m, &tiles_n, &sk, &bt};
@@ -675,6 +684,12 @@ extern "C" hgemm_status hgemm__launch_v8_192(const hgemm_problem *p, cudaStream_
 
 extern "C" hgemm_status hgemm__launch_v8_3stage(const hgemm_problem *p, cudaStream_t stream) {
     return launch_v8<V8_CLUSTER, true, __half, 0, 0, 256, 0>(p, stream, HGEMM_SK_AUTO);
+}
+
+/* Split-K always reduced by the second kernel (before run 52 it was so for
+ * any number of slices; now a few slices are added by slice 0's worker). */
+extern "C" hgemm_status hgemm__launch_v8_split2k(const hgemm_problem *p, cudaStream_t stream) {
+    return launch_v8<V8_CLUSTER, true, __half, 0, 0, 256, 1>(p, stream, HGEMM_SK_SPLIT_KERNEL);
 }
 
 /* Stream-K where split-K would apply (the plan before split-K existed). */

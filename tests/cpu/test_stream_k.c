@@ -14,8 +14,11 @@
  * sk_workers = tiles * slices runs exactly one unit, slice w / tiles of tile
  * w % tiles, every tile is cut the same way, each slice has at least
  * HGEMM_SK_MIN_ITERS k-tiles, and every (tile, k-tile) is run once; the
- * slices are as many as the workers and the k-loop allow. HGEMM_SK_STREAM
- * never splits that way, and its stream-K plans pass the checks above.
+ * slices are as many as the workers and the k-loop allow; slice 0's worker
+ * adds the others (owner_adds) exactly where there are at most
+ * HGEMM_SK_OWNER_SLICES of them, and never in HGEMM_SK_SPLIT_KERNEL.
+ * HGEMM_SK_STREAM never splits that way, and its stream-K plans pass the
+ * checks above.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -55,6 +58,9 @@ static int check_split(const hgemm_sk *s, uint32_t tiles, uint32_t k_tiles, uint
         while (hgemm_sk_next(s, &wk, &u)) {
             units++;
             const uint32_t slice = w / tiles;
+            if (!CHECK_MSG(hgemm_sk_worker_slice(s, w) == slice, "worker %u: slice %u, expected %u", w,
+                           hgemm_sk_worker_slice(s, w), slice))
+                return 0;
             if (!CHECK_MSG(u.tile == w % tiles && u.k_begin == hgemm_sk_slice_begin(s, slice) &&
                                u.k_end == hgemm_sk_slice_begin(s, slice + 1) &&
                                u.k_end - u.k_begin >= HGEMM_SK_MIN_ITERS &&
@@ -80,14 +86,24 @@ static int check_split(const hgemm_sk *s, uint32_t tiles, uint32_t k_tiles, uint
 /* Everything about one plan; returns 0 at the first broken property (reported). */
 static int check_plan(uint32_t tiles, uint32_t k_tiles, uint32_t workers, int mode) {
     const hgemm_sk s = hgemm_sk_plan(tiles, k_tiles, workers, mode);
+    const int may_split = mode == HGEMM_SK_AUTO || mode == HGEMM_SK_SPLIT_KERNEL;
     if (s.slices) {
-        if (!CHECK_MSG(mode == HGEMM_SK_AUTO, "tiles %u k %u workers %u: split-K in mode %d", tiles,
-                       k_tiles, workers, mode))
+        if (!CHECK_MSG(may_split, "tiles %u k %u workers %u: split-K in mode %d", tiles, k_tiles, workers,
+                       mode))
+            return 0;
+        /* The owner adds the slices in the kernel only for a few of them, and never in
+         * HGEMM_SK_SPLIT_KERNEL (the second kernel's ablation). */
+        const uint32_t owner = mode == HGEMM_SK_AUTO && s.slices <= HGEMM_SK_OWNER_SLICES;
+        if (!CHECK_MSG(s.owner_adds == owner, "tiles %u k %u workers %u mode %d: owner_adds %u with %u slices",
+                       tiles, k_tiles, workers, mode, s.owner_adds, s.slices))
             return 0;
         return check_split(&s, tiles, k_tiles, workers);
     }
+    if (!CHECK_MSG(s.owner_adds == 0, "tiles %u k %u workers %u: owner_adds without split-K", tiles, k_tiles,
+                   workers))
+        return 0;
     /* HGEMM_SK_AUTO falls back to stream-K only where split-K cannot apply. */
-    if (mode == HGEMM_SK_AUTO && s.sk_workers &&
+    if (may_split && s.sk_workers &&
         !CHECK_MSG(hgemm_sk_slices(tiles, k_tiles, workers) < 2,
                    "tiles %u k %u workers %u: stream-K where split-K applies", tiles, k_tiles, workers))
         return 0;
@@ -193,7 +209,7 @@ static void test_properties(void) {
     for (uint32_t workers = 1; workers <= MAX_WORKERS && all; workers += (workers < 10 ? 1 : 7))
         for (uint32_t tiles = 1; tiles <= MAX_TILES && all; tiles += (tiles < 20 ? 1 : 13))
             for (uint32_t k = 1; k <= MAX_K && all; k += (k < 10 ? 1 : 9))
-                for (int mode = HGEMM_SK_AUTO; mode <= HGEMM_SK_STREAM && all; mode++)
+                for (int mode = HGEMM_SK_AUTO; mode <= HGEMM_SK_SPLIT_KERNEL && all; mode++)
                     all = check_plan(tiles, k, workers, mode);
     CHECK(all);
 }
@@ -231,6 +247,7 @@ static void test_choices(void) {
     CHECK_U64(s.dp_tiles, 0);
     CHECK_U64(s.slices, H200_CLUSTERS);
     CHECK_U64(s.sk_workers, H200_CLUSTERS);
+    CHECK_U64(s.owner_adds, 0); /* 66 slices: the second kernel reduces them */
     s = hgemm_sk_plan(1, 1024, H200_CLUSTERS, HGEMM_SK_STREAM);
     CHECK_U64(s.slices, 0);
     CHECK_U64(s.sk_workers, H200_CLUSTERS);
@@ -239,6 +256,18 @@ static void test_choices(void) {
     s = hgemm_sk_plan(16, 512, H200_CLUSTERS, HGEMM_SK_AUTO);
     CHECK_U64(s.slices, 4);
     CHECK_U64(s.sk_workers, 64);
+    CHECK_U64(s.owner_adds, 1); /* 4 slices: slice 0's worker adds the other 3 */
+    s = hgemm_sk_plan(16, 512, H200_CLUSTERS, HGEMM_SK_SPLIT_KERNEL);
+    CHECK_U64(s.slices, 4);
+    CHECK_U64(s.owner_adds, 0);
+    /* 512 x 4096 x 14336 (32 wide cluster tiles, 224 k-tiles): 2 slices, the owner adds. */
+    s = hgemm_sk_plan(32, 224, H200_CLUSTERS, HGEMM_SK_AUTO);
+    CHECK_U64(s.slices, 2);
+    CHECK_U64(s.owner_adds, 1);
+    /* 4 tiles (512 x 512 x 131072): 16 slices, the second kernel. */
+    s = hgemm_sk_plan(4, 2048, H200_CLUSTERS, HGEMM_SK_AUTO);
+    CHECK_U64(s.slices, 16);
+    CHECK_U64(s.owner_adds, 0);
     /* 34 tiles: one worker each at most (66 / 34 = 1), so stream-K. */
     s = hgemm_sk_plan(34, 512, H200_CLUSTERS, HGEMM_SK_AUTO);
     CHECK_U64(s.slices, 0);

@@ -87,6 +87,13 @@ static const test_case cases[] = {
      * k-tiles); 100 rows leave it none (8 slices of 8) */
     {"split-k", 130, 264, 4160, 0, 8, 0, 0.5f, 0.25f, C_RANDOM, AB_RANDOM, STREAM_NONBLOCKING, 1},
     {"split-k", 100, 136, 4096, PLAIN, STREAM_LEGACY, 1},
+    /* a few slices (stream_k.h's HGEMM_SK_OWNER_SLICES): slice 0's worker
+     * adds the others' partial sums in the kernel. On 132 SMs V8 cuts 27,
+     * 22 and 16 narrow tiles into 2, 3 and 4 slices (v8-wide: 4, 4, 5); 300
+     * rows leave the lower block of the second cluster tile row empty */
+    {"split-k few", 520, 1100, 2100, 0, 8, 16, 0.5f, 0.25f, C_RANDOM, AB_RANDOM, STREAM_NONBLOCKING, 0},
+    {"split-k few", 300, 1300, 2000, PLAIN, STREAM_LEGACY, 0},
+    {"split-k few", 300, 1000, 3000, 8, 0, 8, 1.0f, -1.0f, C_RANDOM, AB_RANDOM, STREAM_NONBLOCKING, 0},
     /* padded leading dimensions */
     {"padded ld", 200, 136, 96, 24, 40, 56, 1.0f, 0.0f, C_NAN, AB_RANDOM, STREAM_LEGACY, 0},
     {"padded ld", 333, 257, 130, 8, 16, 8, 1.0f, 0.0f, C_NAN, AB_RANDOM, STREAM_NONBLOCKING, 0},

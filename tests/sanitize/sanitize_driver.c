@@ -29,6 +29,9 @@ static const shape shapes[] = {{1, 1, 1}, {129, 264, 72}, {300, 520, 100}, {256,
                                /* with a workspace, V8 cuts each of its 2 tiles into 8 slices (split-K;
                                   v8-streamk: shared by stream-K) */
                                {200, 300, 4096},
+                               /* a few slices: 22 narrow tiles in 3 (v8-wide: 12 in 4), slice 0's
+                                  worker adding the others' partial sums (v8-split2k: the second kernel) */
+                               {300, 1300, 2000},
                                /* decode: V9 splits k over clusters of 6 and 8 blocks */
                                {1, 4096, 1024}, {16, 520, 1000}};
 
