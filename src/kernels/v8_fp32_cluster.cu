@@ -34,7 +34,9 @@
  *   - with a workspace (hgemm_nt_ws), stream-K for the tiles of the last
  *     round (src/stream_k.h): their k-iterations are dealt evenly to all
  *     clusters, a tile's owner adds the others' partial sums in a fixed order
- *     (deterministic), so no SM idles through a half-empty last round.
+ *     (deterministic), so no SM idles through a half-empty last round; a few
+ *     long tiles are cut into aligned slices of k instead (split-K), added
+ *     by slice 0's worker (up to 4 slices) or by a second kernel.
  * Tile and WGMMA group in flight are V5's. 12 warps: consumers in
  * warpgroups 0 and 1, the loader thread in warpgroup 2.
  *
@@ -224,7 +226,9 @@ static __device__ __forceinline__ void v8_partial_add(float d[ACC], const float 
     if (leader) st_relaxed_gpu_u32(flag, 0);
 }
 
-/* Split-K's second kernel (stream_k.h), after v8_kernel has left every
+/* Split-K's second kernel (stream_k.h), for more than HGEMM_SK_OWNER_SLICES
+ * slices (with fewer, slice 0's worker adds the others in v8_kernel), after
+ * v8_kernel has left every
  * slice's partial sum in its worker's slot: block b finishes one share of
  * one consumer's part of one tile, b = ((slice * tiles + tile) * CLUSTER +
  * rank) * V8_CONSUMERS + g, the slot index of the worker that ran that slice.
