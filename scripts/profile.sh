@@ -2,6 +2,8 @@
 # profile.sh: hardware counters of each kernel beside cuBLAS's, one launch each.
 #
 #   scripts/profile.sh [KERNELS] [M N K]      (defaults: every kernel and both cuBLAS modes, 8192^3)
+#   LAUNCHES=2 scripts/profile.sh ...         (the first 2 kernel launches of each call: a split's
+#                                              second kernel too)
 #
 # Runs Nsight Compute over hgemm-bench once per kernel, profiling the one
 # timed launch (--warmup 0 --iters 1) inside the NVTX range the benchmark
@@ -18,6 +20,7 @@ OUT=${OUT:-$PWD/profile-out}
 BUILD=${BUILD:-build}
 BENCH="$BUILD/tools/hgemm-bench"
 NCU=${NCU:-ncu}
+LAUNCHES=${LAUNCHES:-1}
 mkdir -p "$OUT"
 raw="$OUT/profile-raw.csv"
 : >"$raw"
@@ -61,7 +64,7 @@ for kernel in "${list[@]}"; do
     [[ $kernel == cublas* ]] && run_kernels=v0
     echo "profile: $kernel at ${M}x${N}x${K}" >&2
     echo "# kernel: $kernel" >>"$raw"
-    "$NCU" --clock-control none --nvtx --nvtx-include "$kernel/" --launch-count 1 \
+    "$NCU" --clock-control none --nvtx --nvtx-include "$kernel/" --launch-count "$LAUNCHES" \
         --metrics "$metrics" --csv --page raw --log-file "$OUT/ncu-$kernel.csv" \
         "$BENCH" --kernels "$run_kernels" --size "$M" "$N" "$K" --warmup 0 --iters 1 \
         --cooldown 0 >"$OUT/bench-$kernel.log" 2>&1 || {
