@@ -16,7 +16,8 @@
  * HGEMM_SK_MIN_ITERS k-tiles, and every (tile, k-tile) is run once; the
  * slices are as many as the workers and the k-loop allow; slice 0's worker
  * adds the others (owner_adds) exactly where there are at most
- * HGEMM_SK_OWNER_SLICES of them, and never in HGEMM_SK_SPLIT_KERNEL.
+ * HGEMM_SK_OWNER_SLICES of them, and never in HGEMM_SK_SPLIT_KERNEL; a
+ * k-loop shorter than HGEMM_SK_MIN_KTILES is split only that way.
  * HGEMM_SK_STREAM never splits that way, and its stream-K plans pass the
  * checks above.
  */
@@ -97,8 +98,14 @@ static int check_plan(uint32_t tiles, uint32_t k_tiles, uint32_t workers, int mo
         if (!CHECK_MSG(s.owner_adds == owner, "tiles %u k %u workers %u mode %d: owner_adds %u with %u slices",
                        tiles, k_tiles, workers, mode, s.owner_adds, s.slices))
             return 0;
+        if (!CHECK_MSG(k_tiles >= HGEMM_SK_MIN_KTILES || s.owner_adds,
+                       "tiles %u k %u workers %u: a second kernel for a short k-loop", tiles, k_tiles, workers))
+            return 0;
         return check_split(&s, tiles, k_tiles, workers);
     }
+    if (!CHECK_MSG(s.sk_workers == 0 || k_tiles >= HGEMM_SK_MIN_KTILES,
+                   "tiles %u k %u workers %u: stream-K on a short k-loop", tiles, k_tiles, workers))
+        return 0;
     if (!CHECK_MSG(s.owner_adds == 0, "tiles %u k %u workers %u: owner_adds without split-K", tiles, k_tiles,
                    workers))
         return 0;
@@ -275,9 +282,24 @@ static void test_choices(void) {
     /* One tile, 4 k-tiles: too little to split. */
     s = hgemm_sk_plan(1, 4, H200_CLUSTERS, 1);
     CHECK_U64(s.sk_workers, 0);
-    /* 16 tiles of 16 k-tiles (1024^3): too short to pay for a split (run 50), whole tiles. */
-    s = hgemm_sk_plan(16, 16, H200_CLUSTERS, 1);
+    /* 16 tiles of 16 k-tiles (1024^3 wide): too short for the second kernel's
+     * launch (run 50), so whole tiles there and no stream-K; but 2 slices of
+     * 8 whose owner adds the other (HGEMM_SK_OWNER_MIN_KTILES) in AUTO. */
+    s = hgemm_sk_plan(16, 16, H200_CLUSTERS, HGEMM_SK_SPLIT_KERNEL);
     CHECK_U64(s.slices, 0);
+    CHECK_U64(s.sk_workers, 0);
+    s = hgemm_sk_plan(16, 16, H200_CLUSTERS, HGEMM_SK_STREAM);
+    CHECK_U64(s.sk_workers, 0);
+    s = hgemm_sk_plan(16, 16, H200_CLUSTERS, HGEMM_SK_AUTO);
+    CHECK_U64(s.slices, 2);
+    CHECK_U64(s.owner_adds, 1);
+    CHECK_U64(s.sk_workers, 32);
+    /* 32 narrow cluster tiles of 16 k-tiles (1000^3): 2 slices, 64 of 66 clusters. */
+    s = hgemm_sk_plan(32, 16, H200_CLUSTERS, HGEMM_SK_AUTO);
+    CHECK_U64(s.slices, 2);
+    CHECK_U64(s.owner_adds, 1);
+    /* 15 k-tiles: no split of any kind. */
+    s = hgemm_sk_plan(16, HGEMM_SK_OWNER_MIN_KTILES - 1, H200_CLUSTERS, HGEMM_SK_AUTO);
     CHECK_U64(s.sk_workers, 0);
     /* 36 tiles of 9 k-tiles (777 x 1032 x 520, narrow): no stream-K either. */
     s = hgemm_sk_plan(36, 9, H200_CLUSTERS, 1);
