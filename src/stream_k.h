@@ -72,7 +72,7 @@ enum {
     /* k-tiles per tile from which a split whose owner adds the slices (no
      * second launch) may apply: two slices of HGEMM_SK_MIN_ITERS. Only the
      * second kernel's launch and stream-K's exchanges needed
-     * HGEMM_SK_MIN_KTILES (run 53 measures 1000^3, 16 k-tiles, this way). */
+     * HGEMM_SK_MIN_KTILES (run 54 measures 1000^3, 16 k-tiles, this way). */
     HGEMM_SK_OWNER_MIN_KTILES = 2 * HGEMM_SK_MIN_ITERS,
 };
 
