@@ -34,12 +34,19 @@
  * partial sum in its slot; then the tile's workers reduce it together, each
  * a 1/slices share of the tile's elements, adding slices 0, 1, 2, ... in that
  * order (deterministic, and no worker reads more than one partial's worth).
- * With at most HGEMM_SK_OWNER_SLICES slices (`owner_adds`), the worker of
- * slice 0 owns the tile instead, as in stream-K: the others leave their
- * partial sums and raise their flags, and the owner adds slices 1, 2, ... to
- * its own, in that order, and stores the tile, all in the one launch. All
- * slices run at once, so the owner waits about as long as the others take to
- * store; it then reads slices - 1 partials alone, which is why only a few.
+ * Who adds the slices (`reduce`):
+ *   - HGEMM_SK_REDUCE_OWNER, at most HGEMM_SK_OWNER_SLICES slices: the worker
+ *     of slice 0 owns the tile, as in stream-K: the others leave their partial
+ *     sums and raise their flags, and the owner adds slices 1, 2, ... to its
+ *     own, in that order, and stores the tile. All slices run at once, so the
+ *     owner waits about as long as the others take to store; it then reads
+ *     slices - 1 partials alone, which is why only a few;
+ *   - HGEMM_SK_REDUCE_SHARED, more slices: every worker leaves its partial
+ *     sum and counts itself in on the tile's counter; once all slices have,
+ *     each reduces its 1/slices share of the tile as above (slices 0, 1, 2,
+ *     ... in order), in the same launch;
+ *   - HGEMM_SK_REDUCE_KERNEL (the v8-split2k ablation): the same shares, in
+ *     a second kernel launched after the first.
  */
 #ifndef HGEMM_STREAM_K_H
 #define HGEMM_STREAM_K_H
@@ -66,8 +73,8 @@ enum {
      * 0.0092; 1024^3 0.0153 against 0.0103. */
     HGEMM_SK_MIN_KTILES = 32,
     /* Split-K with at most this many slices: slice 0's worker adds the
-     * others' partial sums itself (no second kernel); more slices: the
-     * second kernel, where every worker reduces a share in parallel. */
+     * others' partial sums itself; more slices: every worker reduces a share
+     * (both in the one launch). */
     HGEMM_SK_OWNER_SLICES = 4,
     /* k-tiles per tile from which a split whose owner adds the slices (no
      * second launch) may apply. Run 54 tried 16 (two slices of 8): 1000^3
@@ -77,12 +84,19 @@ enum {
     HGEMM_SK_OWNER_MIN_KTILES = HGEMM_SK_MIN_KTILES,
 };
 
+/* hgemm_sk's `reduce`: who adds a split tile's slices (see above). */
+enum {
+    HGEMM_SK_REDUCE_KERNEL = 0, /* a second kernel */
+    HGEMM_SK_REDUCE_OWNER = 1,  /* slice 0's worker, in the same launch */
+    HGEMM_SK_REDUCE_SHARED = 2, /* every slice's worker a share, in the same launch */
+};
+
 /* hgemm_sk_plan's `split`: what the workspace may be used for. */
 enum {
     HGEMM_SK_NONE = 0,   /* whole tiles only (no workspace) */
     HGEMM_SK_AUTO = 1,   /* split-K for a few long tiles, else stream-K */
     HGEMM_SK_STREAM = 2, /* stream-K only (the v8-streamk ablation) */
-    HGEMM_SK_SPLIT_KERNEL = 3, /* as AUTO, but split-K always reduced by the second kernel (v8-split2k) */
+    HGEMM_SK_SPLIT_KERNEL = 3, /* as AUTO, but split-K always reduced by a second kernel (v8-split2k) */
 };
 
 typedef struct hgemm_sk {
@@ -93,8 +107,7 @@ typedef struct hgemm_sk {
     uint32_t sk_workers; /* workers sharing the rest; 0: none */
     uint32_t slices;     /* >= 2: split-K, each tile's k-loop in this many slices (dp_tiles 0,
                             sk_workers = tiles * slices); 0: stream-K or whole tiles */
-    uint32_t owner_adds; /* split-K: 1 if slice 0's worker adds the other slices and stores the tile
-                            (HGEMM_SK_OWNER_SLICES), 0 if a second kernel reduces them */
+    uint32_t reduce;     /* split-K: who adds the slices, an HGEMM_SK_REDUCE_* (0 otherwise) */
 } hgemm_sk;
 
 /* One piece of work: k-tiles [k_begin, k_end) of output tile `tile`. */
@@ -127,18 +140,20 @@ static inline HGEMM_HD hgemm_sk hgemm_sk_plan(uint32_t tiles, uint32_t k_tiles, 
     s.dp_tiles = tiles;
     s.sk_workers = 0;
     s.slices = 0;
-    s.owner_adds = 0;
+    s.reduce = HGEMM_SK_REDUCE_KERNEL;
     if (split == HGEMM_SK_NONE || workers < 2 || tiles == 0 || k_tiles < HGEMM_SK_OWNER_MIN_KTILES) return s;
     const uint64_t rounds = (tiles + (uint64_t)workers - 1) / workers;
     if ((uint64_t)tiles * 100 >= rounds * workers * HGEMM_SK_MIN_EFFICIENCY) return s;
     const int may_split = split == HGEMM_SK_AUTO || split == HGEMM_SK_SPLIT_KERNEL;
     const uint32_t slices = may_split ? hgemm_sk_slices(tiles, k_tiles, workers) : 0;
-    const uint32_t owner_adds = split == HGEMM_SK_AUTO && slices <= HGEMM_SK_OWNER_SLICES;
+    const int owner_adds = split == HGEMM_SK_AUTO && slices <= HGEMM_SK_OWNER_SLICES;
     if (slices && (owner_adds || k_tiles >= HGEMM_SK_MIN_KTILES)) {
         s.dp_tiles = 0;
         s.sk_workers = tiles * slices;
         s.slices = slices;
-        s.owner_adds = owner_adds;
+        s.reduce = split == HGEMM_SK_SPLIT_KERNEL ? HGEMM_SK_REDUCE_KERNEL
+                   : owner_adds                    ? HGEMM_SK_REDUCE_OWNER
+                                                   : HGEMM_SK_REDUCE_SHARED;
         return s;
     }
     if (k_tiles < HGEMM_SK_MIN_KTILES) return s;

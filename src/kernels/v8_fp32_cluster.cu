@@ -36,7 +36,9 @@
  *     clusters, a tile's owner adds the others' partial sums in a fixed order
  *     (deterministic), so no SM idles through a half-empty last round; a few
  *     long tiles are cut into aligned slices of k instead (split-K), added
- *     by slice 0's worker (up to 4 slices) or by a second kernel.
+ *     by slice 0's worker (up to 4 slices) or, with more, by all the
+ *     slices' workers, each a share, in the same launch (v8-split2k: by a
+ *     second kernel, as before run 55).
  * Tile and WGMMA group in flight are V5's. 12 warps: consumers in
  * warpgroups 0 and 1, the loader thread in warpgroup 2.
  *
@@ -108,6 +110,9 @@ enum {
                                                                 up to 512 blocks; the partials start after
                                                                 them, at the same offset whatever the grid */
     V8_REDUCE_BATCH = 16,                                    /* split-K's second kernel: slices loaded at once */
+    V8_REDUCE_BATCH_IN_KERNEL = 8,                           /* the same in v8_kernel (168 registers) */
+    V8_COUNT_FLAGS = 512,                                    /* flags before the in-kernel reduction's
+                                                                counters (two per tile part) */
     V8_MN_BOX = SW128_ROW_BYTES / 2,                         /* 64: MN-major boxes' width in elements */
     V8_MN_BOX_BYTES = V8_MN_BOX * BK * 2,                    /* 8 KB: one box, the descriptor's MN step */
 };
@@ -227,54 +232,37 @@ static __device__ __forceinline__ void v8_partial_add(float d[ACC], const float 
     if (leader) st_relaxed_gpu_u32(flag, 0);
 }
 
-/* Split-K's second kernel (stream_k.h), for more than HGEMM_SK_OWNER_SLICES
- * slices (with fewer, slice 0's worker adds the others in v8_kernel), after
- * v8_kernel has left every
- * slice's partial sum in its worker's slot: block b finishes one share of
- * one consumer's part of one tile, b = ((slice * tiles + tile) * CLUSTER +
- * rank) * V8_CONSUMERS + g, the slot index of the worker that ran that slice.
- * Its float4 q (of the part's ACC/4 * 128) in [share's range): the sum of
- * the slices' float4 q, slices 0, 1, ... in that order (deterministic),
- * stored straight to C as the fragment's rows r and r + 8, columns c, c + 1.
- * Every partial is read once, by one of 128 threads on any SM. */
-template <typename T, int BN, int CLUSTER>
-__global__ void __launch_bounds__(WARPGROUP_THREADS, 4) /* registers for every batch load in flight */
-v8_split_reduce(const float *partials, gemm_args args, uint32_t ctiles_m, uint32_t tiles_n, hgemm_sk sk,
-                v8_batch bt) {
-    enum { ACC = BN / 2 };
-    const uint32_t tiles = sk.tiles, slices = sk.slices;
-    const int g = (int)(blockIdx.x % V8_CONSUMERS);
-    const uint32_t rank = blockIdx.x / V8_CONSUMERS % CLUSTER;
-    const uint32_t worker = blockIdx.x / (V8_CONSUMERS * CLUSTER);
-    const uint32_t slice = worker / tiles, tile = worker - slice * tiles;
-    const uint32_t entry = tile / bt.tiles;
-    const hgemm_tile ct = hgemm_raster(tile - entry * bt.tiles, ctiles_m, tiles_n, V8_RASTER);
-    const int32_t row0 = v8_row0<CLUSTER>(ct, rank), col0 = (int32_t)(ct.n * BN);
-    if (row0 >= args.m) return; /* v8_kernel stored nothing for it either */
-    const int32_t qrow0 = row0 + g * V8_WG_M;
-    gemm_args out = args;
-    out.C = (__half *)((T *)args.C + (int64_t)entry * bt.stride_c);
-    enum { QUADS = ACC / 4 * WARPGROUP_THREADS };
-    const int t = threadIdx.x % WARPGROUP_THREADS;
-    /* Slice s of the tile ran on worker s * tiles + tile (hgemm_sk_slice_worker):
-     * its slot is `step` float4 further on per slice. */
+/* Split-K (stream_k.h): one share of consumer g's part of one tile, after
+ * every slice's worker has left its partial sum in its slot. The share of
+ * slice `slice`: the part's float4 q (of ACC/4 * 128) in [QUADS * slice /
+ * slices, QUADS * (slice + 1) / slices), each the sum of the slices' float4
+ * q, slices 0, 1, ... in that order (deterministic, and the same sums
+ * whoever adds them), stored straight to C as the fragment's rows r and
+ * r + 8, columns c, c + 1. Slice s of the tile ran on worker s * tiles +
+ * tile (hgemm_sk_slice_worker): its slot is `step` float4 further on per
+ * slice. BATCH slices' loads are in flight at a time, then added in order:
+ * one load after another made a chain of memory round trips (33 slices at
+ * 256 x 256 x 65536: 7.7 us for the second kernel, run 53's profile). */
+template <typename T, int BN, int CLUSTER, int BATCH>
+static __device__ __forceinline__ void v8_reduce_share(const float *partials, const gemm_args &out,
+                                                       const hgemm_sk &sk, uint32_t tile, uint32_t rank, int g,
+                                                       uint32_t slice, int32_t qrow0, int32_t col0, int t) {
+    enum { ACC = BN / 2, QUADS = ACC / 4 * WARPGROUP_THREADS };
+    const uint32_t slices = sk.slices;
     const float4 *p0 = (const float4 *)(partials + (size_t)v8_slot<CLUSTER>(tile, rank, g) * V8_SLOT_FLOATS);
-    const size_t step = (size_t)tiles * CLUSTER * V8_CONSUMERS * (V8_SLOT_FLOATS / 4);
+    const size_t step = (size_t)sk.tiles * CLUSTER * V8_CONSUMERS * (V8_SLOT_FLOATS / 4);
     const uint32_t q0 = (uint32_t)((uint64_t)QUADS * slice / slices);
     const uint32_t q1 = (uint32_t)((uint64_t)QUADS * (slice + 1) / slices);
     for (uint32_t q = q0 + (uint32_t)t; q < q1; q += WARPGROUP_THREADS) {
         const float4 *p = p0 + q;
         float4 sum = __ldcg(p);
-        /* V8_REDUCE_BATCH slices' loads in flight at a time, then added in
-         * slice order: one load at a time made a chain of memory round trips
-         * (33 slices at 256 x 256 x 65536: 7.7 us, run 53's profile) */
         uint32_t s = 1;
-        for (; s + V8_REDUCE_BATCH <= slices; s += V8_REDUCE_BATCH) {
-            float4 x[V8_REDUCE_BATCH];
+        for (; s + BATCH <= slices; s += BATCH) {
+            float4 x[BATCH];
 #pragma unroll
-            for (int j = 0; j < V8_REDUCE_BATCH; j++) x[j] = __ldg(p + (size_t)(s + j) * step);
+            for (int j = 0; j < BATCH; j++) x[j] = __ldcg(p + (size_t)(s + j) * step);
 #pragma unroll
-            for (int j = 0; j < V8_REDUCE_BATCH; j++) {
+            for (int j = 0; j < BATCH; j++) {
                 sum.x += x[j].x;
                 sum.y += x[j].y;
                 sum.z += x[j].z;
@@ -294,6 +282,31 @@ v8_split_reduce(const float *partials, gemm_args args, uint32_t ctiles_m, uint32
         store_pair<T>(out, row, col, sum.x, sum.y);
         store_pair<T>(out, row + 8, col, sum.z, sum.w);
     }
+}
+
+/* Split-K's second kernel (HGEMM_SK_REDUCE_KERNEL, the v8-split2k ablation),
+ * after v8_kernel has left every slice's partial sum in its worker's slot:
+ * block b finishes one share (v8_reduce_share) of one consumer's part of one
+ * tile, b = ((slice * tiles + tile) * CLUSTER + rank) * V8_CONSUMERS + g, the
+ * slot index of the worker that ran that slice. Every partial is read once,
+ * by one of 128 threads on any SM. */
+template <typename T, int BN, int CLUSTER>
+__global__ void __launch_bounds__(WARPGROUP_THREADS, 4) /* registers for every batch load in flight */
+v8_split_reduce(const float *partials, gemm_args args, uint32_t ctiles_m, uint32_t tiles_n, hgemm_sk sk,
+                v8_batch bt) {
+    const uint32_t tiles = sk.tiles;
+    const int g = (int)(blockIdx.x % V8_CONSUMERS);
+    const uint32_t rank = blockIdx.x / V8_CONSUMERS % CLUSTER;
+    const uint32_t worker = blockIdx.x / (V8_CONSUMERS * CLUSTER);
+    const uint32_t slice = worker / tiles, tile = worker - slice * tiles;
+    const uint32_t entry = tile / bt.tiles;
+    const hgemm_tile ct = hgemm_raster(tile - entry * bt.tiles, ctiles_m, tiles_n, V8_RASTER);
+    const int32_t row0 = v8_row0<CLUSTER>(ct, rank), col0 = (int32_t)(ct.n * BN);
+    if (row0 >= args.m) return; /* v8_kernel stored nothing for it either */
+    gemm_args out = args;
+    out.C = (__half *)((T *)args.C + (int64_t)entry * bt.stride_c);
+    v8_reduce_share<T, BN, CLUSTER, V8_REDUCE_BATCH>(partials, out, sk, tile, rank, g, slice, row0 + g * V8_WG_M,
+                                                     col0, (int)(threadIdx.x % WARPGROUP_THREADS));
 }
 
 /* The loads of one operand's k-tile into `dst`: `rows` rows of a K-major
@@ -413,9 +426,38 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
              * every worker's piece of that tile, so no flag is left up). */
             const int32_t qrow0 = row0 + g * V8_WG_M;
             if (row0 >= args.m) continue;
-            if (sk.slices && !sk.owner_adds) { /* split-K: v8_split_reduce finishes the tile */
+            if (sk.slices && sk.reduce == HGEMM_SK_REDUCE_KERNEL) { /* v8_split_reduce finishes the tile */
                 v8_partial_store<ACC>(d, partials + (size_t)v8_slot<CLUSTER>(worker, rank, g) * V8_SLOT_FLOATS);
                 continue;
+            }
+            if (sk.slices && sk.reduce == HGEMM_SK_REDUCE_SHARED) {
+                /* Leave this slice's partial sum, count it in on the tile's
+                 * counter, wait for every slice's, then reduce this slice's
+                 * share of the tile. The last worker past the wait lowers
+                 * both counters for the next call (every other worker has
+                 * passed the wait by then). */
+                v8_partial_store<ACC>(d, partials + (size_t)v8_slot<CLUSTER>(worker, rank, g) * V8_SLOT_FLOATS);
+                __threadfence();
+                named_barrier_sync(V8_EPI_BARRIER + g, WARPGROUP_THREADS);
+                uint32_t *count = flags + V8_COUNT_FLAGS + 2 * v8_slot<CLUSTER>(u.tile, rank, g);
+                if (leader) {
+                    atom_add_release_gpu_u32(count, 1);
+                    count_wait_gpu(count, sk.slices);
+                    if (atom_add_relaxed_gpu_u32(count + 1, 1) == sk.slices - 1) {
+                        st_relaxed_gpu_u32(count, 0);
+                        st_relaxed_gpu_u32(count + 1, 0);
+                    }
+                }
+                named_barrier_sync(V8_EPI_BARRIER + g, WARPGROUP_THREADS);
+                gemm_args out = args;
+                out.C = (__half *)((T *)args.C + (int64_t)entry * bt.stride_c);
+                v8_reduce_share<T, BN, CLUSTER, V8_REDUCE_BATCH_IN_KERNEL>(
+                    partials, out, sk, u.tile, rank, g, hgemm_sk_worker_slice(&sk, worker), qrow0, col0,
+                    tid % WARPGROUP_THREADS);
+                /* Split-K gives a worker one unit: leaving the walk here ends
+                 * the accumulator's registers before the loads above (with
+                 * `continue` the wide tile spilled 40 bytes). */
+                break;
             }
             if (sk.slices) { /* split-K, a few slices: slice 0's worker adds the others' */
                 if (u.k_begin > 0) {
@@ -560,6 +602,13 @@ static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int s
     if ((size_t)slots * sizeof(uint32_t) > flag_bytes) split = HGEMM_SK_NONE;
     if (p->workspace == NULL || p->workspace_bytes < need) split = HGEMM_SK_NONE;
     hgemm_sk sk = hgemm_sk_plan(tiles, (uint32_t)hgemm_ceil_div(p->k, BK), workers, split);
+    /* The in-kernel reduction's counters sit after the first V8_COUNT_FLAGS
+     * flags: where the slots or the tiles' counters would not fit, the
+     * second kernel reduces instead (never on an H200: 264 slots, 132). */
+    if (sk.slices && sk.reduce == HGEMM_SK_REDUCE_SHARED &&
+        (slots > V8_COUNT_FLAGS ||
+         V8_COUNT_FLAGS + 2 * (size_t)sk.tiles * CLUSTER * V8_CONSUMERS > flag_bytes / sizeof(uint32_t)))
+        sk.reduce = HGEMM_SK_REDUCE_KERNEL;
     /* Clusters with work: all of them while whole tiles go round (dp_tiles is
      * 0 or a multiple of workers), else the stream-K ones or one per tile. */
     uint32_t busy = sk.sk_workers ? sk.sk_workers : (tiles < workers ? tiles : workers);
@@ -570,7 +619,7 @@ static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int s
     void *params[] = {&ta, &tb, &tc, &tc_in, &args, &ctiles_m, &tiles_n, &sk, &partials, &flags, &bt};
     /* hgemm__persistent_grid has set the shared-memory limit */
     st = hgemm__launch_ready(kernel, dim3(busy * CLUSTER), V8_THREADS, smem, CLUSTER, stream, params);
-    if (st != HGEMM_SUCCESS || !sk.slices || sk.owner_adds) return st;
+    if (st != HGEMM_SUCCESS || !sk.slices || sk.reduce != HGEMM_SK_REDUCE_KERNEL) return st;
     /* Split-K: one block per share of each consumer's part of each tile, one
      * share per slot written (sk_workers * CLUSTER * V8_CONSUMERS <= slots). */
     void *reduce_params[] = {&partials, &args, &ctiles_m, &tiles_n, &sk, &bt};

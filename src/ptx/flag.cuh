@@ -34,4 +34,27 @@ static __device__ __forceinline__ void flag_wait_gpu(const uint32_t *p) {
     }
 }
 
+/* atom.add.release.gpu.global.u32: count this thread in on a counter after
+ * everything it (and, through a barrier before it, its block) wrote. */
+static __device__ __forceinline__ uint32_t atom_add_release_gpu_u32(uint32_t *p, uint32_t v) {
+    uint32_t old;
+    asm volatile("atom.add.release.gpu.global.u32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory");
+    return old;
+}
+
+/* atom.add.relaxed.gpu.global.u32: a count with no ordering. */
+static __device__ __forceinline__ uint32_t atom_add_relaxed_gpu_u32(uint32_t *p, uint32_t v) {
+    uint32_t old;
+    asm volatile("atom.add.relaxed.gpu.global.u32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory");
+    return old;
+}
+
+/* Wait until the counter reaches n (acquire); traps after HGEMM_HANG_NS. */
+static __device__ __forceinline__ void count_wait_gpu(const uint32_t *p, uint32_t n) {
+    if (ld_acquire_gpu_u32(p) >= n) return;
+    uint64_t start = globaltimer_ns();
+    while (ld_acquire_gpu_u32(p) < n) {
+        if (globaltimer_ns() - start > HGEMM_HANG_NS) hang_report("count wait", n, 0);
+    }
+}
 #endif

@@ -15,8 +15,10 @@
  * w % tiles, every tile is cut the same way, each slice has at least
  * HGEMM_SK_MIN_ITERS k-tiles, and every (tile, k-tile) is run once; the
  * slices are as many as the workers and the k-loop allow; slice 0's worker
- * adds the others (owner_adds) exactly where there are at most
- * HGEMM_SK_OWNER_SLICES of them, and never in HGEMM_SK_SPLIT_KERNEL; a
+ * adds the others (HGEMM_SK_REDUCE_OWNER) exactly where there are at most
+ * HGEMM_SK_OWNER_SLICES of them in AUTO, every worker a share in the same
+ * launch (HGEMM_SK_REDUCE_SHARED) where there are more, and a second
+ * kernel (HGEMM_SK_REDUCE_KERNEL) only in HGEMM_SK_SPLIT_KERNEL; a
  * k-loop shorter than HGEMM_SK_MIN_KTILES is split only that way.
  * HGEMM_SK_STREAM never splits that way, and its stream-K plans pass the
  * checks above.
@@ -94,11 +96,13 @@ static int check_plan(uint32_t tiles, uint32_t k_tiles, uint32_t workers, int mo
             return 0;
         /* The owner adds the slices in the kernel only for a few of them, and never in
          * HGEMM_SK_SPLIT_KERNEL (the second kernel's ablation). */
-        const uint32_t owner = mode == HGEMM_SK_AUTO && s.slices <= HGEMM_SK_OWNER_SLICES;
-        if (!CHECK_MSG(s.owner_adds == owner, "tiles %u k %u workers %u mode %d: owner_adds %u with %u slices",
-                       tiles, k_tiles, workers, mode, s.owner_adds, s.slices))
+        const uint32_t reduce = mode == HGEMM_SK_SPLIT_KERNEL              ? HGEMM_SK_REDUCE_KERNEL
+                                : s.slices <= HGEMM_SK_OWNER_SLICES ? HGEMM_SK_REDUCE_OWNER
+                                                                    : HGEMM_SK_REDUCE_SHARED;
+        if (!CHECK_MSG(s.reduce == reduce, "tiles %u k %u workers %u mode %d: reduce %u with %u slices",
+                       tiles, k_tiles, workers, mode, s.reduce, s.slices))
             return 0;
-        if (!CHECK_MSG(k_tiles >= HGEMM_SK_MIN_KTILES || s.owner_adds,
+        if (!CHECK_MSG(k_tiles >= HGEMM_SK_MIN_KTILES || s.reduce == HGEMM_SK_REDUCE_OWNER,
                        "tiles %u k %u workers %u: a second kernel for a short k-loop", tiles, k_tiles, workers))
             return 0;
         return check_split(&s, tiles, k_tiles, workers);
@@ -106,8 +110,8 @@ static int check_plan(uint32_t tiles, uint32_t k_tiles, uint32_t workers, int mo
     if (!CHECK_MSG(s.sk_workers == 0 || k_tiles >= HGEMM_SK_MIN_KTILES,
                    "tiles %u k %u workers %u: stream-K on a short k-loop", tiles, k_tiles, workers))
         return 0;
-    if (!CHECK_MSG(s.owner_adds == 0, "tiles %u k %u workers %u: owner_adds without split-K", tiles, k_tiles,
-                   workers))
+    if (!CHECK_MSG(s.reduce == HGEMM_SK_REDUCE_KERNEL, "tiles %u k %u workers %u: reduce %u without split-K",
+                   tiles, k_tiles, workers, s.reduce))
         return 0;
     /* HGEMM_SK_AUTO falls back to stream-K only where split-K cannot apply. */
     if (may_split && s.sk_workers &&
@@ -254,7 +258,7 @@ static void test_choices(void) {
     CHECK_U64(s.dp_tiles, 0);
     CHECK_U64(s.slices, H200_CLUSTERS);
     CHECK_U64(s.sk_workers, H200_CLUSTERS);
-    CHECK_U64(s.owner_adds, 0); /* 66 slices: the second kernel reduces them */
+    CHECK_U64(s.reduce, HGEMM_SK_REDUCE_SHARED); /* 66 slices: every worker reduces a share */
     s = hgemm_sk_plan(1, 1024, H200_CLUSTERS, HGEMM_SK_STREAM);
     CHECK_U64(s.slices, 0);
     CHECK_U64(s.sk_workers, H200_CLUSTERS);
@@ -263,18 +267,18 @@ static void test_choices(void) {
     s = hgemm_sk_plan(16, 512, H200_CLUSTERS, HGEMM_SK_AUTO);
     CHECK_U64(s.slices, 4);
     CHECK_U64(s.sk_workers, 64);
-    CHECK_U64(s.owner_adds, 1); /* 4 slices: slice 0's worker adds the other 3 */
+    CHECK_U64(s.reduce, HGEMM_SK_REDUCE_OWNER); /* 4 slices: slice 0's worker adds the other 3 */
     s = hgemm_sk_plan(16, 512, H200_CLUSTERS, HGEMM_SK_SPLIT_KERNEL);
     CHECK_U64(s.slices, 4);
-    CHECK_U64(s.owner_adds, 0);
+    CHECK_U64(s.reduce, HGEMM_SK_REDUCE_KERNEL);
     /* 512 x 4096 x 14336 (32 wide cluster tiles, 224 k-tiles): 2 slices, the owner adds. */
     s = hgemm_sk_plan(32, 224, H200_CLUSTERS, HGEMM_SK_AUTO);
     CHECK_U64(s.slices, 2);
-    CHECK_U64(s.owner_adds, 1);
-    /* 4 tiles (512 x 512 x 131072): 16 slices, the second kernel. */
+    CHECK_U64(s.reduce, HGEMM_SK_REDUCE_OWNER);
+    /* 4 tiles (512 x 512 x 131072): 16 slices, each worker reduces a share. */
     s = hgemm_sk_plan(4, 2048, H200_CLUSTERS, HGEMM_SK_AUTO);
     CHECK_U64(s.slices, 16);
-    CHECK_U64(s.owner_adds, 0);
+    CHECK_U64(s.reduce, HGEMM_SK_REDUCE_SHARED);
     /* 34 tiles: one worker each at most (66 / 34 = 1), so stream-K. */
     s = hgemm_sk_plan(34, 512, H200_CLUSTERS, HGEMM_SK_AUTO);
     CHECK_U64(s.slices, 0);
@@ -291,7 +295,7 @@ static void test_choices(void) {
     }
     /* 16 tiles of HGEMM_SK_OWNER_MIN_KTILES k-tiles: the owner's split applies. */
     s = hgemm_sk_plan(16, HGEMM_SK_OWNER_MIN_KTILES, H200_CLUSTERS, HGEMM_SK_AUTO);
-    CHECK_U64(s.owner_adds, 1);
+    CHECK_U64(s.reduce, HGEMM_SK_REDUCE_OWNER);
     CHECK(s.slices >= 2);
     /* 36 tiles of 9 k-tiles (777 x 1032 x 520, narrow): no stream-K either. */
     s = hgemm_sk_plan(36, 9, H200_CLUSTERS, 1);
