@@ -186,7 +186,6 @@ hgemm_status hgemm__launch_v8_narrow_dp(const hgemm_problem *p, cudaStream_t str
 hgemm_status hgemm__launch_v8_3stage(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_streamk(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_split2k(const hgemm_problem *p, cudaStream_t stream);
-hgemm_status hgemm__launch_v8_narrow5(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v9(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v9_nosplit(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v9_noswap(const hgemm_problem *p, cudaStream_t stream);

@@ -130,20 +130,17 @@ typedef struct v8_batch {
  * products whose 128x256 tiles leave SMs idle) or 192 (between the two, for
  * B stored K-major: an MN-major B loads 64-column boxes, and 96 per block is
  * not a whole number of them). A stage holds A's 128 x BK and B's BN x BK:
- * 48 KB in 3 stages, 40 KB in 4 or 32 KB in 5 (6 since run 56). */
+ * 48 KB in 3 stages, 40 KB in 4 or 32 KB in 5. */
 /* DEEP (the table's wide tile since run 27; v8-3stage is without it): a
  * fourth stage, paid for by staging each consumer's C in two halves of 128
  * columns through one 16 KB buffer instead of one 32 KB buffer (the second
  * half waits until the TMA has read the first). Run 27, 8192^3: 1.4678 ms
  * against 1.5119 with 3 stages (medians of 3 in one process). */
-/* For the narrow tile (since run 56; v8-narrow5 is without it) DEEP is a
- * sixth stage, which fits beside its two 16 KB C buffers as it is
- * (6 x 32 + 32 KB). */
 template <int BN, int DEEP = 0> struct v8_tile {
-    static_assert(!DEEP || BN == 256 || BN == 128, "a deeper ring for the wide and the narrow tile");
-    static constexpr int stages = BN == 256 ? V8_STAGES + DEEP : BN == 192 ? 4 : 5 + DEEP;
+    static_assert(!DEEP || BN == 256, "the deep ring is a variant of the wide tile");
+    static constexpr int stages = BN == 256 ? V8_STAGES + DEEP : BN == 192 ? 4 : 5;
     static constexpr uint32_t tx_bytes = (V8_BM + BN) * BK * 2; /* land in each block per stage */
-    static constexpr int c_cols = DEEP && BN == 256 ? BN / 2 : BN; /* columns staged at a time */
+    static constexpr int c_cols = DEEP ? BN / 2 : BN;          /* columns staged at a time */
     static constexpr int boxes = c_cols / F16Q_BOX;             /* 64x64 boxes of a staging */
 };
 
@@ -172,8 +169,6 @@ static_assert(sizeof(v8_smem<128>) + SW128_ALIGN <= MAX_SMEM_PER_BLOCK,
               "5 stages of 32 KB and two 16 KB C buffers must fit one block's 227 KB");
 static_assert(sizeof(v8_smem<256, 1>) + SW128_ALIGN <= MAX_SMEM_PER_BLOCK,
               "4 stages of 48 KB and two 16 KB C buffers must fit one block's 227 KB");
-static_assert(sizeof(v8_smem<128, 1>) + SW128_ALIGN <= MAX_SMEM_PER_BLOCK,
-              "6 stages of 32 KB and two 16 KB C buffers must fit one block's 227 KB");
 static_assert(sizeof(v8_smem<192>) + SW128_ALIGN <= MAX_SMEM_PER_BLOCK,
               "4 stages of 40 KB and two 24 KB C buffers must fit one block's 227 KB");
 static_assert(sizeof(((v8_smem<192> *)0)->b[0]) % SW128_ALIGN == 0 && (192 / V8_CLUSTER * BK * 2) % SW128_ALIGN == 0,
@@ -692,7 +687,7 @@ static hgemm_status launch_v8_tile(const hgemm_problem *p, cudaStream_t stream) 
     if (p->sm_count > 0 && p->sm_count < sms) sms = p->sm_count;
     const uint32_t workers = sms < V8_CLUSTER ? 1 : (uint32_t)sms / V8_CLUSTER;
     const int bn = v8_choose_bn(p, workers);
-    if (bn == 128) return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 128, 1>(p, stream, HGEMM_SK_AUTO);
+    if (bn == 128) return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 128>(p, stream, HGEMM_SK_AUTO);
     if constexpr (!B_MN) {
         if (bn == 192) return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 192>(p, stream, HGEMM_SK_AUTO);
     }
@@ -743,18 +738,13 @@ extern "C" hgemm_status hgemm__launch_v8_wide(const hgemm_problem *p, cudaStream
 }
 
 extern "C" hgemm_status hgemm__launch_v8_narrow(const hgemm_problem *p, cudaStream_t stream) {
-    return launch_v8<V8_CLUSTER, true, __half, 0, 0, 128, 1>(p, stream, HGEMM_SK_AUTO);
-}
-
-/* The narrow tile with its 5 stages before run 56. */
-extern "C" hgemm_status hgemm__launch_v8_narrow5(const hgemm_problem *p, cudaStream_t stream) {
-    return launch_v8<V8_CLUSTER, true, __half, 0, 0, 128, 0>(p, stream, HGEMM_SK_AUTO);
+    return launch_v8<V8_CLUSTER, true, __half, 0, 0, 128>(p, stream, HGEMM_SK_AUTO);
 }
 
 /* The narrow tile with whole tiles only (no split-K, one launch), for the
  * small products where a split's second launch may cost more than it buys. */
 extern "C" hgemm_status hgemm__launch_v8_narrow_dp(const hgemm_problem *p, cudaStream_t stream) {
-    return launch_v8<V8_CLUSTER, true, __half, 0, 0, 128, 1>(p, stream, HGEMM_SK_NONE);
+    return launch_v8<V8_CLUSTER, true, __half, 0, 0, 128>(p, stream, HGEMM_SK_NONE);
 }
 
 extern "C" hgemm_status hgemm__launch_v8_192(const hgemm_problem *p, cudaStream_t stream) {
