@@ -104,12 +104,14 @@ enum {
     V8_CONSUMER_REGS = 232,
     V8_CLUSTER = 2,                                          /* blocks per cluster in the table's V8 */
     V8_EPI_BARRIER = 1,                                      /* named barriers 1, 2: one per consumer */
+    V8_RING_DONE_BARRIER = 3,                                /* both consumers past their last WGMMA */
     V8_SLOT_FLOATS = V8_WG_M * V8_BN,                        /* one consumer's partial sum, fp32 (room
                                                                 for the widest tile) */
     V8_FLAG_BYTES = 4096,                                    /* the workspace's flags: 1024, one per slot of
                                                                 up to 512 blocks; the partials start after
                                                                 them, at the same offset whatever the grid */
     V8_REDUCE_BATCH = 16,                                    /* split-K's second kernel: slices loaded at once */
+    V8_ADD_BATCH = 8,                                        /* an owner's partial-sum loads in flight */
     V8_REDUCE_BATCH_IN_KERNEL = 8,                           /* the same in v8_kernel (168 registers) */
     V8_COUNT_FLAGS = 512,                                    /* flags before the in-kernel reduction's
                                                                 counters (two per tile part) */
@@ -155,6 +157,7 @@ struct __align__(SW128_ALIGN) v8_smem {
     uint64_t full[STAGES];        /* 1 arrival (own loader) + tx_bytes */
     uint64_t empty[STAGES];       /* V8_CONSUMERS x CLUSTER arrivals */
     uint64_t c_full[V8_CONSUMERS]; /* beta != 0: consumer g's part of C loaded into c[g] (1 arrival + bytes) */
+    uint64_t part_full[V8_CONSUMERS]; /* split-K's owner: a partial sum copied into consumer g's stage */
 };
 
 static_assert(sizeof(((v8_smem<256> *)0)->a[0]) % SW128_ALIGN == 0, "stages must stay 1024-byte aligned");
@@ -207,7 +210,9 @@ template <int ACC>
 static __device__ __forceinline__ void v8_partial_put(const float d[ACC], float *slot,
                                                       uint32_t *flag, int g, bool leader) {
     v8_partial_store<ACC>(d, slot);
-    __threadfence();
+    /* The barrier orders every thread's stores before the leader's release,
+     * which is cumulative: one fence, not 128 (each thread's own fence waited
+     * for its 16..32 stores to land; run 57) */
     named_barrier_sync(V8_EPI_BARRIER + g, WARPGROUP_THREADS);
     if (leader) st_release_gpu_u32(flag, 1);
 }
@@ -221,14 +226,56 @@ static __device__ __forceinline__ void v8_partial_add(float d[ACC], const float 
     if (leader) flag_wait_gpu(flag);
     named_barrier_sync(V8_EPI_BARRIER + g, WARPGROUP_THREADS);
     const float4 *src = (const float4 *)slot;
+    /* V8_ADD_BATCH loads in flight, then their adds: ptxas had kept 4 */
+    enum { QUADS = ACC / 4, BATCH = QUADS < V8_ADD_BATCH ? QUADS : V8_ADD_BATCH };
+#pragma unroll
+    for (int i0 = 0; i0 < QUADS; i0 += BATCH) {
+        float4 x[BATCH];
+#pragma unroll
+        for (int j = 0; j < BATCH; j++) x[j] = __ldcg(&src[(i0 + j) * WARPGROUP_THREADS + t]);
+#pragma unroll
+        for (int j = 0; j < BATCH; j++) {
+            d[4 * (i0 + j)] += x[j].x;
+            d[4 * (i0 + j) + 1] += x[j].y;
+            d[4 * (i0 + j) + 2] += x[j].z;
+            d[4 * (i0 + j) + 3] += x[j].w;
+        }
+    }
+    if (leader) st_relaxed_gpu_u32(flag, 0);
+}
+
+/* Split-K's owner (HGEMM_SK_REDUCE_OWNER): add one contributor's partial sum
+ * through shared memory. The ring is idle after a split's only unit, so one
+ * bulk copy brings the whole partial into `stage` (this consumer's own
+ * part of the ring) and each thread reads its float4s there: one round trip
+ * instead of 8 of 4 loads each (the wide tile's 168 registers leave no more
+ * in flight; run 57). `bar` and `phase`: the consumer's part_full barrier
+ * and its parity. */
+template <int ACC>
+static __device__ __forceinline__ void v8_partial_add_staged(float d[ACC], const float *slot, uint32_t *flag,
+                                                             float *stage, uint64_t *bar, uint32_t &phase, int g,
+                                                             bool leader) {
+    enum { BYTES = ACC * WARPGROUP_THREADS * 4 };
+    const int t = threadIdx.x % WARPGROUP_THREADS;
+    if (leader) {
+        flag_wait_gpu(flag);
+        fence_proxy_async_global(); /* the acquired partial, before the bulk copy reads it */
+        mbarrier_arrive_expect_tx(bar, BYTES);
+        bulk_load_1d(stage, slot, BYTES, bar);
+    }
+    mbarrier_wait(bar, phase);
+    phase ^= 1;
+    const uint32_t src = smem_u32(stage) + 16u * (uint32_t)t;
 #pragma unroll
     for (int i = 0; i < ACC / 4; i++) {
-        const float4 x = __ldcg(&src[i * WARPGROUP_THREADS + t]);
+        const float4 x = ld_shared_f32x4(src + 16u * WARPGROUP_THREADS * i);
         d[4 * i] += x.x;
         d[4 * i + 1] += x.y;
         d[4 * i + 2] += x.z;
         d[4 * i + 3] += x.w;
     }
+    /* everyone has read the stage before the next copy overwrites it */
+    named_barrier_sync(V8_EPI_BARRIER + g, WARPGROUP_THREADS);
     if (leader) st_relaxed_gpu_u32(flag, 0);
 }
 
@@ -353,7 +400,10 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
 
     if (tid == 0) {
         ring_init(ring, V8_CONSUMERS);
-        for (int g = 0; g < V8_CONSUMERS; g++) mbarrier_init(&sm->c_full[g], 1);
+        for (int g = 0; g < V8_CONSUMERS; g++) {
+            mbarrier_init(&sm->c_full[g], 1);
+            mbarrier_init(&sm->part_full[g], 1);
+        }
         fence_mbarrier_init();
     }
     /* The peer's loads and releases target these barriers: initialised
@@ -437,8 +487,7 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
                  * both counters for the next call (every other worker has
                  * passed the wait by then). */
                 v8_partial_store<ACC>(d, partials + (size_t)v8_slot<CLUSTER>(worker, rank, g) * V8_SLOT_FLOATS);
-                __threadfence();
-                named_barrier_sync(V8_EPI_BARRIER + g, WARPGROUP_THREADS);
+                named_barrier_sync(V8_EPI_BARRIER + g, WARPGROUP_THREADS); /* then the leader's release */
                 uint32_t *count = flags + V8_COUNT_FLAGS + 2 * v8_slot<CLUSTER>(u.tile, rank, g);
                 if (leader) {
                     atom_add_release_gpu_u32(count, 1);
@@ -465,9 +514,21 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
                     v8_partial_put<ACC>(d, partials + (size_t)slot * V8_SLOT_FLOATS, &flags[slot], g, leader);
                     continue;
                 }
+                /* Consumer 0 stages partials in the ring's A stages, consumer 1
+                 * in its B stages, once both have finished their WGMMAs on
+                 * them (the peer's multicasts into them all landed before). */
+                constexpr bool staged = sizeof(sm->a) >= ACC * WARPGROUP_THREADS * 4 &&
+                                        sizeof(sm->b) >= ACC * WARPGROUP_THREADS * 4;
+                if constexpr (staged) named_barrier_sync(V8_RING_DONE_BARRIER, V8_CONSUMER_THREADS);
+                float *stage = g == 0 ? (float *)sm->a : (float *)sm->b;
+                uint32_t part_phase = 0; /* a worker runs one split unit: this is part_full's first use */
                 for (uint32_t s = 1; s < sk.slices; s++) {
                     const uint32_t slot = v8_slot<CLUSTER>(hgemm_sk_slice_worker(&sk, u.tile, s), rank, g);
-                    v8_partial_add<ACC>(d, partials + (size_t)slot * V8_SLOT_FLOATS, &flags[slot], g, leader);
+                    if constexpr (staged)
+                        v8_partial_add_staged<ACC>(d, partials + (size_t)slot * V8_SLOT_FLOATS, &flags[slot],
+                                                   stage, &sm->part_full[g], part_phase, g, leader);
+                    else
+                        v8_partial_add<ACC>(d, partials + (size_t)slot * V8_SLOT_FLOATS, &flags[slot], g, leader);
                 }
             } else if (u.k_begin > 0) { /* a piece of another worker's tile: first in this worker's range */
                 const uint32_t slot = v8_slot<CLUSTER>(worker, rank, g);

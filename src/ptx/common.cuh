@@ -29,6 +29,13 @@ static __device__ __forceinline__ uint32_t ld_shared_u32(uint32_t addr) {
     return value;
 }
 
+/* ld.shared.v4.f32: 16 bytes from a 16-byte aligned shared-memory address. */
+static __device__ __forceinline__ float4 ld_shared_f32x4(uint32_t addr) {
+    float4 v;
+    asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "r"(addr));
+    return v;
+}
+
 /* bar.sync id, count (PTX ISA "bar, barrier"): wait until `count` threads
  * (a multiple of 32) have arrived at named barrier `id` (1..15; 0 is
  * __syncthreads'). Lets one warpgroup synchronize without the others. */

@@ -87,6 +87,21 @@ static __device__ __forceinline__ void fence_proxy_async_shared(void) {
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
 }
 
+/* cp.async.bulk global -> shared (PTX ISA "cp.async.bulk"): copy `bytes` contiguous bytes
+ * (a multiple of 16; both addresses 16-byte aligned) from `src` into `dst`; completion
+ * is counted in bytes on `bar`. */
+static __device__ __forceinline__ void bulk_load_1d(void *dst, const void *src, uint32_t bytes, uint64_t *bar) {
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+                 ::"r"(smem_u32(dst)), "l"((uint64_t)src), "r"(bytes), "r"(smem_u32(bar)) : "memory");
+}
+
+/* fence.proxy.async.global (PTX ISA "membar / fence"): order this thread's generic-proxy view of
+ * global memory (what it acquired from another block) before its later async-proxy accesses
+ * (a bulk copy reading that memory). */
+static __device__ __forceinline__ void fence_proxy_async_global(void) {
+    asm volatile("fence.proxy.async.global;" ::: "memory");
+}
+
 /* prefetch.tensormap (PTX ISA "prefetch, prefetchu"): warm the descriptor cache for `map`. */
 static __device__ __forceinline__ void prefetch_tensormap(const CUtensorMap *map) {
     asm volatile("prefetch.tensormap [%0];" ::"l"((uint64_t)map) : "memory");
