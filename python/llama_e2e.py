@@ -6,10 +6,13 @@ What a user who puts hgemm under a transformer sees. The model is built from
 a Llama 3 8B configuration (hidden 4096, intermediate 14336, 32 heads, 8 KV
 heads, vocabulary 128256) with random weights and fewer layers (nothing is
 downloaded), in fp16 or bf16 (--dtype) on the GPU. Every nn.Linear of the
-decoder layers and the LM head then runs either as torch does it (cuBLAS
-through F.linear) or through hgemm (x @ W.T, HGEMM_KERNEL_AUTO: fp32
-accumulation): torch.ops.hgemm.nt in fp16, torch.ops.hgemm.matmul with W.T
-as a transposed view (no copy) in bf16.
+decoder layers and the LM head then runs as torch does it (cuBLAS through
+F.linear) or through hgemm (x @ W.T, HGEMM_KERNEL_AUTO: fp32 accumulation),
+two ways: "hgemm", hgemm.linear, a plain function that calls the library
+from eager PyTorch; and "hgemm-op", the custom ops that torch.compile
+traces (torch.ops.hgemm.nt in fp16, torch.ops.hgemm.matmul with W.T as a
+transposed view, no copy, in bf16), which pass through the torch
+dispatcher on every call.
 
 Measured, for each backend, after warm-up, with CUDA events, the median and
 range over --repeats repeats:
@@ -41,13 +44,16 @@ import time
 import hgemm
 
 EXIT_NO_GPU = 2
+# torch (cuBLAS through F.linear); hgemm.linear (eager, no dispatcher); torch.ops.hgemm (the
+# custom ops, what torch.compile calls)
+BACKENDS = ("torch", "hgemm", "hgemm-op")
 LLAMA3_8B = dict(hidden_size=4096, intermediate_size=14336, num_attention_heads=32,
                  num_key_value_heads=8, vocab_size=128256, max_position_embeddings=8192,
                  rope_theta=500000.0, rms_norm_eps=1e-5)
 
 
 def linear_backend(torch, model, backend, dtype):
-    """Route every nn.Linear's forward through `backend` ("torch", "hgemm", "fp32")."""
+    """Route every nn.Linear's forward through `backend` ("torch", "hgemm", "hgemm-op", "fp32")."""
     import torch.nn.functional as F
 
     def make(layer):
@@ -58,7 +64,10 @@ def linear_backend(torch, model, backend, dtype):
             w32 = weight.float()
             return lambda x: F.linear(x.float(), w32).to(x.dtype)
 
-        def through_hgemm(x):
+        if backend == "hgemm":
+            return lambda x: hgemm.linear(x, weight)
+
+        def through_op(x):
             x2 = x.reshape(-1, x.shape[-1])
             if not x2.is_contiguous():
                 x2 = x2.contiguous()
@@ -67,7 +76,7 @@ def linear_backend(torch, model, backend, dtype):
             else:
                 y = torch.ops.hgemm.matmul(x2, weight.t(), 1.0, "auto")
             return y.reshape(*x.shape[:-1], weight.shape[0])
-        return through_hgemm
+        return through_op
 
     for module in model.modules():
         if isinstance(module, torch.nn.Linear):
@@ -159,7 +168,7 @@ def main():
 
     rows, logits = [], {}
     with torch.inference_mode():
-        for backend in ("fp32", "torch", "hgemm"):
+        for backend in ("fp32", "torch", "hgemm", "hgemm-op"):
             linear_backend(torch, model, backend, dtype)
             logits[backend] = model(tokens).logits.float()
             if backend == "fp32":
@@ -186,7 +195,7 @@ def main():
 
     ref = logits["fp32"]
     err = {b: ((logits[b] - ref).abs().max().item(), (logits[b] - ref).abs().mean().item())
-           for b in ("torch", "hgemm")}
+           for b in BACKENDS}
 
     def med(backend, phase):
         v = [ms for b, p, _, ms, _ in rows if b == backend and p == phase]
@@ -195,19 +204,19 @@ def main():
     print(f"Llama 3 8B shapes, {args.layers} layers, {args.dtype}, {torch.cuda.get_device_name()}")
     print(f"{'backend':8} {'prefill ms (' + str(args.prefill) + ' tok)':>26} {'decode ms/token':>24}"
           f" {'decode GEMMs ms (graph)':>26} {'max |err|':>10} {'mean |err|':>11}")
-    for b in ("torch", "hgemm"):
+    for b in BACKENDS:
         p, d, g = med(b, "prefill"), med(b, "decode"), med(b, "decode-gemms")
         print(f"{b:8} {p[0]:9.3f} [{p[1]:.3f}..{p[2]:.3f}] {d[0]:8.3f} [{d[1]:.3f}..{d[2]:.3f}]"
               f" {g[0]:8.3f} [{g[1]:.3f}..{g[2]:.3f}] {err[b][0]:10.3e} {err[b][1]:11.3e}")
-    tp, hp = med("torch", "prefill")[0], med("hgemm", "prefill")[0]
-    td, hd = med("torch", "decode")[0], med("hgemm", "decode")[0]
-    tg, hg = med("torch", "decode-gemms")[0], med("hgemm", "decode-gemms")[0]
-    for b in ("torch", "hgemm"):
+    for b in BACKENDS:
         h = med(b, "linear-host-call")
         print(f"{b:8} host time per linear-layer call (m = 1): {h[0] * 1e3:.1f} us "
               f"[{h[1] * 1e3:.1f}..{h[2] * 1e3:.1f}]")
-    print(f"hgemm vs torch: prefill {tp / hp:.3f}x, decode {td / hd:.3f}x, decode GEMMs from a "
-          f"graph {tg / hg:.3f}x (above 1: hgemm faster)")
+    tp, td, tg = med("torch", "prefill")[0], med("torch", "decode")[0], med("torch", "decode-gemms")[0]
+    for b in BACKENDS[1:]:
+        hp, hd, hg = med(b, "prefill")[0], med(b, "decode")[0], med(b, "decode-gemms")[0]
+        print(f"{b} vs torch: prefill {tp / hp:.3f}x, decode {td / hd:.3f}x, decode GEMMs from a "
+              f"graph {tg / hg:.3f}x (above 1: hgemm faster)")
 
     if args.csv:
         with open(args.csv, "w") as f:

@@ -16,7 +16,9 @@ library takes, so a slice of a wider array works. The library's own rules
 apply (include/hgemm.h): 16-byte aligned matrices, leading dimensions and
 batch strides multiples of 8 elements. When torch is importable,
 `torch.ops.hgemm.nt`, `torch.ops.hgemm.matmul` and
-`torch.ops.hgemm.matmul_out` are registered too (see _torch.py).
+`torch.ops.hgemm.matmul_out` are registered too, and hgemm.linear(x, w)
+computes x @ w.T from eager PyTorch without the dispatcher's custom-op path
+(see _torch.py).
 
 Where the library lives: $HGEMM_LIBRARY, else libhgemm.so next to this file
 (where `pip install .` puts it), else build/libhgemm.so of the repository this
@@ -31,7 +33,7 @@ import threading
 
 from . import _layout
 
-__all__ = ["matmul", "nt", "kernels", "library_path", "HgemmError", "__version__",
+__all__ = ["matmul", "nt", "linear", "kernels", "library_path", "HgemmError", "__version__",
            "SUCCESS", "ERROR_INVALID_VALUE", "ERROR_MISALIGNED", "ERROR_NOT_SUPPORTED",
            "ERROR_NO_DEVICE", "ERROR_ARCH_MISMATCH", "ERROR_CUDA", "DTYPE_F16", "DTYPE_BF16"]
 
@@ -712,5 +714,7 @@ def matmul(a, b, out=None, *, alpha=1.0, beta=0.0, kernel="auto", stream=None, w
     return out
 
 
-# torch.ops.hgemm.nt, when torch is there (never a reason for this import to fail).
+# torch.ops.hgemm.nt, when torch is there (never a reason for this import to fail),
+# and hgemm.linear, eager PyTorch's x @ W.T without the dispatcher.
 from . import _torch  # noqa: E402,F401
+from ._torch import linear  # noqa: E402,F401

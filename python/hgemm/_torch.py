@@ -1,6 +1,7 @@
 """torch.ops.hgemm: hgemm as PyTorch custom operators.
 
     c = torch.ops.hgemm.nt(a, b)                  # a @ b.T, a new fp16 tensor
+    y = hgemm.linear(x, w)                        # x @ w.T, eager: no dispatcher on the way
     c = torch.ops.hgemm.nt(a, b, 0.5, "v6")       # alpha, kernel
     c = torch.ops.hgemm.matmul(x, w.t())          # x @ w.t(): torch.matmul's shapes, fp16 or bf16
     torch.ops.hgemm.matmul_out(x, w.t(), c, 1.0, 1.0, "auto")   # c = x @ w.t() + c
@@ -70,35 +71,76 @@ def _check_types(a, b, out=None):
             raise TypeError("a is %s and %s %s: all must be the same type" % (a.dtype, name, t.dtype))
 
 
-def _register():
-    from . import SUCCESS, _kernel_table, _load, _status_error, matmul, nt
+def _nt_fast(a, b, alpha, kernel_name):
+    """a @ b.T straight to hgemm_nt, or None where the common case does not
+    apply: CUDA fp16 matrices with contiguous rows on the current device and a
+    known kernel name. torch already knows what nt() would ask
+    __cuda_array_interface__ and the runtime for, which is most of a decode
+    step's host time (m = 1: the GPU work of one call is a few
+    microseconds). The library checks the rest."""
+    from . import SUCCESS, _kernel_table, _load, _status_error
 
     fp16 = torch.float16
+    kernel_id = _kernel_table().get(kernel_name)
+    if (kernel_id is None or a.dtype != fp16 or b.dtype != fp16 or not a.is_cuda or a.dim() != 2
+            or b.dim() != 2 or a.shape[1] != b.shape[1] or a.device != b.device):
+        return None
+    index = a.device.index
+    if index != torch.cuda.current_device():
+        return None
+    lda, ldb = _leading_dimension(a), _leading_dimension(b)
+    if lda is None or ldb is None:
+        return None
+    m, n = a.shape[0], b.shape[0]
+    out = torch.empty((m, n), dtype=fp16, device=a.device)
+    if m == 0 or n == 0:
+        return out
+    status = _load().hgemm_nt(kernel_id, m, n, a.shape[1], float(alpha), a.data_ptr(), lda,
+                              b.data_ptr(), ldb, 0.0, out.data_ptr(), _leading_dimension(out),
+                              _current_stream(index))
+    if status != SUCCESS:
+        raise _status_error(status)
+    return out
+
+
+def _current_stream(index):
+    """torch's current stream of device `index`, as the raw cudaStream_t.
+    torch._C._cuda_getCurrentRawStream is what torch's own generated code
+    calls for it; torch.cuda.current_stream builds a Python Stream first."""
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    return raw(index) if raw is not None else torch.cuda.current_stream(index).cuda_stream
+
+
+def linear(x, weight, kernel="auto"):
+    """y = x @ weight.T (nn.Linear's product, no bias) in eager PyTorch: x of
+    shape (..., k), weight (n, k); y (..., n) in x's type.
+
+    The same product as torch.ops.hgemm.nt (fp16) or torch.ops.hgemm.matmul
+    (bf16, or rows that are not contiguous), called as a plain function:
+    without the torch dispatcher's custom-op path, which costs more host
+    time per call than the library itself. torch.compile cannot trace it;
+    under torch.compile use the torch.ops.hgemm ops."""
+    if torch is None:
+        raise RuntimeError("hgemm.linear takes torch tensors, and torch is not installed")
+    from . import matmul
+
+    x2 = x.reshape(-1, x.shape[-1])
+    y = _nt_fast(x2, weight, 1.0, kernel)
+    if y is None:  # everything else, checked and explained by matmul
+        y = matmul(x2, weight.t(), kernel=kernel)
+    return y.reshape(*x.shape[:-1], weight.shape[0])
+
+
+def _register():
+    from . import matmul, nt
 
     @torch.library.custom_op("hgemm::nt", mutates_args=())
     def hgemm_nt(a: torch.Tensor, b: torch.Tensor, alpha: float = 1.0,
                  kernel_name: str = "auto") -> torch.Tensor:
+        out = _nt_fast(a, b, alpha, kernel_name)
+        if out is not None:
+            return out
         out = a.new_empty((a.shape[0], b.shape[0]))
-        # The common case straight to the library: CUDA fp16 matrices with
-        # contiguous rows on the current device. torch already knows what
-        # nt() would ask __cuda_array_interface__ and the runtime for, which
-        # is most of a decode step's host time (m = 1: the GPU work of one
-        # call is a few microseconds). The library checks the rest.
-        if (a.is_cuda and b.is_cuda and a.dtype == fp16 and b.dtype == fp16 and a.dim() == 2
-                and b.dim() == 2 and a.shape[1] == b.shape[1] and a.device == b.device
-                and a.device.index == torch.cuda.current_device() and kernel_name in _kernel_table()):
-            lda, ldb = _leading_dimension(a), _leading_dimension(b)
-            if lda is not None and ldb is not None:
-                m, n = out.shape
-                if m == 0 or n == 0:
-                    return out
-                status = _load().hgemm_nt(
-                    _kernel_table()[kernel_name], m, n, a.shape[1], float(alpha), a.data_ptr(), lda,
-                    b.data_ptr(), ldb, 0.0, out.data_ptr(), _leading_dimension(out),
-                    torch.cuda.current_stream(a.device).cuda_stream)
-                if status != SUCCESS:
-                    raise _status_error(status)
-                return out
         # Everything else through nt(), which says what is wrong with it.
         # (A tensor off the GPU gets no stream.)
         stream = torch.cuda.current_stream(a.device) if a.is_cuda else None

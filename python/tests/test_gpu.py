@@ -174,6 +174,32 @@ class TorchTests(unittest.TestCase):
         with self.assertRaisesRegex(TypeError, "fp16"):
             torch.ops.hgemm.nt(a.float(), b.float())
 
+    def test_linear(self):
+        # hgemm.linear: the op's fast path without the dispatcher. The same
+        # kernel gives the same bits as torch.ops.hgemm.nt; leading dims are
+        # flattened and restored; bf16 and strided rows go through matmul.
+        torch = self.torch
+        x, w = self.randn(2 * 65, 264, 264).view(2, 65, 264), self.randn(520, 264, 264)
+        y = hgemm.linear(x, w)
+        self.assertEqual(tuple(y.shape), (2, 65, 520))
+        self.assertClose(y.view(130, 520), self.reference(x.view(130, 264), w), "auto", "hgemm.linear")
+        if hasattr(torch.ops.hgemm, "nt"):
+            self.assertTrue(torch.equal(y.view(130, 520), torch.ops.hgemm.nt(x.view(130, 264), w)),
+                            "hgemm.linear and torch.ops.hgemm.nt differ")
+        one = hgemm.linear(x[0, :1], w, "v8")  # decode: m = 1
+        self.assertClose(one, self.reference(x[0, :1], w), "v8", "m = 1, v8")
+        wide = self.randn(64, 400, 264)
+        strided = hgemm.linear(wide[:, 8:272], w)  # row stride 400: the fast path, lda 400
+        self.assertClose(strided, self.reference(wide[:, 8:272], w), "auto", "strided rows")
+        xb, wb = x.to(torch.bfloat16), w.to(torch.bfloat16)
+        yb = hgemm.linear(xb, wb)
+        self.assertEqual(yb.dtype, torch.bfloat16)
+        ref = self.reference(x.view(130, 264).to(torch.bfloat16), wb).view(2, 65, 520)
+        self.assertLess(float((yb.float() - ref).abs().max()), 0.1, "bf16 through matmul")
+        self.assertEqual(tuple(hgemm.linear(x[:, :0], w).shape), (2, 0, 520))
+        with self.assertRaises(TypeError):
+            hgemm.linear(x.float(), w.float())
+
     def test_torch_compile(self):
         # aot_eager traces with fake tensors (register_fake) and runs the graph
         # as it is, without generating code: the op's part, quickly.
