@@ -16,6 +16,11 @@ Rows are grouped by form too: the `dtype`, `layout` and `batch` columns
 (CSVs without them read as f16, nt, 1). Each of the three is printed, as a
 column after the shape, only when some group differs from its default, so
 an f16 nt run prints as it always did.
+
+--bar KERNEL prints only KERNEL's verdict over every shape of the files:
+the geomean of its per-shape median ratios to cuBLAS COMPUTE_32F, the
+shapes below --threshold (0.90), and the lowest share of HBM peak among
+memory-bound shapes whose weight is larger than the L2 (`# l2_bytes:`).
 """
 import argparse
 import csv
@@ -108,12 +113,77 @@ def cell(stats, field, fmt):
     return f"{fmt.format(med)} [{fmt.format(lo)}..{fmt.format(hi)}]"
 
 
+def l2_bytes(paths):
+    """The device's L2 size from the first CSV that records it (`# l2_bytes:`), or None."""
+    for path in paths:
+        with open(path) as f:
+            for ln in f:
+                if ln.startswith("# l2_bytes:"):
+                    return int(ln.split(":", 1)[1])
+    return None
+
+
+def bar(table, kernel, threshold, l2):
+    """The every-shape verdict for `kernel` against cuBLAS COMPUTE_32F: rows
+    (label, value) from the per-shape medians of vs_cublas32 (shapes where the
+    kernel has a timed row), the shapes below `threshold`, and, for memory-bound
+    shapes whose weight (the long operand, k x the long side, 2 bytes an
+    element) is larger than the L2 (`l2` bytes; None: every memory-bound
+    shape), the lowest share of the HBM peak."""
+    ratios, low, hbm = [], [], []
+    for key, _, stats in table:
+        if key[0] != kernel or "vs_cublas32" not in stats:
+            continue
+        m, n, k = key[1:4]
+        shape = f"{m}x{n}x{k}"
+        med = stats["vs_cublas32"][0]
+        ratios.append(med)
+        if med < threshold:
+            low.append((med, shape))
+        weight = 2 * k * max(m, n)
+        if "hbm_pct" in stats and (l2 is None or weight > l2):
+            hbm.append((stats["hbm_pct"][0], shape))
+    if not ratios:
+        return []
+    geomean = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+    rows = [("shapes", str(len(ratios))),
+            ("geomean x cuBLAS 32F (per-shape medians)", f"{geomean:.3f}"),
+            (f"below {threshold:.2f}x", str(len(low)) + ("" if not low else ": " + ", ".join(
+                f"{shape} {med:.3f}" for med, shape in sorted(low))))]
+    if hbm:
+        pct, shape = min(hbm)
+        what = "weight larger than the L2" if l2 is not None else "memory-bound"
+        rows.append((f"lowest % HBM peak, {what} ({len(hbm)} shapes)", f"{pct:.1f} ({shape})"))
+    return rows
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("csv", nargs="+")
     ap.add_argument("--markdown", action="store_true", help="print a Markdown table")
+    ap.add_argument("--bar", metavar="KERNEL",
+                    help="print only KERNEL's every-shape verdict against cuBLAS COMPUTE_32F: the "
+                         "geomean of the per-shape medians, the shapes below --threshold, and the "
+                         "lowest %% of HBM peak among memory-bound shapes whose weight exceeds the L2")
+    ap.add_argument("--threshold", type=float, default=0.90,
+                    help="with --bar: the ratio a shape must reach (default 0.90)")
     args = ap.parse_args()
     table = summarize(read(args.csv))
+    if args.bar:
+        rows = bar(table, args.bar, args.threshold, l2_bytes(args.csv))
+        if not rows:
+            print(f"bench_summary: no timed rows of {args.bar} beside cublas32", file=sys.stderr)
+            return 1
+        if args.markdown:
+            print(f"| {args.bar} | |")
+            print("|---|---|")
+            for label, value in rows:
+                print(f"| {label} | {value} |")
+        else:
+            width = max(len(label) for label, _ in rows)
+            for label, value in rows:
+                print(f"{label.ljust(width)}  {value}")
+        return 0
     if not table:
         print("bench_summary: no rows", file=sys.stderr)
         return 1

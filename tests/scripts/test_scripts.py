@@ -134,6 +134,33 @@ v8,1,4096,4096,1,nan,nan,nan,nan,nan,-1,nan,4
         self.assertIn("| v9 | 4096x4096x4096 | 1 | 0.2000 [0.2000..0.2000] | 687.2 [687.2..687.2] | "
                       "1.000 [1.000..1.000] | 1.000 [1.000..1.000] | - | - |", lines)
 
+    CSV_BAR = """# l2_bytes: 62914560
+kernel,m,n,k,run,ms,tflops,vs_cublas32,vs_cublas16,max_abs_err,gbps,rotate_sets
+cublas32,1,4096,14336,1,0.03,1,1.0,1.0,0.01,3900,2
+auto,1,4096,14336,1,0.03,1,1.05,1.0,0.01,3600,2
+auto,1,4096,14336,2,0.03,1,0.95,1.0,0.01,3400,2
+auto,1,4096,4096,1,0.01,1,1.20,1.0,0.01,2000,4
+auto,512,512,512,1,0.01,1,0.80,1.0,0.01,,1
+auto,512,512,512,2,0.01,1,0.90,1.0,0.01,,1
+auto,1024,1024,1024,1,0.01,1,1.00,1.0,0.01,,1
+auto,2048,2048,2048,1,nan,nan,nan,nan,nan,,1
+"""
+
+    def test_bar_verdict(self):
+        # per-shape medians 1.00 (1x4096x14336), 1.20, 0.85, 1.00; a failed
+        # shape has no ratio; the HBM line counts only the weight past the L2
+        # (4096 x 14336 x 2 bytes; 4096 x 4096 x 2 fits its 60 MiB)
+        _, text = self.summary_of(self.CSV_BAR, "--bar", "auto")
+        lines = text.splitlines()
+        self.assertEqual(lines[0].split(), ["shapes", "4"])
+        geomean = (1.0 * 1.2 * 0.85 * 1.0) ** 0.25
+        self.assertEqual(lines[1].split()[-1], f"{geomean:.3f}")
+        self.assertTrue(lines[2].endswith("1: 512x512x512 0.850"), lines[2])
+        self.assertIn("(1 shapes)", lines[3])
+        self.assertTrue(lines[3].endswith(f"{100 * 3500 / 4800:.1f} (1x4096x14336)"), lines[3])
+        _, text = self.summary_of(self.CSV_BAR, "--bar", "auto", "--threshold", "0.8", "--markdown")
+        self.assertIn("| below 0.80x | 0 |", text.splitlines())
+
     def test_old_csv_prints_no_bandwidth_columns(self):
         # the fixture's 64x64x64 rows are memory-bound but have no gbps column
         _, text = self.summary_of(self.CSV)
