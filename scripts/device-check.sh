@@ -8,7 +8,8 @@
 #   sass      count HGMMA / HMMA per kernel in the library's SASS
 #   test      ctest: the GPU tests (label gpu; the CPU ones run in CI)
 #   sanitize  compute-sanitizer memcheck, racecheck, synccheck on small shapes,
-#             the kernels named in $SANITIZE_KERNELS (default: every kernel and ablation)
+#             the kernels named in $SANITIZE_KERNELS (default: every kernel and ablation),
+#             and memcheck and racecheck of libhgemm_nccl's sum kernels (test_nccl_add)
 #   bench     hgemm-bench at 8192^3, $BENCH_KERNELS (default all) beside cuBLAS
 #             ($BENCH_ARGS, default --repeat 3)
 #   sweep     hgemm-bench --sweep, $SWEEP_KERNELS beside cuBLAS
@@ -111,6 +112,13 @@ if has sanitize; then
         run "sanitize-$tool" 150 compute-sanitizer --tool "$tool" --error-exitcode 9 \
             "$BUILD/tests/sanitize/sanitize_driver" ${SANITIZE_KERNELS//,/ }
     done
+    # libhgemm_nccl's sum kernels (one GPU, small shapes), where NCCL was found at configure time
+    if [ -x "$BUILD/tests/multigpu/test_nccl_add" ]; then
+        for tool in memcheck racecheck; do
+            run "sanitize-nccl-add-$tool" 150 compute-sanitizer --tool "$tool" --error-exitcode 9 \
+                "$BUILD/tests/multigpu/test_nccl_add"
+        done
+    fi
 fi
 
 # Multi-GPU right after the correctness steps: on a 2-GPU machine it is the
