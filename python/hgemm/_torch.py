@@ -119,7 +119,9 @@ def linear(x, weight, kernel="auto"):
     (bf16, or rows that are not contiguous), called as a plain function:
     without the torch dispatcher's custom-op path, which costs more host
     time per call than the library itself. torch.compile cannot trace it;
-    under torch.compile use the torch.ops.hgemm ops."""
+    under torch.compile use the torch.ops.hgemm ops. Like them it has no
+    autograd formula: the result carries no gradient, so it is for
+    inference (under torch.no_grad() or torch.inference_mode())."""
     if torch is None:
         raise RuntimeError("hgemm.linear takes torch tensors, and torch is not installed")
     from . import matmul
