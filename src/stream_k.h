@@ -65,23 +65,19 @@ enum {
      * gained 2% at 8192^3. Below 60% (fewer tiles than about half the
      * workers, or a last round barely begun), splitting wins even so. */
     HGEMM_SK_MIN_EFFICIENCY = 60,
-    /* k-tiles per tile below which no split goes to the second kernel and
-     * nothing is shared by stream-K: the second launch or stream-K's
-     * exchanges cost about 4 us, more than a short tile's k-loop saves. Measured (run 50, an H200, 66 clusters):
-     * 1000^3, 32 narrow tiles of 16 k-tiles, 0.0165 ms in 2 slices against
-     * 0.0110 whole; 777 x 1032 x 520 (9 k-tiles) 0.0128 by stream-K against
-     * 0.0092; 1024^3 0.0153 against 0.0103. */
+    /* k-tiles per tile below which nothing is split or shared: a split's
+     * exchange of partial sums (or its second launch) and stream-K's
+     * exchanges cost more than a short tile's k-loop saves. Measured (an
+     * H200, 66 clusters): run 50, 1000^3 (32 narrow tiles of 16 k-tiles)
+     * 0.0165 ms in 2 slices with a second kernel against 0.0110 whole, 777 x
+     * 1032 x 520 (9 k-tiles) 0.0128 by stream-K against 0.0092, 1024^3
+     * 0.0153 against 0.0103; run 54, 1000^3 in 2 slices added by the owner
+     * in the same launch 0.0132 against 0.0112 whole. */
     HGEMM_SK_MIN_KTILES = 32,
     /* Split-K with at most this many slices: slice 0's worker adds the
      * others' partial sums itself; more slices: every worker reduces a share
      * (both in the one launch). */
     HGEMM_SK_OWNER_SLICES = 4,
-    /* k-tiles per tile from which a split whose owner adds the slices (no
-     * second launch) may apply. Run 54 tried 16 (two slices of 8): 1000^3
-     * in 2 slices took 0.0132 ms against 0.0112 whole, so the owner's
-     * exchange of a partial sum costs more than 8 k-tiles; it stays at
-     * HGEMM_SK_MIN_KTILES. */
-    HGEMM_SK_OWNER_MIN_KTILES = HGEMM_SK_MIN_KTILES,
 };
 
 /* hgemm_sk's `reduce`: who adds a split tile's slices (see above). */
@@ -141,22 +137,20 @@ static inline HGEMM_HD hgemm_sk hgemm_sk_plan(uint32_t tiles, uint32_t k_tiles, 
     s.sk_workers = 0;
     s.slices = 0;
     s.reduce = HGEMM_SK_REDUCE_KERNEL;
-    if (split == HGEMM_SK_NONE || workers < 2 || tiles == 0 || k_tiles < HGEMM_SK_OWNER_MIN_KTILES) return s;
+    if (split == HGEMM_SK_NONE || workers < 2 || tiles == 0 || k_tiles < HGEMM_SK_MIN_KTILES) return s;
     const uint64_t rounds = (tiles + (uint64_t)workers - 1) / workers;
     if ((uint64_t)tiles * 100 >= rounds * workers * HGEMM_SK_MIN_EFFICIENCY) return s;
     const int may_split = split == HGEMM_SK_AUTO || split == HGEMM_SK_SPLIT_KERNEL;
     const uint32_t slices = may_split ? hgemm_sk_slices(tiles, k_tiles, workers) : 0;
-    const int owner_adds = split == HGEMM_SK_AUTO && slices <= HGEMM_SK_OWNER_SLICES;
-    if (slices && (owner_adds || k_tiles >= HGEMM_SK_MIN_KTILES)) {
+    if (slices) {
         s.dp_tiles = 0;
         s.sk_workers = tiles * slices;
         s.slices = slices;
-        s.reduce = split == HGEMM_SK_SPLIT_KERNEL ? HGEMM_SK_REDUCE_KERNEL
-                   : owner_adds                    ? HGEMM_SK_REDUCE_OWNER
-                                                   : HGEMM_SK_REDUCE_SHARED;
+        s.reduce = split == HGEMM_SK_SPLIT_KERNEL          ? HGEMM_SK_REDUCE_KERNEL
+                   : slices <= HGEMM_SK_OWNER_SLICES ? HGEMM_SK_REDUCE_OWNER
+                                                     : HGEMM_SK_REDUCE_SHARED;
         return s;
     }
-    if (k_tiles < HGEMM_SK_MIN_KTILES) return s;
     const uint32_t whole = tiles / workers; /* full rounds; the last of them joins the split */
     const uint32_t dp = whole >= 1 ? (whole - 1) * workers : 0;
     const uint64_t iters = (uint64_t)(tiles - dp) * k_tiles;

@@ -30,6 +30,9 @@ importing hgemm never fails because of torch.
 """
 import warnings
 
+# This module is imported last by hgemm/__init__.py, so these names exist by
+# now; bound once here, not on every call of the fast path below.
+from . import SUCCESS, _kernel_table, _load, _status_error, matmul, nt
 from ._layout import matmul_shapes, padded_strides
 
 try:
@@ -78,8 +81,6 @@ def _nt_fast(a, b, alpha, kernel_name):
     __cuda_array_interface__ and the runtime for, which is most of a decode
     step's host time (m = 1: the GPU work of one call is a few
     microseconds). The library checks the rest."""
-    from . import SUCCESS, _kernel_table, _load, _status_error
-
     fp16 = torch.float16
     kernel_id = _kernel_table().get(kernel_name)
     if (kernel_id is None or a.dtype != fp16 or b.dtype != fp16 or not a.is_cuda or a.dim() != 2
@@ -124,8 +125,6 @@ def linear(x, weight, kernel="auto"):
     inference (under torch.no_grad() or torch.inference_mode())."""
     if torch is None:
         raise RuntimeError("hgemm.linear takes torch tensors, and torch is not installed")
-    from . import matmul
-
     x2 = x.reshape(-1, x.shape[-1])
     y = _nt_fast(x2, weight, 1.0, kernel)
     if y is None:  # everything else, checked and explained by matmul
@@ -134,8 +133,6 @@ def linear(x, weight, kernel="auto"):
 
 
 def _register():
-    from . import matmul, nt
-
     @torch.library.custom_op("hgemm::nt", mutates_args=())
     def hgemm_nt(a: torch.Tensor, b: torch.Tensor, alpha: float = 1.0,
                  kernel_name: str = "auto") -> torch.Tensor:

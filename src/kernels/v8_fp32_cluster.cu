@@ -111,7 +111,6 @@ enum {
                                                                 up to 512 blocks; the partials start after
                                                                 them, at the same offset whatever the grid */
     V8_REDUCE_BATCH = 16,                                    /* split-K's second kernel: slices loaded at once */
-    V8_ADD_BATCH = 8,                                        /* an owner's partial-sum loads in flight */
     V8_REDUCE_BATCH_IN_KERNEL = 8,                           /* the same in v8_kernel (168 registers) */
     V8_COUNT_FLAGS = 512,                                    /* flags before the in-kernel reduction's
                                                                 counters (two per tile part) */
@@ -217,6 +216,15 @@ static __device__ __forceinline__ void v8_partial_put(const float d[ACC], float 
     if (leader) st_release_gpu_u32(flag, 1);
 }
 
+/* Four accumulator registers plus one loaded float4 of a partial sum (the
+ * slot's layout: registers 4i..4i+3 of a thread are its float4 i). */
+static __device__ __forceinline__ void v8_add4(float *d, float4 x) {
+    d[0] += x.x;
+    d[1] += x.y;
+    d[2] += x.z;
+    d[3] += x.w;
+}
+
 /* Stream-K: add the partial sum of one contributor once its flag is up, then
  * lower the flag for the next call (its partial is not read again here). */
 template <int ACC>
@@ -226,21 +234,8 @@ static __device__ __forceinline__ void v8_partial_add(float d[ACC], const float 
     if (leader) flag_wait_gpu(flag);
     named_barrier_sync(V8_EPI_BARRIER + g, WARPGROUP_THREADS);
     const float4 *src = (const float4 *)slot;
-    /* V8_ADD_BATCH loads in flight, then their adds: ptxas had kept 4 */
-    enum { QUADS = ACC / 4, BATCH = QUADS < V8_ADD_BATCH ? QUADS : V8_ADD_BATCH };
 #pragma unroll
-    for (int i0 = 0; i0 < QUADS; i0 += BATCH) {
-        float4 x[BATCH];
-#pragma unroll
-        for (int j = 0; j < BATCH; j++) x[j] = __ldcg(&src[(i0 + j) * WARPGROUP_THREADS + t]);
-#pragma unroll
-        for (int j = 0; j < BATCH; j++) {
-            d[4 * (i0 + j)] += x[j].x;
-            d[4 * (i0 + j) + 1] += x[j].y;
-            d[4 * (i0 + j) + 2] += x[j].z;
-            d[4 * (i0 + j) + 3] += x[j].w;
-        }
-    }
+    for (int i = 0; i < ACC / 4; i++) v8_add4(&d[4 * i], __ldcg(&src[i * WARPGROUP_THREADS + t]));
     if (leader) st_relaxed_gpu_u32(flag, 0);
 }
 
@@ -267,13 +262,7 @@ static __device__ __forceinline__ void v8_partial_add_staged(float d[ACC], const
     phase ^= 1;
     const uint32_t src = smem_u32(stage) + 16u * (uint32_t)t;
 #pragma unroll
-    for (int i = 0; i < ACC / 4; i++) {
-        const float4 x = ld_shared_f32x4(src + 16u * WARPGROUP_THREADS * i);
-        d[4 * i] += x.x;
-        d[4 * i + 1] += x.y;
-        d[4 * i + 2] += x.z;
-        d[4 * i + 3] += x.w;
-    }
+    for (int i = 0; i < ACC / 4; i++) v8_add4(&d[4 * i], ld_shared_f32x4(src + 16u * WARPGROUP_THREADS * i));
     /* everyone has read the stage before the next copy overwrites it */
     named_barrier_sync(V8_EPI_BARRIER + g, WARPGROUP_THREADS);
     if (leader) st_relaxed_gpu_u32(flag, 0);

@@ -18,8 +18,8 @@
  * adds the others (HGEMM_SK_REDUCE_OWNER) exactly where there are at most
  * HGEMM_SK_OWNER_SLICES of them in AUTO, every worker a share in the same
  * launch (HGEMM_SK_REDUCE_SHARED) where there are more, and a second
- * kernel (HGEMM_SK_REDUCE_KERNEL) only in HGEMM_SK_SPLIT_KERNEL; a
- * k-loop shorter than HGEMM_SK_MIN_KTILES is split only that way.
+ * kernel (HGEMM_SK_REDUCE_KERNEL) only in HGEMM_SK_SPLIT_KERNEL; nothing
+ * is split or shared with a k-loop shorter than HGEMM_SK_MIN_KTILES.
  * HGEMM_SK_STREAM never splits that way, and its stream-K plans pass the
  * checks above.
  */
@@ -102,8 +102,8 @@ static int check_plan(uint32_t tiles, uint32_t k_tiles, uint32_t workers, int mo
         if (!CHECK_MSG(s.reduce == reduce, "tiles %u k %u workers %u mode %d: reduce %u with %u slices",
                        tiles, k_tiles, workers, mode, s.reduce, s.slices))
             return 0;
-        if (!CHECK_MSG(k_tiles >= HGEMM_SK_MIN_KTILES || s.reduce == HGEMM_SK_REDUCE_OWNER,
-                       "tiles %u k %u workers %u: a second kernel for a short k-loop", tiles, k_tiles, workers))
+        if (!CHECK_MSG(k_tiles >= HGEMM_SK_MIN_KTILES,
+                       "tiles %u k %u workers %u: a split of a short k-loop", tiles, k_tiles, workers))
             return 0;
         return check_split(&s, tiles, k_tiles, workers);
     }
@@ -293,17 +293,14 @@ static void test_choices(void) {
         CHECK_U64(s.slices, 0);
         CHECK_U64(s.sk_workers, 0);
     }
-    /* 16 tiles of HGEMM_SK_OWNER_MIN_KTILES k-tiles: the owner's split applies. */
-    s = hgemm_sk_plan(16, HGEMM_SK_OWNER_MIN_KTILES, H200_CLUSTERS, HGEMM_SK_AUTO);
-    CHECK_U64(s.reduce, HGEMM_SK_REDUCE_OWNER);
-    CHECK(s.slices >= 2);
     /* 36 tiles of 9 k-tiles (777 x 1032 x 520, narrow): no stream-K either. */
     s = hgemm_sk_plan(36, 9, H200_CLUSTERS, 1);
     CHECK_U64(s.sk_workers, 0);
-    /* 16 tiles of HGEMM_SK_MIN_KTILES k-tiles: split, 4 slices of 8. */
+    /* 16 tiles of HGEMM_SK_MIN_KTILES k-tiles: split, 4 slices of 8, the owner adds. */
     s = hgemm_sk_plan(16, HGEMM_SK_MIN_KTILES, H200_CLUSTERS, 1);
     CHECK_U64(s.slices, 4);
     CHECK_U64(s.sk_workers, 64);
+    CHECK_U64(s.reduce, HGEMM_SK_REDUCE_OWNER);
     /* 16 tiles of one k-tile: nothing to share, whole tiles. */
     s = hgemm_sk_plan(16, 1, H200_CLUSTERS, 1);
     CHECK_U64(s.sk_workers, 0);
