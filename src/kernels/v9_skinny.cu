@@ -248,23 +248,46 @@ v9_kernel(const __grid_constant__ CUtensorMap tmap_x, const __grid_constant__ CU
     /* Every block's partial sums are in its shared memory once all threads of
      * the cluster have passed this barrier (release/acquire at cluster scope).
      * Block `rank` then finishes pairs p = rank, rank + split, ...: the sum
-     * over ranks 0..split-1 in that order, the same whoever computes it. */
+     * over ranks 0..split-1 in that order, the same whoever computes it. The
+     * loads go in rounds, one per rank, each round's loads all in flight at
+     * once, and the stores come after the last round: one wait for the
+     * distributed shared memory per rank, not one per pair (run 62). */
     cluster_sync();
     if (warp != V9_PRODUCER_WARP) {
+        enum { PAIRS = BN / 4, MINE = PAIRS / 2 }; /* split >= 2: at most half the pairs are this block's */
         const int32_t r_base = long0 + 16 * (tid / 32) + (tid % 32) / 4;
         const int32_t s_base = short0 + 2 * (tid % 4);
-        for (int p = (int)rank; p < BN / 4; p += (int)split) {
-            float2 sum = ld_shared_cluster_f32x2(mapa_shared(&partial[p][tid], 0));
-            for (uint32_t q = 1; q < split; q++) {
-                const float2 v = ld_shared_cluster_f32x2(mapa_shared(&partial[p][tid], q));
-                sum.x += v.x;
-                sum.y += v.y;
+        float2 sum[MINE];
+#pragma unroll
+        for (int i = 0; i < MINE; i++) {
+            const int p = (int)rank + i * (int)split;
+            if (p < PAIRS) sum[i] = ld_shared_cluster_f32x2(mapa_shared(&partial[p][tid], 0));
+        }
+        for (uint32_t q = 1; q < split; q++) {
+            float2 v[MINE];
+#pragma unroll
+            for (int i = 0; i < MINE; i++) {
+                const int p = (int)rank + i * (int)split;
+                if (p < PAIRS) v[i] = ld_shared_cluster_f32x2(mapa_shared(&partial[p][tid], q));
             }
-            v9_store<T>(args, r_base + 8 * (p % 2), s_base + 8 * (p / 2), sum);
+#pragma unroll
+            for (int i = 0; i < MINE; i++) {
+                sum[i].x += v[i].x;
+                sum[i].y += v[i].y;
+            }
+        }
+#pragma unroll
+        for (int i = 0; i < MINE; i++) {
+            const int p = (int)rank + i * (int)split;
+            if (p < PAIRS) v9_store<T>(args, r_base + 8 * (p % 2), s_base + 8 * (p / 2), sum[i]);
         }
     }
-    /* No block leaves while another may still read its partial sums. */
-    cluster_sync();
+    /* No block leaves while another may still read its partial sums: a
+     * block arrives once every value it loaded has come back (its stores use
+     * them), so the arrival needs no release, and none waits for the global
+     * stores above to complete (a release arrival is a GPU-wide memory
+     * barrier in SASS). */
+    cluster_sync_relaxed_arrive();
 }
 
 /* ---- host ------------------------------------------------------------------ */

@@ -23,6 +23,15 @@ static __device__ __forceinline__ void cluster_sync(void) {
                  "barrier.cluster.wait.acquire.aligned;" ::: "memory");
 }
 
+/* barrier.cluster.arrive.relaxed + barrier.cluster.wait (PTX ISA
+ * "barrier.cluster"): every thread of every block of the cluster meets here,
+ * with no memory ordering: for a block that must not exit while others still
+ * read its shared memory, where each reader arrives after its loads returned. */
+static __device__ __forceinline__ void cluster_sync_relaxed_arrive(void) {
+    asm volatile("barrier.cluster.arrive.relaxed.aligned;\n\t"
+                 "barrier.cluster.wait.aligned;" ::: "memory");
+}
+
 /* mapa.shared::cluster (PTX ISA "mapa"): the address of this block's shared
  * variable `p` in the shared memory of block `rank` of the cluster. */
 static __device__ __forceinline__ uint32_t mapa_shared(const void *p, uint32_t rank) {

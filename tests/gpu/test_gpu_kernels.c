@@ -94,6 +94,10 @@ static const test_case cases[] = {
     {"split-k few", 520, 1100, 2100, 0, 8, 16, 0.5f, 0.25f, C_RANDOM, AB_RANDOM, STREAM_NONBLOCKING, 0},
     {"split-k few", 300, 1300, 2000, PLAIN, STREAM_LEGACY, 0},
     {"split-k few", 300, 1000, 3000, 8, 0, 8, 1.0f, -1.0f, C_RANDOM, AB_RANDOM, STREAM_NONBLOCKING, 0},
+    /* stream-K for the last round of many rounds of long tiles (stream_k.h's
+     * HGEMM_SK_TAIL_ROUNDS): on 4 SMs (v8+sm4, 2 clusters) 15 wide tiles of
+     * 129 k-tiles are 8 rounds, the last one half full; on 132 SMs split-K */
+    {"long tail", 700, 1200, 8250, 0, 8, 0, 0.5f, 0.25f, C_RANDOM, AB_RANDOM, STREAM_NONBLOCKING, 0},
     /* padded leading dimensions */
     {"padded ld", 200, 136, 96, 24, 40, 56, 1.0f, 0.0f, C_NAN, AB_RANDOM, STREAM_LEGACY, 0},
     {"padded ld", 333, 257, 130, 8, 16, 8, 1.0f, 0.0f, C_NAN, AB_RANDOM, STREAM_NONBLOCKING, 0},
@@ -391,9 +395,10 @@ int main(void) {
         kernels[n_kernels++] = kt;
     }
     /* hgemm_nt_ex with an SM target (persistent grids capped, as for NCCL's
-     * overlap): V8 on 20 SMs with the workspace, V7 on 9 */
+     * overlap): V8 on 20 and on 4 SMs with the workspace, V7 on 9 */
     const struct { hgemm_kernel id; const char *name; int sms; double atol; void *ws; } capped[] = {
         {HGEMM_KERNEL_V8, "v8+sm20", 20, HGEMM_CHECK_ATOL_ACC_F32, workspace},
+        {HGEMM_KERNEL_V8, "v8+sm4", 4, HGEMM_CHECK_ATOL_ACC_F32, workspace},
         {HGEMM_KERNEL_V7, "v7+sm9", 9, HGEMM_CHECK_ATOL_ACC_F16, NULL},
     };
     for (size_t i = 0; i < sizeof capped / sizeof capped[0] && n_kernels < MAX_KERNELS; i++)
