@@ -65,15 +65,6 @@ enum {
      * gained 2% at 8192^3. Below 60% (fewer tiles than about half the
      * workers, or a last round barely begun), splitting wins even so. */
     HGEMM_SK_MIN_EFFICIENCY = 60,
-    /* ... except where the rounds are many and the tiles long: there the
-     * last round's idle share is small but the scattered k-ranges touch only
-     * the last rounds, and a shared tile's exchange is small beside its
-     * k-loop. Run 16 measured +2% at 8192^3 (15.5 rounds of 128 k-tiles);
-     * 4096 x 14336 x 4096 (13.6 rounds of 64 k-tiles) lost 3%, hence the
-     * floor on k. From 8 rounds and 128 k-tiles a tile, an incomplete last
-     * round is dealt by stream-K whatever its fill (run 62 measures it). */
-    HGEMM_SK_TAIL_ROUNDS = 8,
-    HGEMM_SK_TAIL_KTILES = 128,
     /* k-tiles per tile below which nothing is split or shared: a split's
      * exchange of partial sums (or its second launch) and stream-K's
      * exchanges cost more than a short tile's k-loop saves. Measured (an
@@ -148,9 +139,7 @@ static inline HGEMM_HD hgemm_sk hgemm_sk_plan(uint32_t tiles, uint32_t k_tiles, 
     s.reduce = HGEMM_SK_REDUCE_KERNEL;
     if (split == HGEMM_SK_NONE || workers < 2 || tiles == 0 || k_tiles < HGEMM_SK_MIN_KTILES) return s;
     const uint64_t rounds = (tiles + (uint64_t)workers - 1) / workers;
-    const int long_tail = rounds >= HGEMM_SK_TAIL_ROUNDS && k_tiles >= HGEMM_SK_TAIL_KTILES &&
-                          tiles % workers != 0;
-    if ((uint64_t)tiles * 100 >= rounds * workers * HGEMM_SK_MIN_EFFICIENCY && !long_tail) return s;
+    if ((uint64_t)tiles * 100 >= rounds * workers * HGEMM_SK_MIN_EFFICIENCY) return s;
     const int may_split = split == HGEMM_SK_AUTO || split == HGEMM_SK_SPLIT_KERNEL;
     const uint32_t slices = may_split ? hgemm_sk_slices(tiles, k_tiles, workers) : 0;
     if (slices) {
