@@ -25,15 +25,7 @@
  *   - the deep ring (since run 29): where the tiles are at most one per SM,
  *     one block per SM instead, with 6 stages of two k-tiles (120..192 KB),
  *     so the split falls to about 132 / tiles and each block streams one long
- *     k slice. The small blocks stay where the tiles outnumber the SMs;
- *   - groups of tiles (since run 63): where the tiles are between half the
- *     SMs and all of them, a split of 2 does not fit and one block per tile
- *     leaves SMs idle (96 tiles of a 6144-wide weight: 36 of 132). A cluster
- *     of 4 blocks then takes 3 tiles (or 3 blocks 2 tiles), their k-loops
- *     laid end to end and cut in equal ranges (src/v9_group.h), so 128 SMs
- *     stream, each 3/4 of a tile's k-loop. A range may cross one tile
- *     boundary: its second tile's steps go to a second accumulator, and
- *     the reduction adds each tile's contributors in rank order.
+ *     k slice. The small blocks stay where the tiles outnumber the SMs.
  * A short side longer than 64 is tiled too (64-wide tiles), so V9 serves any
  * shape; it is fast only where one side is short. AUTO picks it from the
  * measured table in api.c.
@@ -65,7 +57,6 @@
 #include "ptx/cluster.cuh"
 #include "ptx/tma.cuh"
 #include "ptx/wgmma.cuh"
-#include "v9_group.h"
 
 enum {
     V9_BM = 64,                                      /* long-side rows per block: WGMMA's M */
@@ -101,9 +92,7 @@ typedef struct v9_args {
     gemm_args g;
     int32_t swap;        /* 1: long operand is B, C is stored transposed (m short) */
     int32_t short_tiles; /* tiles of BN along the short side */
-    int32_t split;       /* blocks per cluster (S in v9_group.h) */
-    int32_t group;       /* tiles per cluster (T), 1 or less than split; the last cluster may have fewer */
-    int32_t tiles;       /* output tiles in all */
+    int32_t split;       /* blocks per cluster = k slices of a tile */
 } v9_args;
 
 /* One element of C: alpha * v + beta * C[row][col] (C read only when beta != 0). */
@@ -153,67 +142,27 @@ static __device__ __forceinline__ void v9_zero(__half *dst, int halves) {
     for (int i = 0; i < halves / 8; i++) d[i] = make_uint4(0, 0, 0, 0);
 }
 
-/* The first long and short index of output tile `tile`. */
-static __device__ __forceinline__ int32_t v9_short0(const v9_args &a, uint32_t tile, int bn) {
-    return (int32_t)(tile % (uint32_t)a.short_tiles) * bn;
-}
-static __device__ __forceinline__ int32_t v9_long0(const v9_args &a, uint32_t tile) {
-    return (int32_t)(tile / (uint32_t)a.short_tiles) * V9_BM;
-}
-
-/* One step of the consumer: wait for stage `st`, multiply its KB k-tiles
- * into d, commit, and wait for the step before (V5's late release: the
- * caller then releases that step's stage). Every k-tile of the stage,
- * always: a data-dependent branch around a WGMMA makes ptxas serialize all
- * of them (C7520); the tiles past k's end were zero-filled by the loader. */
 template <int BN, int KB, int STAGES, typename T, int X_MN>
-static __device__ __forceinline__ void v9_consume_step(v9_smem<BN, KB, STAGES> *sm, pipe_state st,
-                                                       float d[BN / 2]) {
-    pipe_consumer_wait(sm->full, st);
-    wgmma_fence();
-#pragma unroll
-    for (int b = 0; b < KB; b++) {
-        /* an MN-major x tile is one box: its leading offset is never used */
-        const uint64_t desc_x = X_MN ? wgmma_desc_sw128_mn(sm->x[st.stage][b], V9_BM * BK * 2)
-                                     : wgmma_desc_sw128(sm->x[st.stage][b]);
-        const uint64_t desc_y = wgmma_desc_sw128(sm->y[st.stage][b]);
-        constexpr uint64_t step_x = X_MN ? WGMMA_DESC_K_STEP_MN : WGMMA_DESC_K_STEP;
-#pragma unroll
-        for (int kk = 0; kk < BK / WGMMA_K; kk++)
-            v9_wgmma<BN, T, X_MN>(d, desc_x + step_x * kk, desc_y + WGMMA_DESC_K_STEP * kk);
-    }
-    wgmma_commit_group();
-    wgmma_wait_group_1();
-}
-
-/* SEGS: 2 where a cluster may take a group of tiles (v9_group.h), so that a
- * block's range of steps may hold a tile boundary: the second tile's steps
- * go to a second accumulator. */
-template <int BN, int KB, int STAGES, typename T, int X_MN, int SEGS>
 __global__ void __launch_bounds__(V9_THREADS)
 v9_kernel(const __grid_constant__ CUtensorMap tmap_x, const __grid_constant__ CUtensorMap tmap_y,
           v9_args args) {
     typedef v9_smem<BN, KB, STAGES> smem_t;
-    static_assert(SEGS == 1 || sizeof(((smem_t *)0)->x) >= 2 * (BN / 4) * sizeof(v9_partial_row),
-                  "two segments' partial sums fit in the x stages");
     extern __shared__ uint8_t smem_raw[];
     smem_t *sm = (smem_t *)smem_aligned(smem_raw);
     const int tid = threadIdx.x, warp = tid / WARP_SIZE;
     const uint32_t split = (uint32_t)args.split;
     const uint32_t rank = split > 1 ? cluster_ctarank() : 0;
-    /* This cluster's tiles: tile0 .. tile0 + group - 1 (fewer in the last) */
-    const uint32_t tile0 = blockIdx.x / split * (uint32_t)(SEGS > 1 ? args.group : 1);
-    const uint32_t group = SEGS > 1 && (uint32_t)args.group < (uint32_t)args.tiles - tile0
-                               ? (uint32_t)args.group : SEGS > 1 ? (uint32_t)args.tiles - tile0 : 1u;
-    /* The k-loop walks steps of KB k-tiles; this block's range of the
-     * group's steps (v9_group.h) is [g0, g1), as even as integers allow: with
-     * one tile, a slice of its k-loop. The step that reaches past k's last
-     * tile loads only the tiles that exist and zeroes the others (nothing
-     * relies on a box wholly outside the tensor). */
+    const uint32_t tile = blockIdx.x / split;
+    const int32_t short0 = (int32_t)(tile % (uint32_t)args.short_tiles) * BN;
+    const int32_t long0 = (int32_t)(tile / (uint32_t)args.short_tiles) * V9_BM;
+    /* The k-loop walks steps of KB k-tiles; this block's slice of the steps is
+     * [st0, st1), as even as integers allow. The step that reaches past k's
+     * last tile loads only the tiles that exist and zeroes the others
+     * (nothing relies on a box wholly outside the tensor). */
     const int64_t k_tiles = args.g.k_tiles, steps = (k_tiles + KB - 1) / KB;
     v9_partial_row *partial = (v9_partial_row *)sm->x;
-    const uint64_t g0 = v9g_begin(group, (uint64_t)steps, split, rank);
-    const uint64_t g1 = v9g_begin(group, (uint64_t)steps, split, rank + 1);
+    const int32_t st0 = (int32_t)(steps * rank / split);
+    const int32_t st1 = (int32_t)(steps * (rank + 1) / split);
 
     if (tid == 0) pipe_init(sm->full, sm->empty, STAGES, 1);
     __syncthreads();
@@ -221,90 +170,76 @@ v9_kernel(const __grid_constant__ CUtensorMap tmap_x, const __grid_constant__ CU
     if (warp == V9_PRODUCER_WARP) {
         if (tid % WARP_SIZE == 0) {
             pipe_state st = {0, 0};
-            for (uint64_t g = g0; g < g1;) { /* one segment: the steps of one tile */
-                const uint32_t t = (uint32_t)(g / (uint64_t)steps);
-                const int32_t short0 = v9_short0(args, tile0 + t, BN), long0 = v9_long0(args, tile0 + t);
-                const uint64_t end = g1 < (t + 1) * (uint64_t)steps ? g1 : (t + 1) * (uint64_t)steps;
-                for (; g < end; g++, pipe_advance(&st, STAGES)) {
-                    const int32_t kt = (int32_t)(g - t * (uint64_t)steps) * KB;
-                    const int nb = k_tiles - kt < KB ? (int)(k_tiles - kt) : KB;
-                    uint64_t *full;
-                    if (nb == KB) {
-                        full = pipe_producer_acquire(sm->full, sm->empty, st, KB * (V9_BM + BN) * BK * 2);
-                    } else {
-                        /* The last step of k has fewer k-tiles than a stage holds: the
-                         * consumer multiplies all KB anyway (see there), so the rest are
-                         * zeroed here, made visible to the WGMMAs' async proxy, and only
-                         * then is the stage announced. */
-                        mbarrier_wait(&sm->empty[st.stage], st.phase ^ 1);
-                        for (int b = nb; b < KB; b++) {
-                            v9_zero(sm->x[st.stage][b], V9_BM * BK);
-                            v9_zero(sm->y[st.stage][b], BN * BK);
-                        }
-                        fence_proxy_async_shared();
-                        full = &sm->full[st.stage];
-                        mbarrier_arrive_expect_tx(full, nb * (V9_BM + BN) * BK * 2);
+            for (int32_t step = st0; step < st1; step++, pipe_advance(&st, STAGES)) {
+                const int32_t kt = step * KB;
+                const int nb = k_tiles - kt < KB ? (int)(k_tiles - kt) : KB;
+                uint64_t *full;
+                if (nb == KB) {
+                    full = pipe_producer_acquire(sm->full, sm->empty, st, KB * (V9_BM + BN) * BK * 2);
+                } else {
+                    /* The last step of k has fewer k-tiles than a stage holds: the
+                     * consumer multiplies all KB anyway (see there), so the rest are
+                     * zeroed here, made visible to the WGMMAs' async proxy, and only
+                     * then is the stage announced. */
+                    mbarrier_wait(&sm->empty[st.stage], st.phase ^ 1);
+                    for (int b = nb; b < KB; b++) {
+                        v9_zero(sm->x[st.stage][b], V9_BM * BK);
+                        v9_zero(sm->y[st.stage][b], BN * BK);
                     }
-                    for (int b = 0; b < nb; b++) {
-                        if (X_MN) /* one 64 (long) x BK (k) box: the 64 long elements are contiguous */
-                            tma_load_2d(sm->x[st.stage][b], &tmap_x, long0, (kt + b) * BK, full);
-                        else
-                            tma_load_2d(sm->x[st.stage][b], &tmap_x, (kt + b) * BK, long0, full);
-                        tma_load_2d(sm->y[st.stage][b], &tmap_y, (kt + b) * BK, short0, full);
-                    }
+                    fence_proxy_async_shared();
+                    full = &sm->full[st.stage];
+                    mbarrier_arrive_expect_tx(full, nb * (V9_BM + BN) * BK * 2);
+                }
+                for (int b = 0; b < nb; b++) {
+                    if (X_MN) /* one 64 (long) x BK (k) box: the 64 long elements are contiguous */
+                        tma_load_2d(sm->x[st.stage][b], &tmap_x, long0, (kt + b) * BK, full);
+                    else
+                        tma_load_2d(sm->x[st.stage][b], &tmap_x, (kt + b) * BK, long0, full);
+                    tma_load_2d(sm->y[st.stage][b], &tmap_y, (kt + b) * BK, short0, full);
                 }
             }
         }
     } else {
         const bool leader = tid == 0;
-        float d[BN / 2] = {}; /* (64, BN) fp32 accumulator; zero for an empty range */
-        /* SEGS > 1: the accumulator of the range's second segment, the next
-         * tile's first steps (the steps of each segment go to one array, in
-         * a loop of their own: no data-dependent branch around a WGMMA or
-         * its registers, which makes ptxas serialize them, C7518/C7520) */
-        float d2[SEGS > 1 ? BN / 2 : 1];
+        float d[BN / 2] = {}; /* (64, BN) fp32 accumulator; zero for an empty slice */
         pipe_state st = {0, 0}, prev = {0, 0};
-        const uint64_t end0 = SEGS > 1 && g1 > (g0 / (uint64_t)steps + 1) * (uint64_t)steps
-                                  ? (g0 / (uint64_t)steps + 1) * (uint64_t)steps : g1;
-        uint64_t g = g0;
-        for (; g < end0; g++, pipe_advance(&st, STAGES)) {
-            v9_consume_step<BN, KB, STAGES, T, X_MN>(sm, st, d);
-            if (leader && g > g0) pipe_consumer_release(sm->empty, prev);
+        for (int32_t step = st0; step < st1; step++, pipe_advance(&st, STAGES)) {
+            pipe_consumer_wait(sm->full, st);
+            wgmma_fence();
+            /* Every k-tile of the stage, always: a data-dependent branch
+             * around a WGMMA makes ptxas serialize all of them (C7520).
+             * The tiles past k's end were zero-filled by the loader. */
+#pragma unroll
+            for (int b = 0; b < KB; b++) {
+                /* an MN-major x tile is one box: its leading offset is never used */
+                const uint64_t desc_x = X_MN ? wgmma_desc_sw128_mn(sm->x[st.stage][b], V9_BM * BK * 2)
+                                             : wgmma_desc_sw128(sm->x[st.stage][b]);
+                const uint64_t desc_y = wgmma_desc_sw128(sm->y[st.stage][b]);
+                constexpr uint64_t step_x = X_MN ? WGMMA_DESC_K_STEP_MN : WGMMA_DESC_K_STEP;
+#pragma unroll
+                for (int kk = 0; kk < BK / WGMMA_K; kk++)
+                    v9_wgmma<BN, T, X_MN>(d, desc_x + step_x * kk, desc_y + WGMMA_DESC_K_STEP * kk);
+            }
+            wgmma_commit_group();
+            wgmma_wait_group_1(); /* step-1 is done: release its stage (V5's late release) */
+            if (leader && step > st0) pipe_consumer_release(sm->empty, prev);
             prev = st;
         }
-        if constexpr (SEGS > 1) {
-            /* d's WGMMAs complete before d2 is zeroed: ptxas serializes the
-             * WGMMAs of a kernel that defines an accumulator register with
-             * other instructions while any WGMMA is in flight (C7515) */
-            wgmma_wait_group_0();
-#pragma unroll
-            for (int i = 0; i < BN / 2; i++) d2[i] = 0.0f;
-            for (; g < g1; g++, pipe_advance(&st, STAGES)) {
-                v9_consume_step<BN, KB, STAGES, T, X_MN>(sm, st, d2);
-                if (leader && g > g0) pipe_consumer_release(sm->empty, prev);
-                prev = st;
-            }
-        }
         wgmma_wait_group_0();
-        if (leader && g1 > g0) pipe_consumer_release(sm->empty, prev);
+        if (leader && st1 > st0) pipe_consumer_release(sm->empty, prev);
 
         /* Fragment layout (PTX ISA, "wgmma register fragments"): registers
          * 4j + 2h and 4j + 2h + 1 of thread t (pair p = 2j + h) hold long row
          * 16 (t / 32) + (t % 32) / 4 + 8h, short columns 8j + 2 (t % 4) + {0, 1}. */
-        if (split == 1) { /* one block, one tile, its whole k-loop */
-            const int32_t r_base = v9_long0(args, tile0) + 16 * (tid / 32) + (tid % 32) / 4;
-            const int32_t s_base = v9_short0(args, tile0, BN) + 2 * (tid % 4);
+        const int32_t r_base = long0 + 16 * (tid / 32) + (tid % 32) / 4;
+        const int32_t s_base = short0 + 2 * (tid % 4);
+        if (split == 1) {
 #pragma unroll
             for (int p = 0; p < BN / 4; p++)
                 v9_store<T>(args, r_base + 8 * (p % 2), s_base + 8 * (p / 2), make_float2(d[2 * p], d[2 * p + 1]));
         } else {
-            /* slot 0: the first segment's tile, slot 1: the second's */
 #pragma unroll
-            for (int p = 0; p < BN / 4; p++) {
-                partial[p][tid] = make_float2(d[2 * p], d[2 * p + 1]);
-                if constexpr (SEGS > 1)
-                    if (g1 > end0) partial[BN / 4 + p][tid] = make_float2(d2[2 * p], d2[2 * p + 1]);
-            }
+            for (int p = 0; p < BN / 4; p++) partial[p][tid] = make_float2(d[2 * p], d[2 * p + 1]);
         }
     }
     if (split == 1) return;
@@ -312,19 +247,16 @@ v9_kernel(const __grid_constant__ CUtensorMap tmap_x, const __grid_constant__ CU
 
     /* Every block's partial sums are in its shared memory once all threads of
      * the cluster have passed this barrier (release/acquire at cluster scope).
-     * The group's tiles have PAIRS pairs per thread each, items t * PAIRS + p;
-     * block `rank` finishes items rank, rank + split, ...: the sum of the
-     * tile's contributors (consecutive ranks, v9_group.h) in rank order, the
-     * same whoever computes it. A contributor's partial is in its slot 0,
-     * or slot 1 for the first one when its range began in the tile before.
-     * The loads go in rounds, one per contributor, each round's loads all in
-     * flight at once, and the stores come after the last round: one wait for
-     * the distributed shared memory per round, not one per pair (run 62). */
+     * Block `rank` then finishes pairs p = rank, rank + split, ...: the sum
+     * over ranks 0..split-1 in that order, the same whoever computes it. The
+     * loads go in rounds, one per rank, each round's loads all in flight at
+     * once, and the stores come after the last round: one wait for the
+     * distributed shared memory per rank, not one per pair (run 62). */
     cluster_sync();
-    if (SEGS == 1 && warp != V9_PRODUCER_WARP) { /* one tile: every rank contributes, slot 0 */
+    if (warp != V9_PRODUCER_WARP) {
         enum { PAIRS = BN / 4, MINE = PAIRS / 2 }; /* split >= 2: at most half the pairs are this block's */
-        const int32_t r_base = v9_long0(args, tile0) + 16 * (tid / 32) + (tid % 32) / 4;
-        const int32_t s_base = v9_short0(args, tile0, BN) + 2 * (tid % 4);
+        const int32_t r_base = long0 + 16 * (tid / 32) + (tid % 32) / 4;
+        const int32_t s_base = short0 + 2 * (tid % 4);
         float2 sum[MINE];
 #pragma unroll
         for (int i = 0; i < MINE; i++) {
@@ -350,52 +282,6 @@ v9_kernel(const __grid_constant__ CUtensorMap tmap_x, const __grid_constant__ CU
             if (p < PAIRS) v9_store<T>(args, r_base + 8 * (p % 2), s_base + 8 * (p / 2), sum[i]);
         }
     }
-    if (SEGS > 1 && warp != V9_PRODUCER_WARP) {
-        enum { PAIRS = BN / 4, CHUNK = PAIRS / 2 }; /* split >= 2: one chunk holds a lone tile's items */
-        const uint32_t items = group * PAIRS;
-        for (uint32_t base = rank; base < items; base += CHUNK * split) {
-            float2 sum[CHUNK];
-            uint32_t first[CHUNK], count[CHUNK], slot1[CHUNK];
-#pragma unroll
-            for (int j = 0; j < CHUNK; j++) {
-                const uint32_t i = base + (uint32_t)j * split, t = i / PAIRS;
-                first[j] = count[j] = slot1[j] = 0;
-                if (i < items) {
-                    first[j] = v9g_first_rank(group, (uint64_t)steps, split, t);
-                    count[j] = v9g_last_rank(group, split, t) - first[j] + 1;
-                    slot1[j] = v9g_begin(group, (uint64_t)steps, split, first[j]) < t * (uint64_t)steps;
-                }
-            }
-            uint32_t rounds = 0; /* the most contributors of any item here */
-#pragma unroll
-            for (int j = 0; j < CHUNK; j++) rounds = count[j] > rounds ? count[j] : rounds;
-            for (uint32_t c = 0; c < rounds; c++) {
-                float2 v[CHUNK];
-#pragma unroll
-                for (int j = 0; j < CHUNK; j++) {
-                    const uint32_t i = base + (uint32_t)j * split, p = i % PAIRS;
-                    const uint32_t slot = c == 0 ? slot1[j] : 0;
-                    v[j] = make_float2(0.0f, 0.0f);
-                    if (c < count[j]) v[j] = ld_shared_cluster_f32x2(mapa_shared(&partial[slot * PAIRS + p][tid], first[j] + c));
-                }
-#pragma unroll
-                for (int j = 0; j < CHUNK; j++) {
-                    if (c == 0) sum[j] = v[j];
-                    else if (c < count[j]) {
-                        sum[j].x += v[j].x;
-                        sum[j].y += v[j].y;
-                    }
-                }
-            }
-#pragma unroll
-            for (int j = 0; j < CHUNK; j++) {
-                const uint32_t i = base + (uint32_t)j * split, t = i / PAIRS, p = i % PAIRS;
-                if (i < items)
-                    v9_store<T>(args, v9_long0(args, tile0 + t) + 16 * (tid / 32) + (tid % 32) / 4 + 8 * (p % 2),
-                                v9_short0(args, tile0 + t, BN) + 2 * (tid % 4) + 8 * (p / 2), sum[j]);
-            }
-        }
-    }
     /* No block leaves while another may still read its partial sums: a
      * block arrives once every value it loaded has come back (its stores use
      * them), so the arrival needs no release, and none waits for the global
@@ -415,7 +301,7 @@ typedef struct v9_build {
 } v9_build;
 
 #define V9_BUILD1(BN, KB, STAGES, T, FORM)                                                      \
-    {BN, KB, STAGES, FORM, (const void *)v9_kernel<BN, KB, STAGES, T, (FORM) / 2, (STAGES) == V9_DEEP_STAGES ? 2 : 1>, \
+    {BN, KB, STAGES, FORM, (const void *)v9_kernel<BN, KB, STAGES, T, (FORM) / 2>,              \
      sizeof(v9_smem<BN, KB, STAGES>) + SW128_ALIGN}
 #define V9_BUILD(BN, KB, STAGES)                                                                \
     V9_BUILD1(BN, KB, STAGES, __half, 0), V9_BUILD1(BN, KB, STAGES, __nv_bfloat16, 1),         \
@@ -443,10 +329,9 @@ typedef struct v9_variant {
     int deep;     /* the deep ring (one block per SM, 6 stages of two k-tiles): 0 where
                      V9's tiles are at most one per SM, 1 always (v9-deep), -1 never
                      (v9-shallow: V9 before run 29) */
-    int no_group; /* 1: a cluster takes one tile, never a group (v9-nogroup: V9 before run 63) */
 } v9_variant;
 
-static const v9_variant V9_TABLE = {0, 0, 0, 0, 0};
+static const v9_variant V9_TABLE = {0, 0, 0, 0};
 
 static const v9_build *v9_find_build(int bn, int kb, int form, int stages) {
     for (size_t i = 0; i < sizeof v9_builds / sizeof v9_builds[0]; i++)
@@ -475,16 +360,8 @@ typedef struct v9_plan {
     int swap;
     const v9_build *build;
     uint64_t long_tiles, short_tiles;
-    uint32_t split; /* blocks per cluster */
-    uint32_t group; /* tiles per cluster (v9_group.h): 1, or less than split */
+    uint32_t split;
 } v9_plan;
-
-/* Groups of tiles per cluster (v9_group.h) where the deep ring's tiles are
- * between half an SM's worth and one (one block per tile would leave SMs
- * idle, two would not fit): {tiles, blocks} in order of preference, the
- * most blocks per tile first. 96 tiles on 132 SMs: groups of 3 on 4 blocks,
- * 128 blocks busy instead of 96. */
-static const uint32_t v9_groups[][2] = {{2, 3}, {3, 4}};
 
 static v9_plan v9_make_plan(const hgemm_problem *p, uint32_t sms, v9_variant v) {
     v9_plan pl;
@@ -522,19 +399,6 @@ static v9_plan v9_make_plan(const hgemm_problem *p, uint32_t sms, v9_variant v) 
     if (split > V9_MAX_SPLIT) split = V9_MAX_SPLIT;
     if (split > k_tiles / V9_MIN_SPLIT_KTILES) split = k_tiles / V9_MIN_SPLIT_KTILES;
     pl.split = split < 1 ? 1 : (uint32_t)split;
-    pl.group = 1;
-    if (deep && pl.split == 1 && !v.no_split && !v.no_group) {
-        for (size_t i = 0; i < sizeof v9_groups / sizeof v9_groups[0]; i++) {
-            const uint32_t g = v9_groups[i][0], b = v9_groups[i][1];
-            /* every block in one round, and at least V9_MIN_SPLIT_KTILES k-tiles
-             * each even in a last cluster of one tile (no range is empty) */
-            if ((tiles + g - 1) / g * b <= resident && k_tiles >= (uint64_t)b * V9_MIN_SPLIT_KTILES) {
-                pl.group = g;
-                pl.split = b;
-                break;
-            }
-        }
-    }
     return pl;
 }
 
@@ -558,18 +422,9 @@ static hgemm_status v9_launch(const hgemm_problem *p, cudaStream_t stream, v9_va
     cudaError_t err = cudaGetDevice(&dev);
     if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
     if (err != cudaSuccess) return hgemm__status_from_cuda(err);
-    v9_plan pl = v9_make_plan(p, (uint32_t)sms, v);
-    if (pl.group > 1) {
-        /* A group pays only if all its clusters run at once: clusters of 3 or
-         * 4 blocks of one SM each must fit the GPCs (hgemm__persistent_grid
-         * asks the occupancy API), else one tile per block as before. */
-        unsigned grid = 0;
-        st = hgemm__persistent_grid(pl.build->kernel, V9_THREADS, pl.build->smem, pl.split, UINT64_MAX, &grid);
-        if (st != HGEMM_SUCCESS) return st;
-        if ((pl.long_tiles * pl.short_tiles + pl.group - 1) / pl.group > grid / pl.split) pl.group = pl.split = 1;
-    }
+    const v9_plan pl = v9_make_plan(p, (uint32_t)sms, v);
     /* unswapped with n > m the grid can be longer than supports() counted */
-    if ((pl.long_tiles * pl.short_tiles + pl.group - 1) / pl.group * pl.split > MAX_GRID_X) return HGEMM_ERROR_NOT_SUPPORTED;
+    if (pl.long_tiles * pl.short_tiles * pl.split > MAX_GRID_X) return HGEMM_ERROR_NOT_SUPPORTED;
     const void *x_ptr = pl.swap ? p->B : p->A, *y_ptr = pl.swap ? p->A : p->B;
     const int64_t x_rows = pl.swap ? p->n : p->m, y_rows = pl.swap ? p->m : p->n;
     const int64_t ldx = pl.swap ? p->ldb : p->lda, ldy = pl.swap ? p->lda : p->ldb;
@@ -583,11 +438,9 @@ static hgemm_status v9_launch(const hgemm_problem *p, cudaStream_t stream, v9_va
         st = hgemm__tmap_encode_dt(&ty, p->dtype, y_ptr, (uint64_t)y_rows, k, (uint64_t)ldy,
                                    (uint32_t)pl.build->bn, BK, TMAP_SWIZZLE_128B);
     if (st != HGEMM_SUCCESS) return st;
-    const uint64_t tiles = pl.long_tiles * pl.short_tiles;
-    v9_args args = {make_args(p), pl.swap, (int32_t)pl.short_tiles, (int32_t)pl.split, (int32_t)pl.group,
-                    (int32_t)tiles};
+    v9_args args = {make_args(p), pl.swap, (int32_t)pl.short_tiles, (int32_t)pl.split};
     void *params[] = {&tx, &ty, &args};
-    const dim3 grid((unsigned)((tiles + pl.group - 1) / pl.group * pl.split));
+    const dim3 grid((unsigned)(pl.long_tiles * pl.short_tiles * pl.split));
     return hgemm__launch(pl.build->kernel, grid, V9_THREADS, pl.build->smem, pl.split, stream, params);
 }
 
@@ -611,12 +464,6 @@ extern "C" hgemm_status hgemm__launch_v9_noswap(const hgemm_problem *p, cudaStre
 extern "C" hgemm_status hgemm__launch_v9_deep(const hgemm_problem *p, cudaStream_t stream) {
     v9_variant v = V9_TABLE;
     v.deep = 1;
-    return v9_launch(p, stream, v);
-}
-
-extern "C" hgemm_status hgemm__launch_v9_nogroup(const hgemm_problem *p, cudaStream_t stream) {
-    v9_variant v = V9_TABLE;
-    v.no_group = 1;
     return v9_launch(p, stream, v);
 }
 

@@ -117,10 +117,9 @@ static const test_case cases[] = {
     {"decode", 64, 2048, 8192, 0, 8, 0, 1.0f, 0.0f, C_NAN, AB_RANDOM, STREAM_NONBLOCKING, 0},
     {"decode", 100, 1536, 1024, PLAIN, STREAM_LEGACY, 0},
     {"decode n", 2000, 40, 2048, 0, 0, 8, 0.5f, 1.25f, C_RANDOM, AB_RANDOM, STREAM_LEGACY, 0},
-    /* V9's groups of tiles (v9_group.h) on 132 SMs: 96 tiles as 3 per cluster
-     * of 4 blocks, k ragged (65 k-tiles: the last step half zero-filled);
-     * 79 tiles (m long, n short) as 2 per cluster of 3, the last cluster a
-     * lone tile */
+    /* V9's deep ring with one block per tile on 132 SMs (96 and 79 tiles:
+     * too many for a split of 2), k ragged (65 k-tiles: the last step half
+     * zero-filled); the second with m long and n short */
     {"decode group", 64, 6144, 4100, 0, 8, 0, 0.5f, -1.5f, C_RANDOM, AB_RANDOM, STREAM_NONBLOCKING, 0},
     {"decode group", 5000, 33, 2056, PLAIN, STREAM_LEGACY, 0},
     {"decode n", 4100, 1, 520, PLAIN, STREAM_NONBLOCKING, 0},

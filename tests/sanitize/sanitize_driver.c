@@ -32,8 +32,8 @@ static const shape shapes[] = {{1, 1, 1}, {129, 264, 72}, {300, 520, 100}, {256,
                                /* a few slices: 22 narrow tiles in 3 (v8-wide: 12 in 4), slice 0's
                                   worker adding the others' partial sums (v8-split2k: the second kernel) */
                                {300, 1300, 2000},
-                               /* decode: V9 splits k over clusters of 6 and 8 blocks; 79 tiles
-                                  as groups of 2 tiles over 3 blocks, the last a lone tile */
+                               /* decode: V9 splits k over clusters of 6 and 8 blocks; 79 tiles,
+                                  one deep-ring block each */
                                {1, 4096, 1024}, {16, 520, 1000}, {33, 5000, 520}};
 
 static int run_kernel(const hgemm_kernel_info *info, void *A, void *B, void *C, void *workspace) {
