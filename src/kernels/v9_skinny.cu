@@ -23,11 +23,9 @@
  *     (8 KB + N x 128 B), so 3 to 5 blocks share an SM and keep enough loads
  *     in flight to cover HBM latency (the partial sums reuse the stages);
  *   - the deep ring (since run 29): where the tiles are at most one per SM,
- *     one block per SM instead, with stages of two k-tiles, as many as its
- *     shared memory holds (7, 9 or 11 at short sides of 64, 32, 16, since run
- *     64; 6 before), so the split falls to about 132 / tiles and each block
- *     streams one long k slice. The small blocks stay where the tiles
- *     outnumber the SMs.
+ *     one block per SM instead, with 6 stages of two k-tiles (120..192 KB),
+ *     so the split falls to about 132 / tiles and each block streams one long
+ *     k slice. The small blocks stay where the tiles outnumber the SMs.
  * A short side longer than 64 is tiled too (64-wide tiles), so V9 serves any
  * shape; it is fast only where one side is short. AUTO picks it from the
  * measured table in api.c.
@@ -68,8 +66,7 @@ enum {
     V9_MAX_SPLIT = 8,                                /* blocks of a portable cluster */
     V9_MIN_SPLIT_KTILES = 2,                         /* k-tiles each slice gets at least */
     V9_MAX_BN = 64,
-    V9_DEEP_STAGES = 6,                              /* the deep ring before run 64 (v9-ring6): 6 stages of two
-                                                        k-tiles; since, as many as fit (v9_deep_stages) */
+    V9_DEEP_STAGES = 6,                              /* the deep ring: 6 stages of two k-tiles */
 };
 
 /* Shared memory of a block with a short side of BN (16, 32 or 64), STAGES
@@ -315,24 +312,10 @@ static const v9_build v9_builds[] = {
     V9_BUILD(16, 1, V9_STAGES), V9_BUILD(32, 1, V9_STAGES), V9_BUILD(64, 1, V9_STAGES),
     /* two k-tiles per stage, 3 stages: V9 for short sides of 33..64, and v9-k128 */
     V9_BUILD(16, 2, 3), V9_BUILD(32, 2, 3), V9_BUILD(64, 2, 3),
-    /* one block per SM, a 6-stage ring of two k-tiles: the deep ring of run 29,
-     * V9 where its tiles are at most one per SM until run 64 (v9-ring6 since) */
+    /* one block per SM, a 6-stage ring of two k-tiles: V9 where its tiles are
+     * at most one per SM (the deep ring, run 29) */
     V9_BUILD(16, 2, V9_DEEP_STAGES), V9_BUILD(32, 2, V9_DEEP_STAGES), V9_BUILD(64, 2, V9_DEEP_STAGES),
-    /* the deep ring since run 64: as many stages as one block's shared memory holds */
-    V9_BUILD(16, 2, 11), V9_BUILD(32, 2, 9), V9_BUILD(64, 2, 7),
 };
-
-/* The deep ring's stages at a short side of BN: 224, 216 or 220 KB of two
- * k-tiles each (v9-ring6: 6, 192..120 KB, as before run 64). */
-static int v9_deep_stages(int bn) { return bn == 64 ? 7 : bn == 32 ? 9 : 11; }
-static_assert(sizeof(v9_smem<64, 2, 7>) + SW128_ALIGN <= MAX_SMEM_PER_BLOCK &&
-                  sizeof(v9_smem<32, 2, 9>) + SW128_ALIGN <= MAX_SMEM_PER_BLOCK &&
-                  sizeof(v9_smem<16, 2, 11>) + SW128_ALIGN <= MAX_SMEM_PER_BLOCK,
-              "the deep rings fit one block's shared memory");
-static_assert(sizeof(v9_smem<64, 2, 8>) + SW128_ALIGN > MAX_SMEM_PER_BLOCK &&
-                  sizeof(v9_smem<32, 2, 10>) + SW128_ALIGN > MAX_SMEM_PER_BLOCK &&
-                  sizeof(v9_smem<16, 2, 12>) + SW128_ALIGN > MAX_SMEM_PER_BLOCK,
-              "one stage more would not fit");
 
 static_assert(sizeof(v9_smem<64, 2, V9_DEEP_STAGES>) + SW128_ALIGN <= MAX_SMEM_PER_BLOCK, "shared memory budget of one block");
 static_assert((V9_BM * BK * 2) % SW128_ALIGN == 0 && (16 * BK * 2) % SW128_ALIGN == 0,
@@ -346,10 +329,9 @@ typedef struct v9_variant {
     int deep;     /* the deep ring (one block per SM, 6 stages of two k-tiles): 0 where
                      V9's tiles are at most one per SM, 1 always (v9-deep), -1 never
                      (v9-shallow: V9 before run 29) */
-    int ring6;    /* 1: the deep ring with 6 stages at every short side (v9-ring6: before run 64) */
 } v9_variant;
 
-static const v9_variant V9_TABLE = {0, 0, 0, 0, 0};
+static const v9_variant V9_TABLE = {0, 0, 0, 0};
 
 static const v9_build *v9_find_build(int bn, int kb, int form, int stages) {
     for (size_t i = 0; i < sizeof v9_builds / sizeof v9_builds[0]; i++)
@@ -410,8 +392,7 @@ static v9_plan v9_make_plan(const hgemm_problem *p, uint32_t sms, v9_variant v) 
     const int kb = deep ? 2 : v.kb ? v.kb : bn == V9_MAX_BN ? 2 : 1;
     /* the long operand is MN-major when it is B stored k x n, or A stored k x m */
     const int x_mn = pl.swap ? p->b_mn : p->a_mn;
-    pl.build = v9_find_build(bn, kb, (p->dtype == HGEMM_DTYPE_BF16) + 2 * x_mn,
-                             !deep ? 0 : v.ring6 ? V9_DEEP_STAGES : v9_deep_stages(bn));
+    pl.build = v9_find_build(bn, kb, (p->dtype == HGEMM_DTYPE_BF16) + 2 * x_mn, deep ? V9_DEEP_STAGES : 0);
     const uint64_t resident = (uint64_t)sms * v9_blocks_per_sm(pl.build);
     const uint64_t k_tiles = ((uint64_t)p->k + BK - 1) / BK;
     uint64_t split = v.no_split ? 1 : resident / tiles;
@@ -483,12 +464,6 @@ extern "C" hgemm_status hgemm__launch_v9_noswap(const hgemm_problem *p, cudaStre
 extern "C" hgemm_status hgemm__launch_v9_deep(const hgemm_problem *p, cudaStream_t stream) {
     v9_variant v = V9_TABLE;
     v.deep = 1;
-    return v9_launch(p, stream, v);
-}
-
-extern "C" hgemm_status hgemm__launch_v9_ring6(const hgemm_problem *p, cudaStream_t stream) {
-    v9_variant v = V9_TABLE;
-    v.ring6 = 1;
     return v9_launch(p, stream, v);
 }
 
