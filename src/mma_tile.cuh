@@ -52,11 +52,11 @@ static __device__ __forceinline__ void wgmma_ktile_m64n256_f16(uint32_t d[64], u
 /* The fast kernels' k-tile: inputs of type T (__half or __nv_bfloat16),
  * each operand's tile K-major (A_MN, B_MN = 0: the descriptor steps 32 bytes
  * along the swizzled row) or MN-major (1: it steps 16 k-rows, 2048 bytes),
- * read through WGMMA's transpose bits; fp32 accumulation, N = 256, 192 or 128. */
+ * read through WGMMA's transpose bits; fp32 accumulation, N = 256, 192, 128 or 64. */
 template <typename T, int A_MN, int B_MN, int N>
 static __device__ __forceinline__ void wgmma_ktile_m64n_f32_ab(float d[N / 2], uint64_t desc_a,
                                                                uint64_t desc_b, uint32_t accumulate) {
-    static_assert(N == 256 || N == 192 || N == 128, "the fast kernels' tile widths");
+    static_assert(N == 256 || N == 192 || N == 128 || N == 64, "the fast kernels' tile widths");
     constexpr uint64_t step_a = A_MN ? WGMMA_DESC_K_STEP_MN : WGMMA_DESC_K_STEP;
     constexpr uint64_t step_b = B_MN ? WGMMA_DESC_K_STEP_MN : WGMMA_DESC_K_STEP;
     constexpr bool bf16 = __is_same(T, __nv_bfloat16);
@@ -70,6 +70,8 @@ static __device__ __forceinline__ void wgmma_ktile_m64n_f32_ab(float d[N / 2], u
         if constexpr (N == 192 && !bf16) wgmma_m64n192k16_f32_f16<A_MN, B_MN>(d, da, db, acc);
         if constexpr (N == 128 && bf16) wgmma_m64n128k16_f32_bf16<A_MN, B_MN>(d, da, db, acc);
         if constexpr (N == 128 && !bf16) wgmma_m64n128k16_f32_f16<A_MN, B_MN>(d, da, db, acc);
+        if constexpr (N == 64 && bf16) wgmma_m64n64k16_f32_bf16<A_MN, B_MN>(d, da, db, acc);
+        if constexpr (N == 64 && !bf16) wgmma_m64n64k16_f32_f16<A_MN, B_MN>(d, da, db, acc);
     }
 }
 

@@ -139,7 +139,7 @@ typedef struct v8_batch {
  * against 1.5119 with 3 stages (medians of 3 in one process). */
 template <int BN, int DEEP = 0> struct v8_tile {
     static_assert(!DEEP || BN == 256, "the deep ring is a variant of the wide tile");
-    static constexpr int stages = BN == 256 ? V8_STAGES + DEEP : BN == 192 ? 4 : 5;
+    static constexpr int stages = BN == 256 ? V8_STAGES + DEEP : BN == 192 ? 4 : BN == 128 ? 5 : 8;
     static constexpr uint32_t tx_bytes = (V8_BM + BN) * BK * 2; /* land in each block per stage */
     static constexpr int c_cols = DEEP ? BN / 2 : BN;          /* columns staged at a time */
     static constexpr int boxes = c_cols / F16Q_BOX;             /* 64x64 boxes of a staging */
@@ -175,6 +175,10 @@ static_assert(sizeof(v8_smem<192>) + SW128_ALIGN <= MAX_SMEM_PER_BLOCK,
               "4 stages of 40 KB and two 24 KB C buffers must fit one block's 227 KB");
 static_assert(sizeof(((v8_smem<192> *)0)->b[0]) % SW128_ALIGN == 0 && (192 / V8_CLUSTER * BK * 2) % SW128_ALIGN == 0,
               "the 192-wide B stage and each block's slice of it stay 1024-byte aligned");
+static_assert(sizeof(v8_smem<64>) + SW128_ALIGN <= MAX_SMEM_PER_BLOCK,
+              "8 stages of 24 KB and two 8 KB C buffers must fit one block's 227 KB");
+static_assert(sizeof(((v8_smem<64> *)0)->b[0]) % SW128_ALIGN == 0 && (64 / V8_CLUSTER * BK * 2) % SW128_ALIGN == 0,
+              "the 64-wide B stage and each block's slice of it stay 1024-byte aligned");
 static_assert(V8_CONSUMER_REGS * V8_CONSUMER_THREADS + V8_PRODUCER_REGS * WARPGROUP_THREADS <= REGISTERS_PER_SM,
               "the registers the warpgroups ask for must fit the register file");
 
@@ -690,9 +694,15 @@ static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int s
  * 512 x 4096 x 4096: one round of 32 wide tiles, half the clusters idle
  * (1), against one round of 64 narrow ones (0.575): narrow. 512 x 6144 x
  * 4096: 48 wide tiles for 66 clusters (1), 64 of 192 (0.79), 96 narrow in
- * two rounds (1.15): 192. B stored MN-major takes 256 or 128 only. */
+ * two rounds (1.15): 192. B stored MN-major takes 256 or 128 only.
+ * The quarter tile, 128x64 (since run 66), only where nothing splits (k
+ * shorter than HGEMM_SK_MIN_KTILES k-tiles): its cost V8_QUARTER_COST is
+ * assumed, from the WGMMA m64n64's shared-memory bytes per FLOP (1.6x
+ * m64n256's) and twice the narrow tile's barriers per FLOP. 1000^3: one round
+ * of 32 narrow tiles (0.575) or of 64 quarter ones (0.375): quarter. */
 #define V8_NARROW_COST 1.15
 #define V8_MID_COST 1.05
+#define V8_QUARTER_COST 1.5
 #define V8_SPLIT_WIDE_KTILES 64
 static int v8_choose_bn(const hgemm_problem *p, uint32_t workers) {
     const uint64_t batch = p->batch > 1 ? (uint64_t)p->batch : 1;
@@ -709,12 +719,13 @@ static int v8_choose_bn(const hgemm_problem *p, uint32_t workers) {
         const uint32_t slices = hgemm_sk_slices((uint32_t)wide, k_tiles, workers);
         if (slices >= 2 && k_tiles / slices >= V8_SPLIT_WIDE_KTILES) return 256;
     }
-    static const int widths[3] = {256, 192, 128};
-    static const double costs[3] = {1.0, V8_MID_COST, V8_NARROW_COST};
+    static const int widths[4] = {256, 192, 128, 64};
+    static const double costs[4] = {1.0, V8_MID_COST, V8_NARROW_COST, V8_QUARTER_COST};
     int best = 256;
     double best_cost = 0.0;
-    for (int i = 0; i < 3; i++) {
-        if (widths[i] == 192 && p->b_mn) continue;
+    for (int i = 0; i < 4; i++) {
+        if ((widths[i] == 192 || widths[i] == 64) && p->b_mn) continue;
+        if (widths[i] == 64 && hgemm_ceil_div(p->k, BK) >= HGEMM_SK_MIN_KTILES) continue;
         const uint64_t tiles = ctiles_m * hgemm_ceil_div(p->n, widths[i]) * batch;
         const double rounds = (double)((tiles + workers - 1) / workers);
         const double cost = rounds * widths[i] / 256.0 * costs[i];
@@ -740,6 +751,7 @@ static hgemm_status launch_v8_tile(const hgemm_problem *p, cudaStream_t stream) 
     if (bn == 128) return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 128>(p, stream, HGEMM_SK_AUTO);
     if constexpr (!B_MN) {
         if (bn == 192) return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 192>(p, stream, HGEMM_SK_AUTO);
+        if (bn == 64) return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 64>(p, stream, HGEMM_SK_AUTO);
     }
     return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 256, 1>(p, stream, HGEMM_SK_AUTO);
 }
@@ -754,12 +766,12 @@ static hgemm_status launch_v8_forms(const hgemm_problem *p, cudaStream_t stream)
 
 /* What V8 serves: the tensor-map limits of A, B and C (src/tensor_map.c),
  * and a batch whose tiles, all entries together, a 32-bit index counts (at
- * the narrow width, the larger count). */
+ * the quarter width, the largest count). */
 extern "C" hgemm_status hgemm__supports_v8(const hgemm_problem *p) {
     hgemm_status st = hgemm__tmap_supports(p, 1);
     if (st != HGEMM_SUCCESS) return st;
     const uint64_t tiles = (uint64_t)hgemm_ceil_div(hgemm_ceil_div(p->m, V8_BM), V8_CLUSTER) *
-                           (uint64_t)hgemm_ceil_div(p->n, 128);
+                           (uint64_t)hgemm_ceil_div(p->n, 64);
     const uint64_t batch = p->batch > 1 ? (uint64_t)p->batch : 1;
     return tiles * batch <= UINT32_MAX ? HGEMM_SUCCESS : HGEMM_ERROR_NOT_SUPPORTED;
 }
@@ -799,6 +811,10 @@ extern "C" hgemm_status hgemm__launch_v8_narrow_dp(const hgemm_problem *p, cudaS
 
 extern "C" hgemm_status hgemm__launch_v8_192(const hgemm_problem *p, cudaStream_t stream) {
     return launch_v8<V8_CLUSTER, true, __half, 0, 0, 192>(p, stream, HGEMM_SK_AUTO);
+}
+
+extern "C" hgemm_status hgemm__launch_v8_64(const hgemm_problem *p, cudaStream_t stream) {
+    return launch_v8<V8_CLUSTER, true, __half, 0, 0, 64>(p, stream, HGEMM_SK_AUTO);
 }
 
 extern "C" hgemm_status hgemm__launch_v8_3stage(const hgemm_problem *p, cudaStream_t stream) {
