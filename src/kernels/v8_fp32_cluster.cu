@@ -64,8 +64,10 @@
  *   - The tile width: 128x256, or 128x128 or 128x192 where the wide tiles
  *     would leave clusters idle for a round that a narrower one fills (512 x
  *     4096 x 4096: 32 wide tiles for 66 clusters, or 64 narrow ones; 512 x
- *     6144 x 4096: 48 wide, 64 of 192). The rule, v8_choose_bn, counts
- *     rounds; v8-wide, v8-192 and v8-narrow force one width.
+ *     6144 x 4096: 48 wide, 64 of 192), or 128x64 for small products that
+ *     cannot split (1024^3: 64 quarter tiles, 32 narrow). The rule,
+ *     v8_choose_bn, counts rounds; v8-wide, v8-192, v8-narrow and v8-64
+ *     force one width.
  *
  * Measured on an H200, 8192^3, median [range] of 3 runs (2026-11-30,
  * bench/results/2026-11-30-h200-run15-bench.csv; runs 13-17: docs/notes/v8-log.md):
@@ -696,10 +698,15 @@ static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int s
  * 4096: 48 wide tiles for 66 clusters (1), 64 of 192 (0.79), 96 narrow in
  * two rounds (1.15): 192. B stored MN-major takes 256 or 128 only.
  * The quarter tile, 128x64 (since run 66), only where nothing splits (k
- * shorter than HGEMM_SK_MIN_KTILES k-tiles): its cost V8_QUARTER_COST is
- * assumed, from the WGMMA m64n64's shared-memory bytes per FLOP (1.6x
- * m64n256's) and twice the narrow tile's barriers per FLOP. 1000^3: one round
- * of 32 narrow tiles (0.575) or of 64 quarter ones (0.375): quarter. */
+ * shorter than HGEMM_SK_MIN_KTILES k-tiles) and the rows of A and B start on
+ * 128-byte lines (lda, ldb multiples of 64 elements): its cost
+ * V8_QUARTER_COST is assumed, from the WGMMA m64n64's shared-memory bytes
+ * per FLOP (1.6x m64n256's) and twice the narrow tile's barriers per FLOP.
+ * 1024^3: one round of 32 narrow tiles (0.575) or of 64 quarter ones
+ * (0.375): quarter, 0.0097 ms against 0.0105 (run 66; 512^3 0.0069 against
+ * 0.0094). At 1000^3 (rows of 2000 bytes) the quarter tile ran slower,
+ * 0.0125 against 0.0115: every 128-byte row of a TMA box there spans two
+ * lines, and the quarter tile loads A's rows twice as often per FLOP. */
 #define V8_NARROW_COST 1.15
 #define V8_MID_COST 1.05
 #define V8_QUARTER_COST 1.5
@@ -725,7 +732,8 @@ static int v8_choose_bn(const hgemm_problem *p, uint32_t workers) {
     double best_cost = 0.0;
     for (int i = 0; i < 4; i++) {
         if ((widths[i] == 192 || widths[i] == 64) && p->b_mn) continue;
-        if (widths[i] == 64 && hgemm_ceil_div(p->k, BK) >= HGEMM_SK_MIN_KTILES) continue;
+        if (widths[i] == 64 && (hgemm_ceil_div(p->k, BK) >= HGEMM_SK_MIN_KTILES || p->lda % 64 || p->ldb % 64))
+            continue;
         const uint64_t tiles = ctiles_m * hgemm_ceil_div(p->n, widths[i]) * batch;
         const double rounds = (double)((tiles + workers - 1) / workers);
         const double cost = rounds * widths[i] / 256.0 * costs[i];
