@@ -711,6 +711,14 @@ static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int s
 #define V8_MID_COST 1.05
 #define V8_QUARTER_COST 1.5
 #define V8_SPLIT_WIDE_KTILES 64
+/* The quarter tile's count, all entries together, fits the kernel's 32-bit
+ * tile index (hgemm__supports_v8 counts at the narrow width). */
+static bool v8_quarter_fits(const hgemm_problem *p) {
+    const uint64_t batch = p->batch > 1 ? (uint64_t)p->batch : 1;
+    return (uint64_t)hgemm_ceil_div(hgemm_ceil_div(p->m, V8_BM), V8_CLUSTER) * hgemm_ceil_div(p->n, 64) * batch <=
+           UINT32_MAX;
+}
+
 static int v8_choose_bn(const hgemm_problem *p, uint32_t workers) {
     const uint64_t batch = p->batch > 1 ? (uint64_t)p->batch : 1;
     const uint64_t ctiles_m = hgemm_ceil_div(hgemm_ceil_div(p->m, V8_BM), V8_CLUSTER);
@@ -732,7 +740,8 @@ static int v8_choose_bn(const hgemm_problem *p, uint32_t workers) {
     double best_cost = 0.0;
     for (int i = 0; i < 4; i++) {
         if ((widths[i] == 192 || widths[i] == 64) && p->b_mn) continue;
-        if (widths[i] == 64 && (hgemm_ceil_div(p->k, BK) >= HGEMM_SK_MIN_KTILES || p->lda % 64 || p->ldb % 64))
+        if (widths[i] == 64 &&
+            (hgemm_ceil_div(p->k, BK) >= HGEMM_SK_MIN_KTILES || p->lda % 64 || p->ldb % 64 || !v8_quarter_fits(p)))
             continue;
         const uint64_t tiles = ctiles_m * hgemm_ceil_div(p->n, widths[i]) * batch;
         const double rounds = (double)((tiles + workers - 1) / workers);
@@ -774,12 +783,13 @@ static hgemm_status launch_v8_forms(const hgemm_problem *p, cudaStream_t stream)
 
 /* What V8 serves: the tensor-map limits of A, B and C (src/tensor_map.c),
  * and a batch whose tiles, all entries together, a 32-bit index counts (at
- * the quarter width, the largest count). */
+ * the narrow width; the quarter tile, with twice as many, is taken only
+ * where its count fits too, v8_quarter_fits). */
 extern "C" hgemm_status hgemm__supports_v8(const hgemm_problem *p) {
     hgemm_status st = hgemm__tmap_supports(p, 1);
     if (st != HGEMM_SUCCESS) return st;
     const uint64_t tiles = (uint64_t)hgemm_ceil_div(hgemm_ceil_div(p->m, V8_BM), V8_CLUSTER) *
-                           (uint64_t)hgemm_ceil_div(p->n, 64);
+                           (uint64_t)hgemm_ceil_div(p->n, 128);
     const uint64_t batch = p->batch > 1 ? (uint64_t)p->batch : 1;
     return tiles * batch <= UINT32_MAX ? HGEMM_SUCCESS : HGEMM_ERROR_NOT_SUPPORTED;
 }
@@ -822,6 +832,7 @@ extern "C" hgemm_status hgemm__launch_v8_192(const hgemm_problem *p, cudaStream_
 }
 
 extern "C" hgemm_status hgemm__launch_v8_64(const hgemm_problem *p, cudaStream_t stream) {
+    if (!v8_quarter_fits(p)) return HGEMM_ERROR_NOT_SUPPORTED;
     return launch_v8<V8_CLUSTER, true, __half, 0, 0, 64>(p, stream, HGEMM_SK_AUTO);
 }
 
