@@ -638,9 +638,12 @@ static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int s
     const void *kernel = (const void *)v8_kernel<CLUSTER, TMA_EPILOGUE, T, A_MN, B_MN, BN, DEEP>;
     const size_t smem = sizeof(v8_smem<BN, DEEP>) + SW128_ALIGN;
     unsigned grid = 0;
-    /* hgemm__supports_v8 has checked that every entry's tiles fit 32 bits */
+    /* hgemm__supports_v8 has checked that every entry's tiles fit 32 bits at
+     * the narrow width or wider; the quarter width has twice as many */
+    const uint64_t all_tiles = (uint64_t)ctiles_m * tiles_n * (uint64_t)batch;
+    if (all_tiles > UINT32_MAX) return HGEMM_ERROR_NOT_SUPPORTED;
     v8_batch bt = {ctiles_m * tiles_n, p->stride_a ? ~0u : 0u, p->stride_b ? ~0u : 0u, batch > 1 ? p->stride_c : 0};
-    const uint32_t tiles = (uint32_t)(bt.tiles * (uint64_t)batch);
+    const uint32_t tiles = (uint32_t)all_tiles;
     st = hgemm__persistent_grid(kernel, V8_THREADS, smem, CLUSTER, UINT32_MAX, &grid);
     if (st != HGEMM_SUCCESS) return st;
     /* hgemm_nt_ex's SM target: one block per SM, so at most that many blocks
@@ -711,14 +714,6 @@ static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int s
 #define V8_MID_COST 1.05
 #define V8_QUARTER_COST 1.5
 #define V8_SPLIT_WIDE_KTILES 64
-/* The quarter tile's count, all entries together, fits the kernel's 32-bit
- * tile index (hgemm__supports_v8 counts at the narrow width). */
-static bool v8_quarter_fits(const hgemm_problem *p) {
-    const uint64_t batch = p->batch > 1 ? (uint64_t)p->batch : 1;
-    return (uint64_t)hgemm_ceil_div(hgemm_ceil_div(p->m, V8_BM), V8_CLUSTER) * hgemm_ceil_div(p->n, 64) * batch <=
-           UINT32_MAX;
-}
-
 static int v8_choose_bn(const hgemm_problem *p, uint32_t workers) {
     const uint64_t batch = p->batch > 1 ? (uint64_t)p->batch : 1;
     const uint64_t ctiles_m = hgemm_ceil_div(hgemm_ceil_div(p->m, V8_BM), V8_CLUSTER);
@@ -740,10 +735,10 @@ static int v8_choose_bn(const hgemm_problem *p, uint32_t workers) {
     double best_cost = 0.0;
     for (int i = 0; i < 4; i++) {
         if ((widths[i] == 192 || widths[i] == 64) && p->b_mn) continue;
-        if (widths[i] == 64 &&
-            (hgemm_ceil_div(p->k, BK) >= HGEMM_SK_MIN_KTILES || p->lda % 64 || p->ldb % 64 || !v8_quarter_fits(p)))
+        if (widths[i] == 64 && (hgemm_ceil_div(p->k, BK) >= HGEMM_SK_MIN_KTILES || p->lda % 64 || p->ldb % 64))
             continue;
         const uint64_t tiles = ctiles_m * hgemm_ceil_div(p->n, widths[i]) * batch;
+        if (tiles > UINT32_MAX) continue; /* the quarter width only: launch_v8 would refuse it */
         const double rounds = (double)((tiles + workers - 1) / workers);
         const double cost = rounds * widths[i] / 256.0 * costs[i];
         if (i == 0 || cost < best_cost) {
@@ -784,7 +779,7 @@ static hgemm_status launch_v8_forms(const hgemm_problem *p, cudaStream_t stream)
 /* What V8 serves: the tensor-map limits of A, B and C (src/tensor_map.c),
  * and a batch whose tiles, all entries together, a 32-bit index counts (at
  * the narrow width; the quarter tile, with twice as many, is taken only
- * where its count fits too, v8_quarter_fits). */
+ * where its count fits too, and launch_v8 refuses it elsewhere). */
 extern "C" hgemm_status hgemm__supports_v8(const hgemm_problem *p) {
     hgemm_status st = hgemm__tmap_supports(p, 1);
     if (st != HGEMM_SUCCESS) return st;
@@ -832,7 +827,6 @@ extern "C" hgemm_status hgemm__launch_v8_192(const hgemm_problem *p, cudaStream_
 }
 
 extern "C" hgemm_status hgemm__launch_v8_64(const hgemm_problem *p, cudaStream_t stream) {
-    if (!v8_quarter_fits(p)) return HGEMM_ERROR_NOT_SUPPORTED;
     return launch_v8<V8_CLUSTER, true, __half, 0, 0, 64>(p, stream, HGEMM_SK_AUTO);
 }
 

@@ -94,10 +94,10 @@ static const test_case cases[] = {
     {"split-k few", 520, 1100, 2100, 0, 8, 16, 0.5f, 0.25f, C_RANDOM, AB_RANDOM, STREAM_NONBLOCKING, 0},
     {"split-k few", 300, 1300, 2000, PLAIN, STREAM_LEGACY, 0},
     {"split-k few", 300, 1000, 3000, 8, 0, 8, 1.0f, -1.0f, C_RANDOM, AB_RANDOM, STREAM_NONBLOCKING, 0},
-    /* stream-K for the last round of many rounds of long tiles (stream_k.h's
-     * HGEMM_SK_TAIL_ROUNDS): on 4 SMs (v8+sm4, 2 clusters) 15 wide tiles of
-     * 129 k-tiles are 8 rounds, the last one half full; on 132 SMs split-K */
-    {"long tail", 700, 1200, 8250, 0, 8, 0, 0.5f, 0.25f, C_RANDOM, AB_RANDOM, STREAM_NONBLOCKING, 0},
+    /* many rounds of long tiles on few SMs: on 4 SMs (v8+sm4, 2 clusters) 15
+     * wide tiles of 129 k-tiles are 8 rounds, dealt whole (94% busy); on 132
+     * SMs split-K */
+    {"long rounds", 700, 1200, 8250, 0, 8, 0, 0.5f, 0.25f, C_RANDOM, AB_RANDOM, STREAM_NONBLOCKING, 0},
     /* padded leading dimensions */
     {"padded ld", 200, 136, 96, 24, 40, 56, 1.0f, 0.0f, C_NAN, AB_RANDOM, STREAM_LEGACY, 0},
     {"padded ld", 333, 257, 130, 8, 16, 8, 1.0f, 0.0f, C_NAN, AB_RANDOM, STREAM_NONBLOCKING, 0},
@@ -120,8 +120,8 @@ static const test_case cases[] = {
     /* V9's deep ring with one block per tile on 132 SMs (96 and 79 tiles:
      * too many for a split of 2), k ragged (65 k-tiles: the last step half
      * zero-filled); the second with m long and n short */
-    {"decode group", 64, 6144, 4100, 0, 8, 0, 0.5f, -1.5f, C_RANDOM, AB_RANDOM, STREAM_NONBLOCKING, 0},
-    {"decode group", 5000, 33, 2056, PLAIN, STREAM_LEGACY, 0},
+    {"decode deep", 64, 6144, 4100, 0, 8, 0, 0.5f, -1.5f, C_RANDOM, AB_RANDOM, STREAM_NONBLOCKING, 0},
+    {"decode deep", 5000, 33, 2056, PLAIN, STREAM_LEGACY, 0},
     {"decode n", 4100, 1, 520, PLAIN, STREAM_NONBLOCKING, 0},
     {"decode k", 7, 520, 65536, PLAIN, STREAM_LEGACY, 1},
     {"decode k", 3, 200, 136, PLAIN, STREAM_NONBLOCKING, 0},
