@@ -93,6 +93,7 @@ typedef struct v9_args {
     int32_t swap;        /* 1: long operand is B, C is stored transposed (m short) */
     int32_t short_tiles; /* tiles of BN along the short side */
     int32_t split;       /* blocks per cluster = k slices of a tile */
+    int32_t rotate;      /* 1: each tile starts its slice's k-loop at its own step (run 67) */
 } v9_args;
 
 /* One element of C: alpha * v + beta * C[row][col] (C read only when beta != 0). */
@@ -163,6 +164,13 @@ v9_kernel(const __grid_constant__ CUtensorMap tmap_x, const __grid_constant__ CU
     v9_partial_row *partial = (v9_partial_row *)sm->x;
     const int32_t st0 = (int32_t)(steps * rank / split);
     const int32_t st1 = (int32_t)(steps * (rank + 1) / split);
+    /* The loader walks the slice's steps from step st0 + rot, wrapping round
+     * (run 67): tiles next to each other start apart, so the blocks do not
+     * all ask L2 for the same k-tile of the short operand at once. The sum's
+     * order depends only on the tile, so C is still bitwise the same on every
+     * run. The consumer never needs the step's index. */
+    const int32_t n_steps = st1 - st0;
+    const int32_t rot = args.rotate && n_steps > 0 ? (int32_t)(tile % (uint32_t)n_steps) : 0;
 
     if (tid == 0) pipe_init(sm->full, sm->empty, STAGES, 1);
     __syncthreads();
@@ -170,8 +178,8 @@ v9_kernel(const __grid_constant__ CUtensorMap tmap_x, const __grid_constant__ CU
     if (warp == V9_PRODUCER_WARP) {
         if (tid % WARP_SIZE == 0) {
             pipe_state st = {0, 0};
-            for (int32_t step = st0; step < st1; step++, pipe_advance(&st, STAGES)) {
-                const int32_t kt = step * KB;
+            for (int32_t i = 0; i < n_steps; i++, pipe_advance(&st, STAGES)) {
+                const int32_t kt = (st0 + (i + rot < n_steps ? i + rot : i + rot - n_steps)) * KB;
                 const int nb = k_tiles - kt < KB ? (int)(k_tiles - kt) : KB;
                 uint64_t *full;
                 if (nb == KB) {
@@ -180,7 +188,9 @@ v9_kernel(const __grid_constant__ CUtensorMap tmap_x, const __grid_constant__ CU
                     /* The last step of k has fewer k-tiles than a stage holds: the
                      * consumer multiplies all KB anyway (see there), so the rest are
                      * zeroed here, made visible to the WGMMAs' async proxy, and only
-                     * then is the stage announced. */
+                     * then is the stage announced. (With the rotation the step may
+                     * come mid-slice: the fence also orders these writes before this
+                     * thread's later TMA loads into the same stage.) */
                     mbarrier_wait(&sm->empty[st.stage], st.phase ^ 1);
                     for (int b = nb; b < KB; b++) {
                         v9_zero(sm->x[st.stage][b], V9_BM * BK);
@@ -326,12 +336,13 @@ typedef struct v9_variant {
     int kb;       /* k-tiles per stage: 1 or 2; 0: V9's choice (2 for 64-wide short tiles) */
     int no_split; /* 1: one block per tile, the whole k-loop (v9-nosplit) */
     int no_swap;  /* 1: A always on WGMMA's M side, B on N (v9-noswap) */
+    int no_rotate; /* 1: every tile walks its slice from the first step (v9-norot) */
     int deep;     /* the deep ring (one block per SM, 6 stages of two k-tiles): 0 where
                      V9's tiles are at most one per SM, 1 always (v9-deep), -1 never
                      (v9-shallow: V9 before run 29) */
 } v9_variant;
 
-static const v9_variant V9_TABLE = {0, 0, 0, 0};
+static const v9_variant V9_TABLE = {0, 0, 0, 0, 0};
 
 static const v9_build *v9_find_build(int bn, int kb, int form, int stages) {
     for (size_t i = 0; i < sizeof v9_builds / sizeof v9_builds[0]; i++)
@@ -438,7 +449,7 @@ static hgemm_status v9_launch(const hgemm_problem *p, cudaStream_t stream, v9_va
         st = hgemm__tmap_encode_dt(&ty, p->dtype, y_ptr, (uint64_t)y_rows, k, (uint64_t)ldy,
                                    (uint32_t)pl.build->bn, BK, TMAP_SWIZZLE_128B);
     if (st != HGEMM_SUCCESS) return st;
-    v9_args args = {make_args(p), pl.swap, (int32_t)pl.short_tiles, (int32_t)pl.split};
+    v9_args args = {make_args(p), pl.swap, (int32_t)pl.short_tiles, (int32_t)pl.split, !v.no_rotate};
     void *params[] = {&tx, &ty, &args};
     const dim3 grid((unsigned)(pl.long_tiles * pl.short_tiles * pl.split));
     return hgemm__launch(pl.build->kernel, grid, V9_THREADS, pl.build->smem, pl.split, stream, params);
@@ -476,5 +487,11 @@ extern "C" hgemm_status hgemm__launch_v9_shallow(const hgemm_problem *p, cudaStr
 extern "C" hgemm_status hgemm__launch_v9_k128(const hgemm_problem *p, cudaStream_t stream) {
     v9_variant v = V9_TABLE;
     v.kb = 2;
+    return v9_launch(p, stream, v);
+}
+
+extern "C" hgemm_status hgemm__launch_v9_norot(const hgemm_problem *p, cudaStream_t stream) {
+    v9_variant v = V9_TABLE;
+    v.no_rotate = 1;
     return v9_launch(p, stream, v);
 }
