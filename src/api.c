@@ -53,7 +53,8 @@ static const hgemm_kernel_info experiment_table[] = {
     {HGEMM_KERNEL_V9, "v9-k128", HGEMM_ACC_F32, "V9 with two k-tiles per stage (3 stages) at every short width (V9: only at 64)", hgemm__launch_v9_k128, hgemm__supports_v9, 0, 0},
     {HGEMM_KERNEL_V9, "v9-deep", HGEMM_ACC_F32, "V9 with the deep ring (one block per SM, 6 stages of two k-tiles) at every shape (V9: where its tiles are at most one per SM)", hgemm__launch_v9_deep, hgemm__supports_v9, 0, 0},
     {HGEMM_KERNEL_V9, "v9-shallow", HGEMM_ACC_F32, "V9 without the deep ring: 3..5 small blocks per SM at every shape, as before run 29", hgemm__launch_v9_shallow, hgemm__supports_v9, 0, 0},
-    {HGEMM_KERNEL_V9, "v9-norot", HGEMM_ACC_F32, "V9 with every tile's k-loop starting at its slice's first step (V9 staggers the starts, run 67)", hgemm__launch_v9_norot, hgemm__supports_v9, 0, 0},
+    {HGEMM_KERNEL_V9, "v9-norot", HGEMM_ACC_F32, "V9 with every tile's k-loop starting at its slice's first step (V9 staggers the starts where it does not split, run 67)", hgemm__launch_v9_norot, hgemm__supports_v9, 0, 0},
+    {HGEMM_KERNEL_V9, "v9-scalar", HGEMM_ACC_F32, "V9 storing a swapped tile element by element (V9 stages it in shared memory for 16-byte stores, run 68)", hgemm__launch_v9_scalar, hgemm__supports_v9, 0, 0},
 };
 
 enum { EXPERIMENT_COUNT = (int)(sizeof(experiment_table) / sizeof(experiment_table[0])) };

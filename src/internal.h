@@ -192,6 +192,7 @@ hgemm_status hgemm__launch_v9_nosplit(const hgemm_problem *p, cudaStream_t strea
 hgemm_status hgemm__launch_v9_noswap(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v9_k128(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v9_norot(const hgemm_problem *p, cudaStream_t stream);
+hgemm_status hgemm__launch_v9_scalar(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v9_deep(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v9_shallow(const hgemm_problem *p, cudaStream_t stream);
 

@@ -94,6 +94,7 @@ typedef struct v9_args {
     int32_t short_tiles; /* tiles of BN along the short side */
     int32_t split;       /* blocks per cluster = k slices of a tile */
     int32_t rotate;      /* 1: each tile starts its slice's k-loop at its own step (run 67) */
+    int32_t staged;      /* 1: swapped, and C's rows take 16-byte stores: the staged epilogue (run 68) */
 } v9_args;
 
 /* One element of C: alpha * v + beta * C[row][col] (C read only when beta != 0). */
@@ -116,6 +117,67 @@ static __device__ __forceinline__ void v9_store(const v9_args &a, int32_t r, int
     } else {
         store_pair<T>(a.g, r, s, v.x, v.y);
     }
+}
+
+/* The staged epilogue of a swapped tile (run 68). Pair p of a warp's
+ * accumulator fragment is an 8 x 8 block of C^T: long rows 16 w + 8 (p % 2)
+ * + 0..7 (w the warp), short columns 8 (p / 2) + 0..7. Stored straight, it
+ * is 64 two-byte stores a thread at m = 64, each writing four pieces of 16
+ * bytes into four rows of C. Instead each thread leaves its pairs in a
+ * float tile in the y stages (short index major, V9_STG_LD floats a row:
+ * the four padding floats put a warp's 32 writes on 32 banks), and the warp
+ * then stores every block as 8 rows of C of 16 bytes each, one lane a row:
+ * 4 stores a thread at m = 64. The arithmetic is v9_store_one's, so C is
+ * bitwise the same. Only the warp's own blocks go through the tile, so a
+ * __syncwarp orders the writes before the reads. */
+enum { V9_STG_LD = V9_BM + 4 };
+
+static __device__ __forceinline__ void v9_stage(float *stg, int p, int tid, float2 v) {
+    const int lane = tid % WARP_SIZE;
+    const int r = 16 * (tid / WARP_SIZE) + 8 * (p % 2) + lane / 4, s = 8 * (p / 2) + 2 * (lane % 4);
+    stg[s * V9_STG_LD + r] = v.x;
+    stg[(s + 1) * V9_STG_LD + r] = v.y;
+}
+
+/* Row i (0..7) of block p of warp w: C[short0 + 8 (p / 2) + i][long0 + 16 w + 8 (p % 2) + 0..7]. */
+template <typename T>
+static __device__ __forceinline__ void v9_store_row8(const gemm_args &a, const float *stg, int p, int w, int i,
+                                                     int32_t long0, int32_t short0) {
+    const int r = 16 * w + 8 * (p % 2), s = 8 * (p / 2) + i;
+    const int32_t row = short0 + s, col = long0 + r;
+    if (row >= a.m) return;
+    const float4 lo = *(const float4 *)&stg[s * V9_STG_LD + r], hi = *(const float4 *)&stg[s * V9_STG_LD + r + 4];
+    float v[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+    if (col + 8 > a.n) {
+        for (int j = 0; j < 8; j++) v9_store_one<T>(a, row, col + j, v[j]);
+        return;
+    }
+    uint4 *c = (uint4 *)((T *)a.C + (int64_t)row * a.ldc + col);
+#pragma unroll
+    for (int j = 0; j < 8; j++) v[j] *= a.alpha;
+    if (a.beta != 0.0f) {
+        const uint4 old = *c;
+        const uint32_t o[4] = {old.x, old.y, old.z, old.w};
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            const float2 f = elem<T>::unpack(o[j]);
+            v[2 * j] += a.beta * f.x;
+            v[2 * j + 1] += a.beta * f.y;
+        }
+    }
+    *c = make_uint4(elem<T>::pack(v[0], v[1]), elem<T>::pack(v[2], v[3]), elem<T>::pack(v[4], v[5]),
+                    elem<T>::pack(v[6], v[7]));
+}
+
+/* The warp's blocks first, first + step, ... (below BN / 4), four at a
+ * time: lane l stores row l % 8 of block number l / 8 of the four. */
+template <int BN, typename T>
+static __device__ __forceinline__ void v9_store_staged(const gemm_args &a, const float *stg, int first, int step,
+                                                       int tid, int32_t long0, int32_t short0) {
+    const int w = tid / WARP_SIZE, lane = tid % WARP_SIZE;
+    const int count = first < BN / 4 ? (BN / 4 - 1 - first) / step + 1 : 0;
+    for (int q = lane / 8; q < count; q += 4)
+        v9_store_row8<T>(a, stg, first + q * step, w, lane % 8, long0, short0);
 }
 
 /* One WGMMA of the (64, BN) accumulator, the long operand's tile K-major or
@@ -243,7 +305,13 @@ v9_kernel(const __grid_constant__ CUtensorMap tmap_x, const __grid_constant__ CU
          * 16 (t / 32) + (t % 32) / 4 + 8h, short columns 8j + 2 (t % 4) + {0, 1}. */
         const int32_t r_base = long0 + 16 * (tid / 32) + (tid % 32) / 4;
         const int32_t s_base = short0 + 2 * (tid % 4);
-        if (split == 1) {
+        if (split == 1 && args.staged) {
+            float *stg = (float *)sm->y;
+#pragma unroll
+            for (int p = 0; p < BN / 4; p++) v9_stage(stg, p, tid, make_float2(d[2 * p], d[2 * p + 1]));
+            __syncwarp();
+            v9_store_staged<BN, T>(args.g, stg, 0, 1, tid, long0, short0);
+        } else if (split == 1) {
 #pragma unroll
             for (int p = 0; p < BN / 4; p++)
                 v9_store<T>(args, r_base + 8 * (p % 2), s_base + 8 * (p / 2), make_float2(d[2 * p], d[2 * p + 1]));
@@ -286,10 +354,22 @@ v9_kernel(const __grid_constant__ CUtensorMap tmap_x, const __grid_constant__ CU
                 sum[i].y += v[i].y;
             }
         }
+        if (args.staged) {
+            /* the y stages: the other blocks read this one's partial sums from the x stages */
+            float *stg = (float *)sm->y;
 #pragma unroll
-        for (int i = 0; i < MINE; i++) {
-            const int p = (int)rank + i * (int)split;
-            if (p < PAIRS) v9_store<T>(args, r_base + 8 * (p % 2), s_base + 8 * (p / 2), sum[i]);
+            for (int i = 0; i < MINE; i++) {
+                const int p = (int)rank + i * (int)split;
+                if (p < PAIRS) v9_stage(stg, p, tid, sum[i]);
+            }
+            __syncwarp();
+            v9_store_staged<BN, T>(args.g, stg, (int)rank, (int)split, tid, long0, short0);
+        } else {
+#pragma unroll
+            for (int i = 0; i < MINE; i++) {
+                const int p = (int)rank + i * (int)split;
+                if (p < PAIRS) v9_store<T>(args, r_base + 8 * (p % 2), s_base + 8 * (p / 2), sum[i]);
+            }
         }
     }
     /* No block leaves while another may still read its partial sums: a
@@ -328,6 +408,9 @@ static const v9_build v9_builds[] = {
 };
 
 static_assert(sizeof(v9_smem<64, 2, V9_DEEP_STAGES>) + SW128_ALIGN <= MAX_SMEM_PER_BLOCK, "shared memory budget of one block");
+static_assert(sizeof(((v9_smem<16, 1, V9_STAGES> *)0)->y) >= 16 * V9_STG_LD * sizeof(float) &&
+                  sizeof(((v9_smem<16, 2, 3> *)0)->y) >= 16 * V9_STG_LD * sizeof(float),
+              "the staged epilogue's tile fits in the y stages of the smallest builds");
 static_assert((V9_BM * BK * 2) % SW128_ALIGN == 0 && (16 * BK * 2) % SW128_ALIGN == 0,
               "every k-tile of a stage stays 1024-byte aligned");
 
@@ -337,12 +420,13 @@ typedef struct v9_variant {
     int no_split; /* 1: one block per tile, the whole k-loop (v9-nosplit) */
     int no_swap;  /* 1: A always on WGMMA's M side, B on N (v9-noswap) */
     int no_rotate; /* 1: every tile walks its slice from the first step (v9-norot) */
+    int no_stage;  /* 1: the swapped tile stored element by element (v9-scalar) */
     int deep;     /* the deep ring (one block per SM, 6 stages of two k-tiles): 0 where
                      V9's tiles are at most one per SM, 1 always (v9-deep), -1 never
                      (v9-shallow: V9 before run 29) */
 } v9_variant;
 
-static const v9_variant V9_TABLE = {0, 0, 0, 0, 0};
+static const v9_variant V9_TABLE = {0, 0, 0, 0, 0, 0};
 
 static const v9_build *v9_find_build(int bn, int kb, int form, int stages) {
     for (size_t i = 0; i < sizeof v9_builds / sizeof v9_builds[0]; i++)
@@ -449,7 +533,13 @@ static hgemm_status v9_launch(const hgemm_problem *p, cudaStream_t stream, v9_va
         st = hgemm__tmap_encode_dt(&ty, p->dtype, y_ptr, (uint64_t)y_rows, k, (uint64_t)ldy,
                                    (uint32_t)pl.build->bn, BK, TMAP_SWIZZLE_128B);
     if (st != HGEMM_SUCCESS) return st;
-    v9_args args = {make_args(p), pl.swap, (int32_t)pl.short_tiles, (int32_t)pl.split, !v.no_rotate};
+    /* The staggered starts only where nothing splits: run 67 measured them
+     * 1..3% faster there (1 and 32 x 6144 x 4096, 64 x 28672 x 4096) and
+     * 1..2% slower, within the runs' spread, on the 2-slice shapes. The
+     * staged epilogue where C's rows start 16-byte aligned. */
+    const int staged = !v.no_stage && pl.swap && p->ldc % 8 == 0 && (uintptr_t)p->C % 16 == 0;
+    v9_args args = {make_args(p), pl.swap, (int32_t)pl.short_tiles, (int32_t)pl.split,
+                    !v.no_rotate && pl.split == 1, staged};
     void *params[] = {&tx, &ty, &args};
     const dim3 grid((unsigned)(pl.long_tiles * pl.short_tiles * pl.split));
     return hgemm__launch(pl.build->kernel, grid, V9_THREADS, pl.build->smem, pl.split, stream, params);
@@ -493,5 +583,11 @@ extern "C" hgemm_status hgemm__launch_v9_k128(const hgemm_problem *p, cudaStream
 extern "C" hgemm_status hgemm__launch_v9_norot(const hgemm_problem *p, cudaStream_t stream) {
     v9_variant v = V9_TABLE;
     v.no_rotate = 1;
+    return v9_launch(p, stream, v);
+}
+
+extern "C" hgemm_status hgemm__launch_v9_scalar(const hgemm_problem *p, cudaStream_t stream) {
+    v9_variant v = V9_TABLE;
+    v.no_stage = 1;
     return v9_launch(p, stream, v);
 }

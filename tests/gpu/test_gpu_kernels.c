@@ -123,6 +123,10 @@ static const test_case cases[] = {
     {"decode deep", 64, 6144, 4100, 0, 8, 0, 0.5f, -1.5f, C_RANDOM, AB_RANDOM, STREAM_NONBLOCKING, 0},
     {"decode deep", 5000, 33, 2056, PLAIN, STREAM_LEGACY, 0},
     {"decode n", 4100, 1, 520, PLAIN, STREAM_NONBLOCKING, 0},
+    /* V9's staged epilogue (run 68) where the last 8 columns of a row of C
+     * are cut by n: split in 4 with beta, and the deep ring unsplit */
+    {"decode ragged", 5, 1001, 520, 0, 8, 8, 0.5f, -1.5f, C_RANDOM, AB_RANDOM, STREAM_NONBLOCKING, 0},
+    {"decode ragged", 40, 6100, 1000, 8, 0, 0, 1.0f, 0.0f, C_NAN, AB_RANDOM, STREAM_LEGACY, 0},
     {"decode k", 7, 520, 65536, PLAIN, STREAM_LEGACY, 1},
     {"decode k", 3, 200, 136, PLAIN, STREAM_NONBLOCKING, 0},
     /* no-ops: C must be left exactly as it was */

@@ -33,8 +33,9 @@ static const shape shapes[] = {{1, 1, 1}, {129, 264, 72}, {300, 520, 100}, {256,
                                   worker adding the others' partial sums (v8-split2k: the second kernel) */
                                {300, 1300, 2000},
                                /* decode: V9 splits k over clusters of 6 and 8 blocks; 79 tiles,
-                                  one deep-ring block each */
-                               {1, 4096, 1024}, {16, 520, 1000}, {33, 5000, 520}};
+                                  one deep-ring block each; a swapped tile whose last 8 columns
+                                  n cuts (V9's staged epilogue) */
+                               {1, 4096, 1024}, {16, 520, 1000}, {33, 5000, 520}, {5, 1001, 520}};
 
 static int run_kernel(const hgemm_kernel_info *info, void *A, void *B, void *C, void *workspace) {
     int failures = 0;
