@@ -25,7 +25,11 @@
  *   - the deep ring (since run 29): where the tiles are at most one per SM,
  *     one block per SM instead, with 6 stages of two k-tiles (120..192 KB),
  *     so the split falls to about 132 / tiles and each block streams one long
- *     k slice. The small blocks stay where the tiles outnumber the SMs.
+ *     k slice. The small blocks stay where the tiles outnumber the SMs;
+ *   - a swapped tile leaves shared memory in rows of C of 16 bytes, not
+ *     element by element (since run 68: 64 x 6144 x 4096 0.0193 -> 0.0185
+ *     ms), and where nothing splits each tile's loader starts its k-loop
+ *     at its own step (run 67: 1..3%).
  * A short side longer than 64 is tiled too (64-wide tiles), so V9 serves any
  * shape; it is fast only where one side is short. AUTO picks it from the
  * measured table in api.c.
