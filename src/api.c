@@ -43,6 +43,7 @@ static const hgemm_kernel_info experiment_table[] = {
     {HGEMM_KERNEL_V8, "v8-wide", HGEMM_ACC_F32, "V8 with 128x256 tiles at every shape (V8 picks 128x128 where those fill more SMs)", hgemm__launch_v8_wide, supports_tma_abc, 0, 0},
     {HGEMM_KERNEL_V8, "v8-narrow", HGEMM_ACC_F32, "V8 with 128x128 tiles at every shape", hgemm__launch_v8_narrow, supports_tma_abc, 0, 0},
     {HGEMM_KERNEL_V8, "v8-narrow-dp", HGEMM_ACC_F32, "V8 with 128x128 tiles, whole tiles only (no split-K)", hgemm__launch_v8_narrow_dp, supports_tma_abc, 0, 0},
+    {HGEMM_KERNEL_V8, "v8-narrow-nocluster", HGEMM_ACC_F32, "V8 with 128x128 tiles and no clusters: each block loads its whole B tile", hgemm__launch_v8_narrow_nocluster, supports_tma_abc, 0, 0},
     {HGEMM_KERNEL_V8, "v8-192", HGEMM_ACC_F32, "V8 with 128x192 tiles at every shape", hgemm__launch_v8_192, supports_tma_abc, 0, 0},
     {HGEMM_KERNEL_V8, "v8-64", HGEMM_ACC_F32, "V8 with 128x64 tiles at every shape", hgemm__launch_v8_64, supports_tma_abc, 0, 0},
     {HGEMM_KERNEL_V8, "v8-3stage", HGEMM_ACC_F32, "V8 (128x256) with 3 stages and each consumer's C staged whole (32 KB), as before run 27", hgemm__launch_v8_3stage, supports_tma_abc, 0, 0},

@@ -184,6 +184,7 @@ hgemm_status hgemm__launch_v8_narrow(const hgemm_problem *p, cudaStream_t stream
 hgemm_status hgemm__launch_v8_192(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_64(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_narrow_dp(const hgemm_problem *p, cudaStream_t stream);
+hgemm_status hgemm__launch_v8_narrow_nocluster(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_3stage(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_streamk(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_split2k(const hgemm_problem *p, cudaStream_t stream);

@@ -822,6 +822,12 @@ extern "C" hgemm_status hgemm__launch_v8_narrow_dp(const hgemm_problem *p, cudaS
     return launch_v8<V8_CLUSTER, true, __half, 0, 0, 128>(p, stream, HGEMM_SK_NONE);
 }
 
+/* The narrow tile without clusters: each block loads its whole B tile, so
+ * no block waits for its partner to free a stage (run 69). */
+extern "C" hgemm_status hgemm__launch_v8_narrow_nocluster(const hgemm_problem *p, cudaStream_t stream) {
+    return launch_v8<1, true, __half, 0, 0, 128>(p, stream, HGEMM_SK_AUTO);
+}
+
 extern "C" hgemm_status hgemm__launch_v8_192(const hgemm_problem *p, cudaStream_t stream) {
     return launch_v8<V8_CLUSTER, true, __half, 0, 0, 192>(p, stream, HGEMM_SK_AUTO);
 }
