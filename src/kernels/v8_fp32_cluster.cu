@@ -749,23 +749,27 @@ static int v8_choose_bn(const hgemm_problem *p, uint32_t workers) {
     return best;
 }
 
-/* Whether the narrow tile runs without clusters: where its tiles, one per
- * block, split k (run 69). In a cluster each block loads half of B and
- * multicasts it, so a stage is refilled only when both blocks have freed
- * it, and a memory-bound k-loop runs at the pace of the later block: at
- * 256 x 256 x 65536 (33 slices of 31 k-tiles either way) the uncoupled
- * blocks took 0.0291 ms against 0.0307, though each reads its whole B.
+/* Whether a tile `bn` wide runs without clusters: where its tiles, one per
+ * block, split k in at least `min_slices` slices (runs 69 and 70). In a
+ * cluster each block loads half of B and multicasts it, so a stage is
+ * refilled only when both blocks have freed it, and a memory-bound k-loop
+ * runs at the pace of the later block. Narrow, any split: 256 x 256 x 65536
+ * (33 slices of 31 k-tiles either way) took 0.0291 ms against 0.0307,
+ * though each block reads its whole B. Wide, from 8 slices: 512 x 512 x
+ * 131072 (16 slices) 0.1035 against 0.1080; at 4 slices level (1024 x 1024 x
+ * 32768), at 2 a little slower (512 x 4096 x 14336: 0.0872 against 0.0865).
  * Whole tiles keep the cluster (there B's reuse is the gain), and so does B
  * stored MN-major (its unicast boxes are not what the tests cover). */
-static int v8_narrow_uncoupled(const hgemm_problem *p, uint32_t sms) {
+#define V8_UNCOUPLED_WIDE_SLICES 8
+static int v8_split_uncoupled(const hgemm_problem *p, uint32_t sms, int bn, uint32_t min_slices) {
     if (p->workspace == NULL || p->C_in != NULL || sms < 2) return 0;
     const size_t need = V8_FLAG_BYTES + (size_t)sms * V8_CONSUMERS * V8_SLOT_FLOATS * sizeof(float);
     if (p->workspace_bytes < need || (size_t)sms * V8_CONSUMERS * sizeof(uint32_t) > V8_FLAG_BYTES) return 0;
     const uint64_t batch = p->batch > 1 ? (uint64_t)p->batch : 1;
-    const uint64_t tiles = hgemm_ceil_div(p->m, V8_BM) * (uint64_t)hgemm_ceil_div(p->n, 128) * batch;
+    const uint64_t tiles = hgemm_ceil_div(p->m, V8_BM) * (uint64_t)hgemm_ceil_div(p->n, bn) * batch;
     if (tiles > UINT32_MAX) return 0;
     const hgemm_sk sk = hgemm_sk_plan((uint32_t)tiles, (uint32_t)hgemm_ceil_div(p->k, BK), sms, HGEMM_SK_AUTO);
-    return sk.slices >= 2;
+    return sk.slices >= 2 && sk.slices >= min_slices;
 }
 
 /* The table's V8: the tile width by shape (v8_choose_bn), then one build per
@@ -781,7 +785,7 @@ static hgemm_status launch_v8_tile(const hgemm_problem *p, cudaStream_t stream) 
     const int bn = v8_choose_bn(p, workers);
     if (bn == 128) {
         if constexpr (!B_MN)
-            if (v8_narrow_uncoupled(p, (uint32_t)sms))
+            if (v8_split_uncoupled(p, (uint32_t)sms, 128, 2))
                 return launch_v8<1, true, T, A_MN, B_MN, 128>(p, stream, HGEMM_SK_AUTO);
         return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 128>(p, stream, HGEMM_SK_AUTO);
     }
@@ -789,6 +793,9 @@ static hgemm_status launch_v8_tile(const hgemm_problem *p, cudaStream_t stream) 
         if (bn == 192) return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 192>(p, stream, HGEMM_SK_AUTO);
         if (bn == 64) return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 64>(p, stream, HGEMM_SK_AUTO);
     }
+    if constexpr (!B_MN)
+        if (v8_split_uncoupled(p, (uint32_t)sms, 256, V8_UNCOUPLED_WIDE_SLICES))
+            return launch_v8<1, true, T, A_MN, B_MN, 256, 1>(p, stream, HGEMM_SK_AUTO);
     return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 256, 1>(p, stream, HGEMM_SK_AUTO);
 }
 

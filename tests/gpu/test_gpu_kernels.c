@@ -94,6 +94,9 @@ static const test_case cases[] = {
     {"split-k few", 520, 1100, 2100, 0, 8, 16, 0.5f, 0.25f, C_RANDOM, AB_RANDOM, STREAM_NONBLOCKING, 0},
     {"split-k few", 300, 1300, 2000, PLAIN, STREAM_LEGACY, 0},
     {"split-k few", 300, 1000, 3000, 8, 0, 8, 1.0f, -1.0f, C_RANDOM, AB_RANDOM, STREAM_NONBLOCKING, 0},
+    /* the wide tile's split without clusters (run 71): 8 wide cluster tiles,
+     * 16 wide tiles of one block in 8 slices of 64 k-tiles */
+    {"split-k wide", 512, 1024, 32768, 0, 8, 0, 0.5f, 0.25f, C_RANDOM, AB_RANDOM, STREAM_NONBLOCKING, 1},
     /* many rounds of long tiles on few SMs: on 4 SMs (v8+sm4, 2 clusters) 15
      * wide tiles of 129 k-tiles are 8 rounds, dealt whole (94% busy); on 132
      * SMs split-K */
