@@ -624,6 +624,17 @@ static hgemm_status v8_c_in_map(const hgemm_problem *p, int64_t batch, const CUt
     return v8_c_map(p, batch, p->C_in, p->ldc_in, t);
 }
 
+/* Whether the workspace holds a split over `grid` blocks: one flag and one
+ * partial sum per consumer of every block. The flags and the partials keep
+ * one layout for every grid: calls with different SM targets may share a
+ * workspace, and one call's partials must never land on another's flags (a
+ * flag left nonzero lets an owner add a partial sum before it is written). */
+static int v8_workspace_fits(const hgemm_problem *p, uint32_t grid) {
+    const size_t slots = (size_t)grid * V8_CONSUMERS;
+    return p->workspace != NULL && slots * sizeof(uint32_t) <= V8_FLAG_BYTES &&
+           p->workspace_bytes >= V8_FLAG_BYTES + slots * V8_SLOT_FLOATS * sizeof(float);
+}
+
 template <int CLUSTER, bool TMA_EPILOGUE, typename T, int A_MN, int B_MN, int BN, int DEEP = 0>
 static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int split) {
     const int64_t batch = p->batch > 1 ? p->batch : 1;
@@ -650,16 +661,9 @@ static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int s
      * (whole clusters, at least one) */
     if (p->sm_count > 0 && (unsigned)p->sm_count < grid)
         grid = p->sm_count < CLUSTER ? CLUSTER : (unsigned)p->sm_count / CLUSTER * CLUSTER;
-    /* The workspace: one flag and one partial sum per consumer of every block. */
     const uint32_t workers = grid / CLUSTER, slots = grid * V8_CONSUMERS;
-    /* The flags and the partials keep one layout for every grid: calls with
-     * different SM targets may share a workspace, and one call's partials
-     * must never land on another's flags (a flag left nonzero lets an owner
-     * add a partial sum before it is written). */
     const size_t flag_bytes = V8_FLAG_BYTES;
-    const size_t need = flag_bytes + (size_t)slots * V8_SLOT_FLOATS * sizeof(float);
-    if ((size_t)slots * sizeof(uint32_t) > flag_bytes) split = HGEMM_SK_NONE;
-    if (p->workspace == NULL || p->workspace_bytes < need) split = HGEMM_SK_NONE;
+    if (!v8_workspace_fits(p, grid)) split = HGEMM_SK_NONE;
     hgemm_sk sk = hgemm_sk_plan(tiles, (uint32_t)hgemm_ceil_div(p->k, BK), workers, split);
     /* The in-kernel reduction's counters sit after the first V8_COUNT_FLAGS
      * flags: where the slots or the tiles' counters would not fit, the
@@ -762,9 +766,8 @@ static int v8_choose_bn(const hgemm_problem *p, uint32_t workers) {
  * stored MN-major (its unicast boxes are not what the tests cover). */
 #define V8_UNCOUPLED_WIDE_SLICES 8
 static int v8_split_uncoupled(const hgemm_problem *p, uint32_t sms, int bn, uint32_t min_slices) {
-    if (p->workspace == NULL || p->C_in != NULL || sms < 2) return 0;
-    const size_t need = V8_FLAG_BYTES + (size_t)sms * V8_CONSUMERS * V8_SLOT_FLOATS * sizeof(float);
-    if (p->workspace_bytes < need || (size_t)sms * V8_CONSUMERS * sizeof(uint32_t) > V8_FLAG_BYTES) return 0;
+    /* one block per SM: the grid launch_v8 will take */
+    if (p->C_in != NULL || sms < 2 || !v8_workspace_fits(p, sms)) return 0;
     const uint64_t batch = p->batch > 1 ? (uint64_t)p->batch : 1;
     const uint64_t tiles = hgemm_ceil_div(p->m, V8_BM) * (uint64_t)hgemm_ceil_div(p->n, bn) * batch;
     if (tiles > UINT32_MAX) return 0;
