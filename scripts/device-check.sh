@@ -16,6 +16,10 @@
 #   suite     hgemm-bench --suite llm (decode, prefill, squares, long-K, wide, ragged;
 #             memory-bound shapes with rotated operands), $SUITE_KERNELS beside
 #             cuBLAS, $SUITE_ARGS (default --repeat 2 --cooldown 0.5), into suite.csv
+#   shapes    hgemm-bench on shape files, each with its own kernels: $SHAPES holds
+#             FILE=KERNELS pairs separated by ';' (e.g. "bench/shapes/prefetch.txt=v8,v8-nopf"),
+#             $SHAPES_ARGS (default --repeat 3 --cooldown 1), into shapes-NAME.csv
+#             (NAME: the file's name without .txt)
 #   hostcost  hgemm-bench --host-cost: host time per call, $SUITE_KERNELS and cuBLAS
 #   forms     hgemm-bench at 8192^3 in fp16 and bf16, layouts NN, NT and TN, each beside
 #             cuBLAS COMPUTE_32F ($FORMS_ARGS, default --kernels auto,v8 --dtype f16,bf16
@@ -167,6 +171,17 @@ if has suite; then
     # shellcheck disable=SC2086
     run suite 560 "$BUILD/tools/hgemm-bench" --kernels "${SUITE_KERNELS:-v8,v9,auto,auto-f16acc}" \
         --suite llm ${SUITE_ARGS:---repeat 2 --cooldown 0.5} --csv "$OUT/suite.csv"
+fi
+
+if has shapes; then
+    IFS=';' read -ra shape_runs <<<"${SHAPES:-}"
+    for pair in "${shape_runs[@]}"; do
+        file=${pair%%=*} kernels=${pair#*=}
+        name=$(basename "$file" .txt)
+        # shellcheck disable=SC2086
+        run "shapes-$name" 400 "$BUILD/tools/hgemm-bench" --kernels "$kernels" --shapes "$file" \
+            ${SHAPES_ARGS:---repeat 3 --cooldown 1} --csv "$OUT/shapes-$name.csv"
+    done
 fi
 
 if has hostcost; then
