@@ -49,9 +49,6 @@ static const hgemm_kernel_info experiment_table[] = {
     {HGEMM_KERNEL_V8, "v8-3stage", HGEMM_ACC_F32, "V8 (128x256) with 3 stages and each consumer's C staged whole (32 KB), as before run 27", hgemm__launch_v8_3stage, supports_tma_abc, 0, 0},
     {HGEMM_KERNEL_V8, "v8-streamk", HGEMM_ACC_F32, "V8 (128x256) sharing a few long tiles by stream-K instead of split-K", hgemm__launch_v8_streamk, supports_tma_abc, 0, 0},
     {HGEMM_KERNEL_V8, "v8-split2k", HGEMM_ACC_F32, "V8 (128x256) with split-K always reduced by a second kernel", hgemm__launch_v8_split2k, supports_tma_abc, 0, 0},
-    {HGEMM_KERNEL_V8, "v8-nopf", HGEMM_ACC_F32, "V8 without the loader's L2 prefetch (V8 asks L2 for each k-tile 8 k-tiles before loading it, run 72)", hgemm__launch_v8_nopf, hgemm__supports_v8, 0, 0},
-    {HGEMM_KERNEL_V8, "v8-pf4", HGEMM_ACC_F32, "V8 with the L2 prefetch 4 k-tiles ahead instead of 8", hgemm__launch_v8_pf4, hgemm__supports_v8, 0, 0},
-    {HGEMM_KERNEL_V8, "v8-pf16", HGEMM_ACC_F32, "V8 with the L2 prefetch 16 k-tiles ahead instead of 8", hgemm__launch_v8_pf16, hgemm__supports_v8, 0, 0},
     {HGEMM_KERNEL_V9, "v9-nosplit", HGEMM_ACC_F32, "V9 without split-K: one block per tile walks the whole k-loop", hgemm__launch_v9_nosplit, hgemm__supports_v9, 0, 0},
     {HGEMM_KERNEL_V9, "v9-noswap", HGEMM_ACC_F32, "V9 without the operand swap: A on WGMMA's M side, B on N", hgemm__launch_v9_noswap, hgemm__supports_v9, 0, 0},
     {HGEMM_KERNEL_V9, "v9-k128", HGEMM_ACC_F32, "V9 with two k-tiles per stage (3 stages) at every short width (V9: only at 64)", hgemm__launch_v9_k128, hgemm__supports_v9, 0, 0},
@@ -59,7 +56,6 @@ static const hgemm_kernel_info experiment_table[] = {
     {HGEMM_KERNEL_V9, "v9-shallow", HGEMM_ACC_F32, "V9 without the deep ring: 3..5 small blocks per SM at every shape, as before run 29", hgemm__launch_v9_shallow, hgemm__supports_v9, 0, 0},
     {HGEMM_KERNEL_V9, "v9-norot", HGEMM_ACC_F32, "V9 with every tile's k-loop starting at its slice's first step (V9 staggers the starts where it does not split, run 67)", hgemm__launch_v9_norot, hgemm__supports_v9, 0, 0},
     {HGEMM_KERNEL_V9, "v9-scalar", HGEMM_ACC_F32, "V9 storing a swapped tile element by element (V9 stages it in shared memory for 16-byte stores, run 68)", hgemm__launch_v9_scalar, hgemm__supports_v9, 0, 0},
-    {HGEMM_KERNEL_V9, "v9-nopf", HGEMM_ACC_F32, "V9 without the loader's L2 prefetch of the long operand (V9 asks for it two ring lengths ahead, run 72)", hgemm__launch_v9_nopf, hgemm__supports_v9, 0, 0},
 };
 
 enum { EXPERIMENT_COUNT = (int)(sizeof(experiment_table) / sizeof(experiment_table[0])) };

@@ -188,16 +188,12 @@ hgemm_status hgemm__launch_v8_narrow_nocluster(const hgemm_problem *p, cudaStrea
 hgemm_status hgemm__launch_v8_3stage(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_streamk(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_split2k(const hgemm_problem *p, cudaStream_t stream);
-hgemm_status hgemm__launch_v8_nopf(const hgemm_problem *p, cudaStream_t stream);
-hgemm_status hgemm__launch_v8_pf4(const hgemm_problem *p, cudaStream_t stream);
-hgemm_status hgemm__launch_v8_pf16(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v9(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v9_nosplit(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v9_noswap(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v9_k128(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v9_norot(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v9_scalar(const hgemm_problem *p, cudaStream_t stream);
-hgemm_status hgemm__launch_v9_nopf(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v9_deep(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v9_shallow(const hgemm_problem *p, cudaStream_t stream);
 

@@ -118,8 +118,6 @@ enum {
                                                                 counters (two per tile part) */
     V8_MN_BOX = SW128_ROW_BYTES / 2,                         /* 64: MN-major boxes' width in elements */
     V8_MN_BOX_BYTES = V8_MN_BOX * BK * 2,                    /* 8 KB: one box, the descriptor's MN step */
-    V8_L2_AHEAD = 8,                                         /* k-tiles the loader asks L2 for ahead of its
-                                                                loads (v8_prefetch; 0: none, v8-nopf) */
 };
 
 /* What a batch changes (all zero but `tiles` for one entry): the tiles of
@@ -373,21 +371,6 @@ static __device__ __forceinline__ void v8_load(__half *dst, const CUtensorMap *m
     }
 }
 
-/* v8_load's boxes without a destination: ask L2 to fetch them from HBM now,
- * so that the load of the same k-tile, `ahead` k-tiles later, finds them
- * there. Each block asks for what it will load itself (its A rows, its slice
- * of B); nothing waits on a prefetch. */
-template <int MN, int ROWS>
-static __device__ __forceinline__ void v8_prefetch(const CUtensorMap *map, int32_t col, int32_t row0,
-                                                   int32_t entry) {
-    if constexpr (!MN) {
-        tma_prefetch_l2_3d(map, col, row0, entry);
-    } else {
-#pragma unroll
-        for (int j = 0; j < ROWS / V8_MN_BOX; j++) tma_prefetch_l2_3d(map, row0 + j * V8_MN_BOX, col, entry);
-    }
-}
-
 /* The WGMMA descriptor of a K-major or an MN-major tile (v8_load's boxes). */
 template <int MN>
 static __device__ __forceinline__ uint64_t v8_desc(const __half *tile) {
@@ -399,7 +382,7 @@ __global__ void __launch_bounds__(V8_THREADS, 1)
 v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
           const __grid_constant__ CUtensorMap tmap_c, const __grid_constant__ CUtensorMap tmap_c_in,
           gemm_args args, uint32_t ctiles_m, uint32_t tiles_n, hgemm_sk sk, float *partials, uint32_t *flags,
-          v8_batch bt, uint32_t l2_ahead) {
+          v8_batch bt) {
     typedef v8_tile<BN, DEEP> tile_t;
     enum { B_SLICE = BN / CLUSTER, CTA_MASK = (1 << CLUSTER) - 1, STAGES = tile_t::stages, ACC = BN / 2 };
     static_assert(!B_MN || B_SLICE % V8_MN_BOX == 0, "an MN-major B slice is whole 64-column boxes");
@@ -439,17 +422,7 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
                 const int32_t a_row = v8_row0<CLUSTER>(tile, rank);
                 const int32_t b_row = (int32_t)(tile.n * BN + rank * B_SLICE);
                 const int32_t a_entry = (int32_t)(entry & bt.a_mask), b_entry = (int32_t)(entry & bt.b_mask);
-                /* L2 prefetch (run 72): k-tiles up to kt + l2_ahead are asked
-                 * for before k-tile kt's stage is waited for; `pf` is the next
-                 * one not yet asked for. The unit's first k-tile is loaded at
-                 * once and never prefetched. */
-                uint32_t pf = u.k_begin + 1;
                 for (uint32_t kt = u.k_begin; kt < u.k_end; kt++, ring_advance(ring, &st)) {
-                    const uint32_t pf_end = u.k_end - kt > l2_ahead ? kt + l2_ahead + 1 : u.k_end;
-                    for (; l2_ahead && pf < pf_end; pf++) {
-                        v8_prefetch<A_MN, V8_BM>(&tmap_a, (int32_t)(pf * BK), a_row, a_entry);
-                        v8_prefetch<B_MN, B_SLICE>(&tmap_b, (int32_t)(pf * BK), b_row, b_entry);
-                    }
                     const int32_t col = (int32_t)(kt * BK);
                     uint64_t *full = ring_producer_acquire(ring, st, tile_t::tx_bytes);
                     v8_load<A_MN, V8_BM>(sm->a[st.stage], &tmap_a, col, a_row, a_entry, full, 0);
@@ -663,8 +636,7 @@ static int v8_workspace_fits(const hgemm_problem *p, uint32_t grid) {
 }
 
 template <int CLUSTER, bool TMA_EPILOGUE, typename T, int A_MN, int B_MN, int BN, int DEEP = 0>
-static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int split,
-                              uint32_t l2_ahead = V8_L2_AHEAD) {
+static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int split) {
     const int64_t batch = p->batch > 1 ? p->batch : 1;
     CUtensorMap ta, tb, tc, tc_in;
     hgemm_status st = v8_maps<CLUSTER, BN>(p, batch, &ta, &tb, &tc);
@@ -707,7 +679,7 @@ static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int s
     uint32_t *flags = split != HGEMM_SK_NONE ? (uint32_t *)p->workspace : NULL;
     float *partials = split != HGEMM_SK_NONE ? (float *)((char *)p->workspace + flag_bytes) : NULL;
     gemm_args args = make_args(p);
-    void *params[] = {&ta, &tb, &tc, &tc_in, &args, &ctiles_m, &tiles_n, &sk, &partials, &flags, &bt, &l2_ahead};
+    void *params[] = {&ta, &tb, &tc, &tc_in, &args, &ctiles_m, &tiles_n, &sk, &partials, &flags, &bt};
     /* hgemm__persistent_grid has set the shared-memory limit */
     st = hgemm__launch_ready(kernel, dim3(busy * CLUSTER), V8_THREADS, smem, CLUSTER, stream, params);
     if (st != HGEMM_SUCCESS || !sk.slices || sk.reduce != HGEMM_SK_REDUCE_KERNEL) return st;
@@ -806,7 +778,7 @@ static int v8_split_uncoupled(const hgemm_problem *p, uint32_t sms, int bn, uint
 /* The table's V8: the tile width by shape (v8_choose_bn), then one build per
  * element type and layout. */
 template <typename T, int A_MN, int B_MN>
-static hgemm_status launch_v8_tile(const hgemm_problem *p, cudaStream_t stream, uint32_t l2_ahead) {
+static hgemm_status launch_v8_tile(const hgemm_problem *p, cudaStream_t stream) {
     int dev = 0, sms = 0;
     cudaError_t err = cudaGetDevice(&dev);
     if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
@@ -817,25 +789,25 @@ static hgemm_status launch_v8_tile(const hgemm_problem *p, cudaStream_t stream, 
     if (bn == 128) {
         if constexpr (!B_MN)
             if (v8_split_uncoupled(p, (uint32_t)sms, 128, 2))
-                return launch_v8<1, true, T, A_MN, B_MN, 128>(p, stream, HGEMM_SK_AUTO, l2_ahead);
-        return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 128>(p, stream, HGEMM_SK_AUTO, l2_ahead);
+                return launch_v8<1, true, T, A_MN, B_MN, 128>(p, stream, HGEMM_SK_AUTO);
+        return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 128>(p, stream, HGEMM_SK_AUTO);
     }
     if constexpr (!B_MN) {
-        if (bn == 192) return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 192>(p, stream, HGEMM_SK_AUTO, l2_ahead);
-        if (bn == 64) return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 64>(p, stream, HGEMM_SK_AUTO, l2_ahead);
+        if (bn == 192) return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 192>(p, stream, HGEMM_SK_AUTO);
+        if (bn == 64) return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 64>(p, stream, HGEMM_SK_AUTO);
     }
     if constexpr (!B_MN)
         if (v8_split_uncoupled(p, (uint32_t)sms, 256, V8_UNCOUPLED_WIDE_SLICES))
-            return launch_v8<1, true, T, A_MN, B_MN, 256, 1>(p, stream, HGEMM_SK_AUTO, l2_ahead);
-    return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 256, 1>(p, stream, HGEMM_SK_AUTO, l2_ahead);
+            return launch_v8<1, true, T, A_MN, B_MN, 256, 1>(p, stream, HGEMM_SK_AUTO);
+    return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 256, 1>(p, stream, HGEMM_SK_AUTO);
 }
 
 template <typename T>
-static hgemm_status launch_v8_forms(const hgemm_problem *p, cudaStream_t stream, uint32_t l2_ahead) {
-    if (p->a_mn && p->b_mn) return launch_v8_tile<T, 1, 1>(p, stream, l2_ahead);
-    if (p->a_mn) return launch_v8_tile<T, 1, 0>(p, stream, l2_ahead);
-    if (p->b_mn) return launch_v8_tile<T, 0, 1>(p, stream, l2_ahead);
-    return launch_v8_tile<T, 0, 0>(p, stream, l2_ahead);
+static hgemm_status launch_v8_forms(const hgemm_problem *p, cudaStream_t stream) {
+    if (p->a_mn && p->b_mn) return launch_v8_tile<T, 1, 1>(p, stream);
+    if (p->a_mn) return launch_v8_tile<T, 1, 0>(p, stream);
+    if (p->b_mn) return launch_v8_tile<T, 0, 1>(p, stream);
+    return launch_v8_tile<T, 0, 0>(p, stream);
 }
 
 /* What V8 serves: the tensor-map limits of A, B and C (src/tensor_map.c),
@@ -852,8 +824,8 @@ extern "C" hgemm_status hgemm__supports_v8(const hgemm_problem *p) {
 }
 
 extern "C" hgemm_status hgemm__launch_v8(const hgemm_problem *p, cudaStream_t stream) {
-    return p->dtype == HGEMM_DTYPE_BF16 ? launch_v8_forms<__nv_bfloat16>(p, stream, V8_L2_AHEAD)
-                                        : launch_v8_forms<__half>(p, stream, V8_L2_AHEAD);
+    return p->dtype == HGEMM_DTYPE_BF16 ? launch_v8_forms<__nv_bfloat16>(p, stream)
+                                        : launch_v8_forms<__half>(p, stream);
 }
 
 /* Ablations (src/api.c's experiment table): V8 with one idea taken out,
@@ -911,18 +883,4 @@ extern "C" hgemm_status hgemm__launch_v8_split2k(const hgemm_problem *p, cudaStr
 /* Stream-K where split-K would apply (the plan before split-K existed). */
 extern "C" hgemm_status hgemm__launch_v8_streamk(const hgemm_problem *p, cudaStream_t stream) {
     return launch_v8<V8_CLUSTER, true, __half, 0, 0, 256, 1>(p, stream, HGEMM_SK_STREAM);
-}
-
-/* The table's V8 (every tile width and form, fp16) with the loader's L2
- * prefetch off (v8-nopf) or at another distance in k-tiles (run 72). */
-extern "C" hgemm_status hgemm__launch_v8_nopf(const hgemm_problem *p, cudaStream_t stream) {
-    return launch_v8_forms<__half>(p, stream, 0);
-}
-
-extern "C" hgemm_status hgemm__launch_v8_pf4(const hgemm_problem *p, cudaStream_t stream) {
-    return launch_v8_forms<__half>(p, stream, 4);
-}
-
-extern "C" hgemm_status hgemm__launch_v8_pf16(const hgemm_problem *p, cudaStream_t stream) {
-    return launch_v8_forms<__half>(p, stream, 16);
 }

@@ -71,7 +71,6 @@ enum {
     V9_MIN_SPLIT_KTILES = 2,                         /* k-tiles each slice gets at least */
     V9_MAX_BN = 64,
     V9_DEEP_STAGES = 6,                              /* the deep ring: 6 stages of two k-tiles */
-    V9_L2_AHEAD_RINGS = 2,                           /* L2 prefetch distance, in ring lengths */
 };
 
 /* Shared memory of a block with a short side of BN (16, 32 or 64), STAGES
@@ -100,7 +99,6 @@ typedef struct v9_args {
     int32_t split;       /* blocks per cluster = k slices of a tile */
     int32_t rotate;      /* 1: each tile starts its slice's k-loop at its own step (run 67) */
     int32_t staged;      /* 1: a swapped tile leaves through shared memory in 16-byte rows (run 68) */
-    int32_t ahead;       /* steps the loader asks L2 for the long operand ahead of its loads (run 72) */
 } v9_args;
 
 /* One element of C: alpha * v + beta * C[row][col] (C read only when beta != 0). */
@@ -211,21 +209,6 @@ static __device__ __forceinline__ void v9_zero(__half *dst, int halves) {
     for (int i = 0; i < halves / 8; i++) d[i] = make_uint4(0, 0, 0, 0);
 }
 
-/* Ask L2 for the long operand's KB k-tiles from k-tile kt on (those that
- * exist), the boxes the loader will load for that step. */
-template <int KB, int X_MN>
-static __device__ __forceinline__ void v9_prefetch_x(const CUtensorMap *tmap_x, int32_t kt, int32_t k_tiles,
-                                                     int32_t long0) {
-#pragma unroll
-    for (int b = 0; b < KB; b++) {
-        if (kt + b >= k_tiles) break;
-        if (X_MN)
-            tma_prefetch_l2_2d(tmap_x, long0, (kt + b) * BK);
-        else
-            tma_prefetch_l2_2d(tmap_x, (kt + b) * BK, long0);
-    }
-}
-
 template <int BN, int KB, int STAGES, typename T, int X_MN>
 __global__ void __launch_bounds__(V9_THREADS)
 v9_kernel(const __grid_constant__ CUtensorMap tmap_x, const __grid_constant__ CUtensorMap tmap_y,
@@ -261,20 +244,8 @@ v9_kernel(const __grid_constant__ CUtensorMap tmap_x, const __grid_constant__ CU
     if (warp == V9_PRODUCER_WARP) {
         if (tid % WARP_SIZE == 0) {
             pipe_state st = {0, 0};
-            /* L2 prefetch (run 72): the long operand's k-tiles of step i +
-             * ahead are asked for before step i's stage is waited for, so
-             * that more of the weight is on its way from HBM than the ring
-             * holds. The first `ahead` steps are asked for at once; the ring
-             * loads the first STAGES of them straight away as well. */
-            for (int32_t j = 1; j < args.ahead && j < n_steps; j++)
-                v9_prefetch_x<KB, X_MN>(&tmap_x, (st0 + (j + rot < n_steps ? j + rot : j + rot - n_steps)) * KB,
-                                        (int32_t)k_tiles, long0);
             for (int32_t i = 0; i < n_steps; i++, pipe_advance(&st, STAGES)) {
                 const int32_t kt = (st0 + (i + rot < n_steps ? i + rot : i + rot - n_steps)) * KB;
-                const int32_t j = i + args.ahead;
-                if (args.ahead && j < n_steps)
-                    v9_prefetch_x<KB, X_MN>(&tmap_x, (st0 + (j + rot < n_steps ? j + rot : j + rot - n_steps)) * KB,
-                                            (int32_t)k_tiles, long0);
                 const int nb = k_tiles - kt < KB ? (int)(k_tiles - kt) : KB;
                 uint64_t *full;
                 if (nb == KB) {
@@ -454,13 +425,12 @@ typedef struct v9_variant {
     int no_swap;  /* 1: A always on WGMMA's M side, B on N (v9-noswap) */
     int no_rotate; /* 1: every tile walks its slice from the first step (v9-norot) */
     int no_stage;  /* 1: the swapped tile stored element by element (v9-scalar) */
-    int no_prefetch; /* 1: no L2 prefetch ahead of the ring (v9-nopf) */
     int deep;     /* the deep ring (one block per SM, 6 stages of two k-tiles): 0 where
                      V9's tiles are at most one per SM, 1 always (v9-deep), -1 never
                      (v9-shallow: V9 before run 29) */
 } v9_variant;
 
-static const v9_variant V9_TABLE = {0, 0, 0, 0, 0, 0, 0};
+static const v9_variant V9_TABLE = {0, 0, 0, 0, 0, 0};
 
 static const v9_build *v9_find_build(int bn, int kb, int form, int stages) {
     for (size_t i = 0; i < sizeof v9_builds / sizeof v9_builds[0]; i++)
@@ -574,11 +544,8 @@ static hgemm_status v9_launch(const hgemm_problem *p, cudaStream_t stream, v9_va
      * what every call is checked for (C 16-byte aligned, ldc and the batch
      * stride multiples of 8). */
     const int staged = !v.no_stage && pl.swap;
-    /* The L2 prefetch runs as far ahead again as the ring holds: twice its
-     * stages, in steps (run 72). */
-    const int32_t ahead = v.no_prefetch ? 0 : V9_L2_AHEAD_RINGS * pl.build->stages;
     v9_args args = {make_args(p), pl.swap, (int32_t)pl.short_tiles, (int32_t)pl.split,
-                    !v.no_rotate && pl.split == 1, staged, ahead};
+                    !v.no_rotate && pl.split == 1, staged};
     void *params[] = {&tx, &ty, &args};
     const dim3 grid((unsigned)(pl.long_tiles * pl.short_tiles * pl.split));
     return hgemm__launch(pl.build->kernel, grid, V9_THREADS, pl.build->smem, pl.split, stream, params);
@@ -628,11 +595,5 @@ extern "C" hgemm_status hgemm__launch_v9_norot(const hgemm_problem *p, cudaStrea
 extern "C" hgemm_status hgemm__launch_v9_scalar(const hgemm_problem *p, cudaStream_t stream) {
     v9_variant v = V9_TABLE;
     v.no_stage = 1;
-    return v9_launch(p, stream, v);
-}
-
-extern "C" hgemm_status hgemm__launch_v9_nopf(const hgemm_problem *p, cudaStream_t stream) {
-    v9_variant v = V9_TABLE;
-    v.no_prefetch = 1;
     return v9_launch(p, stream, v);
 }

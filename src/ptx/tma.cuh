@@ -102,21 +102,6 @@ static __device__ __forceinline__ void fence_proxy_async_global(void) {
     asm volatile("fence.proxy.async.global;" ::: "memory");
 }
 
-/* cp.async.bulk.prefetch.tensor.2d.L2 (PTX ISA "cp.async.bulk.prefetch.tensor"): ask L2 to fetch
- * the box at (col, row) of `map` from global memory, with no shared-memory destination and
- * nothing to wait for; a hint, so a box partly or wholly outside the tensor is harmless. */
-static __device__ __forceinline__ void tma_prefetch_l2_2d(const CUtensorMap *map, int32_t col, int32_t row) {
-    asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%0, {%1, %2}];"
-                 ::"l"((uint64_t)map), "r"(col), "r"(row) : "memory");
-}
-
-/* The .3d form, for a batch as one tensor: `entry` is the third coordinate. */
-static __device__ __forceinline__ void tma_prefetch_l2_3d(const CUtensorMap *map, int32_t col, int32_t row,
-                                                          int32_t entry) {
-    asm volatile("cp.async.bulk.prefetch.tensor.3d.L2.global.tile [%0, {%1, %2, %3}];"
-                 ::"l"((uint64_t)map), "r"(col), "r"(row), "r"(entry) : "memory");
-}
-
 /* prefetch.tensormap (PTX ISA "prefetch, prefetchu"): warm the descriptor cache for `map`. */
 static __device__ __forceinline__ void prefetch_tensormap(const CUtensorMap *map) {
     asm volatile("prefetch.tensormap [%0];" ::"l"((uint64_t)map) : "memory");
