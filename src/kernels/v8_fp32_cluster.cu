@@ -884,3 +884,10 @@ extern "C" hgemm_status hgemm__launch_v8_split2k(const hgemm_problem *p, cudaStr
 extern "C" hgemm_status hgemm__launch_v8_streamk(const hgemm_problem *p, cudaStream_t stream) {
     return launch_v8<V8_CLUSTER, true, __half, 0, 0, 256, 1>(p, stream, HGEMM_SK_STREAM);
 }
+
+/* Clusters of 4 along M (v8-c4, run 73): four 128x256 tiles one above the
+ * other share each B tile, a quarter loaded by each block, so a block asks
+ * L2 for 24 KB a k-tile (16 KB of A, 8 KB of B) instead of 32. */
+extern "C" hgemm_status hgemm__launch_v8_c4(const hgemm_problem *p, cudaStream_t stream) {
+    return launch_v8<4, true, __half, 0, 0, 256, 1>(p, stream, HGEMM_SK_AUTO);
+}
