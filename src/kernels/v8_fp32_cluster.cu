@@ -76,7 +76,11 @@
  * Level with cuBLAS, not ahead: runs 16 and 17 measured 0.975x and 0.996x
  * (medians), fresh processes 0.959x..1.037x. v8-direct 703 [697..725],
  * v8-nocluster 737 [732..761] in run 15. The tensor pipe stays at 93%
- * busy against cuBLAS's 97% (run 16 profile).
+ * busy against cuBLAS's 97% (run 16 profile). What holds it is the requests
+ * the loads make of L2 (runs 72, 73): an L2 prefetch ahead of the ring made
+ * every shape 25..35% slower, and clusters of 4 (v8-c4, a quarter of B per
+ * block) ran each round of tiles 5..9% faster but fit only 30 clusters, 120
+ * SMs, so they lose; pairs are the widest clusters that keep all 132 busy.
  */
 #include <cuda_bf16.h>
 

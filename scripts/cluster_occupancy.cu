@@ -1,0 +1,60 @@
+/*
+ * cluster_occupancy.cu: how many thread-block clusters of 1, 2, 4, 8 and 16
+ * one-SM blocks the GPU holds at once (cudaOccupancyMaxActiveClusters), as
+ * CSV on stdout. A cluster's blocks must share one GPC, so on a GPU whose
+ * GPCs hold different numbers of SMs the answer is less than SMs / size;
+ * V8's cluster width has to live with it (docs/notes/v8-log.md, run 73).
+ *
+ *   nvcc -gencode arch=compute_90a,code=sm_90a -o cluster_occupancy scripts/cluster_occupancy.cu
+ *   ./cluster_occupancy > occupancy.csv
+ *
+ * The probe block has V8's 384 threads and more shared memory than half an
+ * SM holds, so that one block takes a whole SM, as V8's do.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <cuda_runtime.h>
+
+enum { THREADS = 384, SMEM_BYTES = 225 * 1024, MAX_CLUSTER = 16 };
+
+#define CHECK(call)                                                                            \
+    do {                                                                                       \
+        cudaError_t err_ = (call);                                                             \
+        if (err_ != cudaSuccess) {                                                             \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(err_)); \
+            exit(1);                                                                           \
+        }                                                                                      \
+    } while (0)
+
+__global__ void probe(int *out) {
+    extern __shared__ int smem[];
+    if (out) out[threadIdx.x] = smem[threadIdx.x];
+}
+
+int main(void) {
+    cudaDeviceProp prop;
+    CHECK(cudaGetDeviceProperties(&prop, 0));
+    CHECK(cudaFuncSetAttribute(probe, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES));
+    CHECK(cudaFuncSetAttribute(probe, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+    printf("# tool: scripts/cluster_occupancy.cu (cudaOccupancyMaxActiveClusters)\n");
+    printf("# gpu: %s\n# sm_count: %d\n", prop.name, prop.multiProcessorCount);
+    printf("# block: %d threads, %d bytes of dynamic shared memory (one block per SM)\n", THREADS, SMEM_BYTES);
+    printf("kernel,cluster,clusters,sms\n");
+    for (int size = 1; size <= MAX_CLUSTER; size *= 2) {
+        cudaLaunchAttribute attr;
+        attr.id = cudaLaunchAttributeClusterDimension;
+        attr.val.clusterDim.x = size;
+        attr.val.clusterDim.y = 1;
+        attr.val.clusterDim.z = 1;
+        cudaLaunchConfig_t cfg = {0};
+        cfg.gridDim = dim3(size);
+        cfg.blockDim = dim3(THREADS);
+        cfg.dynamicSmemBytes = SMEM_BYTES;
+        cfg.attrs = &attr;
+        cfg.numAttrs = 1;
+        int clusters = 0;
+        CHECK(cudaOccupancyMaxActiveClusters(&clusters, (void *)probe, &cfg));
+        printf("probe,%d,%d,%d\n", size, clusters, clusters * size);
+    }
+    return 0;
+}
