@@ -779,6 +779,14 @@ static int v8_split_uncoupled(const hgemm_problem *p, uint32_t sms, int bn, uint
     return sk.slices >= 2 && sk.slices >= min_slices;
 }
 
+/* A short k-loop, at most this many k-tiles, runs the wide tile with 3
+ * stages and each consumer's C staged whole (as v8-3stage) instead of the
+ * deep ring's 4 stages and C in two halves (run 74). Where a tile is a few
+ * k-tiles, its epilogue is most of its time and the product is bound by
+ * writing C; the second half's wait for the TMA to have read the first
+ * then costs more than the fourth stage saves. */
+#define V8_SHORT_KTILES 8
+
 /* The table's V8: the tile width by shape (v8_choose_bn), then one build per
  * element type and layout. */
 template <typename T, int A_MN, int B_MN>
@@ -803,6 +811,8 @@ static hgemm_status launch_v8_tile(const hgemm_problem *p, cudaStream_t stream) 
     if constexpr (!B_MN)
         if (v8_split_uncoupled(p, (uint32_t)sms, 256, V8_UNCOUPLED_WIDE_SLICES))
             return launch_v8<1, true, T, A_MN, B_MN, 256, 1>(p, stream, HGEMM_SK_AUTO);
+    if (hgemm_ceil_div(p->k, BK) <= V8_SHORT_KTILES)
+        return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 256, 0>(p, stream, HGEMM_SK_AUTO);
     return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 256, 1>(p, stream, HGEMM_SK_AUTO);
 }
 
