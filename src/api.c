@@ -40,7 +40,7 @@ static const hgemm_kernel_info experiment_table[] = {
     {HGEMM_KERNEL_V8, "v8-nocluster", HGEMM_ACC_F32, "V8 without clusters: each block loads its whole B tile", hgemm__launch_v8_nocluster, supports_tma_abc, 0, 0},
     {HGEMM_KERNEL_V8, "v8-direct", HGEMM_ACC_F32, "V8 with V5's epilogue: registers straight to global memory", hgemm__launch_v8_direct, supports_tma_abc, 0, 0},
     {HGEMM_KERNEL_V8, "v8-dp", HGEMM_ACC_F32, "V8 ignoring the workspace: whole tiles only, no stream-K", hgemm__launch_v8_dp, supports_tma_abc, 0, 0},
-    {HGEMM_KERNEL_V8, "v8-wide", HGEMM_ACC_F32, "V8 with 128x256 tiles at every shape (V8 picks 128x128 where those fill more SMs)", hgemm__launch_v8_wide, supports_tma_abc, 0, 0},
+    {HGEMM_KERNEL_V8, "v8-wide", HGEMM_ACC_F32, "V8 with 128x256 tiles and the 4-stage ring at every shape (V8 picks narrower tiles where those fill more SMs, and 3 stages for k <= 128)", hgemm__launch_v8_wide, supports_tma_abc, 0, 0},
     {HGEMM_KERNEL_V8, "v8-narrow", HGEMM_ACC_F32, "V8 with 128x128 tiles at every shape", hgemm__launch_v8_narrow, supports_tma_abc, 0, 0},
     {HGEMM_KERNEL_V8, "v8-narrow-dp", HGEMM_ACC_F32, "V8 with 128x128 tiles, whole tiles only (no split-K)", hgemm__launch_v8_narrow_dp, supports_tma_abc, 0, 0},
     {HGEMM_KERNEL_V8, "v8-narrow-nocluster", HGEMM_ACC_F32, "V8 with 128x128 tiles and no clusters: each block loads its whole B tile", hgemm__launch_v8_narrow_nocluster, supports_tma_abc, 0, 0},

@@ -67,7 +67,9 @@
  *     6144 x 4096: 48 wide, 64 of 192), or 128x64 for small products that
  *     cannot split (1024^3: 64 quarter tiles, 32 narrow). The rule,
  *     v8_choose_bn, counts rounds; v8-wide, v8-192, v8-narrow and v8-64
- *     force one width.
+ *     force one width. A wide tile's k-loop of at most two k-tiles (k <=
+ *     128) runs on 3 stages with C staged whole (v8-3stage's build): its
+ *     epilogue is most of its time (run 74, V8_SHORT_KTILES).
  *
  * Measured on an H200, 8192^3, median [range] of 3 runs (2026-11-30,
  * bench/results/2026-11-30-h200-run15-bench.csv; runs 13-17: docs/notes/v8-log.md):
@@ -779,13 +781,16 @@ static int v8_split_uncoupled(const hgemm_problem *p, uint32_t sms, int bn, uint
     return sk.slices >= 2 && sk.slices >= min_slices;
 }
 
-/* A short k-loop, at most this many k-tiles, runs the wide tile with 3
- * stages and each consumer's C staged whole (as v8-3stage) instead of the
- * deep ring's 4 stages and C in two halves (run 74). Where a tile is a few
- * k-tiles, its epilogue is most of its time and the product is bound by
- * writing C; the second half's wait for the TMA to have read the first
- * then costs more than the fourth stage saves. */
-#define V8_SHORT_KTILES 8
+/* A k-loop of at most this many k-tiles runs the wide tile with 3 stages
+ * and each consumer's C staged whole (as v8-3stage) instead of the deep
+ * ring's 4 stages and C in two halves. There a tile is mostly its epilogue,
+ * the second half's wait for the TMA to have read the first is what the
+ * fourth stage would have hidden, and 3 stages still hold the next tile's
+ * loads and one more. From 4 k-tiles on they do not, and each tile starts
+ * on a load in flight. Run 74, 8192 x 8192 x k, 3-stage against the deep
+ * ring: k = 128 0.0490 ms against 0.0505; k = 256 0.0761 against 0.0699;
+ * k = 512 0.1170 against 0.1153; level from k = 1024. */
+#define V8_SHORT_KTILES 2
 
 /* The table's V8: the tile width by shape (v8_choose_bn), then one build per
  * element type and layout. */
