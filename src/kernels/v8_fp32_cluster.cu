@@ -140,22 +140,26 @@ typedef struct v8_batch {
  * B stored K-major: an MN-major B loads 64-column boxes, and 96 per block is
  * not a whole number of them). A stage holds A's 128 x BK and B's BN x BK:
  * 48 KB in 3 stages, 40 KB in 4 or 32 KB in 5. */
-/* DEEP (the table's wide tile since run 27; v8-3stage is without it): a
- * fourth stage, paid for by staging each consumer's C in two halves of 128
- * columns through one 16 KB buffer instead of one 32 KB buffer (the second
- * half waits until the TMA has read the first). Run 27, 8192^3: 1.4678 ms
- * against 1.5119 with 3 stages (medians of 3 in one process). */
+/* DEEP (the deep ring: 1 since run 27, 2 since run 75; v8-3stage is
+ * without it): a fourth stage, paid for by staging each consumer's C in
+ * parts through 16 KB instead of one 32 KB buffer. DEEP = 1 (v8-halves):
+ * two halves of 128 columns through one buffer, the second waiting until
+ * the TMA has read the first. Run 27, 8192^3: 1.4678 ms against 1.5119
+ * with 3 stages (medians of 3 in one process). DEEP = 2: four parts of 64
+ * columns through two 8 KB buffers in turn, so a part waits only for the
+ * store of the part two before it (run 75). */
 template <int BN, int DEEP = 0> struct v8_tile {
     static_assert(!DEEP || BN == 256, "the deep ring is a variant of the wide tile");
-    static constexpr int stages = BN == 256 ? V8_STAGES + DEEP : BN == 192 ? 4 : BN == 128 ? 5 : 8;
+    static constexpr int stages = BN == 256 ? V8_STAGES + (DEEP > 0) : BN == 192 ? 4 : BN == 128 ? 5 : 8;
     static constexpr uint32_t tx_bytes = (V8_BM + BN) * BK * 2; /* land in each block per stage */
-    static constexpr int c_cols = DEEP ? BN / 2 : BN;          /* columns staged at a time */
+    static constexpr int c_cols = DEEP == 2 ? F16Q_BOX : DEEP ? BN / 2 : BN; /* columns staged at a time */
     static constexpr int boxes = c_cols / F16Q_BOX;             /* 64x64 boxes of a staging */
+    static constexpr int bufs = DEEP == 2 ? 2 : 1;              /* stagings in turn */
 };
 
 template <int BN, int DEEP = 0>
 struct __align__(SW128_ALIGN) v8_smem {
-    enum { STAGES = v8_tile<BN, DEEP>::stages, C_BOXES = v8_tile<BN, DEEP>::boxes };
+    enum { STAGES = v8_tile<BN, DEEP>::stages, C_BOXES = v8_tile<BN, DEEP>::boxes * v8_tile<BN, DEEP>::bufs };
     __half a[STAGES][V8_BM * BK]; /* (STAGES, BM, BK), 128B-swizzled; rows 64g.. for consumer g */
     __half b[STAGES][BN * BK];    /* (STAGES, BN, BK), 128B-swizzled; in a cluster, rows
                                      (BN/CLUSTER)*r.. come from block r's multicast */
@@ -177,6 +181,7 @@ static_assert(sizeof(v8_smem<256>) + SW128_ALIGN <= MAX_SMEM_PER_BLOCK,
               "3 stages of 48 KB and two 32 KB C buffers must fit one block's 227 KB");
 static_assert(sizeof(v8_smem<128>) + SW128_ALIGN <= MAX_SMEM_PER_BLOCK,
               "5 stages of 32 KB and two 16 KB C buffers must fit one block's 227 KB");
+static_assert(sizeof(v8_smem<256, 2>) == sizeof(v8_smem<256, 1>), "the two deep rings' C buffers take the same 32 KB");
 static_assert(sizeof(v8_smem<256, 1>) + SW128_ALIGN <= MAX_SMEM_PER_BLOCK,
               "4 stages of 48 KB and two 16 KB C buffers must fit one block's 227 KB");
 static_assert(sizeof(v8_smem<192>) + SW128_ALIGN <= MAX_SMEM_PER_BLOCK,
@@ -395,8 +400,6 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
     extern __shared__ uint8_t smem_raw[];
     v8_smem<BN, DEEP> *sm = (v8_smem<BN, DEEP> *)smem_aligned(smem_raw); /* the same offset in every block */
     const int tid = threadIdx.x, wg = tid / WARPGROUP_THREADS;
-    const uint32_t rank = CLUSTER > 1 ? cluster_ctarank() : 0;
-    const uint32_t worker = blockIdx.x / CLUSTER; /* a cluster walks its units (stream_k.h) */
     const pipe_ring ring = ring_make_cluster(sm->full, sm->empty, STAGES, CLUSTER);
 
     if (tid == 0) {
@@ -417,6 +420,8 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
     if (wg == V8_PRODUCER_WG) {
         setmaxnreg_dec<V8_PRODUCER_REGS>();
         if (tid == V8_PRODUCER_THREAD) {
+            /* a cluster walks its units (stream_k.h); this block is its rank-th */
+            const uint32_t worker = blockIdx.x / CLUSTER, rank = CLUSTER > 1 ? cluster_ctarank() : 0;
             prefetch_tensormap(&tmap_a);
             prefetch_tensormap(&tmap_b);
             pipe_state st = {0, 0};
@@ -440,6 +445,9 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
         __syncwarp(); /* converged again for the cluster barrier below */
     } else {
         setmaxnreg_inc<V8_CONSUMER_REGS>();
+        /* read here, not before the roles part: live across the loader's
+         * setmaxnreg, they were spilled (DEEP = 2, run 75) */
+        const uint32_t worker = blockIdx.x / CLUSTER, rank = CLUSTER > 1 ? cluster_ctarank() : 0;
         const int g = wg; /* rows 64g .. 64g+63 of each tile */
         const bool leader = tid % WARPGROUP_THREADS == 0;
         if (TMA_EPILOGUE && leader) {
@@ -547,14 +555,21 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
             if (!TMA_EPILOGUE || f16q_needs_direct(args, col0, BN)) {
                 epilogue_m64n_f32<T, BN>(out, d, qrow0, col0);
             } else {
-                /* The buffer is free once the TMA has read the previous part
-                 * stored from it; everyone waits for the leader to know that.
-                 * One staging per consumer's part, two halves in turn with
-                 * DEEP (registers 4j.. of the accumulator hold columns 8j..). */
+                /* A buffer is free once the TMA has read the part last stored
+                 * from it; everyone waits for the leader to know that. One
+                 * staging per consumer's part; with DEEP, parts in turn
+                 * (registers 4j.. of the accumulator hold columns 8j..):
+                 * through one buffer, each part waits for the store of the
+                 * one before (every group read), through two, for the store
+                 * of the one before that (all but the newest group read). */
 #pragma unroll
                 for (int h = 0; h < BN / tile_t::c_cols; h++) {
                     const int32_t hcol0 = col0 + h * tile_t::c_cols;
-                    if (leader) bulk_wait_group_read_0();
+                    const int bi = (h % tile_t::bufs) * tile_t::boxes; /* this part's first box */
+                    if (leader) {
+                        if constexpr (tile_t::bufs == 2) bulk_wait_group_read_1();
+                        else bulk_wait_group_read_0();
+                    }
                     named_barrier_sync(V8_EPI_BARRIER + g, WARPGROUP_THREADS);
                     if (args.beta != 0.0f) {
                         /* C's part into the staging boxes by TMA, then read
@@ -563,23 +578,23 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
                             mbarrier_arrive_expect_tx(&sm->c_full[g], tile_t::boxes * F16Q_BOX_BYTES);
 #pragma unroll
                             for (int b = 0; b < tile_t::boxes; b++)
-                                tma_load_3d(sm->c[g][b], &tmap_c_in, hcol0 + b * F16Q_BOX, qrow0,
+                                tma_load_3d(sm->c[g][bi + b], &tmap_c_in, hcol0 + b * F16Q_BOX, qrow0,
                                             (int32_t)entry, &sm->c_full[g]);
                         }
                         mbarrier_wait(&sm->c_full[g], c_phase);
                         c_phase ^= 1;
-                        f32q_stage_loaded<T, tile_t::c_cols>(sm->c[g][0], d + h * tile_t::c_cols / 2, out);
+                        f32q_stage_loaded<T, tile_t::c_cols>(sm->c[g][bi], d + h * tile_t::c_cols / 2, out);
                     } else {
                         gemm_args no_c = out; /* beta 0 here, and ptxas fits 168 registers with this */
                         no_c.beta = 0.0f;     /* copy (given `out` itself it spills 48..76 bytes) */
-                        f32q_stage<T, tile_t::c_cols>(sm->c[g][0], d + h * tile_t::c_cols / 2, no_c);
+                        f32q_stage<T, tile_t::c_cols>(sm->c[g][bi], d + h * tile_t::c_cols / 2, no_c);
                     }
                     fence_proxy_async_shared(); /* the stmatrix writes, before the TMA reads them */
                     named_barrier_sync(V8_EPI_BARRIER + g, WARPGROUP_THREADS);
                     if (leader) {
 #pragma unroll
                         for (int b = 0; b < tile_t::boxes; b++)
-                            tma_store_3d(&tmap_c, hcol0 + b * F16Q_BOX, qrow0, (int32_t)entry, sm->c[g][b]);
+                            tma_store_3d(&tmap_c, hcol0 + b * F16Q_BOX, qrow0, (int32_t)entry, sm->c[g][bi + b]);
                         bulk_commit_group();
                     }
                 }
@@ -815,10 +830,10 @@ static hgemm_status launch_v8_tile(const hgemm_problem *p, cudaStream_t stream) 
     }
     if constexpr (!B_MN)
         if (v8_split_uncoupled(p, (uint32_t)sms, 256, V8_UNCOUPLED_WIDE_SLICES))
-            return launch_v8<1, true, T, A_MN, B_MN, 256, 1>(p, stream, HGEMM_SK_AUTO);
+            return launch_v8<1, true, T, A_MN, B_MN, 256, 2>(p, stream, HGEMM_SK_AUTO);
     if (hgemm_ceil_div(p->k, BK) <= V8_SHORT_KTILES)
         return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 256, 0>(p, stream, HGEMM_SK_AUTO);
-    return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 256, 1>(p, stream, HGEMM_SK_AUTO);
+    return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 256, 2>(p, stream, HGEMM_SK_AUTO);
 }
 
 template <typename T>
@@ -850,7 +865,7 @@ extern "C" hgemm_status hgemm__launch_v8(const hgemm_problem *p, cudaStream_t st
 /* Ablations (src/api.c's experiment table): V8 with one idea taken out,
  * fp16 NT, 128x256 tiles; and each tile width alone. */
 extern "C" hgemm_status hgemm__launch_v8_nocluster(const hgemm_problem *p, cudaStream_t stream) {
-    return launch_v8<1, true, __half, 0, 0, 256, 1>(p, stream, HGEMM_SK_AUTO);
+    return launch_v8<1, true, __half, 0, 0, 256, 2>(p, stream, HGEMM_SK_AUTO);
 }
 
 extern "C" hgemm_status hgemm__launch_v8_direct(const hgemm_problem *p, cudaStream_t stream) {
@@ -858,11 +873,11 @@ extern "C" hgemm_status hgemm__launch_v8_direct(const hgemm_problem *p, cudaStre
 }
 
 extern "C" hgemm_status hgemm__launch_v8_dp(const hgemm_problem *p, cudaStream_t stream) {
-    return launch_v8<V8_CLUSTER, true, __half, 0, 0, 256, 1>(p, stream, HGEMM_SK_NONE);
+    return launch_v8<V8_CLUSTER, true, __half, 0, 0, 256, 2>(p, stream, HGEMM_SK_NONE);
 }
 
 extern "C" hgemm_status hgemm__launch_v8_wide(const hgemm_problem *p, cudaStream_t stream) {
-    return launch_v8<V8_CLUSTER, true, __half, 0, 0, 256, 1>(p, stream, HGEMM_SK_AUTO);
+    return launch_v8<V8_CLUSTER, true, __half, 0, 0, 256, 2>(p, stream, HGEMM_SK_AUTO);
 }
 
 extern "C" hgemm_status hgemm__launch_v8_narrow(const hgemm_problem *p, cudaStream_t stream) {
@@ -896,17 +911,23 @@ extern "C" hgemm_status hgemm__launch_v8_3stage(const hgemm_problem *p, cudaStre
 /* Split-K always reduced by the second kernel (before run 52 it was so for
  * any number of slices; now a few slices are added by slice 0's worker). */
 extern "C" hgemm_status hgemm__launch_v8_split2k(const hgemm_problem *p, cudaStream_t stream) {
-    return launch_v8<V8_CLUSTER, true, __half, 0, 0, 256, 1>(p, stream, HGEMM_SK_SPLIT_KERNEL);
+    return launch_v8<V8_CLUSTER, true, __half, 0, 0, 256, 2>(p, stream, HGEMM_SK_SPLIT_KERNEL);
 }
 
 /* Stream-K where split-K would apply (the plan before split-K existed). */
 extern "C" hgemm_status hgemm__launch_v8_streamk(const hgemm_problem *p, cudaStream_t stream) {
-    return launch_v8<V8_CLUSTER, true, __half, 0, 0, 256, 1>(p, stream, HGEMM_SK_STREAM);
+    return launch_v8<V8_CLUSTER, true, __half, 0, 0, 256, 2>(p, stream, HGEMM_SK_STREAM);
 }
 
 /* Clusters of 4 along M (v8-c4, run 73): four 128x256 tiles one above the
  * other share each B tile, a quarter loaded by each block, so a block asks
  * L2 for 24 KB a k-tile (16 KB of A, 8 KB of B) instead of 32. */
 extern "C" hgemm_status hgemm__launch_v8_c4(const hgemm_problem *p, cudaStream_t stream) {
-    return launch_v8<4, true, __half, 0, 0, 256, 1>(p, stream, HGEMM_SK_AUTO);
+    return launch_v8<4, true, __half, 0, 0, 256, 2>(p, stream, HGEMM_SK_AUTO);
+}
+
+/* The deep ring with C in two halves through one buffer (DEEP = 1), the
+ * table's wide tile from run 27 to run 74, at every k. */
+extern "C" hgemm_status hgemm__launch_v8_halves(const hgemm_problem *p, cudaStream_t stream) {
+    return launch_v8<V8_CLUSTER, true, __half, 0, 0, 256, 1>(p, stream, HGEMM_SK_AUTO);
 }

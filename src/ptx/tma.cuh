@@ -76,6 +76,12 @@ static __device__ __forceinline__ void bulk_wait_group_read_0(void) {
     asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
 }
 
+/* cp.async.bulk.wait_group.read 1 (PTX ISA "cp.async.bulk.wait_group"): the TMA engine has finished
+ * reading shared memory for every committed group but the newest. */
+static __device__ __forceinline__ void bulk_wait_group_read_1(void) {
+    asm volatile("cp.async.bulk.wait_group.read 1;" ::: "memory");
+}
+
 /* cp.async.bulk.wait_group 0 (PTX ISA "cp.async.bulk.wait_group"): every committed group is complete. */
 static __device__ __forceinline__ void bulk_wait_group_0(void) {
     asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
