@@ -20,7 +20,7 @@
 #             FILE=KERNELS pairs separated by ';' (e.g. "bench/shapes/prefetch.txt=v8,v8-nopf"),
 #             $SHAPES_ARGS (default --repeat 3 --cooldown 1), into shapes-NAME.csv
 #             (NAME: the file's name without .txt)
-#   occupancy scripts/cluster_occupancy.cu: how many clusters of 1..16 one-SM blocks the
+#   occupancy hgemm-cluster-occupancy (tools/cluster_occupancy.cu): how many clusters of 1..16 one-SM blocks the
 #             GPU holds at once, into occupancy.csv
 #   hostcost  hgemm-bench --host-cost: host time per call, $SUITE_KERNELS and cuBLAS
 #   forms     hgemm-bench at 8192^3 in fp16 and bf16, layouts NN, NT and TN, each beside
@@ -187,9 +187,7 @@ if has shapes; then
 fi
 
 if has occupancy; then
-    run occupancy-build 120 nvcc -gencode arch=compute_90a,code=sm_90a -o "$BUILD/cluster_occupancy" \
-        scripts/cluster_occupancy.cu &&
-        STEP_LOG="$OUT/occupancy.csv" run occupancy 30 "$BUILD/cluster_occupancy"
+    STEP_LOG="$OUT/occupancy.csv" run occupancy 30 "$BUILD/tools/hgemm-cluster-occupancy"
 fi
 
 if has hostcost; then

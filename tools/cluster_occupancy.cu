@@ -5,8 +5,7 @@
  * GPCs hold different numbers of SMs the answer is less than SMs / size;
  * V8's cluster width has to live with it (docs/notes/v8-log.md, run 73).
  *
- *   nvcc -gencode arch=compute_90a,code=sm_90a -o cluster_occupancy scripts/cluster_occupancy.cu
- *   ./cluster_occupancy > occupancy.csv
+ *   build/tools/hgemm-cluster-occupancy > occupancy.csv
  *
  * The probe block has V8's 384 threads and more shared memory than half an
  * SM holds, so that one block takes a whole SM, as V8's do.
@@ -36,7 +35,7 @@ int main(void) {
     CHECK(cudaGetDeviceProperties(&prop, 0));
     CHECK(cudaFuncSetAttribute(probe, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES));
     CHECK(cudaFuncSetAttribute(probe, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
-    printf("# tool: scripts/cluster_occupancy.cu (cudaOccupancyMaxActiveClusters)\n");
+    printf("# tool: hgemm-cluster-occupancy (tools/cluster_occupancy.cu, cudaOccupancyMaxActiveClusters)\n");
     printf("# gpu: %s\n# sm_count: %d\n", prop.name, prop.multiProcessorCount);
     printf("# block: %d threads, %d bytes of dynamic shared memory (one block per SM)\n", THREADS, SMEM_BYTES);
     printf("kernel,cluster,clusters,sms\n");
@@ -46,7 +45,7 @@ int main(void) {
         attr.val.clusterDim.x = size;
         attr.val.clusterDim.y = 1;
         attr.val.clusterDim.z = 1;
-        cudaLaunchConfig_t cfg = {0};
+        cudaLaunchConfig_t cfg = {};
         cfg.gridDim = dim3(size);
         cfg.blockDim = dim3(THREADS);
         cfg.dynamicSmemBytes = SMEM_BYTES;
