@@ -802,13 +802,14 @@ static int v8_split_uncoupled(const hgemm_problem *p, uint32_t sms, int bn, uint
 
 /* A k-loop of at most this many k-tiles runs the wide tile with 3 stages
  * and each consumer's C staged whole (as v8-3stage) instead of the deep
- * ring's 4 stages and C in two halves. There a tile is mostly its epilogue,
- * the second half's wait for the TMA to have read the first is what the
- * fourth stage would have hidden, and 3 stages still hold the next tile's
- * loads and one more. From 4 k-tiles on they do not, and each tile starts
- * on a load in flight. Run 74, 8192 x 8192 x k, 3-stage against the deep
- * ring: k = 128 0.0490 ms against 0.0505; k = 256 0.0761 against 0.0699;
- * k = 512 0.1170 against 0.1153; level from k = 1024. */
+ * ring's 4 stages and C staged in parts. There a tile is mostly its
+ * epilogue, staging C whole waits for nothing between parts, and 3 stages
+ * still hold the next tile's loads and one more. From 4 k-tiles on they do
+ * not, and each tile starts on a load in flight. 8192 x 8192 x k, 3-stage
+ * against the deep ring with C in two halves: k = 128 0.0490 ms against
+ * 0.0505 (run 74; 0.0488 against 0.0506 in run 75); k = 256 0.0761 against
+ * 0.0699; k = 512 0.1170 against 0.1153; level from k = 1024. The four-part
+ * staging (DEEP = 2) was not timed at k = 128. */
 #define V8_SHORT_KTILES 2
 
 /* The table's V8: the tile width by shape (v8_choose_bn), then one build per
