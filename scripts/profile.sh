@@ -4,6 +4,7 @@
 #   scripts/profile.sh [KERNELS] [M N K]      (defaults: every kernel and both cuBLAS modes, 8192^3)
 #   LAUNCHES=2 scripts/profile.sh ...         (the first 2 kernel launches of each call: a split's
 #                                              second kernel too)
+#   BENCH_ARGS="--layout nn" scripts/profile.sh ...  (more hgemm-bench options: a form, a batch)
 #
 # Runs Nsight Compute over hgemm-bench once per kernel, profiling the one
 # timed launch (--warmup 0 --iters 1) inside the NVTX range the benchmark
@@ -64,10 +65,11 @@ for kernel in "${list[@]}"; do
     [[ $kernel == cublas* ]] && run_kernels=v0
     echo "profile: $kernel at ${M}x${N}x${K}" >&2
     echo "# kernel: $kernel" >>"$raw"
+    # shellcheck disable=SC2086 # BENCH_ARGS: words, as typed
     "$NCU" --clock-control none --nvtx --nvtx-include "$kernel/" --launch-count "$LAUNCHES" \
         --metrics "$metrics" --csv --page raw --log-file "$OUT/ncu-$kernel.csv" \
         "$BENCH" --kernels "$run_kernels" --size "$M" "$N" "$K" --warmup 0 --iters 1 \
-        --cooldown 0 >"$OUT/bench-$kernel.log" 2>&1 || {
+        --cooldown 0 ${BENCH_ARGS:-} >"$OUT/bench-$kernel.log" 2>&1 || {
         echo "profile: ncu or the benchmark failed for $kernel:" >&2
         cat "$OUT/bench-$kernel.log" "$OUT/ncu-$kernel.csv" >&2
         exit 1
