@@ -415,11 +415,9 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
         fence_mbarrier_init();
     }
     /* The peer's loads and releases target these barriers: initialised
-     * everywhere before anyone starts. fence_mbarrier_init is the release
-     * that orders the inits before the arrival, so the arrival itself is
-     * relaxed (a release arrival is a GPU-wide memory barrier in SASS). */
+     * everywhere before anyone starts. */
     if (CLUSTER > 1)
-        cluster_sync_relaxed_arrive();
+        cluster_sync();
     else
         __syncthreads();
 
@@ -447,12 +445,8 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
                                            full, CLUSTER > 1 ? CTA_MASK : 0);
                 }
             }
-            /* The peer's consumers release this block's stages too: stay
-             * until the last of those releases has arrived (the block's own
-             * loads and the peer's multicasts have all landed by then, each
-             * waited for by a consumer here). */
-            if (CLUSTER > 1) ring_producer_tail(ring, st);
         }
+        __syncwarp(); /* converged again for the cluster barrier below */
     } else {
         setmaxnreg_inc<V8_CONSUMER_REGS>();
         /* read here, not before the roles part: live across the loader's
@@ -610,14 +604,11 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
                 }
             }
         }
-        /* The last stores have read their staging before the block exits;
-         * their writes to C complete on their own, as plain stores do */
-        if (TMA_EPILOGUE && leader) bulk_wait_group_read_0();
+        if (TMA_EPILOGUE && leader) bulk_wait_group_0(); /* the last stores are done before the block exits */
     }
-    /* No cluster barrier here: a block's shared memory is written from
-     * outside it only by the peer's multicasts, all of which this block's
-     * consumers waited for, and its barriers only by the peer's releases,
-     * for which the loader waited (ring_producer_tail). */
+    /* No block leaves while its peer may still multicast into its shared
+     * memory or release stages on its barriers. */
+    if (CLUSTER > 1) cluster_sync();
 }
 
 /* A map over C's m x n entries at `ptr` (ld, C's batch stride), in the
