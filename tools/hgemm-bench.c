@@ -118,14 +118,15 @@ static const float BENCH_ALPHA = 1.0f, BENCH_BETA = 0.0f;
 
 /* NVML, declared here and opened with dlopen: the tool never links it. */
 typedef struct nvmlDevice_st *nvmlDevice_t;
-enum { NVML_SUCCESS = 0, NVML_CLOCK_SM = 1, NVML_TEMPERATURE_GPU = 0, NVML_DRIVER_LEN = 96,
-       PCI_BUS_ID_LEN = 32 };
+enum { NVML_SUCCESS = 0, NVML_CLOCK_SM = 1, NVML_CLOCK_MEM = 2, NVML_TEMPERATURE_GPU = 0,
+       NVML_DRIVER_LEN = 96, PCI_BUS_ID_LEN = 32 };
 typedef int (*nvml_init_fn)(void);
 typedef int (*nvml_shutdown_fn)(void);
 typedef int (*nvml_handle_by_pci_fn)(const char *pci_bus_id, nvmlDevice_t *device);
 typedef int (*nvml_clock_fn)(nvmlDevice_t device, int clock_type, unsigned int *mhz);
 typedef int (*nvml_driver_fn)(char *version, unsigned int length);
 typedef int (*nvml_temperature_fn)(nvmlDevice_t device, int sensor, unsigned int *celsius);
+typedef int (*nvml_events_fn)(nvmlDevice_t device, unsigned long long *reasons);
 
 typedef struct nvml {
     void *lib;
@@ -135,6 +136,8 @@ typedef struct nvml {
     nvml_clock_fn clock;      /* nvmlDeviceGetClockInfo */
     nvml_clock_fn max_clock;  /* nvmlDeviceGetMaxClockInfo */
     nvml_temperature_fn temperature; /* nvmlDeviceGetTemperature (NULL if absent) */
+    nvml_events_fn events; /* nvmlDeviceGetCurrentClocksEventReasons, or its older name
+                              ...ThrottleReasons (NULL if neither) */
     char driver[NVML_DRIVER_LEN];
 } nvml;
 
@@ -286,8 +289,11 @@ typedef struct result {
     /* NVML sampled on the host while the timed launches run (-1 without NVML
      * or without a sample): mean SM clock, highest temperature. (No power:
      * NVML's reading is a 1-second average on this GPU generation, longer
-     * than a window, so it would mostly show the cooldown.) */
-    int window_clock_mhz, window_temp_c;
+     * than a window, so it would mostly show the cooldown.) Also the memory
+     * clock's mean, and every reason NVML gave for the clocks during the
+     * window, OR-ed (nvml_clock_events; -1 without a sample). */
+    int window_clock_mhz, window_temp_c, window_mem_clock_mhz;
+    long long window_events;
 } result;
 
 /* How one shape's timed launches rotate over operand sets, decided before
@@ -410,9 +416,13 @@ static void usage(FILE *f) {
         "  --csv FILE       write one row per (kernel, shape, form, run), with metadata, to\n"
         "                   FILE; columns gbps (bytes of A and B read and C written over ms;\n"
         "                   beta is 0, C is never read), rotate_sets (R, 1 when not rotated),\n"
-        "                   dtype, layout and batch come last, in that order ('# rotated:'\n"
+        "                   dtype, layout and batch follow, in that order ('# rotated:'\n"
         "                   lines name the rotated shapes); tflops and gbps count every entry\n"
-        "                   of a batch\n"
+        "                   of a batch; last come the timed window's NVML telemetry beyond\n"
+        "                   the SM clock: window_mem_clock_mhz (mean memory clock) and\n"
+        "                   window_clock_events (every reason NVML gave for the clocks during\n"
+        "                   the window, OR-ed, in hex: 0x4 software power cap, 0x8 hardware\n"
+        "                   slowdown, 0x20/0x40 thermal, 0x80 power brake; -1 without NVML)\n"
         "  --list           print the kernel table and exit\n"
         "  --accuracy       print mean, p99 and max absolute error of each kernel and of\n"
         "                   cuBLAS against the fp64 reference (unit-variance outputs); no timing\n"
@@ -969,6 +979,8 @@ static void nvml_open(nvml *nv, int cuda_dev) {
     nv->clock = (nvml_clock_fn)dlsym(nv->lib, "nvmlDeviceGetClockInfo");
     nv->max_clock = (nvml_clock_fn)dlsym(nv->lib, "nvmlDeviceGetMaxClockInfo");
     nv->temperature = (nvml_temperature_fn)dlsym(nv->lib, "nvmlDeviceGetTemperature");
+    nv->events = (nvml_events_fn)dlsym(nv->lib, "nvmlDeviceGetCurrentClocksEventReasons");
+    if (nv->events == NULL) nv->events = (nvml_events_fn)dlsym(nv->lib, "nvmlDeviceGetCurrentClocksThrottleReasons");
     char bus[PCI_BUS_ID_LEN];
     if (init == NULL || by_pci == NULL || nv->clock == NULL || init() != NVML_SUCCESS) return;
     nv->initialized = 1;
@@ -988,6 +1000,22 @@ static int nvml_sm_clock(const nvml *nv) {
     unsigned mhz = 0;
     if (nv->dev == NULL || nv->clock(nv->dev, NVML_CLOCK_SM, &mhz) != NVML_SUCCESS) return -1;
     return (int)mhz;
+}
+
+/* The current memory clock in MHz, or -1 without NVML. */
+static int nvml_mem_clock(const nvml *nv) {
+    unsigned mhz = 0;
+    if (nv->dev == NULL || nv->clock(nv->dev, NVML_CLOCK_MEM, &mhz) != NVML_SUCCESS) return -1;
+    return (int)mhz;
+}
+
+/* Why the clocks are where they are now, NVML's bit mask (nvmlClocksEventReason*:
+ * 0x1 idle, 0x4 software power cap, 0x8 hardware slowdown, 0x20 / 0x40
+ * software / hardware thermal slowdown, 0x80 hardware power brake), or -1. */
+static long long nvml_clock_events(const nvml *nv) {
+    unsigned long long reasons = 0;
+    if (nv->dev == NULL || nv->events == NULL || nv->events(nv->dev, &reasons) != NVML_SUCCESS) return -1;
+    return (long long)reasons;
 }
 
 static int nvml_sm_clock_max(const nvml *nv) {
@@ -1345,18 +1373,24 @@ static void check_entry(const entry *e, const problem *p, cublasHandle_t h, resu
  * every WINDOW_SAMPLE_US and keep the clock's mean and the temperature's
  * maximum in r. The host only polls; the GPU's work is not touched. */
 static void sample_window(const nvml *nv, cudaEvent_t stop, result *r) {
-    double clock_sum = 0;
-    int clocks = 0, temp_max = -1;
+    double clock_sum = 0, mem_sum = 0;
+    int clocks = 0, mems = 0, temp_max = -1;
+    long long events = -1;
     cudaError_t q;
     while ((q = cudaEventQuery(stop)) == cudaErrorNotReady) {
-        const int mhz = nvml_sm_clock(nv), celsius = nvml_temperature_c(nv);
+        const int mhz = nvml_sm_clock(nv), celsius = nvml_temperature_c(nv), mem = nvml_mem_clock(nv);
+        const long long why = nvml_clock_events(nv);
         if (mhz >= 0) clock_sum += mhz, clocks++;
+        if (mem >= 0) mem_sum += mem, mems++;
         if (celsius > temp_max) temp_max = celsius;
+        if (why >= 0) events = (events < 0 ? 0 : events) | why;
         sleep_seconds(WINDOW_SAMPLE_US * 1e-6);
     }
     if (q != cudaSuccess) HGEMM_CHECK_CUDA(q);
     r->window_clock_mhz = clocks ? (int)(clock_sum / clocks + 0.5) : -1;
+    r->window_mem_clock_mhz = mems ? (int)(mem_sum / mems + 0.5) : -1;
     r->window_temp_c = temp_max;
+    r->window_events = events;
 }
 
 /* Warm-up, then the timed window. With R operand sets the launches take
@@ -1411,13 +1445,16 @@ static const char *outcome_name(outcome s) {
 static const char *const csv_columns =
     "kernel,m,n,k,run,ms,tflops,vs_cublas32,vs_cublas16,max_abs_err,mean_abs_err,p99_abs_err,"
     "failed_elements,status,accumulator,iters,warmup,sm_clock_before_mhz,sm_clock_after_mhz,"
-    "window_sm_clock_mhz,window_max_temp_c,gbps,rotate_sets,dtype,layout,batch";
+    "window_sm_clock_mhz,window_max_temp_c,gbps,rotate_sets,dtype,layout,batch,window_mem_clock_mhz,"
+    "window_clock_events";
 
 static void csv_row(FILE *f, const entry *e, const problem *p, int run, const result *r,
                     const options *o) {
     int have_err = r->status != OUTCOME_LAUNCH_FAILED;
+    char events[24] = "-1"; /* NVML's bit mask in hex, as nvml.h writes it */
+    if (r->timed && r->window_events >= 0) snprintf(events, sizeof events, "0x%llx", (unsigned long long)r->window_events);
     fprintf(f, "%s,%lld,%lld,%lld,%d,%.6f,%.3f,%.5f,%.5f,%.6e,%.6e,%.6e,%lld,%s,%s,%lld,%lld,%d,%d,%d,%d,"
-               "%.3f,%d,%s,%s,%lld\n",
+               "%.3f,%d,%s,%s,%lld,%d,%s\n",
             e->name, (long long)p->m, (long long)p->n, (long long)p->k, run,
             r->timed ? r->ms : NAN, r->timed ? r->tflops : NAN, r->vs32, r->vs16,
             have_err ? r->stats.max_abs_err : NAN, have_err ? r->stats.mean_abs_err : NAN,
@@ -1426,7 +1463,8 @@ static void csv_row(FILE *f, const entry *e, const problem *p, int run, const re
             (long long)(r->timed ? o->warmup : 0), r->timed ? r->clock_before : -1,
             r->timed ? r->clock_after : -1, r->timed ? r->window_clock_mhz : -1,
             r->timed ? r->window_temp_c : -1, r->timed ? r->gbps : NAN, p->rot.sets,
-            dtype_name(p->f.dtype), layout_name(p->f.op_a, p->f.op_b), (long long)p->f.batch);
+            dtype_name(p->f.dtype), layout_name(p->f.op_a, p->f.op_b), (long long)p->f.batch,
+            r->timed ? r->window_mem_clock_mhz : -1, events);
 }
 
 static void print_failure(const entry *e, const result *r) {
@@ -1653,7 +1691,8 @@ static int run_shapes(const options *o, const entry *entries, int n_entries, con
                     result *r = &res[i];
                     r->vs32 = r->vs16 = r->gbps = NAN;
                     r->clock_before = r->clock_after = -1;
-                    r->window_clock_mhz = r->window_temp_c = -1;
+                    r->window_clock_mhz = r->window_temp_c = r->window_mem_clock_mhz = -1;
+                    r->window_events = -1;
                     if (run == 0 && serves[i]) serves[i] = probe_entry(&entries[i], &p);
                     if (!serves[i]) {
                         r->status = OUTCOME_SKIPPED;

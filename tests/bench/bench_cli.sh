@@ -361,16 +361,20 @@ gpu_smoke)
     header=$(grep -v '^#' "$csv" | head -n 1)
     for col in kernel m n k run ms tflops vs_cublas32 vs_cublas16 max_abs_err mean_abs_err \
                p99_abs_err iters sm_clock_before_mhz sm_clock_after_mhz window_sm_clock_mhz \
-               window_max_temp_c gbps rotate_sets dtype layout batch; do
+               window_max_temp_c gbps rotate_sets dtype layout batch window_mem_clock_mhz \
+               window_clock_events; do
         echo ",$header," | grep -q ",$col," || fail "no column '$col' in '$header'"
     done
-    echo "$header" | grep -q ',window_max_temp_c,gbps,rotate_sets,dtype,layout,batch$' ||
-        fail "gbps, rotate_sets, dtype, layout and batch are not the last columns: '$header'"
+    echo "$header" | grep -q ',window_max_temp_c,gbps,rotate_sets,dtype,layout,batch,window_mem_clock_mhz,window_clock_events$' ||
+        fail "gbps, rotate_sets, dtype, layout, batch and the window's telemetry are not the last columns: '$header'"
     rows=$(grep -v '^#' "$csv" | tail -n +2 | grep -c ',ok,')
+    # What every row ends with after its batch column: the window's memory
+    # clock and NVML's clock-event mask (hex), each -1 without NVML.
+    tel=',[-0-9]*,[-0-9a-fx]*'
     [ "$rows" -eq 6 ] || fail "expected 6 ok rows (3 kernels x 2 runs), got $rows"
     grep -q '^cublas16,264,136,72,2,' "$csv" || fail "no cublas16 row for run 2"
     grep -q '^# rotated: none$' "$csv" || fail "264 x 136 x 72 is not memory-bound: expected '# rotated: none'"
-    grep -v '^#' "$csv" | tail -n +2 | grep -v ',1,f16,nt,1$' &&
+    grep -v '^#' "$csv" | tail -n +2 | grep -v ",1,f16,nt,1$tel\$" &&
         fail "a row of an unrotated f16 nt shape does not end with rotate_sets 1, f16, nt, batch 1"
     # A memory-bound shape: rotated, GB/s in the table, the sets in the header and the rows.
     csv=$tmp/decode.csv
@@ -382,7 +386,7 @@ gpu_smoke)
     expect_in out "operand sets rotated"
     sets=$(sed -n 's/^# rotated: 16x1032x520 sets=\([0-9]*\) set_bytes=[0-9]*$/\1/p' "$csv")
     [ "${sets:-0}" -gt 1 ] || fail "no '# rotated: 16x1032x520 sets=R' line with R > 1"
-    rows=$(grep -c "^[a-z0-9]*,16,1032,520,1,.*,ok,.*,$sets,f16,nt,1\$" "$csv")
+    rows=$(grep -c "^[a-z0-9]*,16,1032,520,1,.*,ok,.*,$sets,f16,nt,1$tel\$" "$csv")
     [ "$rows" -eq 3 ] || fail "expected 3 ok rows with rotate_sets $sets, got $rows"
     run --size 16 1032 520 --kernels v0 --warmup 1 --iters 3 --cooldown 0 --no-rotate --csv "$csv"
     expect_rc 0
@@ -411,18 +415,18 @@ gpu_smoke)
     expect_in err "v0: f16 nn, batch 3 at 264 x 136 x 72: hgemm_gemm answers"
     expect_in err "cublas16: bf16 nn, batch 3: cuBLAS has no COMPUTE_16F"
     grep -q '^# forms: dtype f16,bf16; layout nn,tt; batch 3 ' "$csv" || fail "no '# forms:' line"
-    rows=$(grep -c ',ok,.*,3$' "$csv")
+    rows=$(grep -c ",ok,.*,3$tel\$" "$csv")
     [ "$rows" -eq 10 ] || fail "expected 10 ok rows (cublas32 and auto in 4 forms, cublas16 in 2), got $rows"
     for f in f16,nn f16,tt bf16,nn bf16,tt; do
-        grep -q "^auto,264,136,72,1,.*,ok,.*,$f,3\$" "$csv" || fail "no ok auto row for $f"
-        grep -q "^cublas32,264,136,72,1,.*,ok,.*,$f,3\$" "$csv" || fail "no ok cublas32 row for $f"
+        grep -q "^auto,264,136,72,1,.*,ok,.*,$f,3$tel\$" "$csv" || fail "no ok auto row for $f"
+        grep -q "^cublas32,264,136,72,1,.*,ok,.*,$f,3$tel\$" "$csv" || fail "no ok cublas32 row for $f"
     done
     grep -q '^cublas16,.*,bf16,' "$csv" && fail "a cublas16 row for bf16"
     grep -q '^v0,' "$csv" && fail "a row for v0, which serves f16 nt batch 1 only"
     # bf16 at batch 1: cublasGemmEx on bf16 matrices.
     run --size 264 136 72 --kernels auto --dtype bf16 --warmup 1 --iters 3 --cooldown 0 --csv "$csv"
     expect_rc 0
-    grep -q '^auto,264,136,72,1,.*,ok,.*,bf16,nt,1$' "$csv" || fail "no ok auto row for bf16 nt"
+    grep -q "^auto,264,136,72,1,.*,ok,.*,bf16,nt,1$tel\$" "$csv" || fail "no ok auto row for bf16 nt"
     ;;
 *)
     echo "bench_cli.sh: unknown case '$case_name'"
