@@ -14,8 +14,10 @@
 #             ($BENCH_ARGS, default --repeat 3)
 #   sweep     hgemm-bench --sweep, $SWEEP_KERNELS beside cuBLAS
 #   suite     hgemm-bench --suite llm (decode, prefill, squares, long-K, wide, ragged;
-#             memory-bound shapes with rotated operands), $SUITE_KERNELS beside
-#             cuBLAS, $SUITE_ARGS (default --repeat 2 --cooldown 0.5), into suite.csv
+#             memory-bound shapes with rotated operands), $SUITE_KERNELS (default
+#             auto, what users get; v8,v9,auto,auto-f16acc to derive AUTO's table) beside
+#             cuBLAS, $SUITE_ARGS (default --repeat 3 --cooldown 0.5: a median of 3 is
+#             not moved by one slow window, a median of 2 is; about 4 minutes), into suite.csv
 #   shapes    hgemm-bench on shape files, each with its own kernels: $SHAPES holds
 #             FILE=KERNELS pairs separated by ';' (e.g. "bench/shapes/prefetch.txt=v8,v8-nopf"),
 #             $SHAPES_ARGS (default --repeat 3 --cooldown 1), into shapes-NAME.csv
@@ -171,8 +173,8 @@ fi
 
 if has suite; then
     # shellcheck disable=SC2086
-    run suite 560 "$BUILD/tools/hgemm-bench" --kernels "${SUITE_KERNELS:-v8,v9,auto,auto-f16acc}" \
-        --suite llm ${SUITE_ARGS:---repeat 2 --cooldown 0.5} --csv "$OUT/suite.csv"
+    run suite 560 "$BUILD/tools/hgemm-bench" --kernels "${SUITE_KERNELS:-auto}" \
+        --suite llm ${SUITE_ARGS:---repeat 3 --cooldown 0.5} --csv "$OUT/suite.csv"
 fi
 
 if has shapes; then
