@@ -12,6 +12,12 @@ GB/s and the share of the H200's HBM peak; a group with a row whose
 `rotate_sets` is 1 (operands not rotated, so the L2 may have served them)
 says so. CSVs without these columns print as they always did.
 
+CSVs with the `window_clock_events` column (NVML's clock-event reasons
+during each timed window, OR-ed, hex) get a `clock events` column: which
+reasons held the clocks back in how many of a group's samples ("power cap
+in 2 of 3"), or "none". The idle bit is not a reason (the window is
+busy), and rows without NVML (-1) are not counted.
+
 Rows are grouped by form too: the `dtype`, `layout` and `batch` columns
 (CSVs without them read as f16, nt, 1). Each of the three is printed, as a
 column after the shape, only when some group differs from its default, so
@@ -40,6 +46,10 @@ BANDWIDTH = [("gbps", "GB/s", "{:.1f}"), ("hbm_pct", "% HBM", "{:.1f}")]
 FORM = [("dtype", "dtype", "f16"), ("layout", "layout", "nt"), ("batch", "batch", "1")]
 DTYPE_ORDER = ["f16", "bf16"]
 LAYOUT_ORDER = ["nt", "nn", "tn", "tt"]
+# NVML's clock-event reasons that slow the clocks (nvmlClocksEventReason*,
+# NVML API reference), as the column names them; 0x1 (idle) is left out.
+CLOCK_EVENTS = [(0x4, "power cap"), (0x8, "hw slowdown"), (0x20, "sw thermal"),
+                (0x40, "hw thermal"), (0x80, "power brake")]
 
 
 def read(paths):
@@ -59,6 +69,25 @@ def number(text):
     return None if math.isnan(v) else v
 
 
+def clock_events(text):
+    """The mask of a window_clock_events cell (hex), or None without one (-1, empty)."""
+    text = (text or "").strip()
+    if not text or text == "-1":
+        return None
+    try:
+        return int(text, 16)
+    except ValueError:
+        return None
+
+
+def events_text(stats):
+    """ "none", or "power cap in 2 of 3[, ...]" for a group's clock_events stat."""
+    masks = stats["clock_events"]
+    parts = [f"{name} in {sum(1 for m in masks if m & bit)} of {len(masks)}"
+             for bit, name in CLOCK_EVENTS if any(m & bit for m in masks)]
+    return ", ".join(parts) or "none"
+
+
 def memory_bound(m, n):
     return m <= MEMORY_BOUND_MN or n <= MEMORY_BOUND_MN
 
@@ -73,7 +102,9 @@ def summarize(rows):
     """(key, samples, stats) per key (kernel, m, n, k, dtype, layout, batch);
     stats maps a field to (median, min, max). Memory-bound groups with gbps
     values also get gbps, hbm_pct (of HBM_PEAK_GBPS) and, when some row was
-    not rotated (rotate_sets 1), not_rotated = the count of such rows."""
+    not rotated (rotate_sets 1), not_rotated = the count of such rows.
+    Groups with window_clock_events values get clock_events, the list of
+    their masks."""
     groups = {}
     for r in rows:
         key = (r["kernel"], int(r["m"]), int(r["n"]), int(r["k"])) + form_of(r)
@@ -102,6 +133,9 @@ def summarize(rows):
                 unrotated = sum(1 for r in timed if number(r.get("rotate_sets")) == 1)
                 if unrotated:
                     stats["not_rotated"] = unrotated
+        masks = [m for m in (clock_events(r.get("window_clock_events")) for r in groups[key]) if m is not None]
+        if masks:
+            stats["clock_events"] = masks
         out.append((key, len(groups[key]), stats))
     return out
 
@@ -192,7 +226,9 @@ def main():
     # A form column only where some group is not its default: f16 nt runs print as before.
     forms = [i for i, (_, _, default) in enumerate(FORM)
              if any(str(key[4 + i]) != default for key, _, _ in table)]
-    head = ["kernel", "shape"] + [FORM[i][1] for i in forms] + ["samples"] + [label for _, label, _ in fields]
+    events = any("clock_events" in stats for _, _, stats in table)
+    head = (["kernel", "shape"] + [FORM[i][1] for i in forms] + ["samples"] + [label for _, label, _ in fields]
+            + (["clock events"] if events else []))
     lines = []
     for key, count, stats in table:
         kernel, m, n, k = key[:4]
@@ -202,6 +238,8 @@ def main():
             if field == "gbps" and "not_rotated" in stats:
                 text += f" (not rotated in {stats['not_rotated']})"
             cells.append(text)
+        if events:
+            cells.append(events_text(stats) if "clock_events" in stats else "-")
         lines.append(cells)
     if args.markdown:
         print("| " + " | ".join(head) + " |")

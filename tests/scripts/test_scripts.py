@@ -146,6 +146,36 @@ auto,1024,1024,1024,1,0.01,1,1.00,1.0,0.01,,1
 auto,2048,2048,2048,1,nan,nan,nan,nan,nan,,1
 """
 
+    # The window's telemetry, the last two columns since the memory clock and
+    # NVML's clock-event reasons were added.
+    CSV_EVENTS = """kernel,m,n,k,run,ms,tflops,vs_cublas32,vs_cublas16,max_abs_err,batch,window_mem_clock_mhz,window_clock_events
+v8,8192,8192,8192,1,1.50,733,1.0,1.0,0.01,1,2619,0x4
+v8,8192,8192,8192,2,1.43,769,1.05,1.0,0.01,1,2619,0x0
+v8,8192,8192,8192,3,1.52,723,0.97,1.0,0.01,1,2619,0x84
+cublas32,8192,8192,8192,1,1.50,733,1.0,1.0,0.01,1,2619,0x1
+cublas32,8192,8192,8192,2,1.50,733,1.0,1.0,0.01,1,-1,-1
+v5,8192,8192,8192,1,1.90,580,0.8,0.8,0.01,1,-1,-1
+"""
+
+    def test_clock_events_per_group(self):
+        table, text = self.summary_of(self.CSV_EVENTS, "--markdown")
+        self.assertEqual(table[("v8", 8192)]["clock_events"], [0x4, 0x0, 0x84])
+        self.assertEqual(table[("cublas32", 8192)]["clock_events"], [0x1])  # -1 is no sample
+        self.assertNotIn("clock_events", table[("v5", 8192)])
+        lines = text.splitlines()
+        self.assertTrue(lines[0].endswith("| x cuBLAS 16F | clock events |"), lines[0])
+        v8 = [ln for ln in lines if ln.startswith("| v8 |")]
+        self.assertEqual(len(v8), 1)
+        self.assertTrue(v8[0].endswith("| power cap in 2 of 3, power brake in 1 of 3 |"), v8[0])
+        cublas = [ln for ln in lines if ln.startswith("| cublas32 |")][0]
+        self.assertTrue(cublas.endswith("| none |"), cublas)  # idle is not a reason
+        v5 = [ln for ln in lines if ln.startswith("| v5 |")][0]
+        self.assertTrue(v5.endswith("| - |"), v5)
+
+    def test_no_clock_events_column_without_the_telemetry(self):
+        _, text = self.summary_of(self.CSV)
+        self.assertNotIn("clock events", text)
+
     def test_bar_verdict(self):
         # per-shape medians 1.00 (1x4096x14336), 1.20, 0.85, 1.00; a failed
         # shape has no ratio; the HBM line counts only the weight past the L2
