@@ -11,19 +11,11 @@
  * SM holds, so that one block takes a whole SM, as V8's do.
  */
 #include <stdio.h>
-#include <stdlib.h>
 #include <cuda_runtime.h>
 
-enum { THREADS = 384, SMEM_BYTES = 225 * 1024, MAX_CLUSTER = 16 };
+#include "check.h" /* HGEMM_CHECK_CUDA */
 
-#define CHECK(call)                                                                            \
-    do {                                                                                       \
-        cudaError_t err_ = (call);                                                             \
-        if (err_ != cudaSuccess) {                                                             \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(err_)); \
-            exit(1);                                                                           \
-        }                                                                                      \
-    } while (0)
+enum { THREADS = 384, SMEM_BYTES = 225 * 1024, MAX_CLUSTER = 16 };
 
 __global__ void probe(int *out) {
     extern __shared__ int smem[];
@@ -32,9 +24,9 @@ __global__ void probe(int *out) {
 
 int main(void) {
     cudaDeviceProp prop;
-    CHECK(cudaGetDeviceProperties(&prop, 0));
-    CHECK(cudaFuncSetAttribute(probe, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES));
-    CHECK(cudaFuncSetAttribute(probe, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+    HGEMM_CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
+    HGEMM_CHECK_CUDA(cudaFuncSetAttribute(probe, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES));
+    HGEMM_CHECK_CUDA(cudaFuncSetAttribute(probe, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
     printf("# tool: hgemm-cluster-occupancy (tools/cluster_occupancy.cu, cudaOccupancyMaxActiveClusters)\n");
     printf("# gpu: %s\n# sm_count: %d\n", prop.name, prop.multiProcessorCount);
     printf("# block: %d threads, %d bytes of dynamic shared memory (one block per SM)\n", THREADS, SMEM_BYTES);
@@ -52,7 +44,7 @@ int main(void) {
         cfg.attrs = &attr;
         cfg.numAttrs = 1;
         int clusters = 0;
-        CHECK(cudaOccupancyMaxActiveClusters(&clusters, (void *)probe, &cfg));
+        HGEMM_CHECK_CUDA(cudaOccupancyMaxActiveClusters(&clusters, (void *)probe, &cfg));
         printf("probe,%d,%d,%d\n", size, clusters, clusters * size);
     }
     return 0;

@@ -995,19 +995,14 @@ static void nvml_open(nvml *nv, int cuda_dev) {
         nv->driver[0] = '\0';
 }
 
-/* The current SM clock in MHz, or -1 without NVML. */
-static int nvml_sm_clock(const nvml *nv) {
+/* A current clock (NVML_CLOCK_SM or NVML_CLOCK_MEM) in MHz, or -1 without NVML. */
+static int nvml_clock_now(const nvml *nv, int clock_type) {
     unsigned mhz = 0;
-    if (nv->dev == NULL || nv->clock(nv->dev, NVML_CLOCK_SM, &mhz) != NVML_SUCCESS) return -1;
+    if (nv->dev == NULL || nv->clock(nv->dev, clock_type, &mhz) != NVML_SUCCESS) return -1;
     return (int)mhz;
 }
 
-/* The current memory clock in MHz, or -1 without NVML. */
-static int nvml_mem_clock(const nvml *nv) {
-    unsigned mhz = 0;
-    if (nv->dev == NULL || nv->clock(nv->dev, NVML_CLOCK_MEM, &mhz) != NVML_SUCCESS) return -1;
-    return (int)mhz;
-}
+static int nvml_sm_clock(const nvml *nv) { return nvml_clock_now(nv, NVML_CLOCK_SM); }
 
 /* Why the clocks are where they are now, NVML's bit mask (nvmlClocksEventReason*:
  * 0x1 idle, 0x4 software power cap, 0x8 hardware slowdown, 0x20 / 0x40
@@ -1378,7 +1373,7 @@ static void sample_window(const nvml *nv, cudaEvent_t stop, result *r) {
     long long events = -1;
     cudaError_t q;
     while ((q = cudaEventQuery(stop)) == cudaErrorNotReady) {
-        const int mhz = nvml_sm_clock(nv), celsius = nvml_temperature_c(nv), mem = nvml_mem_clock(nv);
+        const int mhz = nvml_sm_clock(nv), celsius = nvml_temperature_c(nv), mem = nvml_clock_now(nv, NVML_CLOCK_MEM);
         const long long why = nvml_clock_events(nv);
         if (mhz >= 0) clock_sum += mhz, clocks++;
         if (mem >= 0) mem_sum += mem, mems++;
