@@ -46,6 +46,7 @@ static const hgemm_kernel_info experiment_table[] = {
     {HGEMM_KERNEL_V8, "v8-narrow-nocluster", HGEMM_ACC_F32, "V8 with 128x128 tiles and no clusters: each block loads its whole B tile", hgemm__launch_v8_narrow_nocluster, supports_tma_abc, 0, 0},
     {HGEMM_KERNEL_V8, "v8-192", HGEMM_ACC_F32, "V8 with 128x192 tiles at every shape", hgemm__launch_v8_192, supports_tma_abc, 0, 0},
     {HGEMM_KERNEL_V8, "v8-64", HGEMM_ACC_F32, "V8 with 128x64 tiles at every shape", hgemm__launch_v8_64, supports_tma_abc, 0, 0},
+    {HGEMM_KERNEL_V8, "v8-64-fenced", HGEMM_ACC_F32, "V8 with 128x64 tiles and the block's start and end behind GPU-wide memory barriers and a closing cluster barrier, as V8 had through run 76", hgemm__launch_v8_64_fenced, supports_tma_abc, 0, 0},
     {HGEMM_KERNEL_V8, "v8-3stage", HGEMM_ACC_F32, "V8 (128x256) with 3 stages and each consumer's C staged whole (32 KB), as before run 27", hgemm__launch_v8_3stage, supports_tma_abc, 0, 0},
     {HGEMM_KERNEL_V8, "v8-streamk", HGEMM_ACC_F32, "V8 (128x256) sharing a few long tiles by stream-K instead of split-K", hgemm__launch_v8_streamk, supports_tma_abc, 0, 0},
     {HGEMM_KERNEL_V8, "v8-split2k", HGEMM_ACC_F32, "V8 (128x256) with split-K always reduced by a second kernel", hgemm__launch_v8_split2k, supports_tma_abc, 0, 0},

@@ -111,6 +111,20 @@ static __device__ __forceinline__ uint64_t *ring_producer_acquire(pipe_ring r, p
     return pipe_producer_acquire(r.full, r.empty, st, tx_bytes);
 }
 
+/* Producer, after its last load: wait until every stage has gone back for
+ * the last time, i.e. every consumer of every block of the cluster has made
+ * its last release here. A block whose stages are released from other blocks
+ * (ring_make_cluster) may exit only after that: a release that arrives
+ * after the block is gone would land in freed shared memory. One wait per
+ * stage, as an acquire would make for the next `stages` loads (a stage never
+ * loaded passes at once). */
+static __device__ __forceinline__ void ring_producer_tail(pipe_ring r, pipe_state st) {
+    for (uint32_t i = 0; i < r.stages; i++) {
+        mbarrier_wait(&r.empty[st.stage], st.phase ^ 1);
+        pipe_advance(&st, r.stages);
+    }
+}
+
 static __device__ __forceinline__ void ring_consumer_wait(pipe_ring r, pipe_state st) {
     pipe_consumer_wait(r.full, st);
 }

@@ -43,6 +43,12 @@
  *     by slice 0's worker (up to 4 slices) or, with more, by all the
  *     slices' workers, each a share, in the same launch (v8-split2k: by a
  *     second kernel, as before run 55).
+ *   - a block's start and end carry no GPU-wide memory barrier: the
+ *     start's cluster barrier arrives relaxed after the barriers' init fence,
+ *     and instead of a closing cluster barrier the loader waits for the last
+ *     release of each of its stages (ring_producer_tail), the peer's
+ *     included; the last TMA stores are waited for until read
+ *     (v8-64-fenced keeps the barriers, to measure them at small products).
  * Tile and WGMMA group in flight are V5's. 12 warps: consumers in
  * warpgroups 0 and 1, the loader thread in warpgroup 2.
  *
@@ -392,7 +398,12 @@ static __device__ __forceinline__ uint64_t v8_desc(const __half *tile) {
     return MN ? wgmma_desc_sw128_mn(tile, V8_MN_BOX_BYTES) : wgmma_desc_sw128(tile);
 }
 
-template <int CLUSTER, bool TMA_EPILOGUE, typename T, int A_MN, int B_MN, int BN, int DEEP>
+/* FENCED (the v8-64-fenced ablation): the block's start and end as V8 had
+ * them through run 76 (docs/notes/v8-log.md): release arrivals at both
+ * cluster barriers (each a GPU-wide memory barrier in SASS), a closing
+ * cluster barrier, and the last stores waited for until their writes are
+ * done. */
+template <int CLUSTER, bool TMA_EPILOGUE, typename T, int A_MN, int B_MN, int BN, int DEEP, bool FENCED = false>
 __global__ void __launch_bounds__(V8_THREADS, 1)
 v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
           const __grid_constant__ CUtensorMap tmap_c, const __grid_constant__ CUtensorMap tmap_c_in,
@@ -415,9 +426,13 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
         fence_mbarrier_init();
     }
     /* The peer's loads and releases target these barriers: initialised
-     * everywhere before anyone starts. */
-    if (CLUSTER > 1)
+     * everywhere before anyone starts. fence_mbarrier_init is the release
+     * that orders the inits before the arrival, so the arrival itself is
+     * relaxed (a release arrival is a GPU-wide memory barrier in SASS). */
+    if (CLUSTER > 1 && FENCED)
         cluster_sync();
+    else if (CLUSTER > 1)
+        cluster_sync_relaxed_arrive();
     else
         __syncthreads();
 
@@ -445,8 +460,13 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
                                            full, CLUSTER > 1 ? CTA_MASK : 0);
                 }
             }
+            /* The peer's consumers release this block's stages too: stay
+             * until the last of those releases has arrived (the block's own
+             * loads and the peer's multicasts have all landed by then, each
+             * waited for by a consumer here). */
+            if (CLUSTER > 1 && !FENCED) ring_producer_tail(ring, st);
         }
-        __syncwarp(); /* converged again for the cluster barrier below */
+        if (FENCED) __syncwarp(); /* converged again for the closing cluster barrier */
     } else {
         setmaxnreg_inc<V8_CONSUMER_REGS>();
         /* read here, not before the roles part: live across the loader's
@@ -604,11 +624,18 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
                 }
             }
         }
-        if (TMA_EPILOGUE && leader) bulk_wait_group_0(); /* the last stores are done before the block exits */
+        /* The last stores have read their staging before the block exits;
+         * their writes to C complete on their own, as plain stores do */
+        if (TMA_EPILOGUE && leader) {
+            if (FENCED) bulk_wait_group_0();
+            else bulk_wait_group_read_0();
+        }
     }
-    /* No block leaves while its peer may still multicast into its shared
-     * memory or release stages on its barriers. */
-    if (CLUSTER > 1) cluster_sync();
+    /* No cluster barrier here: a block's shared memory is written from
+     * outside it only by the peer's multicasts, all of which this block's
+     * consumers waited for, and its barriers only by the peer's releases,
+     * for which the loader waited (ring_producer_tail). */
+    if (CLUSTER > 1 && FENCED) cluster_sync();
 }
 
 /* A map over C's m x n entries at `ptr` (ld, C's batch stride), in the
@@ -660,7 +687,7 @@ static int v8_workspace_fits(const hgemm_problem *p, uint32_t grid) {
            p->workspace_bytes >= V8_FLAG_BYTES + slots * V8_SLOT_FLOATS * sizeof(float);
 }
 
-template <int CLUSTER, bool TMA_EPILOGUE, typename T, int A_MN, int B_MN, int BN, int DEEP = 0>
+template <int CLUSTER, bool TMA_EPILOGUE, typename T, int A_MN, int B_MN, int BN, int DEEP = 0, bool FENCED = false>
 static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int split) {
     const int64_t batch = p->batch > 1 ? p->batch : 1;
     CUtensorMap ta, tb, tc, tc_in;
@@ -671,7 +698,7 @@ static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int s
     if (p->C_in != NULL) split = HGEMM_SK_NONE;
     uint32_t tiles_m = hgemm_ceil_div(p->m, V8_BM), tiles_n = hgemm_ceil_div(p->n, BN);
     uint32_t ctiles_m = hgemm_ceil_div(tiles_m, CLUSTER);
-    const void *kernel = (const void *)v8_kernel<CLUSTER, TMA_EPILOGUE, T, A_MN, B_MN, BN, DEEP>;
+    const void *kernel = (const void *)v8_kernel<CLUSTER, TMA_EPILOGUE, T, A_MN, B_MN, BN, DEEP, FENCED>;
     const size_t smem = sizeof(v8_smem<BN, DEEP>) + SW128_ALIGN;
     unsigned grid = 0;
     /* hgemm__supports_v8 has checked that every entry's tiles fit 32 bits at
@@ -907,6 +934,12 @@ extern "C" hgemm_status hgemm__launch_v8_192(const hgemm_problem *p, cudaStream_
 
 extern "C" hgemm_status hgemm__launch_v8_64(const hgemm_problem *p, cudaStream_t stream) {
     return launch_v8<V8_CLUSTER, true, __half, 0, 0, 64>(p, stream, HGEMM_SK_AUTO);
+}
+
+/* The quarter tile with the block's start and end as through run 76
+ * (FENCED), to measure the memory barriers at the small products. */
+extern "C" hgemm_status hgemm__launch_v8_64_fenced(const hgemm_problem *p, cudaStream_t stream) {
+    return launch_v8<V8_CLUSTER, true, __half, 0, 0, 64, 0, true>(p, stream, HGEMM_SK_AUTO);
 }
 
 extern "C" hgemm_status hgemm__launch_v8_3stage(const hgemm_problem *p, cudaStream_t stream) {
