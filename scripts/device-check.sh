@@ -22,6 +22,10 @@
 #             FILE=KERNELS pairs separated by ';' (e.g. "bench/shapes/prefetch.txt=v8,v8-nopf"),
 #             $SHAPES_ARGS (default --repeat 3 --cooldown 1), into shapes-NAME.csv
 #             (NAME: the file's name without .txt)
+#   phase     a second build, build-phase/ (-DHGEMM_PHASE_TIMER=ON: V8's tiles up to 128 wide
+#             record per-phase clocks), and hgemm-phase-timer on each "M N K" of $PHASE_SHAPES
+#             (';'-separated, default "256 256 65536;1024 1024 1024"), 5 launches each,
+#             into phase.log and phase-MxNxK.csv
 #   occupancy hgemm-cluster-occupancy (tools/cluster_occupancy.cu): how many clusters of 1..16 one-SM blocks the
 #             GPU holds at once, into occupancy.csv
 #   hostcost  hgemm-bench --host-cost: host time per call, $SUITE_KERNELS and cuBLAS
@@ -185,6 +189,20 @@ if has shapes; then
         # shellcheck disable=SC2086
         run "shapes-$name" 400 "$BUILD/tools/hgemm-bench" --kernels "$kernels" --shapes "$file" \
             ${SHAPES_ARGS:---repeat 3 --cooldown 1} --csv "$OUT/shapes-$name.csv"
+    done
+fi
+
+if has phase; then
+    gen=()
+    command -v ninja >/dev/null && gen=(-G Ninja)
+    run phase-configure 120 cmake -S . -B build-phase "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DHGEMM_PHASE_TIMER=ON
+    run phase-build 300 cmake --build build-phase --target hgemm-phase-timer -j "$(nproc)"
+    IFS=';' read -r -a phase_shapes <<<"${PHASE_SHAPES:-256 256 65536;1024 1024 1024}"
+    for shape in "${phase_shapes[@]}"; do
+        # shellcheck disable=SC2086
+        set -- $shape
+        STEP_LOG="$OUT/phase.log" run "phase-$1x$2x$3" 60 build-phase/tools/hgemm-phase-timer "$1" "$2" "$3" 5 \
+            "$OUT/phase-$1x$2x$3.csv"
     done
 fi
 

@@ -200,6 +200,26 @@ hgemm_status hgemm__launch_v9_scalar(const hgemm_problem *p, cudaStream_t stream
 hgemm_status hgemm__launch_v9_deep(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v9_shallow(const hgemm_problem *p, cudaStream_t stream);
 
+/* V8's phase clocks, in a build configured with -DHGEMM_PHASE_TIMER=ON only
+ * (tools/phase_timer.c; src/kernels/v8_fp32_cluster.cu): for each of up to
+ * V8_PHASE_SLOTS consumer warpgroups (slot = block * 2 + warpgroup), the
+ * global timer (ns) and the SM's cycle counter at each phase of its first
+ * unit of work, zero where it never got there. */
+enum v8_phase {
+    V8_PHASE_START,      /* the consumer starts */
+    V8_PHASE_FIRST_DATA, /* its first k-tile has landed */
+    V8_PHASE_KLOOP,      /* its k-loop's last WGMMA is done */
+    V8_PHASE_ALL_IN,     /* split-K in-kernel reduction: every slice's partial sum is in */
+    V8_PHASE_REDUCED,    /* ... and its share of the tile is reduced and stored */
+    V8_PHASE_END,        /* its last stores have read their staging */
+    V8_PHASES
+};
+enum { V8_PHASE_SLOTS = 1024 };
+#ifdef HGEMM_PHASE_TIMER
+int hgemm__v8_phase_clear(void);
+int hgemm__v8_phase_read(unsigned long long *out, size_t n);
+#endif
+
 #ifdef __cplusplus
 }
 #endif

@@ -136,6 +136,34 @@ enum {
     V8_MN_BOX_BYTES = V8_MN_BOX * BK * 2,                    /* 8 KB: one box, the descriptor's MN step */
 };
 
+/* Phase clocks, in a build configured with -DHGEMM_PHASE_TIMER=ON only (the
+ * library's builds compile none of this): the leader of each consumer
+ * warpgroup writes the global timer and its SM's cycle counter at six points
+ * of its first unit (enum v8_phase, internal.h), so that one launch shows
+ * where its time goes between the ring's first data, the k-loop, split-K's
+ * wait for every slice and the reduction (tools/phase_timer.c). Slot
+ * blockIdx.x * 2 + g; each slot holds V8_PHASES pairs (ns, cycles). Only
+ * the tiles up to 128 wide mark: in the 192- and 256-wide ones the marks'
+ * registers made ptxas spill, which would change what they measure. */
+enum { V8_PHASE_MAX_BN = 128 };
+#ifdef HGEMM_PHASE_TIMER
+__device__ unsigned long long v8_phase_clock[V8_PHASE_SLOTS * V8_PHASES * 2];
+#endif
+template <int BN>
+static __device__ __forceinline__ void v8_phase_mark(bool leader, bool first, int g, int phase) {
+#ifdef HGEMM_PHASE_TIMER
+    if constexpr (BN > V8_PHASE_MAX_BN) return; /* the wide tiles would spill */
+    const uint32_t slot = blockIdx.x * V8_CONSUMERS + (uint32_t)g;
+    if (leader && first && slot < V8_PHASE_SLOTS) {
+        unsigned long long *at = &v8_phase_clock[(slot * V8_PHASES + phase) * 2];
+        at[0] = globaltimer_ns();
+        at[1] = clock64();
+    }
+#else
+    (void)leader, (void)first, (void)g, (void)phase;
+#endif
+}
+
 /* What a batch changes (all zero but `tiles` for one entry): the tiles of
  * one entry, which entries A and B have (mask ~0: entry e reads its own;
  * 0: the one matrix, stride 0), and C's entry stride in elements. */
@@ -483,13 +511,17 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
         pipe_state st = {0, 0};
         hgemm_sk_walk walk = hgemm_sk_start(&sk, worker);
         hgemm_sk_unit u;
+        uint32_t units = 0; /* the phase clocks mark the first unit */
+        v8_phase_mark<BN>(leader, true, g, V8_PHASE_START);
         while (hgemm_sk_next(&sk, &walk, &u)) {
+            const bool first = units++ == 0;
             const uint32_t entry = u.tile / bt.tiles;
             const hgemm_tile tile = hgemm_raster(u.tile - entry * bt.tiles, ctiles_m, tiles_n, V8_RASTER);
             const int32_t row0 = v8_row0<CLUSTER>(tile, rank), col0 = (int32_t)(tile.n * BN);
             pipe_state held = st;
             for (uint32_t kt = u.k_begin; kt < u.k_end; kt++, ring_advance(ring, &st)) {
                 ring_consumer_wait(ring, st);
+                v8_phase_mark<BN>(leader, first && kt == u.k_begin, g, V8_PHASE_FIRST_DATA);
                 /* consumer g's 64 rows: the g-th 64-row slice (K-major) or the g-th box (MN-major) */
                 const uint64_t desc_a = v8_desc<A_MN>(&sm->a[st.stage][g * V8_WG_M * BK]);
                 const uint64_t desc_b = v8_desc<B_MN>(sm->b[st.stage]);
@@ -502,6 +534,7 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
             }
             wgmma_wait_group_0();
             ring_release_last(ring, held, leader); /* a unit has at least one k-tile */
+            v8_phase_mark<BN>(leader, first, g, V8_PHASE_KLOOP);
 
             /* A cluster tile that sticks out below m can leave a block with no
              * rows at all (an odd number of tile rows): it loaded for its peer
@@ -525,6 +558,7 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
                 if (leader) {
                     atom_add_release_gpu_u32(count, 1);
                     count_wait_gpu(count, sk.slices);
+                    v8_phase_mark<BN>(leader, first, g, V8_PHASE_ALL_IN);
                     if (atom_add_relaxed_gpu_u32(count + 1, 1) == sk.slices - 1) {
                         st_relaxed_gpu_u32(count, 0);
                         st_relaxed_gpu_u32(count + 1, 0);
@@ -536,6 +570,7 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
                 v8_reduce_share<T, BN, CLUSTER, V8_REDUCE_BATCH_IN_KERNEL>(
                     partials, out, sk, u.tile, rank, g, hgemm_sk_worker_slice(&sk, worker), qrow0, col0,
                     tid % WARPGROUP_THREADS);
+                v8_phase_mark<BN>(leader, first, g, V8_PHASE_REDUCED);
                 /* Split-K gives a worker one unit: leaving the walk here ends
                  * the accumulator's registers before the loads above (with
                  * `continue` the wide tile spilled 40 bytes). */
@@ -630,6 +665,7 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
             if (FENCED) bulk_wait_group_0();
             else bulk_wait_group_read_0();
         }
+        v8_phase_mark<BN>(leader, true, g, V8_PHASE_END);
     }
     /* No cluster barrier here: a block's shared memory is written from
      * outside it only by the peer's multicasts, all of which this block's
@@ -637,6 +673,19 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
      * for which the loader waited (ring_producer_tail). */
     if (CLUSTER > 1 && FENCED) cluster_sync();
 }
+
+#ifdef HGEMM_PHASE_TIMER
+/* The phase clocks (tools/phase_timer.c): zeroed, or copied out (n values,
+ * at most V8_PHASE_SLOTS * V8_PHASES * 2). */
+extern "C" int hgemm__v8_phase_clear(void) {
+    static const unsigned long long zeros[V8_PHASE_SLOTS * V8_PHASES * 2] = {0};
+    return cudaMemcpyToSymbol(v8_phase_clock, zeros, sizeof zeros) == cudaSuccess ? 0 : -1;
+}
+extern "C" int hgemm__v8_phase_read(unsigned long long *out, size_t n) {
+    if (n > (size_t)V8_PHASE_SLOTS * V8_PHASES * 2) return -1;
+    return cudaMemcpyFromSymbol(out, v8_phase_clock, n * sizeof *out) == cudaSuccess ? 0 : -1;
+}
+#endif
 
 /* A map over C's m x n entries at `ptr` (ld, C's batch stride), in the
  * epilogue's boxes: C itself, or a separate C input. */

@@ -6,12 +6,14 @@
 # function call inside the kernel, C7515, an accumulator register defined by
 # another instruction while WGMMAs are in flight, C7520, a WGMMA behind a
 # data-dependent branch), a stack frame, or spills.
+# PTXAS_CHECK_FLAGS: more nvcc flags (e.g. -DHGEMM_PHASE_TIMER, the diagnostic build).
 set -uo pipefail
 nvcc=$1 src=$2 inc=$3
 shift 3
 fail=0
 for cu in "$@"; do
-    out=$("$nvcc" -gencode arch=compute_90a,code=sm_90a -std=c++17 -I"$src" -I"$inc" \
+    # shellcheck disable=SC2086
+    out=$("$nvcc" -gencode arch=compute_90a,code=sm_90a -std=c++17 -I"$src" -I"$inc" ${PTXAS_CHECK_FLAGS:-} \
           -Xptxas -v -c "$cu" -o /dev/null 2>&1) || { echo "$out"; echo "FAIL $cu: does not compile"; fail=1; continue; }
     name=$(basename "$cu")
     if grep -q "wgmma.mma_async instructions are serialized" <<<"$out"; then

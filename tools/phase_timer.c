@@ -1,0 +1,191 @@
+/*
+ * hgemm-phase-timer: where one launch of V8 spends its time, phase by phase.
+ *
+ *   hgemm-phase-timer M N K [LAUNCHES] [CSV]
+ *
+ * Needs a build configured with -DHGEMM_PHASE_TIMER=ON (scripts/device-check.sh's
+ * phase step makes one in build-phase/): there the leader of each of V8's consumer
+ * warpgroups writes the global timer and its SM's cycle counter at six points
+ * of its first unit of work (enum v8_phase, src/internal.h). The tool runs
+ * AUTO on random fp16 operands (C = A * B^T, a whole workspace, as hgemm-bench
+ * gives it), checks C against the fp64 reference, then times LAUNCHES
+ * (default 5) single launches, each after 3 untimed ones, and prints for each
+ * phase when the warpgroups reached it (ns after the launch's first START,
+ * min / median / max over warpgroups) and how long each step took inside
+ * a warpgroup (ns, and SM cycles). With CSV, every mark goes there:
+ * launch,slot,phase,ns,cycles (ns relative to the launch's first START).
+ * Exit status: 0 success, 1 bad arguments, a failed check or a CUDA error,
+ * 2 no V8 marks (AUTO ran another kernel at this shape).
+ */
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "hgemm.h"
+#include "internal.h"
+
+enum { WARMUP = 3, VALUES = V8_PHASE_SLOTS * V8_PHASES * 2 };
+
+static const char *const phase_names[V8_PHASES] = {"start", "first data", "k-loop done", "all slices in",
+                                                   "reduced", "end"};
+
+static int cmp_u64(const void *a, const void *b) {
+    const unsigned long long x = *(const unsigned long long *)a, y = *(const unsigned long long *)b;
+    return (x > y) - (x < y);
+}
+
+/* min, median, max of n values (sorted in place); n > 0 */
+static void stats3(unsigned long long *v, int n, unsigned long long out[3]) {
+    qsort(v, (size_t)n, sizeof *v, cmp_u64);
+    out[0] = v[0];
+    out[1] = v[n / 2];
+    out[2] = v[n - 1];
+}
+
+static unsigned long long mark(const unsigned long long *clk, int slot, int phase, int which) {
+    return clk[((size_t)slot * V8_PHASES + (size_t)phase) * 2 + (size_t)which];
+}
+
+/* One launch's marks: the table on stdout, the rows into csv. Returns the
+ * number of warpgroups that marked a start. */
+static int report(const unsigned long long *clk, int launch, FILE *csv) {
+    static unsigned long long v[V8_PHASE_SLOTS];
+    unsigned long long t0 = ~0ull;
+    int slots = 0;
+    for (int s = 0; s < V8_PHASE_SLOTS; s++) {
+        const unsigned long long t = mark(clk, s, V8_PHASE_START, 0);
+        if (t == 0) continue;
+        slots++;
+        if (t < t0) t0 = t;
+    }
+    if (slots == 0) return 0;
+    printf("launch %d: %d consumer warpgroups\n", launch, slots);
+    printf("  %-14s %6s  %28s\n", "phase", "groups", "ns after the first start");
+    for (int p = 0; p < V8_PHASES; p++) {
+        int n = 0;
+        for (int s = 0; s < V8_PHASE_SLOTS; s++) {
+            const unsigned long long t = mark(clk, s, p, 0);
+            if (mark(clk, s, V8_PHASE_START, 0) == 0 || t == 0) continue;
+            v[n++] = t - t0;
+            if (csv)
+                fprintf(csv, "%d,%d,%s,%llu,%llu\n", launch, s, phase_names[p], t - t0, mark(clk, s, p, 1));
+        }
+        if (n == 0) continue;
+        unsigned long long st[3];
+        stats3(v, n, st);
+        printf("  %-14s %6d  %8llu %8llu %8llu\n", phase_names[p], n, st[0], st[1], st[2]);
+    }
+    /* each step inside a warpgroup: from one marked phase to the next marked one */
+    printf("  %-30s %6s  %26s  %26s\n", "step (inside a warpgroup)", "groups", "ns min / median / max",
+           "cycles min / median / max");
+    for (int p = 1; p < V8_PHASES; p++) {
+        static unsigned long long cyc[V8_PHASE_SLOTS];
+        int n = 0, from_phase = -1;
+        for (int s = 0; s < V8_PHASE_SLOTS; s++) {
+            if (mark(clk, s, V8_PHASE_START, 0) == 0 || mark(clk, s, p, 0) == 0) continue;
+            int q = p - 1;
+            while (q > 0 && mark(clk, s, q, 0) == 0) q--;
+            if (from_phase < 0) from_phase = q;
+            if (q != from_phase) continue; /* count a step only between the same two phases */
+            v[n] = mark(clk, s, p, 0) - mark(clk, s, q, 0);
+            cyc[n] = mark(clk, s, p, 1) - mark(clk, s, q, 1);
+            n++;
+        }
+        if (n == 0) continue;
+        unsigned long long a[3], b[3];
+        stats3(v, n, a);
+        stats3(cyc, n, b);
+        char name[64];
+        snprintf(name, sizeof name, "%s -> %s", phase_names[from_phase], phase_names[p]);
+        printf("  %-30s %6d  %8llu %8llu %8llu  %8llu %8llu %8llu\n", name, n, a[0], a[1], a[2], b[0], b[1],
+               b[2]);
+    }
+    return slots;
+}
+
+int main(int argc, char **argv) {
+    const int help = argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"));
+    if (help || argc < 4 || argc > 6) {
+        fprintf(help ? stdout : stderr,
+                "usage: hgemm-phase-timer M N K [LAUNCHES] [CSV]\n"
+                "V8's per-phase clocks for one launch of AUTO (a -DHGEMM_PHASE_TIMER=ON build):\n"
+                "when each consumer warpgroup started, got its first k-tile, finished its k-loop,\n"
+                "saw every split-K slice and finished its reduction and its stores.\n");
+        return help ? 0 : 1;
+    }
+    char *end;
+    const int64_t m = strtoll(argv[1], &end, 10), n = strtoll(argv[2], &end, 10), k = strtoll(argv[3], &end, 10);
+    const int launches = argc > 4 ? atoi(argv[4]) : 5;
+    if (m < 1 || n < 1 || k < 1 || m * n > ((int64_t)1 << 30) || launches < 1 || launches > 100) {
+        fprintf(stderr, "hgemm-phase-timer: M, N, K must be positive (M * N <= 2^30), LAUNCHES 1..100\n");
+        return 1;
+    }
+    FILE *csv = NULL;
+    if (argc > 5) {
+        csv = fopen(argv[5], "w");
+        if (!csv) {
+            perror(argv[5]);
+            return 1;
+        }
+        fprintf(csv, "# tool: hgemm-phase-timer\n# shape: %lld %lld %lld\nlaunch,slot,phase,ns,cycles\n",
+                (long long)m, (long long)n, (long long)k);
+    }
+    void *A, *B, *C, *ws;
+    double *ref;
+    HGEMM_CHECK_CUDA(cudaMalloc(&A, (size_t)(m * k) * 2));
+    HGEMM_CHECK_CUDA(cudaMalloc(&B, (size_t)(n * k) * 2));
+    HGEMM_CHECK_CUDA(cudaMalloc(&C, (size_t)(m * n) * 2));
+    HGEMM_CHECK_CUDA(cudaMalloc((void **)&ref, (size_t)(m * n) * sizeof(double)));
+    HGEMM_CHECK_CUDA(cudaMalloc(&ws, HGEMM_WORKSPACE_BYTES));
+    HGEMM_CHECK_CUDA(cudaMemset(ws, 0, HGEMM_WORKSPACE_BYTES));
+    const float scale = hgemm_check_unit_scale(k);
+    hgemm_check_fill_random(A, m, k, k, 1, scale, 0);
+    hgemm_check_fill_random(B, n, k, k, 2, scale, 0);
+    hgemm_check_reference(m, n, k, 1.0, A, k, B, k, 0.0, NULL, 0, ref, n, 0);
+
+#define RUN()                                                                                            \
+    hgemm_nt_ws(HGEMM_KERNEL_AUTO, m, n, k, 1.0f, A, k, B, k, 0.0f, C, n, ws, HGEMM_WORKSPACE_BYTES, 0)
+    hgemm_status status = RUN();
+    if (status != HGEMM_SUCCESS) {
+        fprintf(stderr, "hgemm-phase-timer: hgemm_nt_ws: %s\n", hgemm_status_string(status));
+        return 1;
+    }
+    hgemm_check_stats stats;
+    if (!hgemm_check_compare(C, n, ref, n, m, n, HGEMM_CHECK_ATOL_ACC_F32, HGEMM_CHECK_RTOL, &stats, 0)) {
+        fprintf(stderr, "hgemm-phase-timer: check failed: %lld of %lld elements (max error %.3e)\n",
+                (long long)stats.failed, (long long)stats.count, stats.max_abs_err);
+        return 1;
+    }
+    printf("hgemm-phase-timer: AUTO at %lld x %lld x %lld, check passed (max error %.3e)\n", (long long)m,
+           (long long)n, (long long)k, stats.max_abs_err);
+
+    static unsigned long long clk[VALUES];
+    cudaEvent_t e0, e1;
+    HGEMM_CHECK_CUDA(cudaEventCreate(&e0));
+    HGEMM_CHECK_CUDA(cudaEventCreate(&e1));
+    int marked = 0;
+    for (int l = 1; l <= launches; l++) {
+        for (int w = 0; w < WARMUP; w++) RUN();
+        HGEMM_CHECK_CUDA(cudaDeviceSynchronize());
+        if (hgemm__v8_phase_clear() != 0) return 1;
+        HGEMM_CHECK_CUDA(cudaEventRecord(e0, 0));
+        status = RUN();
+        HGEMM_CHECK_CUDA(cudaEventRecord(e1, 0));
+        HGEMM_CHECK_CUDA(cudaEventSynchronize(e1));
+        if (status != HGEMM_SUCCESS) return 1;
+        float ms = 0;
+        HGEMM_CHECK_CUDA(cudaEventElapsedTime(&ms, e0, e1));
+        if (hgemm__v8_phase_read(clk, VALUES) != 0) return 1;
+        printf("launch %d: %.1f us between the events around it\n", l, ms * 1000.0);
+        marked = report(clk, l, csv);
+        if (marked == 0) {
+            fprintf(stderr, "hgemm-phase-timer: no V8 marks: AUTO did not run V8 at this shape\n");
+            return 2;
+        }
+    }
+    if (csv) fclose(csv);
+    return 0;
+}
