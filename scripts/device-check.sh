@@ -50,6 +50,8 @@
 #             with those arguments (say --copy-engine --chunks 1) into nccl-ce.csv
 #             and nccl-ce-timeline.csv; NVLink multicast off (NCCL_NVLS_ENABLE=0)
 #
+# device.log and summary.txt open with the sources' digest (scripts/source_digest.sh),
+# which names the commit that ran even where the copy's .git is stale.
 # Everything lands under $OUT (default ./device-out): device.log (all output),
 # bench.csv, suite.csv, hostcost.csv, forms.csv, batched.csv, window30.csv, window100.csv, processes.csv, profile-raw.csv,
 # profile.csv, nccl.csv, nccl-timeline.csv. Each step has its own timeout, so a hung
@@ -96,6 +98,10 @@ run() {
     nvcc --version | tail -1
     git rev-parse --short HEAD 2>/dev/null
 } >>"$LOG" 2>&1
+# The copy's .git may be older than its files: the digest names the sources
+# (scripts/source_digest.sh REV here gives a commit's, to match it).
+digest=$(scripts/source_digest.sh 2>/dev/null || echo unknown)
+echo "source digest: $digest (scripts/source_digest.sh)" | tee -a "$LOG" >>"$SUMMARY"
 
 if has build; then
     gen=()

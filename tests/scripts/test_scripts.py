@@ -376,5 +376,66 @@ class PlottingWithoutMatplotlib(unittest.TestCase):
         self.assertIn("| v6 | fp16 | 8192x8192x8192 | 2.330e-03 | 1.117e-02 | 4.681e-02 |", out.stdout)
 
 
+
+class SourceDigest(unittest.TestCase):
+    """scripts/source_digest.sh in a scratch repository: a commit's digest is
+    its checkout's, an edit under src/ changes it, an ignored file and a file
+    outside the listed paths do not."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.repo = self.tmp.name
+        os.makedirs(os.path.join(self.repo, "scripts"))
+        os.makedirs(os.path.join(self.repo, "src"))
+        with open(os.path.join(SCRIPTS, "source_digest.sh")) as f, \
+                open(os.path.join(self.repo, "scripts", "source_digest.sh"), "w") as g:
+            g.write(f.read())
+        os.chmod(os.path.join(self.repo, "scripts", "source_digest.sh"), 0o755)
+        self.write("src/a.c", "int a;\n")
+        self.write("CMakeLists.txt", "project(x)\n")
+        self.write(".gitignore", "build*/\n")
+        self.git("init", "-q")
+        self.git("add", "-A")
+        self.git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one")
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def write(self, path, text):
+        os.makedirs(os.path.dirname(os.path.join(self.repo, path)) or self.repo, exist_ok=True)
+        with open(os.path.join(self.repo, path), "w") as f:
+            f.write(text)
+
+    def git(self, *args):
+        subprocess.run(["git", *args], cwd=self.repo, check=True, capture_output=True)
+
+    def digest(self, *rev):
+        out = subprocess.run([os.path.join(self.repo, "scripts", "source_digest.sh"), *rev],
+                             cwd=self.repo, capture_output=True, text=True)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertRegex(out.stdout, r"^[0-9a-f]{16}\n$")
+        return out.stdout
+
+    def test_checkout_and_commit_agree(self):
+        self.assertEqual(self.digest(), self.digest("HEAD"))
+
+    def test_an_edit_under_src_changes_it(self):
+        before = self.digest()
+        self.write("src/a.c", "int b;\n")
+        self.assertNotEqual(self.digest(), before)
+        self.assertEqual(self.digest("HEAD"), before)
+
+    def test_ignored_and_unlisted_files_do_not(self):
+        before = self.digest()
+        self.write("src/build-x/obj.o", "binary")  # ignored by build*/
+        self.write("README.md", "words")           # not a listed path
+        self.assertEqual(self.digest(), before)
+
+    def test_a_new_file_under_a_listed_path_does(self):
+        before = self.digest()
+        self.write("tools/new.c", "int c;\n")
+        self.assertNotEqual(self.digest(), before)
+
+
 if __name__ == "__main__":
     unittest.main()
