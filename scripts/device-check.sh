@@ -103,9 +103,11 @@ run() {
 digest=$(scripts/source_digest.sh 2>/dev/null || echo unknown)
 echo "source digest: $digest (scripts/source_digest.sh)" | tee -a "$LOG" >>"$SUMMARY"
 
+# Ninja where there is one, for the build and phase steps' trees
+gen=()
+command -v ninja >/dev/null && gen=(-G Ninja)
+
 if has build; then
-    gen=()
-    command -v ninja >/dev/null && gen=(-G Ninja)
     # CMAKE_EXTRA: e.g. -DCMAKE_CUDA_FLAGS=-DHGEMM_HANG_NS=5000000000ull for a shorter hang guard
     # shellcheck disable=SC2086
     run configure 120 cmake -S . -B "$BUILD" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release ${CMAKE_EXTRA:-} || exit 1
@@ -199,8 +201,6 @@ if has shapes; then
 fi
 
 if has phase; then
-    gen=()
-    command -v ninja >/dev/null && gen=(-G Ninja)
     run phase-configure 120 cmake -S . -B build-phase "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DHGEMM_PHASE_TIMER=ON
     run phase-build 300 cmake --build build-phase --target hgemm-phase-timer -j "$(nproc)"
     IFS=';' read -r -a phase_shapes <<<"${PHASE_SHAPES:-256 256 65536;1024 1024 1024}"

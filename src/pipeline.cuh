@@ -43,11 +43,17 @@ static __device__ __forceinline__ void pipe_advance(pipe_state *st, uint32_t sta
     }
 }
 
+/* Producer: wait until every consumer has released the stage's last use
+ * (a stage never used passes at once). */
+static __device__ __forceinline__ void pipe_producer_wait_free(uint64_t *empty, pipe_state st) {
+    mbarrier_wait(&empty[st.stage], st.phase ^ 1);
+}
+
 /* Producer: wait until the stage is free, announce `tx_bytes` of TMA traffic
  * on its full barrier and return that barrier for the loads. */
 static __device__ __forceinline__ uint64_t *pipe_producer_acquire(uint64_t *full, uint64_t *empty,
                                                                   pipe_state st, uint32_t tx_bytes) {
-    mbarrier_wait(&empty[st.stage], st.phase ^ 1);
+    pipe_producer_wait_free(empty, st);
     mbarrier_arrive_expect_tx(&full[st.stage], tx_bytes);
     return &full[st.stage];
 }
@@ -115,12 +121,11 @@ static __device__ __forceinline__ uint64_t *ring_producer_acquire(pipe_ring r, p
  * the last time, i.e. every consumer of every block of the cluster has made
  * its last release here. A block whose stages are released from other blocks
  * (ring_make_cluster) may exit only after that: a release that arrives
- * after the block is gone would land in freed shared memory. One wait per
- * stage, as an acquire would make for the next `stages` loads (a stage never
- * loaded passes at once). */
+ * after the block is gone would land in freed shared memory. The waits an
+ * acquire would make for the next `stages` loads. */
 static __device__ __forceinline__ void ring_producer_tail(pipe_ring r, pipe_state st) {
     for (uint32_t i = 0; i < r.stages; i++) {
-        mbarrier_wait(&r.empty[st.stage], st.phase ^ 1);
+        pipe_producer_wait_free(r.empty, st);
         pipe_advance(&st, r.stages);
     }
 }
