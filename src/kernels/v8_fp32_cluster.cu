@@ -52,7 +52,7 @@
  *   - programmatic dependent launch: every V8 launch carries the
  *     attribute, and each block waits (griddepcontrol.wait) only after its
  *     barriers are set up, then lets the next kernel be scheduled. A call
- *     queued behind another starts its blocks as the earlier one's exit,
+ *     queued behind another starts its blocks as the earlier call's blocks exit,
  *     instead of after the whole grid has finished and the launch has gone
  *     through (v8-nopdl launches without it; not yet run on a GPU).
  * Tile and WGMMA group in flight are V5's. 12 warps: consumers in
