@@ -34,6 +34,8 @@ typedef struct hgemm_problem {
     int64_t stride_a, stride_b, stride_c; /* elements between entries (0: A or B shared) */
     const void *C_in; int64_t ldc_in; /* hgemm_nt_options' c_in where it is not C (only V8's
                                          table row receives one); NULL: C */
+    int no_pdl;                 /* the v8-nopdl ablation: V8 launched without programmatic
+                                   dependent launch (0 everywhere else) */
 } hgemm_problem;
 
 
@@ -143,6 +145,12 @@ hgemm_status hgemm__launch(const void *kernel, dim3 grid, unsigned block, size_t
  * (hgemm__persistent_grid sets it): the launch alone. */
 hgemm_status hgemm__launch_ready(const void *kernel, dim3 grid, unsigned block, size_t smem,
                                  unsigned cluster, cudaStream_t stream, void **args);
+/* hgemm__launch_ready with programmatic dependent launch when pdl != 0: the
+ * kernel may start before the stream's previous kernel has finished, so it
+ * must execute griddepcontrol.wait (griddep_wait, src/ptx/common.cuh) before
+ * it reads or writes any global memory. */
+hgemm_status hgemm__launch_ready_ex(const void *kernel, dim3 grid, unsigned block, size_t smem,
+                                    unsigned cluster, int pdl, cudaStream_t stream, void **args);
 
 /* Blocks for a persistent kernel: as many as the device holds at once (whole
  * clusters of `cluster` blocks, as the occupancy calculator counts them for
@@ -184,6 +192,7 @@ hgemm_status hgemm__launch_v8_narrow(const hgemm_problem *p, cudaStream_t stream
 hgemm_status hgemm__launch_v8_192(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_64(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_64_fenced(const hgemm_problem *p, cudaStream_t stream);
+hgemm_status hgemm__launch_v8_nopdl(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_narrow_dp(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_narrow_nocluster(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_3stage(const hgemm_problem *p, cudaStream_t stream);

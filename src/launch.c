@@ -4,7 +4,8 @@
  * cudaLaunchKernelExC returns the launch's own status, so a good call never
  * reads (or clears) an error the caller left pending, and a failed launch is
  * reported even when an older error is pending. Cluster dimensions travel as a
- * launch attribute, which the triple-chevron syntax cannot express.
+ * launch attribute, which the triple-chevron syntax cannot express, and so
+ * does programmatic dependent launch where a launcher asks for it (V8).
  *
  * A successful cudaFuncSetAttribute clears an error the caller left pending
  * (measured: tests/gpu/test_gpu_edges.c's probe, run 17), so the dynamic
@@ -63,11 +64,12 @@ static hgemm_status set_smem_limit(const void *kernel, size_t smem) {
     return err == cudaSuccess ? HGEMM_SUCCESS : hgemm__status_from_cuda(err);
 }
 
-/* The launch configuration: `smem` bytes of dynamic shared memory and, when
- * cluster > 1, clusters of `cluster` blocks along x (`attr` holds that
- * attribute and must live as long as `cfg`). */
-static void fill_config(cudaLaunchConfig_t *cfg, cudaLaunchAttribute *attr, dim3 grid,
-                        unsigned block, size_t smem, unsigned cluster, cudaStream_t stream) {
+/* The launch configuration: `smem` bytes of dynamic shared memory, when
+ * cluster > 1 clusters of `cluster` blocks along x, and when pdl != 0
+ * programmatic dependent launch (`attr` holds the attributes and must live
+ * as long as `cfg`). */
+static void fill_config(cudaLaunchConfig_t *cfg, cudaLaunchAttribute attr[2], dim3 grid, unsigned block,
+                        size_t smem, unsigned cluster, int pdl, cudaStream_t stream) {
     memset(cfg, 0, sizeof *cfg);
     cfg->gridDim = grid;
     cfg->blockDim.x = block;
@@ -75,21 +77,37 @@ static void fill_config(cudaLaunchConfig_t *cfg, cudaLaunchAttribute *attr, dim3
     cfg->blockDim.z = 1;
     cfg->dynamicSmemBytes = smem;
     cfg->stream = stream;
-    attr->id = cudaLaunchAttributeClusterDimension;
-    attr->val.clusterDim.x = cluster;
-    attr->val.clusterDim.y = 1;
-    attr->val.clusterDim.z = 1;
-    cfg->attrs = cluster > 1 ? attr : NULL;
-    cfg->numAttrs = cluster > 1 ? 1 : 0;
+    unsigned n = 0;
+    if (cluster > 1) {
+        memset(&attr[n], 0, sizeof attr[n]);
+        attr[n].id = cudaLaunchAttributeClusterDimension;
+        attr[n].val.clusterDim.x = cluster;
+        attr[n].val.clusterDim.y = 1;
+        attr[n].val.clusterDim.z = 1;
+        n++;
+    }
+    if (pdl) {
+        memset(&attr[n], 0, sizeof attr[n]);
+        attr[n].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+        attr[n].val.programmaticStreamSerializationAllowed = 1;
+        n++;
+    }
+    cfg->attrs = n ? attr : NULL;
+    cfg->numAttrs = n;
+}
+
+hgemm_status hgemm__launch_ready_ex(const void *kernel, dim3 grid, unsigned block, size_t smem,
+                                    unsigned cluster, int pdl, cudaStream_t stream, void **args) {
+    cudaLaunchConfig_t cfg;
+    cudaLaunchAttribute attr[2];
+    fill_config(&cfg, attr, grid, block, smem, cluster, pdl, stream);
+    cudaError_t err = cudaLaunchKernelExC(&cfg, kernel, args);
+    return err == cudaSuccess ? HGEMM_SUCCESS : hgemm__status_from_cuda(err);
 }
 
 hgemm_status hgemm__launch_ready(const void *kernel, dim3 grid, unsigned block, size_t smem,
                                  unsigned cluster, cudaStream_t stream, void **args) {
-    cudaLaunchConfig_t cfg;
-    cudaLaunchAttribute attr;
-    fill_config(&cfg, &attr, grid, block, smem, cluster, stream);
-    cudaError_t err = cudaLaunchKernelExC(&cfg, kernel, args);
-    return err == cudaSuccess ? HGEMM_SUCCESS : hgemm__status_from_cuda(err);
+    return hgemm__launch_ready_ex(kernel, grid, block, smem, cluster, 0, stream, args);
 }
 
 hgemm_status hgemm__launch(const void *kernel, dim3 grid, unsigned block, size_t smem,
@@ -107,12 +125,12 @@ hgemm_status hgemm__persistent_grid(const void *kernel, unsigned block, size_t s
     int resident = 0; /* clusters (or blocks, when cluster == 1) resident at once */
     if (cluster > 1) {
         cudaLaunchConfig_t cfg;
-        cudaLaunchAttribute attr;
+        cudaLaunchAttribute attr[2];
         dim3 one_cluster;
         one_cluster.x = cluster;
         one_cluster.y = 1;
         one_cluster.z = 1;
-        fill_config(&cfg, &attr, one_cluster, block, smem, cluster, 0);
+        fill_config(&cfg, attr, one_cluster, block, smem, cluster, 0, 0);
         err = cudaOccupancyMaxActiveClusters(&resident, kernel, &cfg);
     } else {
         int dev = 0, sms = 0, per_sm = 0;

@@ -49,6 +49,12 @@
  *     release of each of its stages (ring_producer_tail), the peer's
  *     included; the last TMA stores are waited for until read
  *     (v8-64-fenced keeps the barriers, to measure them at small products).
+ *   - programmatic dependent launch: every V8 launch carries the
+ *     attribute, and each block waits (griddepcontrol.wait) only after its
+ *     barriers are set up, then lets the next kernel be scheduled. A call
+ *     queued behind another starts its blocks as the earlier call's blocks exit,
+ *     instead of after the whole grid has finished and the launch has gone
+ *     through (v8-nopdl launches without it; not yet run on a GPU).
  * Tile and WGMMA group in flight are V5's. 12 warps: consumers in
  * warpgroups 0 and 1, the loader thread in warpgroup 2.
  *
@@ -463,6 +469,15 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
         cluster_sync_relaxed_arrive();
     else
         __syncthreads();
+    /* Programmatic dependent launch (launch_v8 asks for it): this grid may
+     * have started while the stream's previous kernel still runs. Up to here
+     * only shared memory and the parameters were touched; from here on
+     * global memory is, once that kernel's writes are visible. The next
+     * kernel may be scheduled from now on: its blocks cannot share an SM
+     * with these (the register file is full), so they start only where one
+     * of these has exited, and wait for this grid in turn. */
+    griddep_wait();
+    griddep_launch_dependents();
 
     if (wg == V8_PRODUCER_WG) {
         setmaxnreg_dec<V8_PRODUCER_REGS>();
@@ -782,7 +797,8 @@ static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int s
     gemm_args args = make_args(p);
     void *params[] = {&ta, &tb, &tc, &tc_in, &args, &ctiles_m, &tiles_n, &sk, &partials, &flags, &bt};
     /* hgemm__persistent_grid has set the shared-memory limit */
-    st = hgemm__launch_ready(kernel, dim3(busy * CLUSTER), V8_THREADS, smem, CLUSTER, stream, params);
+    st = hgemm__launch_ready_ex(kernel, dim3(busy * CLUSTER), V8_THREADS, smem, CLUSTER, !p->no_pdl, stream,
+                                params);
     if (st != HGEMM_SUCCESS || !sk.slices || sk.reduce != HGEMM_SK_REDUCE_KERNEL) return st;
     /* Split-K: one block per share of each consumer's part of each tile, one
      * share per slot written (sk_workers * CLUSTER * V8_CONSUMERS <= slots). */
@@ -983,6 +999,14 @@ extern "C" hgemm_status hgemm__launch_v8_192(const hgemm_problem *p, cudaStream_
 
 extern "C" hgemm_status hgemm__launch_v8_64(const hgemm_problem *p, cudaStream_t stream) {
     return launch_v8<V8_CLUSTER, true, __half, 0, 0, 64>(p, stream, HGEMM_SK_AUTO);
+}
+
+/* The table's V8 without programmatic dependent launch (as through run 78):
+ * each call starts only once the previous kernel in the stream has finished. */
+extern "C" hgemm_status hgemm__launch_v8_nopdl(const hgemm_problem *p, cudaStream_t stream) {
+    hgemm_problem q = *p;
+    q.no_pdl = 1;
+    return hgemm__launch_v8(&q, stream);
 }
 
 /* The quarter tile with the block's start and end as through run 76

@@ -43,6 +43,20 @@ static __device__ __forceinline__ void named_barrier_sync(uint32_t id, uint32_t 
     asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(count) : "memory");
 }
 
+/* griddepcontrol (PTX ISA, "Parallel Synchronization and Communication
+ * Instructions: griddepcontrol"; sm_90): programmatic dependent launch.
+ * wait: this thread waits until every grid this one depends on has
+ * completed and its memory operations are visible to this grid. Without the
+ * launch attribute there is nothing to wait for and it returns at once.
+ * launch_dependents: the grids that depend on this one may be scheduled
+ * once every block of it has executed this or exited; a hint, no ordering. */
+static __device__ __forceinline__ void griddep_wait(void) {
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+}
+static __device__ __forceinline__ void griddep_launch_dependents(void) {
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+}
+
 /* mov %globaltimer (PTX ISA "Special Registers: %globaltimer"): nanoseconds, coarse but monotonic. */
 static __device__ __forceinline__ uint64_t globaltimer_ns(void) {
     uint64_t t;
