@@ -103,6 +103,14 @@ const hgemm_kernel_info *hgemm__kernel_by_name(const char *name) {
  *     tile in one launch (no split of short k-loops, stream_k.h) took 777 x
  *     1032 x 520 in 9.2 us and 1000^3 in 11.0..12.9 where V9 took 12.8 and
  *     15.1..15.5, and V9 kept 1024^3 (9.5 us against 10.3..11.2; 512^3 level);
+ *     since run 78 only where m * n * k <= 1.25 * 2^29: on the class's 9
+ *     shapes of bench/shapes/small-aligned.txt V8 (its narrow and quarter
+ *     tiles, its block start without memory barriers) took the 5 above that
+ *     bound in 9.0..13.5 us against V9's 10.3..18.2 (1024^3: 9.0 against
+ *     11.2; 1024 x 1024 x 2048: 13.5 against 17.5), and V9 the 4 below it
+ *     (1024 x 1024 x 512: 7.3..7.4 against 8.0; the closest, 768 x 1024 x
+ *     768: 8.1..9.4 against 9.2; V9's two figures are AUTO's and the v9
+ *     entry's; bench/results/2026-12-01-h200-run78-small-aligned.csv);
  *   - everything else: V8.
  * AUTO_F16ACC (fp16 accumulation allowed) takes V7 where it beat V8 there:
  * enough 256 x 256 tiles to fill an H200's 132 SMs (at least 128 tiles,
@@ -112,6 +120,7 @@ enum {
     AUTO_SKINNY_SIDE = 64,
     AUTO_FEW_TILES_MN = 1 << 16,
     AUTO_SMALL_MN_LOW = 1 << 18, AUTO_SMALL_MN_HIGH = 1 << 20, AUTO_SMALL_K = 2048, AUTO_SMALL_ALIGN = 64,
+    AUTO_SMALL_WORK = 5 << 27, /* m * n * k: 1.25 * 2^29 */
     F16ACC_TILE = 256, F16ACC_MIN_TILES = 128, F16ACC_SMS = 132, F16ACC_MAX_K = 16384,
 };
 
@@ -121,8 +130,9 @@ hgemm_kernel hgemm__auto_choice(int64_t m, int64_t n, int64_t k) {
     /* both sides > 64 and each at most 2^31: the product fits int64 */
     const int64_t mn = m * n;
     if (mn <= AUTO_FEW_TILES_MN) return HGEMM_KERNEL_V9;
+    /* in this branch mn <= 2^20 and k <= 2048: mn * k fits easily */
     if (mn > AUTO_SMALL_MN_LOW && mn <= AUTO_SMALL_MN_HIGH && k <= AUTO_SMALL_K && m % AUTO_SMALL_ALIGN == 0 &&
-        n % AUTO_SMALL_ALIGN == 0 && k % AUTO_SMALL_ALIGN == 0)
+        n % AUTO_SMALL_ALIGN == 0 && k % AUTO_SMALL_ALIGN == 0 && mn * k <= AUTO_SMALL_WORK)
         return HGEMM_KERNEL_V9;
     return HGEMM_KERNEL_V8;
 }

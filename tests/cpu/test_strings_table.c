@@ -147,11 +147,16 @@ static void test_auto(void) {
     CHECK_I64(auto_for(4096, 1, 4096), HGEMM_KERNEL_V9);
     CHECK_I64(auto_for(1, 1, 1), HGEMM_KERNEL_V9);
     CHECK_I64(auto_for(256, 256, 65536), HGEMM_KERNEL_V9);    /* few tiles, long k */
-    CHECK_I64(auto_for(1024, 1024, 1024), HGEMM_KERNEL_V9);   /* small */
+    CHECK_I64(auto_for(1024, 1024, 512), HGEMM_KERNEL_V9);    /* small: m * n * k = 2^29 */
+    CHECK_I64(auto_for(768, 1024, 768), HGEMM_KERNEL_V9);     /* 1.125 * 2^29 */
+    CHECK_I64(auto_for(640, 1280, 1024), HGEMM_KERNEL_V8);    /* 1.5625 * 2^29: above (run 78) */
+    CHECK_I64(auto_for(1024, 1024, 1024), HGEMM_KERNEL_V8);
+    CHECK_I64(auto_for(1024, 1024, 2048), HGEMM_KERNEL_V8);
     CHECK_I64(auto_for(777, 1032, 520), HGEMM_KERNEL_V8);    /* small and ragged (run 50) */
     CHECK_I64(auto_for(1000, 1000, 1000), HGEMM_KERNEL_V8);
     CHECK_I64(auto_for(1024, 1024, 1000), HGEMM_KERNEL_V8);
-    CHECK_I64(auto_for(2048, 512, 1024), HGEMM_KERNEL_V9);
+    CHECK_I64(auto_for(2048, 512, 1024), HGEMM_KERNEL_V8);
+    CHECK_I64(auto_for(1024, 512, 256), HGEMM_KERNEL_V9);
     CHECK_I64(auto_for(1024, 1024, 32768), HGEMM_KERNEL_V8);  /* small but long k */
     CHECK_I64(auto_for(512, 512, 512), HGEMM_KERNEL_V8);      /* V8 1.26x there, V9 1.05x */
     CHECK_I64(auto_for(65, 4096, 4096), HGEMM_KERNEL_V8);
@@ -166,7 +171,8 @@ static void test_auto(void) {
     CHECK_I64(hgemm__auto_f16acc_choice(2048, 2048, 2048), HGEMM_KERNEL_V8);  /* 64 tiles */
     CHECK_I64(hgemm__auto_f16acc_choice(8192, 8192, 32768), HGEMM_KERNEL_V8); /* long k */
     CHECK_I64(hgemm__auto_f16acc_choice(1, 4096, 4096), HGEMM_KERNEL_V9);
-    CHECK_I64(hgemm__auto_f16acc_choice(1024, 1024, 1024), HGEMM_KERNEL_V9);
+    CHECK_I64(hgemm__auto_f16acc_choice(1024, 1024, 512), HGEMM_KERNEL_V9);
+    CHECK_I64(hgemm__auto_f16acc_choice(1024, 1024, 1024), HGEMM_KERNEL_V8); /* 16 tiles: AUTO's */
 }
 
 int main(void) {
