@@ -34,9 +34,17 @@ typedef struct hgemm_problem {
     int64_t stride_a, stride_b, stride_c; /* elements between entries (0: A or B shared) */
     const void *C_in; int64_t ldc_in; /* hgemm_nt_options' c_in where it is not C (only V8's
                                          table row receives one); NULL: C */
-    int no_pdl;                 /* the v8-nopdl ablation: V8 launched without programmatic
-                                   dependent launch (0 everywhere else) */
+    int pdl;                    /* V8's programmatic dependent launch, HGEMM_PDL_*: 0 (the
+                                   launcher's choice) everywhere but its ablations */
 } hgemm_problem;
+
+/* hgemm_problem.pdl: how a V8 launch lets the stream's next kernel start.
+ * START: the launch attribute, and each block triggers its dependents
+ * right after its own griddepcontrol.wait; LATE: the attribute, and a
+ * block triggers once its loader has issued its last load; EXIT: the
+ * attribute, no trigger (the dependents are scheduled as blocks exit);
+ * OFF: no attribute (a call starts once the previous kernel has ended). */
+enum { HGEMM_PDL_DEFAULT = 0, HGEMM_PDL_START, HGEMM_PDL_LATE, HGEMM_PDL_EXIT, HGEMM_PDL_OFF };
 
 
 typedef enum hgemm_acc { HGEMM_ACC_F32 = 0, HGEMM_ACC_F16 = 1 } hgemm_acc;
@@ -151,6 +159,10 @@ hgemm_status hgemm__launch_ready(const void *kernel, dim3 grid, unsigned block, 
  * it reads or writes any global memory. */
 hgemm_status hgemm__launch_ready_ex(const void *kernel, dim3 grid, unsigned block, size_t smem,
                                     unsigned cluster, int pdl, cudaStream_t stream, void **args);
+/* hgemm__launch with programmatic dependent launch when pdl != 0 (the same
+ * contract as hgemm__launch_ready_ex). */
+hgemm_status hgemm__launch_ex(const void *kernel, dim3 grid, unsigned block, size_t smem, unsigned cluster,
+                              int pdl, cudaStream_t stream, void **args);
 
 /* Blocks for a persistent kernel: as many as the device holds at once (whole
  * clusters of `cluster` blocks, as the occupancy calculator counts them for
@@ -193,6 +205,11 @@ hgemm_status hgemm__launch_v8_192(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_64(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_64_fenced(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_nopdl(const hgemm_problem *p, cudaStream_t stream);
+hgemm_status hgemm__launch_v8_pdl_start(const hgemm_problem *p, cudaStream_t stream);
+hgemm_status hgemm__launch_v8_pdl_late(const hgemm_problem *p, cudaStream_t stream);
+hgemm_status hgemm__launch_v8_pdl_exit(const hgemm_problem *p, cudaStream_t stream);
+hgemm_status hgemm__launch_v9_nopdl(const hgemm_problem *p, cudaStream_t stream);
+hgemm_status hgemm__launch_v9_pdl_late(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_narrow_dp(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_narrow_nocluster(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_3stage(const hgemm_problem *p, cudaStream_t stream);

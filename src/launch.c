@@ -117,6 +117,13 @@ hgemm_status hgemm__launch(const void *kernel, dim3 grid, unsigned block, size_t
     return hgemm__launch_ready(kernel, grid, block, smem, cluster, stream, args);
 }
 
+hgemm_status hgemm__launch_ex(const void *kernel, dim3 grid, unsigned block, size_t smem, unsigned cluster,
+                              int pdl, cudaStream_t stream, void **args) {
+    hgemm_status st = set_smem_limit(kernel, smem);
+    if (st != HGEMM_SUCCESS) return st;
+    return hgemm__launch_ready_ex(kernel, grid, block, smem, cluster, pdl, stream, args);
+}
+
 hgemm_status hgemm__persistent_grid(const void *kernel, unsigned block, size_t smem,
                                     unsigned cluster, uint64_t units, unsigned *grid) {
     hgemm_status st = set_smem_limit(kernel, smem);

@@ -138,6 +138,7 @@ enum {
     V8_REDUCE_BATCH_IN_KERNEL = 8,                           /* the same in v8_kernel (168 registers) */
     V8_COUNT_FLAGS = 512,                                    /* flags before the in-kernel reduction's
                                                                 counters (two per tile part) */
+    V8_TRIGGER_START = 0, V8_TRIGGER_LATE = 1, V8_TRIGGER_NONE = 2, /* v8_kernel's `trigger` (HGEMM_PDL_*) */
     V8_MN_BOX = SW128_ROW_BYTES / 2,                         /* 64: MN-major boxes' width in elements */
     V8_MN_BOX_BYTES = V8_MN_BOX * BK * 2,                    /* 8 KB: one box, the descriptor's MN step */
 };
@@ -442,7 +443,7 @@ __global__ void __launch_bounds__(V8_THREADS, 1)
 v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
           const __grid_constant__ CUtensorMap tmap_c, const __grid_constant__ CUtensorMap tmap_c_in,
           gemm_args args, uint32_t ctiles_m, uint32_t tiles_n, hgemm_sk sk, float *partials, uint32_t *flags,
-          v8_batch bt) {
+          v8_batch bt, uint32_t trigger) {
     typedef v8_tile<BN, DEEP> tile_t;
     enum { B_SLICE = BN / CLUSTER, CTA_MASK = (1 << CLUSTER) - 1, STAGES = tile_t::stages, ACC = BN / 2 };
     static_assert(!B_MN || B_SLICE % V8_MN_BOX == 0, "an MN-major B slice is whole 64-column boxes");
@@ -473,11 +474,12 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
      * have started while the stream's previous kernel still runs. Up to here
      * only shared memory and the parameters were touched; from here on
      * global memory is, once that kernel's writes are visible. The next
-     * kernel may be scheduled from now on: its blocks cannot share an SM
-     * with these (the register file is full), so they start only where one
-     * of these has exited, and wait for this grid in turn. */
+     * kernel may be scheduled from now on (trigger V8_TRIGGER_START; the
+     * first thread of a block to trigger triggers it): its blocks cannot
+     * share an SM with these (the register file is full), so they start
+     * only where one of these has exited, and wait for this grid in turn. */
     griddep_wait();
-    griddep_launch_dependents();
+    if (trigger == V8_TRIGGER_START) griddep_launch_dependents();
 
     if (wg == V8_PRODUCER_WG) {
         setmaxnreg_dec<V8_PRODUCER_REGS>();
@@ -503,6 +505,7 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
                                            full, CLUSTER > 1 ? CTA_MASK : 0);
                 }
             }
+            if (trigger == V8_TRIGGER_LATE) griddep_launch_dependents(); /* the block's last load is issued */
             /* The peer's consumers release this block's stages too: stay
              * until the last of those releases has arrived (the block's own
              * loads and the peer's multicasts have all landed by then, each
@@ -740,6 +743,13 @@ static hgemm_status v8_c_in_map(const hgemm_problem *p, int64_t batch, const CUt
     return v8_c_map(p, batch, p->C_in, p->ldc_in, t);
 }
 
+/* How a launch lets the stream's next kernel start (hgemm_problem.pdl):
+ * an ablation's own mode, else START. */
+static int v8_pdl_mode(const hgemm_problem *p, const hgemm_sk *sk) {
+    (void)sk;
+    return p->pdl != HGEMM_PDL_DEFAULT ? p->pdl : HGEMM_PDL_START;
+}
+
 /* Whether the workspace holds a split over `grid` blocks: one flag and one
  * partial sum per consumer of every block. The flags and the partials keep
  * one layout for every grid: calls with different SM targets may share a
@@ -795,10 +805,13 @@ static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int s
     uint32_t *flags = split != HGEMM_SK_NONE ? (uint32_t *)p->workspace : NULL;
     float *partials = split != HGEMM_SK_NONE ? (float *)((char *)p->workspace + flag_bytes) : NULL;
     gemm_args args = make_args(p);
-    void *params[] = {&ta, &tb, &tc, &tc_in, &args, &ctiles_m, &tiles_n, &sk, &partials, &flags, &bt};
+    const int pdl = v8_pdl_mode(p, &sk);
+    uint32_t trigger = pdl == HGEMM_PDL_START ? V8_TRIGGER_START : pdl == HGEMM_PDL_LATE ? V8_TRIGGER_LATE
+                                                                                           : V8_TRIGGER_NONE;
+    void *params[] = {&ta, &tb, &tc, &tc_in, &args, &ctiles_m, &tiles_n, &sk, &partials, &flags, &bt, &trigger};
     /* hgemm__persistent_grid has set the shared-memory limit */
-    st = hgemm__launch_ready_ex(kernel, dim3(busy * CLUSTER), V8_THREADS, smem, CLUSTER, !p->no_pdl, stream,
-                                params);
+    st = hgemm__launch_ready_ex(kernel, dim3(busy * CLUSTER), V8_THREADS, smem, CLUSTER, pdl != HGEMM_PDL_OFF,
+                                stream, params);
     if (st != HGEMM_SUCCESS || !sk.slices || sk.reduce != HGEMM_SK_REDUCE_KERNEL) return st;
     /* Split-K: one block per share of each consumer's part of each tile, one
      * share per slot written (sk_workers * CLUSTER * V8_CONSUMERS <= slots). */
@@ -1001,12 +1014,25 @@ extern "C" hgemm_status hgemm__launch_v8_64(const hgemm_problem *p, cudaStream_t
     return launch_v8<V8_CLUSTER, true, __half, 0, 0, 64>(p, stream, HGEMM_SK_AUTO);
 }
 
-/* The table's V8 without programmatic dependent launch (as through run 78):
- * each call starts only once the previous kernel in the stream has finished. */
-extern "C" hgemm_status hgemm__launch_v8_nopdl(const hgemm_problem *p, cudaStream_t stream) {
+/* The table's V8 with one way of programmatic dependent launch everywhere
+ * (hgemm_problem.pdl); OFF is V8 as through run 78: each call starts only
+ * once the previous kernel in the stream has finished. */
+static hgemm_status launch_v8_pdl(const hgemm_problem *p, cudaStream_t stream, int pdl) {
     hgemm_problem q = *p;
-    q.no_pdl = 1;
+    q.pdl = pdl;
     return hgemm__launch_v8(&q, stream);
+}
+extern "C" hgemm_status hgemm__launch_v8_nopdl(const hgemm_problem *p, cudaStream_t stream) {
+    return launch_v8_pdl(p, stream, HGEMM_PDL_OFF);
+}
+extern "C" hgemm_status hgemm__launch_v8_pdl_start(const hgemm_problem *p, cudaStream_t stream) {
+    return launch_v8_pdl(p, stream, HGEMM_PDL_START);
+}
+extern "C" hgemm_status hgemm__launch_v8_pdl_late(const hgemm_problem *p, cudaStream_t stream) {
+    return launch_v8_pdl(p, stream, HGEMM_PDL_LATE);
+}
+extern "C" hgemm_status hgemm__launch_v8_pdl_exit(const hgemm_problem *p, cudaStream_t stream) {
+    return launch_v8_pdl(p, stream, HGEMM_PDL_EXIT);
 }
 
 /* The quarter tile with the block's start and end as through run 76

@@ -71,6 +71,7 @@ enum {
     V9_MIN_SPLIT_KTILES = 2,                         /* k-tiles each slice gets at least */
     V9_MAX_BN = 64,
     V9_DEEP_STAGES = 6,                              /* the deep ring: 6 stages of two k-tiles */
+    V9_TRIGGER_START = 0, V9_TRIGGER_LATE = 1, V9_TRIGGER_NONE = 2, /* v9_args.trigger (HGEMM_PDL_*) */
 };
 
 /* Shared memory of a block with a short side of BN (16, 32 or 64), STAGES
@@ -99,6 +100,7 @@ typedef struct v9_args {
     int32_t split;       /* blocks per cluster = k slices of a tile */
     int32_t rotate;      /* 1: each tile starts its slice's k-loop at its own step (run 67) */
     int32_t staged;      /* 1: a swapped tile leaves through shared memory in 16-byte rows (run 68) */
+    int32_t trigger;     /* programmatic dependent launch: V9_TRIGGER_* */
 } v9_args;
 
 /* One element of C: alpha * v + beta * C[row][col] (C read only when beta != 0). */
@@ -240,6 +242,13 @@ v9_kernel(const __grid_constant__ CUtensorMap tmap_x, const __grid_constant__ CU
 
     if (tid == 0) pipe_init(sm->full, sm->empty, STAGES, 1);
     __syncthreads();
+    /* Programmatic dependent launch (v9_launch asks for it): this grid may
+     * have started while the stream's previous kernel still runs; global
+     * memory is touched only from here on, once that kernel's writes are
+     * visible. With V9_TRIGGER_START the next kernel may be scheduled from
+     * here (the first thread of a block to trigger triggers it). */
+    griddep_wait();
+    if (args.trigger == V9_TRIGGER_START) griddep_launch_dependents();
 
     if (warp == V9_PRODUCER_WARP) {
         if (tid % WARP_SIZE == 0) {
@@ -274,6 +283,7 @@ v9_kernel(const __grid_constant__ CUtensorMap tmap_x, const __grid_constant__ CU
                     tma_load_2d(sm->y[st.stage][b], &tmap_y, (kt + b) * BK, short0, full);
                 }
             }
+            if (args.trigger == V9_TRIGGER_LATE) griddep_launch_dependents(); /* the block's last load is issued */
         }
     } else {
         const bool leader = tid == 0;
@@ -428,9 +438,10 @@ typedef struct v9_variant {
     int deep;     /* the deep ring (one block per SM, 6 stages of two k-tiles): 0 where
                      V9's tiles are at most one per SM, 1 always (v9-deep), -1 never
                      (v9-shallow: V9 before run 29) */
+    int pdl;      /* programmatic dependent launch, HGEMM_PDL_*: 0 V9's choice (START) */
 } v9_variant;
 
-static const v9_variant V9_TABLE = {0, 0, 0, 0, 0, 0};
+static const v9_variant V9_TABLE = {0, 0, 0, 0, 0, 0, 0};
 
 static const v9_build *v9_find_build(int bn, int kb, int form, int stages) {
     for (size_t i = 0; i < sizeof v9_builds / sizeof v9_builds[0]; i++)
@@ -544,11 +555,15 @@ static hgemm_status v9_launch(const hgemm_problem *p, cudaStream_t stream, v9_va
      * what every call is checked for (C 16-byte aligned, ldc and the batch
      * stride multiples of 8). */
     const int staged = !v.no_stage && pl.swap;
+    const int pdl = v.pdl != HGEMM_PDL_DEFAULT ? v.pdl : HGEMM_PDL_START;
+    const int32_t trigger = pdl == HGEMM_PDL_START ? V9_TRIGGER_START
+                            : pdl == HGEMM_PDL_LATE ? V9_TRIGGER_LATE : V9_TRIGGER_NONE;
     v9_args args = {make_args(p), pl.swap, (int32_t)pl.short_tiles, (int32_t)pl.split,
-                    !v.no_rotate && pl.split == 1, staged};
+                    !v.no_rotate && pl.split == 1, staged, trigger};
     void *params[] = {&tx, &ty, &args};
     const dim3 grid((unsigned)(pl.long_tiles * pl.short_tiles * pl.split));
-    return hgemm__launch(pl.build->kernel, grid, V9_THREADS, pl.build->smem, pl.split, stream, params);
+    return hgemm__launch_ex(pl.build->kernel, grid, V9_THREADS, pl.build->smem, pl.split, pdl != HGEMM_PDL_OFF,
+                            stream, params);
 }
 
 extern "C" hgemm_status hgemm__launch_v9(const hgemm_problem *p, cudaStream_t stream) {
@@ -595,5 +610,20 @@ extern "C" hgemm_status hgemm__launch_v9_norot(const hgemm_problem *p, cudaStrea
 extern "C" hgemm_status hgemm__launch_v9_scalar(const hgemm_problem *p, cudaStream_t stream) {
     v9_variant v = V9_TABLE;
     v.no_stage = 1;
+    return v9_launch(p, stream, v);
+}
+
+/* V9 with one way of programmatic dependent launch (HGEMM_PDL_*): without
+ * the attribute (v9-nopdl: V9 through run 79), or triggering the next kernel
+ * once the loader has issued its last load (v9-pdl-late). */
+extern "C" hgemm_status hgemm__launch_v9_nopdl(const hgemm_problem *p, cudaStream_t stream) {
+    v9_variant v = V9_TABLE;
+    v.pdl = HGEMM_PDL_OFF;
+    return v9_launch(p, stream, v);
+}
+
+extern "C" hgemm_status hgemm__launch_v9_pdl_late(const hgemm_problem *p, cudaStream_t stream) {
+    v9_variant v = V9_TABLE;
+    v.pdl = HGEMM_PDL_LATE;
     return v9_launch(p, stream, v);
 }

@@ -15,8 +15,10 @@
  *     fp64 reference: a call that started on the workspace before the one
  *     before it was done with it would corrupt the sums, or hang (the hang
  *     guard then fails the launch).
- * For AUTO, V8 and v8-nopdl (the same without the launch attribute), with a
- * whole workspace. One line per (kernel, case); exits 77 without an sm_90
+ * For AUTO, V8 and V9, and each launched each way (v8-nopdl and v9-nopdl
+ * without the launch attribute, v8-pdl-start, v8-pdl-late, v8-pdl-exit,
+ * v9-pdl-late); V9 and AUTO also on decode chains (1 and 64 rows against
+ * 4096, and 2048 x 64), with a whole workspace. One line per (kernel, case); exits 77 without an sm_90
  * GPU and 1 on any failure.
  */
 #include <stdint.h>
@@ -156,25 +158,43 @@ int main(void) {
         return EXIT_SKIP;
     }
     printf("test_gpu_pdl: %s\n", why);
-    kernel_row rows[3] = {{"auto", NULL}, {"v8", hgemm__kernel_find(HGEMM_KERNEL_V8)}, {"v8-nopdl", NULL}};
-    for (int i = 0; i < hgemm__experiment_count(); i++) {
-        const hgemm_kernel_info *e = hgemm__experiment_at(i);
-        if (e && !strcmp(e->name, "v8-nopdl")) rows[2].info = e;
-    }
-    if (rows[1].info == NULL || rows[2].info == NULL) {
-        printf("FAIL: v8 or v8-nopdl missing from the kernel tables\n");
-        return 1;
+    /* AUTO, the table's V8 and V9, and each launched each way (HGEMM_PDL_*) */
+    static const char *const names[] = {"auto",         "v8",          "v8-nopdl", "v8-pdl-start", "v8-pdl-late",
+                                        "v8-pdl-exit",  "v9",          "v9-nopdl", "v9-pdl-late"};
+    enum { ROWS = sizeof names / sizeof names[0] };
+    kernel_row rows[ROWS];
+    for (int r = 0; r < ROWS; r++) {
+        rows[r].name = names[r];
+        rows[r].info = NULL;
+        if (r == 0) continue;
+        if (!strcmp(names[r], "v8")) rows[r].info = hgemm__kernel_find(HGEMM_KERNEL_V8);
+        else if (!strcmp(names[r], "v9")) rows[r].info = hgemm__kernel_find(HGEMM_KERNEL_V9);
+        for (int i = 0; i < hgemm__experiment_count() && rows[r].info == NULL; i++) {
+            const hgemm_kernel_info *e = hgemm__experiment_at(i);
+            if (e && !strcmp(e->name, names[r])) rows[r].info = e;
+        }
+        if (rows[r].info == NULL) {
+            printf("FAIL: %s missing from the kernel tables\n", names[r]);
+            return 1;
+        }
     }
     void *ws = NULL;
     HGEMM_CHECK_CUDA(cudaMalloc(&ws, HGEMM_WORKSPACE_BYTES));
     HGEMM_CHECK_CUDA(cudaMemset(ws, 0, HGEMM_WORKSPACE_BYTES));
     cudaStream_t stream;
     HGEMM_CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    for (int i = 0; i < 3; i++) {
-        chain(&rows[i], 1024, 1024, ws, stream); /* one quarter tile per block */
-        chain(&rows[i], 300, 520, ws, stream);   /* ragged, a few tiles */
-        chain(&rows[i], 2048, 4096, ws, stream); /* wide tiles, stream-K's last round */
-        repeat(&rows[i], 256, 256, 65536, ws, stream);
+    for (int i = 0; i < ROWS; i++) {
+        if (rows[i].info == NULL || rows[i].info->id != HGEMM_KERNEL_V9) {
+            chain(&rows[i], 1024, 1024, ws, stream); /* one quarter tile per block */
+            chain(&rows[i], 300, 520, ws, stream);   /* ragged, a few tiles */
+            chain(&rows[i], 2048, 4096, ws, stream); /* wide tiles, stream-K's last round */
+            repeat(&rows[i], 256, 256, 65536, ws, stream);
+        }
+        if (rows[i].info == NULL || rows[i].info->id == HGEMM_KERNEL_V9) {
+            chain(&rows[i], 1, 4096, ws, stream);  /* decode: swapped, k split over a cluster */
+            chain(&rows[i], 64, 4096, ws, stream); /* the widest short side */
+            chain(&rows[i], 2048, 64, ws, stream); /* n short: unswapped, one k-tile */
+        }
     }
     HGEMM_CHECK_CUDA(cudaStreamDestroy(stream));
     HGEMM_CHECK_CUDA(cudaFree(ws));
