@@ -48,9 +48,8 @@ static const hgemm_kernel_info experiment_table[] = {
     {HGEMM_KERNEL_V8, "v8-64", HGEMM_ACC_F32, "V8 with 128x64 tiles at every shape", hgemm__launch_v8_64, supports_tma_abc, 0, 0},
     {HGEMM_KERNEL_V8, "v8-64-fenced", HGEMM_ACC_F32, "V8 with 128x64 tiles and the block's start and end behind GPU-wide memory barriers and a closing cluster barrier, as V8 had through run 76", hgemm__launch_v8_64_fenced, supports_tma_abc, 0, 0},
     {HGEMM_KERNEL_V8, "v8-nopdl", HGEMM_ACC_F32, "V8 without programmatic dependent launch: a call starts only when the previous kernel in the stream has finished, as through run 78", hgemm__launch_v8_nopdl, hgemm__supports_v8, 1, 1},
-    {HGEMM_KERNEL_V8, "v8-pdl-start", HGEMM_ACC_F32, "V8 with programmatic dependent launch, each block letting the next kernel be scheduled right after its own wait", hgemm__launch_v8_pdl_start, hgemm__supports_v8, 1, 1},
-    {HGEMM_KERNEL_V8, "v8-pdl-late", HGEMM_ACC_F32, "V8 with programmatic dependent launch, each block letting the next kernel be scheduled once its loader has issued its last load", hgemm__launch_v8_pdl_late, hgemm__supports_v8, 1, 1},
-    {HGEMM_KERNEL_V8, "v8-pdl-exit", HGEMM_ACC_F32, "V8 with programmatic dependent launch and no trigger: the next kernel is scheduled as this one's blocks exit", hgemm__launch_v8_pdl_exit, hgemm__supports_v8, 1, 1},
+    {HGEMM_KERNEL_V8, "v8-pdl-start", HGEMM_ACC_F32, "V8 with programmatic dependent launch, each block letting the next kernel be scheduled right after its own wait (V8: as its blocks exit)", hgemm__launch_v8_pdl_start, hgemm__supports_v8, 1, 1},
+    {HGEMM_KERNEL_V8, "v8-pdl-late", HGEMM_ACC_F32, "V8 with programmatic dependent launch, each block letting the next kernel be scheduled once its loader has issued its last load (V8: as its blocks exit)", hgemm__launch_v8_pdl_late, hgemm__supports_v8, 1, 1},
     {HGEMM_KERNEL_V8, "v8-3stage", HGEMM_ACC_F32, "V8 (128x256) with 3 stages and each consumer's C staged whole (32 KB), as before run 27", hgemm__launch_v8_3stage, supports_tma_abc, 0, 0},
     {HGEMM_KERNEL_V8, "v8-streamk", HGEMM_ACC_F32, "V8 (128x256) sharing a few long tiles by stream-K instead of split-K", hgemm__launch_v8_streamk, supports_tma_abc, 0, 0},
     {HGEMM_KERNEL_V8, "v8-split2k", HGEMM_ACC_F32, "V8 (128x256) with split-K always reduced by a second kernel", hgemm__launch_v8_split2k, supports_tma_abc, 0, 0},
@@ -64,7 +63,7 @@ static const hgemm_kernel_info experiment_table[] = {
     {HGEMM_KERNEL_V9, "v9-norot", HGEMM_ACC_F32, "V9 with every tile's k-loop starting at its slice's first step (V9 staggers the starts where it does not split, run 67)", hgemm__launch_v9_norot, hgemm__supports_v9, 0, 0},
     {HGEMM_KERNEL_V9, "v9-scalar", HGEMM_ACC_F32, "V9 storing a swapped tile element by element (V9 stages it in shared memory for 16-byte stores, run 68)", hgemm__launch_v9_scalar, hgemm__supports_v9, 0, 0},
     {HGEMM_KERNEL_V9, "v9-nopdl", HGEMM_ACC_F32, "V9 without programmatic dependent launch: a call starts only when the previous kernel in the stream has finished, as through run 79", hgemm__launch_v9_nopdl, hgemm__supports_v9, 1, 0},
-    {HGEMM_KERNEL_V9, "v9-pdl-late", HGEMM_ACC_F32, "V9 with programmatic dependent launch, each block letting the next kernel be scheduled once its loader has issued its last load", hgemm__launch_v9_pdl_late, hgemm__supports_v9, 1, 0},
+    {HGEMM_KERNEL_V9, "v9-pdl-start", HGEMM_ACC_F32, "V9 with programmatic dependent launch, each block letting the next kernel be scheduled right after its own wait (V9: once its loader has issued its last load)", hgemm__launch_v9_pdl_start, hgemm__supports_v9, 1, 0},
 };
 
 enum { EXPERIMENT_COUNT = (int)(sizeof(experiment_table) / sizeof(experiment_table[0])) };

@@ -38,13 +38,14 @@ typedef struct hgemm_problem {
                                    launcher's choice) everywhere but its ablations */
 } hgemm_problem;
 
-/* hgemm_problem.pdl: how a V8 launch lets the stream's next kernel start.
+/* hgemm_problem.pdl: how a V8 or V9 launch lets the stream's next kernel start.
  * START: the launch attribute, and each block triggers its dependents
  * right after its own griddepcontrol.wait; LATE: the attribute, and a
  * block triggers once its loader has issued its last load; EXIT: the
  * attribute, no trigger (the dependents are scheduled as blocks exit);
  * OFF: no attribute (a call starts once the previous kernel has ended). */
 enum { HGEMM_PDL_DEFAULT = 0, HGEMM_PDL_START, HGEMM_PDL_LATE, HGEMM_PDL_EXIT, HGEMM_PDL_OFF };
+/* DEFAULT is EXIT for V8 and LATE for V9 (run 80). */
 
 
 typedef enum hgemm_acc { HGEMM_ACC_F32 = 0, HGEMM_ACC_F16 = 1 } hgemm_acc;
@@ -207,9 +208,8 @@ hgemm_status hgemm__launch_v8_64_fenced(const hgemm_problem *p, cudaStream_t str
 hgemm_status hgemm__launch_v8_nopdl(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_pdl_start(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_pdl_late(const hgemm_problem *p, cudaStream_t stream);
-hgemm_status hgemm__launch_v8_pdl_exit(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v9_nopdl(const hgemm_problem *p, cudaStream_t stream);
-hgemm_status hgemm__launch_v9_pdl_late(const hgemm_problem *p, cudaStream_t stream);
+hgemm_status hgemm__launch_v9_pdl_start(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_narrow_dp(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_narrow_nocluster(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_3stage(const hgemm_problem *p, cudaStream_t stream);

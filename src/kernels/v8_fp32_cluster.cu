@@ -51,10 +51,14 @@
  *     (v8-64-fenced keeps the barriers, to measure them at small products).
  *   - programmatic dependent launch: every V8 launch carries the
  *     attribute, and each block waits (griddepcontrol.wait) only after its
- *     barriers are set up, then lets the next kernel be scheduled. A call
- *     queued behind another starts its blocks as the earlier call's blocks exit,
- *     instead of after the whole grid has finished and the launch has gone
- *     through (v8-nopdl launches without it; not yet run on a GPU).
+ *     barriers are set up. It triggers nothing: the next call is scheduled
+ *     as this one's blocks exit, without waiting for the grid's end and
+ *     memory flush, and its blocks then wait for those (run 80: 1000^3
+ *     10.5 -> 9.5 us, 256 x 256 x 65536 28.9 -> 27.5). A trigger at the
+ *     block's start or after its last load placed the next call's blocks
+ *     on the SMs as this call's left them, and that call then ran a long
+ *     split slower (512 x 512 x 131072: 125.8 us against 103.2). Ablations:
+ *     v8-nopdl (no attribute), v8-pdl-start, v8-pdl-late.
  * Tile and WGMMA group in flight are V5's. 12 warps: consumers in
  * warpgroups 0 and 1, the loader thread in warpgroup 2.
  *
@@ -744,10 +748,15 @@ static hgemm_status v8_c_in_map(const hgemm_problem *p, int64_t batch, const CUt
 }
 
 /* How a launch lets the stream's next kernel start (hgemm_problem.pdl):
- * an ablation's own mode, else START. */
-static int v8_pdl_mode(const hgemm_problem *p, const hgemm_sk *sk) {
-    (void)sk;
-    return p->pdl != HGEMM_PDL_DEFAULT ? p->pdl : HGEMM_PDL_START;
+ * an ablation's own mode, else EXIT. Run 80 (bench/shapes/pdl.txt, us a
+ * call, medians of 3): EXIT 27.5 at 256 x 256 x 65536 and 103.2 at 512 x
+ * 512 x 131072, where no attribute took 28.9 and 104.1 and a block's
+ * trigger, right after its wait or after its last load, 29.8..30.5 and
+ * 125.8: the next call's blocks, placed on each SM as this call's leave
+ * it, then ran the split slower. On the one-round products EXIT gained as
+ * the early triggers did (1000^3 10.5 -> 9.5, 2048^3 26.1 -> 24.9). */
+static int v8_pdl_mode(const hgemm_problem *p) {
+    return p->pdl != HGEMM_PDL_DEFAULT ? p->pdl : HGEMM_PDL_EXIT;
 }
 
 /* Whether the workspace holds a split over `grid` blocks: one flag and one
@@ -805,7 +814,7 @@ static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int s
     uint32_t *flags = split != HGEMM_SK_NONE ? (uint32_t *)p->workspace : NULL;
     float *partials = split != HGEMM_SK_NONE ? (float *)((char *)p->workspace + flag_bytes) : NULL;
     gemm_args args = make_args(p);
-    const int pdl = v8_pdl_mode(p, &sk);
+    const int pdl = v8_pdl_mode(p);
     uint32_t trigger = pdl == HGEMM_PDL_START ? V8_TRIGGER_START : pdl == HGEMM_PDL_LATE ? V8_TRIGGER_LATE
                                                                                            : V8_TRIGGER_NONE;
     void *params[] = {&ta, &tb, &tc, &tc_in, &args, &ctiles_m, &tiles_n, &sk, &partials, &flags, &bt, &trigger};
@@ -1030,9 +1039,6 @@ extern "C" hgemm_status hgemm__launch_v8_pdl_start(const hgemm_problem *p, cudaS
 }
 extern "C" hgemm_status hgemm__launch_v8_pdl_late(const hgemm_problem *p, cudaStream_t stream) {
     return launch_v8_pdl(p, stream, HGEMM_PDL_LATE);
-}
-extern "C" hgemm_status hgemm__launch_v8_pdl_exit(const hgemm_problem *p, cudaStream_t stream) {
-    return launch_v8_pdl(p, stream, HGEMM_PDL_EXIT);
 }
 
 /* The quarter tile with the block's start and end as through run 76

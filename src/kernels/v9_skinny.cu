@@ -29,7 +29,15 @@
  *   - a swapped tile leaves shared memory in rows of C of 16 bytes, not
  *     element by element (since run 68: 64 x 6144 x 4096 0.0193 -> 0.0185
  *     ms), and where nothing splits each tile's loader starts its k-loop
- *     at its own step (run 67: 1..3%).
+ *     at its own step (run 67: 1..3%);
+ *   - programmatic dependent launch (since run 80): every V9 launch carries
+ *     the attribute; each block waits for the previous kernel once its
+ *     barriers are set up and lets the next one be scheduled once its loader
+ *     has issued its last load, so a call's launch and ramp overlap the end
+ *     of the one before (1 x 4096 x 4096: 13.0 -> 11.5 us a call). A
+ *     trigger right after the wait (v9-pdl-start) let the next call's blocks
+ *     take the SMs early and unevenly: 1 x 28672 x 4096 73.3 us against 59.8
+ *     without the attribute (v9-nopdl).
  * A short side longer than 64 is tiled too (64-wide tiles), so V9 serves any
  * shape; it is fast only where one side is short. AUTO picks it from the
  * measured table in api.c.
@@ -555,7 +563,12 @@ static hgemm_status v9_launch(const hgemm_problem *p, cudaStream_t stream, v9_va
      * what every call is checked for (C 16-byte aligned, ldc and the batch
      * stride multiples of 8). */
     const int staged = !v.no_stage && pl.swap;
-    const int pdl = v.pdl != HGEMM_PDL_DEFAULT ? v.pdl : HGEMM_PDL_START;
+    /* The trigger once the loader has issued its last load (run 80,
+     * bench/shapes/pdl-decode.txt): on all 8 decode shapes at or below
+     * both others, 1 x 4096 x 4096 11.5 us against 13.0 without the
+     * attribute; a trigger right after the wait let the next call's blocks
+     * fill the SMs early, unevenly: 1 x 28672 x 4096 73.3 against 59.8. */
+    const int pdl = v.pdl != HGEMM_PDL_DEFAULT ? v.pdl : HGEMM_PDL_LATE;
     const int32_t trigger = pdl == HGEMM_PDL_START ? V9_TRIGGER_START
                             : pdl == HGEMM_PDL_LATE ? V9_TRIGGER_LATE : V9_TRIGGER_NONE;
     v9_args args = {make_args(p), pl.swap, (int32_t)pl.short_tiles, (int32_t)pl.split,
@@ -615,15 +628,16 @@ extern "C" hgemm_status hgemm__launch_v9_scalar(const hgemm_problem *p, cudaStre
 
 /* V9 with one way of programmatic dependent launch (HGEMM_PDL_*): without
  * the attribute (v9-nopdl: V9 through run 79), or triggering the next kernel
- * once the loader has issued its last load (v9-pdl-late). */
+ * right after each block's wait (v9-pdl-start; the table's V9 triggers after
+ * its last load). */
 extern "C" hgemm_status hgemm__launch_v9_nopdl(const hgemm_problem *p, cudaStream_t stream) {
     v9_variant v = V9_TABLE;
     v.pdl = HGEMM_PDL_OFF;
     return v9_launch(p, stream, v);
 }
 
-extern "C" hgemm_status hgemm__launch_v9_pdl_late(const hgemm_problem *p, cudaStream_t stream) {
+extern "C" hgemm_status hgemm__launch_v9_pdl_start(const hgemm_problem *p, cudaStream_t stream) {
     v9_variant v = V9_TABLE;
-    v.pdl = HGEMM_PDL_LATE;
+    v.pdl = HGEMM_PDL_START;
     return v9_launch(p, stream, v);
 }

@@ -15,10 +15,11 @@
  *     fp64 reference: a call that started on the workspace before the one
  *     before it was done with it would corrupt the sums, or hang (the hang
  *     guard then fails the launch).
- * For AUTO, V8 and V9, and each launched each way (v8-nopdl and v9-nopdl
- * without the launch attribute, v8-pdl-start, v8-pdl-late, v8-pdl-exit,
- * v9-pdl-late); V9 and AUTO also on decode chains (1 and 64 rows against
- * 4096, and 2048 x 64), with a whole workspace. One line per (kernel, case); exits 77 without an sm_90
+ * For AUTO, V8 and V9 (V8 with no trigger, V9 triggering after its last
+ * load), and each launched the other ways (v8-nopdl and v9-nopdl without
+ * the launch attribute, v8-pdl-start, v8-pdl-late, v9-pdl-start); V9 and
+ * AUTO also on decode chains (1 and 64 rows against 4096, and 2048 x 64),
+ * with a whole workspace. One line per (kernel, case); exits 77 without an sm_90
  * GPU and 1 on any failure.
  */
 #include <stdint.h>
@@ -159,8 +160,8 @@ int main(void) {
     }
     printf("test_gpu_pdl: %s\n", why);
     /* AUTO, the table's V8 and V9, and each launched each way (HGEMM_PDL_*) */
-    static const char *const names[] = {"auto",         "v8",          "v8-nopdl", "v8-pdl-start", "v8-pdl-late",
-                                        "v8-pdl-exit",  "v9",          "v9-nopdl", "v9-pdl-late"};
+    static const char *const names[] = {"auto",     "v8", "v8-nopdl", "v8-pdl-start", "v8-pdl-late",
+                                        "v9",       "v9-nopdl", "v9-pdl-start"};
     enum { ROWS = sizeof names / sizeof names[0] };
     kernel_row rows[ROWS];
     for (int r = 0; r < ROWS; r++) {
