@@ -54,7 +54,9 @@
 # which names the commit that ran even where the copy's .git is stale.
 # Everything lands under $OUT (default ./device-out): device.log (all output),
 # bench.csv, suite.csv, hostcost.csv, forms.csv, batched.csv, window30.csv, window100.csv, processes.csv, profile-raw.csv,
-# profile.csv, nccl.csv, nccl-timeline.csv. Each step has its own timeout, so a hung
+# profile.csv, nccl.csv, nccl-timeline.csv; where that is more than the 8 files the
+# device tool brings back, all of them in results.tgz beside device.log and summary.txt
+# (scripts/pack_results.sh). Each step has its own timeout, so a hung
 # kernel costs minutes, not the whole run. Never changes any GPU setting.
 set -uo pipefail
 
@@ -280,9 +282,8 @@ fi
 
 echo "=== summary"
 cat "$SUMMARY"
-# PACK=1: everything under $OUT also in one archive (the caller may fetch few files).
-if [ "${PACK:-0}" = 1 ]; then
-    tar czf "$OUT/results.tgz" -C "$OUT" --exclude=results.tgz . 2>>"$LOG"
-fi
+# More files than the device tool brings back (8): all of them into results.tgz
+# (scripts/pack_results.sh; PACK=1 packs whatever the count, PACK=0 never).
+scripts/pack_results.sh "$OUT" 8 2>&1 | tee -a "$LOG"
 # The last lines of each step's output, so the caller sees the essentials.
 grep -E "passed|failed|FAIL|ERROR SUMMARY|tests passed|HGMMA|HMMA|stuck" "$LOG" | tail -60

@@ -437,5 +437,57 @@ class SourceDigest(unittest.TestCase):
         self.assertNotEqual(self.digest(), before)
 
 
+class PackResults(unittest.TestCase):
+    """scripts/pack_results.sh: no CSV may be the file the device leaves behind."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.out = self.tmp.name
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def fill(self, names):
+        for name in names:
+            with open(os.path.join(self.out, name), "w") as f:
+                f.write(name + "\n")
+
+    def pack(self, *args, env=None):
+        script = os.path.join(HERE, "..", "..", "scripts", "pack_results.sh")
+        full_env = {k: v for k, v in os.environ.items() if k != "PACK"}
+        full_env.update(env or {})
+        return subprocess.run([script, self.out, *args], capture_output=True, text=True, env=full_env)
+
+    def test_more_than_the_limit_goes_into_one_archive(self):
+        names = ["device.log", "summary.txt"] + ["f%d.csv" % i for i in range(8)]
+        self.fill(names)
+        r = self.pack("8")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(sorted(os.listdir(self.out)), ["device.log", "results.tgz", "summary.txt"])
+        listed = subprocess.run(["tar", "tzf", os.path.join(self.out, "results.tgz")],
+                                capture_output=True, text=True, check=True).stdout.split()
+        self.assertEqual(sorted(os.path.basename(p) for p in listed if not p.endswith("/")), sorted(names))
+
+    def test_up_to_the_limit_nothing_moves(self):
+        names = ["device.log", "suite.csv", "summary.txt"]
+        self.fill(names)
+        r = self.pack("8")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(sorted(os.listdir(self.out)), names)
+
+    def test_pack_1_and_pack_0(self):
+        self.fill(["device.log", "suite.csv"])
+        self.assertEqual(self.pack("8", env={"PACK": "1"}).returncode, 0)
+        self.assertEqual(sorted(os.listdir(self.out)), ["device.log", "results.tgz"])
+        self.fill(["a%d.csv" % i for i in range(12)])
+        self.assertEqual(self.pack("8", env={"PACK": "0"}).returncode, 0)
+        self.assertIn("a11.csv", os.listdir(self.out))
+
+    def test_not_a_folder(self):
+        r = subprocess.run([os.path.join(HERE, "..", "..", "scripts", "pack_results.sh"),
+                            os.path.join(self.out, "missing")], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 1)
+
+
 if __name__ == "__main__":
     unittest.main()
