@@ -489,5 +489,66 @@ class PackResults(unittest.TestCase):
         self.assertEqual(r.returncode, 1)
 
 
+class BenchLogCsv(unittest.TestCase):
+    """scripts/bench_log_csv.py: the rows of hgemm-bench's printed per-run tables."""
+    LOG = """=== build: cmake --build x
+== 1 x 4096 x 4096, run 1 of 2; memory-bound, 4 operand sets rotated (33.6 MB each) ==
+=== suite: build-device/tools/hgemm-bench --suite llm
+hgemm-bench: NVIDIA H200, 132 SMs
+hgemm-bench: 1 of 2 shapes rotate operand sets, so the L2 (60 MiB) cannot serve what the launch before read
+== 1 x 4096 x 4096, run 1 of 2; memory-bound, 4 operand sets rotated (33.6 MB each) ==
+kernel             ms    TFLOP/s  % cuBLAS 32F  % cuBLAS 16F    max error     MHz     C      GB/s   % HBM
+cublas32       0.0179        1.9        100.0%         96.9%    9.766e-04    1980    38    1871.5   39.0%
+auto           0.0115        2.9        156.6%        151.6%    9.811e-04    1980    38    2929.9   61.0%
+
+== 256 x 256 x 65536, run 2 of 2 ==
+kernel             ms    TFLOP/s  % cuBLAS 32F  % cuBLAS 16F    max error     MHz     C
+cublas32       0.0249      344.9        100.0%        128.7%    1.896e-03    1980    40
+auto       FAILED: 3 of 65536 elements outside the tolerance
+             (0, 1): 1.5 against 1.0
+
+== 256 x 256 x 65536: median [min..max] over 2 runs ==
+kernel     ms                           TFLOP/s
+auto       0.0271 [0.0271..0.0272]      317.0 [316.0..318.0]
+suite                        rc=0     227s
+=== hostcost: x
+== 64 x 64 x 64, run 1 of 1 ==
+kernel             ms    TFLOP/s  % cuBLAS 32F  % cuBLAS 16F    max error     MHz     C
+auto           0.0050        0.1        100.0%        100.0%    1.000e-03    1980    40
+"""
+
+    def run_tool(self, *args):
+        with tempfile.NamedTemporaryFile("w", suffix=".log", delete=False) as f:
+            f.write(self.LOG)
+        try:
+            return subprocess.run([sys.executable, os.path.join(HERE, "..", "..", "scripts", "bench_log_csv.py"),
+                                   f.name, *args], capture_output=True, text=True)
+        finally:
+            os.unlink(f.name)
+
+    def test_the_steps_rows_with_their_status(self):
+        r = self.run_tool("--step", "suite")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        import csv
+        rows = list(csv.DictReader(l for l in r.stdout.splitlines() if not l.startswith("#")))
+        self.assertEqual([(x["kernel"], x["m"], x["run"], x["status"]) for x in rows],
+                         [("cublas32", "1", "1", "ok"), ("auto", "1", "1", "ok"),
+                          ("cublas32", "256", "2", "ok"), ("auto", "256", "2", "failed")])
+        self.assertEqual(rows[1]["ms"], "0.0115")
+        self.assertEqual(rows[1]["vs_cublas32"], "1.566")
+        self.assertEqual(rows[1]["gbps"], "2929.9")
+        self.assertEqual(rows[1]["rotate_sets"], "4")
+        self.assertEqual(rows[2]["rotate_sets"], "1")
+        self.assertEqual(rows[3]["ms"], "")
+        self.assertIn("# derived", r.stdout.splitlines()[0])
+        self.assertIn("# l2_bytes: 62914560", r.stdout.splitlines())
+
+    def test_the_whole_log_and_a_missing_step(self):
+        r = self.run_tool()
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(len([l for l in r.stdout.splitlines() if l and not l.startswith("#")]), 1 + 2 + 2 + 1)
+        self.assertEqual(self.run_tool("--step", "forms").returncode, 1)
+
+
 if __name__ == "__main__":
     unittest.main()
