@@ -39,7 +39,15 @@
  *     failed one reports its own error and clears it);
  *   - the call is asynchronous on `stream`, like cuBLAS, and thread-safe;
  *     it allocates nothing, never synchronizes, and may be captured in a
- *     CUDA graph, the process's first call included.
+ *     CUDA graph, the process's first call included;
+ *   - V8 and V9 (and so AUTO) launch with programmatic dependent launch: a
+ *     call's blocks may be scheduled before the stream's previous kernel has
+ *     ended, but read and write memory only once that kernel has completed
+ *     and its writes are visible, so the stream's order holds as for any
+ *     launch. V9 lets a kernel launched after it with that attribute start
+ *     once its blocks have issued their last loads (such a kernel must wait,
+ *     cudaGridDependencySynchronize, before it reads C); V8 lets it start
+ *     as its blocks exit.
  */
 #ifndef HGEMM_H
 #define HGEMM_H
