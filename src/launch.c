@@ -5,7 +5,7 @@
  * reads (or clears) an error the caller left pending, and a failed launch is
  * reported even when an older error is pending. Cluster dimensions travel as a
  * launch attribute, which the triple-chevron syntax cannot express, and so
- * does programmatic dependent launch where a launcher asks for it (V8).
+ * does programmatic dependent launch where a launcher asks for it (V8, V9).
  *
  * A successful cudaFuncSetAttribute clears an error the caller left pending
  * (measured: tests/gpu/test_gpu_edges.c's probe, run 17), so the dynamic
@@ -110,18 +110,16 @@ hgemm_status hgemm__launch_ready(const void *kernel, dim3 grid, unsigned block, 
     return hgemm__launch_ready_ex(kernel, grid, block, smem, cluster, 0, stream, args);
 }
 
-hgemm_status hgemm__launch(const void *kernel, dim3 grid, unsigned block, size_t smem,
-                           unsigned cluster, cudaStream_t stream, void **args) {
-    hgemm_status st = set_smem_limit(kernel, smem);
-    if (st != HGEMM_SUCCESS) return st;
-    return hgemm__launch_ready(kernel, grid, block, smem, cluster, stream, args);
-}
-
 hgemm_status hgemm__launch_ex(const void *kernel, dim3 grid, unsigned block, size_t smem, unsigned cluster,
                               int pdl, cudaStream_t stream, void **args) {
     hgemm_status st = set_smem_limit(kernel, smem);
     if (st != HGEMM_SUCCESS) return st;
     return hgemm__launch_ready_ex(kernel, grid, block, smem, cluster, pdl, stream, args);
+}
+
+hgemm_status hgemm__launch(const void *kernel, dim3 grid, unsigned block, size_t smem,
+                           unsigned cluster, cudaStream_t stream, void **args) {
+    return hgemm__launch_ex(kernel, grid, block, smem, cluster, 0, stream, args);
 }
 
 hgemm_status hgemm__persistent_grid(const void *kernel, unsigned block, size_t smem,

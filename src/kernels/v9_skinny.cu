@@ -446,7 +446,7 @@ typedef struct v9_variant {
     int deep;     /* the deep ring (one block per SM, 6 stages of two k-tiles): 0 where
                      V9's tiles are at most one per SM, 1 always (v9-deep), -1 never
                      (v9-shallow: V9 before run 29) */
-    int pdl;      /* programmatic dependent launch, HGEMM_PDL_*: 0 V9's choice (START) */
+    int pdl;      /* programmatic dependent launch, HGEMM_PDL_*: 0 V9's choice (LATE) */
 } v9_variant;
 
 static const v9_variant V9_TABLE = {0, 0, 0, 0, 0, 0, 0};
