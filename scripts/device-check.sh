@@ -54,8 +54,8 @@
 # which names the commit that ran even where the copy's .git is stale.
 # Everything lands under $OUT (default ./device-out): device.log (all output),
 # bench.csv, suite.csv, hostcost.csv, forms.csv, batched.csv, window30.csv, window100.csv, processes.csv, profile-raw.csv,
-# profile.csv, nccl.csv, nccl-timeline.csv; where that is more than the 8 files the
-# device tool brings back, all of them in results.tgz beside device.log and summary.txt
+# profile.csv, nccl.csv, nccl-timeline.csv; where that is more than the 8 files a
+# remote run returns, all of them in results.tgz beside device.log and summary.txt
 # (scripts/pack_results.sh). Each step has its own timeout, so a hung
 # kernel costs minutes, not the whole run. Never changes any GPU setting.
 set -uo pipefail
@@ -282,7 +282,7 @@ fi
 
 echo "=== summary"
 cat "$SUMMARY"
-# More files than the device tool brings back (8): all of them into results.tgz
+# More files than a remote run returns (8): all of them into results.tgz
 # (scripts/pack_results.sh; PACK=1 packs whatever the count, PACK=0 never).
 scripts/pack_results.sh "$OUT" 8 2>&1 | tee -a "$LOG"
 # The last lines of each step's output, so the caller sees the essentials.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # pack_results.sh OUT [MAX]: make a results folder fit what comes back from the device.
 #
-# The device tool brings back at most MAX files (default 8) from its $OUT and
+# A remote run returns at most MAX files (default 8) of its $OUT and
 # leaves the rest behind. Where OUT holds more (or PACK=1), every file goes
 # into OUT/results.tgz and only it, device.log and summary.txt stay, so no
 # CSV can be the one left out; with PACK=0 nothing is packed. Prints what it
