@@ -96,7 +96,7 @@ def main(argv=None):
         if line.startswith("hgemm-bench: "):
             out.write("# " + line + "\n")
     # the L2 size, as the bench's CSV header gives it, from its printed "the L2 (N MiB)"
-    l2 = next((re.search(r"the L2 \((\d+) MiB\)", l) for l in lines if re.search(r"the L2 \((\d+) MiB\)", l)), None)
+    l2 = next(filter(None, (re.search(r"the L2 \((\d+) MiB\)", l) for l in lines)), None)
     if l2:
         out.write("# l2_bytes: %d\n" % (int(l2.group(1)) << 20))
     out.write(",".join(COLUMNS) + "\n")

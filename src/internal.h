@@ -35,7 +35,8 @@ typedef struct hgemm_problem {
     const void *C_in; int64_t ldc_in; /* hgemm_nt_options' c_in where it is not C (only V8's
                                          table row receives one); NULL: C */
     int pdl;                    /* V8's programmatic dependent launch, HGEMM_PDL_*: 0 (the
-                                   launcher's choice) everywhere but its ablations */
+                                   launcher's choice) everywhere but its ablations (V9's
+                                   ablations carry theirs in v9_variant) */
 } hgemm_problem;
 
 /* hgemm_problem.pdl: how a V8 or V9 launch lets the stream's next kernel start.
@@ -46,6 +47,15 @@ typedef struct hgemm_problem {
  * OFF: no attribute (a call starts once the previous kernel has ended). */
 enum { HGEMM_PDL_DEFAULT = 0, HGEMM_PDL_START, HGEMM_PDL_LATE, HGEMM_PDL_EXIT, HGEMM_PDL_OFF };
 /* DEFAULT is EXIT for V8 and LATE for V9 (run 80). */
+
+/* What a kernel under a resolved mode (not DEFAULT) executes: its `trigger`
+ * argument, HGEMM_TRIGGER_START right after its griddepcontrol.wait,
+ * HGEMM_TRIGGER_LATE once its loader has issued its last load, or none. */
+enum { HGEMM_TRIGGER_START = 0, HGEMM_TRIGGER_LATE = 1, HGEMM_TRIGGER_NONE = 2 };
+static inline int hgemm__pdl_trigger(int mode) {
+    return mode == HGEMM_PDL_START ? HGEMM_TRIGGER_START
+           : mode == HGEMM_PDL_LATE ? HGEMM_TRIGGER_LATE : HGEMM_TRIGGER_NONE;
+}
 
 
 typedef enum hgemm_acc { HGEMM_ACC_F32 = 0, HGEMM_ACC_F16 = 1 } hgemm_acc;

@@ -142,7 +142,6 @@ enum {
     V8_REDUCE_BATCH_IN_KERNEL = 8,                           /* the same in v8_kernel (168 registers) */
     V8_COUNT_FLAGS = 512,                                    /* flags before the in-kernel reduction's
                                                                 counters (two per tile part) */
-    V8_TRIGGER_START = 0, V8_TRIGGER_LATE = 1, V8_TRIGGER_NONE = 2, /* v8_kernel's `trigger` (HGEMM_PDL_*) */
     V8_MN_BOX = SW128_ROW_BYTES / 2,                         /* 64: MN-major boxes' width in elements */
     V8_MN_BOX_BYTES = V8_MN_BOX * BK * 2,                    /* 8 KB: one box, the descriptor's MN step */
 };
@@ -478,12 +477,12 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
      * have started while the stream's previous kernel still runs. Up to here
      * only shared memory and the parameters were touched; from here on
      * global memory is, once that kernel's writes are visible. The next
-     * kernel may be scheduled from now on (trigger V8_TRIGGER_START; the
+     * kernel may be scheduled from now on (HGEMM_TRIGGER_START; the
      * first thread of a block to trigger triggers it): its blocks cannot
      * share an SM with these (the register file is full), so they start
      * only where one of these has exited, and wait for this grid in turn. */
     griddep_wait();
-    if (trigger == V8_TRIGGER_START) griddep_launch_dependents();
+    if (trigger == HGEMM_TRIGGER_START) griddep_launch_dependents();
 
     if (wg == V8_PRODUCER_WG) {
         setmaxnreg_dec<V8_PRODUCER_REGS>();
@@ -509,7 +508,7 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
                                            full, CLUSTER > 1 ? CTA_MASK : 0);
                 }
             }
-            if (trigger == V8_TRIGGER_LATE) griddep_launch_dependents(); /* the block's last load is issued */
+            if (trigger == HGEMM_TRIGGER_LATE) griddep_launch_dependents(); /* the block's last load is issued */
             /* The peer's consumers release this block's stages too: stay
              * until the last of those releases has arrived (the block's own
              * loads and the peer's multicasts have all landed by then, each
@@ -815,8 +814,7 @@ static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int s
     float *partials = split != HGEMM_SK_NONE ? (float *)((char *)p->workspace + flag_bytes) : NULL;
     gemm_args args = make_args(p);
     const int pdl = v8_pdl_mode(p);
-    uint32_t trigger = pdl == HGEMM_PDL_START ? V8_TRIGGER_START : pdl == HGEMM_PDL_LATE ? V8_TRIGGER_LATE
-                                                                                           : V8_TRIGGER_NONE;
+    uint32_t trigger = (uint32_t)hgemm__pdl_trigger(pdl);
     void *params[] = {&ta, &tb, &tc, &tc_in, &args, &ctiles_m, &tiles_n, &sk, &partials, &flags, &bt, &trigger};
     /* hgemm__persistent_grid has set the shared-memory limit */
     st = hgemm__launch_ready_ex(kernel, dim3(busy * CLUSTER), V8_THREADS, smem, CLUSTER, pdl != HGEMM_PDL_OFF,

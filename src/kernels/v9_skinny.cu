@@ -79,7 +79,6 @@ enum {
     V9_MIN_SPLIT_KTILES = 2,                         /* k-tiles each slice gets at least */
     V9_MAX_BN = 64,
     V9_DEEP_STAGES = 6,                              /* the deep ring: 6 stages of two k-tiles */
-    V9_TRIGGER_START = 0, V9_TRIGGER_LATE = 1, V9_TRIGGER_NONE = 2, /* v9_args.trigger (HGEMM_PDL_*) */
 };
 
 /* Shared memory of a block with a short side of BN (16, 32 or 64), STAGES
@@ -108,7 +107,7 @@ typedef struct v9_args {
     int32_t split;       /* blocks per cluster = k slices of a tile */
     int32_t rotate;      /* 1: each tile starts its slice's k-loop at its own step (run 67) */
     int32_t staged;      /* 1: a swapped tile leaves through shared memory in 16-byte rows (run 68) */
-    int32_t trigger;     /* programmatic dependent launch: V9_TRIGGER_* */
+    int32_t trigger;     /* programmatic dependent launch: HGEMM_TRIGGER_* */
 } v9_args;
 
 /* One element of C: alpha * v + beta * C[row][col] (C read only when beta != 0). */
@@ -253,10 +252,10 @@ v9_kernel(const __grid_constant__ CUtensorMap tmap_x, const __grid_constant__ CU
     /* Programmatic dependent launch (v9_launch asks for it): this grid may
      * have started while the stream's previous kernel still runs; global
      * memory is touched only from here on, once that kernel's writes are
-     * visible. With V9_TRIGGER_START the next kernel may be scheduled from
+     * visible. With HGEMM_TRIGGER_START the next kernel may be scheduled from
      * here (the first thread of a block to trigger triggers it). */
     griddep_wait();
-    if (args.trigger == V9_TRIGGER_START) griddep_launch_dependents();
+    if (args.trigger == HGEMM_TRIGGER_START) griddep_launch_dependents();
 
     if (warp == V9_PRODUCER_WARP) {
         if (tid % WARP_SIZE == 0) {
@@ -291,7 +290,7 @@ v9_kernel(const __grid_constant__ CUtensorMap tmap_x, const __grid_constant__ CU
                     tma_load_2d(sm->y[st.stage][b], &tmap_y, (kt + b) * BK, short0, full);
                 }
             }
-            if (args.trigger == V9_TRIGGER_LATE) griddep_launch_dependents(); /* the block's last load is issued */
+            if (args.trigger == HGEMM_TRIGGER_LATE) griddep_launch_dependents(); /* the block's last load is issued */
         }
     } else {
         const bool leader = tid == 0;
@@ -569,8 +568,7 @@ static hgemm_status v9_launch(const hgemm_problem *p, cudaStream_t stream, v9_va
      * attribute; a trigger right after the wait let the next call's blocks
      * fill the SMs early, unevenly: 1 x 28672 x 4096 73.3 against 59.8. */
     const int pdl = v.pdl != HGEMM_PDL_DEFAULT ? v.pdl : HGEMM_PDL_LATE;
-    const int32_t trigger = pdl == HGEMM_PDL_START ? V9_TRIGGER_START
-                            : pdl == HGEMM_PDL_LATE ? V9_TRIGGER_LATE : V9_TRIGGER_NONE;
+    const int32_t trigger = hgemm__pdl_trigger(pdl);
     v9_args args = {make_args(p), pl.swap, (int32_t)pl.short_tiles, (int32_t)pl.split,
                     !v.no_rotate && pl.split == 1, staged, trigger};
     void *params[] = {&tx, &ty, &args};
