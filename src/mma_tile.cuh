@@ -52,11 +52,22 @@ static __device__ __forceinline__ void wgmma_ktile_m64n256_f16(uint32_t d[64], u
 /* The fast kernels' k-tile: inputs of type T (__half or __nv_bfloat16),
  * each operand's tile K-major (A_MN, B_MN = 0: the descriptor steps 32 bytes
  * along the swizzled row) or MN-major (1: it steps 16 k-rows, 2048 bytes),
- * read through WGMMA's transpose bits; fp32 accumulation, N = 256, 192, 128 or 64. */
+ * read through WGMMA's transpose bits; fp32 accumulation, N = 320, 256, 192,
+ * 128 or 64.
+ *
+ * N = 320 is wider than one WGMMA (n <= 256): each k16 step is an m64n192
+ * into d[0..95] and an m64n128 into d[96..159], the second reading B from
+ * its 192nd row on. That is 24 KB further in either layout (192 K-major
+ * rows of 128 bytes, or 3 MN-major boxes of 8 KB), and in the fragment
+ * layout register 4j.. holds columns 8j.., so d is the m64n320 accumulator
+ * the epilogue expects. The split costs A's 64 x 16 a second read from
+ * shared memory per step. */
+enum { WGMMA_N320_FIRST = 192, WGMMA_N320_B_STEP = (WGMMA_N320_FIRST * SW128_ROW_BYTES) >> 4 };
+
 template <typename T, int A_MN, int B_MN, int N>
 static __device__ __forceinline__ void wgmma_ktile_m64n_f32_ab(float d[N / 2], uint64_t desc_a,
                                                                uint64_t desc_b, uint32_t accumulate) {
-    static_assert(N == 256 || N == 192 || N == 128 || N == 64, "the fast kernels' tile widths");
+    static_assert(N == 320 || N == 256 || N == 192 || N == 128 || N == 64, "the fast kernels' tile widths");
     constexpr uint64_t step_a = A_MN ? WGMMA_DESC_K_STEP_MN : WGMMA_DESC_K_STEP;
     constexpr uint64_t step_b = B_MN ? WGMMA_DESC_K_STEP_MN : WGMMA_DESC_K_STEP;
     constexpr bool bf16 = __is_same(T, __nv_bfloat16);
@@ -64,6 +75,14 @@ static __device__ __forceinline__ void wgmma_ktile_m64n_f32_ab(float d[N / 2], u
     for (int kk = 0; kk < KTILE_WGMMAS; kk++) {
         const uint64_t da = desc_a + step_a * kk, db = desc_b + step_b * kk;
         const uint32_t acc = accumulate || kk > 0;
+        if constexpr (N == 320 && bf16) {
+            wgmma_m64n192k16_f32_bf16<A_MN, B_MN>(d, da, db, acc);
+            wgmma_m64n128k16_f32_bf16<A_MN, B_MN>(d + WGMMA_N320_FIRST / 2, da, db + WGMMA_N320_B_STEP, acc);
+        }
+        if constexpr (N == 320 && !bf16) {
+            wgmma_m64n192k16_f32_f16<A_MN, B_MN>(d, da, db, acc);
+            wgmma_m64n128k16_f32_f16<A_MN, B_MN>(d + WGMMA_N320_FIRST / 2, da, db + WGMMA_N320_B_STEP, acc);
+        }
         if constexpr (N == 256 && bf16) wgmma_m64n256k16_f32_bf16<A_MN, B_MN>(d, da, db, acc);
         if constexpr (N == 256 && !bf16) wgmma_m64n256k16_f32_f16<A_MN, B_MN>(d, da, db, acc);
         if constexpr (N == 192 && bf16) wgmma_m64n192k16_f32_bf16<A_MN, B_MN>(d, da, db, acc);

@@ -85,9 +85,10 @@
  *     would leave clusters idle for a round that a narrower one fills (512 x
  *     4096 x 4096: 32 wide tiles for 66 clusters, or 64 narrow ones; 512 x
  *     6144 x 4096: 48 wide, 64 of 192), or 128x64 for small products that
- *     cannot split (1024^3: 64 quarter tiles, 32 narrow). The rule,
- *     v8_choose_bn, counts rounds; v8-wide, v8-192, v8-narrow and v8-64
- *     force one width. A wide tile's k-loop of at most two k-tiles (k <=
+ *     cannot split (1024^3: 64 quarter tiles, 32 narrow), or 128x320
+ *     (since run 82, cuBLAS's own tile at 8192^3: 10% fewer L2 requests
+ *     per output; whole tiles only). The rule, v8_choose_bn, counts rounds;
+ *     v8-wide, v8-320, v8-192, v8-narrow and v8-64 force one width. A wide tile's k-loop of at most two k-tiles (k <=
  *     128) runs on 3 stages with C staged whole (v8-3stage's build): its
  *     epilogue is most of its time (run 74, V8_SHORT_KTILES).
  *
@@ -196,9 +197,16 @@ typedef struct v8_batch {
  * with 3 stages (medians of 3 in one process). DEEP = 2: four parts of 64
  * columns through two 8 KB buffers in turn, so a part waits only for the
  * store of the part two before it (run 75). */
+/* BN = 320 (since run 82, cuBLAS's own tile at 8192^3): 3 stages of 56 KB,
+ * C in five 64-column parts through two 8 KB buffers (DEEP = 2 only). */
 template <int BN, int DEEP = 0> struct v8_tile {
-    static_assert(!DEEP || BN == 256, "the deep ring is a variant of the wide tile");
-    static constexpr int stages = BN == 256 ? V8_STAGES + (DEEP > 0) : BN == 192 ? 4 : BN == 128 ? 5 : 8;
+    static_assert(!DEEP || BN == 256 || (BN == 320 && DEEP == 2), "the deep ring is a variant of the wide tiles");
+    static_assert(BN != 320 || DEEP == 2, "the 320-wide tile stages C in parts");
+    static constexpr int stages = BN == 320   ? V8_STAGES
+                                  : BN == 256 ? V8_STAGES + (DEEP > 0)
+                                  : BN == 192 ? 4
+                                  : BN == 128 ? 5
+                                              : 8;
     static constexpr uint32_t tx_bytes = (V8_BM + BN) * BK * 2; /* land in each block per stage */
     static constexpr int c_cols = DEEP == 2 ? F16Q_BOX : DEEP ? BN / 2 : BN; /* columns staged at a time */
     static constexpr int boxes = c_cols / F16Q_BOX;             /* 64x64 boxes of a staging */
@@ -240,6 +248,10 @@ static_assert(sizeof(v8_smem<64>) + SW128_ALIGN <= MAX_SMEM_PER_BLOCK,
               "8 stages of 24 KB and two 8 KB C buffers must fit one block's 227 KB");
 static_assert(sizeof(((v8_smem<64> *)0)->b[0]) % SW128_ALIGN == 0 && (64 / V8_CLUSTER * BK * 2) % SW128_ALIGN == 0,
               "the 64-wide B stage and each block's slice of it stay 1024-byte aligned");
+static_assert(sizeof(v8_smem<320, 2>) + SW128_ALIGN <= MAX_SMEM_PER_BLOCK,
+              "3 stages of 56 KB and four 8 KB C buffers must fit one block's 227 KB");
+static_assert(sizeof(((v8_smem<320, 2> *)0)->b[0]) % SW128_ALIGN == 0 && (320 / V8_CLUSTER * BK * 2) % SW128_ALIGN == 0,
+              "the 320-wide B stage and each block's slice of it stay 1024-byte aligned");
 static_assert(V8_CONSUMER_REGS * V8_CONSUMER_THREADS + V8_PRODUCER_REGS * WARPGROUP_THREADS <= REGISTERS_PER_SM,
               "the registers the warpgroups ask for must fit the register file");
 
@@ -449,7 +461,10 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
           v8_batch bt, uint32_t trigger) {
     typedef v8_tile<BN, DEEP> tile_t;
     enum { B_SLICE = BN / CLUSTER, CTA_MASK = (1 << CLUSTER) - 1, STAGES = tile_t::stages, ACC = BN / 2 };
-    static_assert(!B_MN || B_SLICE % V8_MN_BOX == 0, "an MN-major B slice is whole 64-column boxes");
+    /* An MN-major B is loaded in 64-column boxes: a block's slice is whole
+     * boxes, or, 320 wide (5 boxes for 2 blocks), box j comes from rank j % CLUSTER */
+    enum { B_BOXES_DEALT = B_MN && B_SLICE % V8_MN_BOX != 0 };
+    static_assert(!B_MN || B_SLICE % V8_MN_BOX == 0 || BN % V8_MN_BOX == 0, "an MN-major B is whole 64-column boxes");
     extern __shared__ uint8_t smem_raw[];
     v8_smem<BN, DEEP> *sm = (v8_smem<BN, DEEP> *)smem_aligned(smem_raw); /* the same offset in every block */
     const int tid = threadIdx.x, wg = tid / WARPGROUP_THREADS;
@@ -504,8 +519,17 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
                     const int32_t col = (int32_t)(kt * BK);
                     uint64_t *full = ring_producer_acquire(ring, st, tile_t::tx_bytes);
                     v8_load<A_MN, V8_BM>(sm->a[st.stage], &tmap_a, col, a_row, a_entry, full, 0);
-                    v8_load<B_MN, B_SLICE>(&sm->b[st.stage][rank * B_SLICE * BK], &tmap_b, col, b_row, b_entry,
-                                           full, CLUSTER > 1 ? CTA_MASK : 0);
+                    if constexpr (B_BOXES_DEALT) {
+#pragma unroll
+                        for (int j = 0; j < BN / V8_MN_BOX; j++)
+                            if ((uint32_t)j % CLUSTER == rank)
+                                tma_load_3d_multicast(&sm->b[st.stage][j * V8_MN_BOX * BK], &tmap_b,
+                                                      (int32_t)(tile.n * BN + j * V8_MN_BOX), col, b_entry, full,
+                                                      CTA_MASK);
+                    } else {
+                        v8_load<B_MN, B_SLICE>(&sm->b[st.stage][rank * B_SLICE * BK], &tmap_b, col, b_row, b_entry,
+                                               full, CLUSTER > 1 ? CTA_MASK : 0);
+                    }
                 }
             }
             if (trigger == HGEMM_TRIGGER_LATE) griddep_launch_dependents(); /* the block's last load is issued */
@@ -547,7 +571,9 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
                 const uint64_t desc_a = v8_desc<A_MN>(&sm->a[st.stage][g * V8_WG_M * BK]);
                 const uint64_t desc_b = v8_desc<B_MN>(sm->b[st.stage]);
                 wgmma_fence();
-                /* the unit's first k-tile overwrites d */
+                /* the unit's first k-tile overwrites d (a 320-wide tile whose
+                 * columns from 192 on lie past n still runs its m64n128s: a
+                 * branch around them made ptxas serialize every WGMMA, C7520) */
                 wgmma_ktile_m64n_f32_ab<T, A_MN, B_MN, BN>(d, desc_a, desc_b, kt != u.k_begin);
                 wgmma_commit_group();
                 wgmma_wait_group_1(); /* k-tile kt-1 is done; kt stays in flight */
@@ -563,71 +589,75 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
              * every worker's piece of that tile, so no flag is left up). */
             const int32_t qrow0 = row0 + g * V8_WG_M;
             if (row0 >= args.m) continue;
-            if (sk.slices && sk.reduce == HGEMM_SK_REDUCE_KERNEL) { /* v8_split_reduce finishes the tile */
-                v8_partial_store<ACC>(d, partials + (size_t)v8_slot<CLUSTER>(worker, rank, g) * V8_SLOT_FLOATS);
-                continue;
-            }
-            if (sk.slices && sk.reduce == HGEMM_SK_REDUCE_SHARED) {
-                /* Leave this slice's partial sum, count it in on the tile's
-                 * counter, wait for every slice's, then reduce this slice's
-                 * share of the tile. The last worker past the wait lowers
-                 * both counters for the next call (every other worker has
-                 * passed the wait by then). */
-                v8_partial_store<ACC>(d, partials + (size_t)v8_slot<CLUSTER>(worker, rank, g) * V8_SLOT_FLOATS);
-                named_barrier_sync(V8_EPI_BARRIER + g, WARPGROUP_THREADS); /* then the leader's release */
-                uint32_t *count = flags + V8_COUNT_FLAGS + 2 * v8_slot<CLUSTER>(u.tile, rank, g);
-                if (leader) {
-                    atom_add_release_gpu_u32(count, 1);
-                    count_wait_gpu(count, sk.slices);
-                    v8_phase_mark<BN>(leader, first, g, V8_PHASE_ALL_IN);
-                    if (atom_add_relaxed_gpu_u32(count + 1, 1) == sk.slices - 1) {
-                        st_relaxed_gpu_u32(count, 0);
-                        st_relaxed_gpu_u32(count + 1, 0);
-                    }
+            /* The 320-wide tile runs whole tiles only (launch_v8): no split's
+             * code, whose partial-sum slots hold at most 64 x 256 */
+            if constexpr (BN <= 256) {
+                if (sk.slices && sk.reduce == HGEMM_SK_REDUCE_KERNEL) { /* v8_split_reduce finishes the tile */
+                    v8_partial_store<ACC>(d, partials + (size_t)v8_slot<CLUSTER>(worker, rank, g) * V8_SLOT_FLOATS);
+                    continue;
                 }
-                named_barrier_sync(V8_EPI_BARRIER + g, WARPGROUP_THREADS);
-                gemm_args out = args;
-                out.C = (__half *)((T *)args.C + (int64_t)entry * bt.stride_c);
-                v8_reduce_share<T, BN, CLUSTER, V8_REDUCE_BATCH_IN_KERNEL>(
-                    partials, out, sk, u.tile, rank, g, hgemm_sk_worker_slice(&sk, worker), qrow0, col0,
-                    tid % WARPGROUP_THREADS);
-                v8_phase_mark<BN>(leader, first, g, V8_PHASE_REDUCED);
-                /* Split-K gives a worker one unit: leaving the walk here ends
-                 * the accumulator's registers before the loads above (with
-                 * `continue` the wide tile spilled 40 bytes). */
-                break;
-            }
-            if (sk.slices) { /* split-K, a few slices: slice 0's worker adds the others' */
-                if (u.k_begin > 0) {
+                if (sk.slices && sk.reduce == HGEMM_SK_REDUCE_SHARED) {
+                    /* Leave this slice's partial sum, count it in on the tile's
+                     * counter, wait for every slice's, then reduce this slice's
+                     * share of the tile. The last worker past the wait lowers
+                     * both counters for the next call (every other worker has
+                     * passed the wait by then). */
+                    v8_partial_store<ACC>(d, partials + (size_t)v8_slot<CLUSTER>(worker, rank, g) * V8_SLOT_FLOATS);
+                    named_barrier_sync(V8_EPI_BARRIER + g, WARPGROUP_THREADS); /* then the leader's release */
+                    uint32_t *count = flags + V8_COUNT_FLAGS + 2 * v8_slot<CLUSTER>(u.tile, rank, g);
+                    if (leader) {
+                        atom_add_release_gpu_u32(count, 1);
+                        count_wait_gpu(count, sk.slices);
+                        v8_phase_mark<BN>(leader, first, g, V8_PHASE_ALL_IN);
+                        if (atom_add_relaxed_gpu_u32(count + 1, 1) == sk.slices - 1) {
+                            st_relaxed_gpu_u32(count, 0);
+                            st_relaxed_gpu_u32(count + 1, 0);
+                        }
+                    }
+                    named_barrier_sync(V8_EPI_BARRIER + g, WARPGROUP_THREADS);
+                    gemm_args out = args;
+                    out.C = (__half *)((T *)args.C + (int64_t)entry * bt.stride_c);
+                    v8_reduce_share<T, BN, CLUSTER, V8_REDUCE_BATCH_IN_KERNEL>(
+                        partials, out, sk, u.tile, rank, g, hgemm_sk_worker_slice(&sk, worker), qrow0, col0,
+                        tid % WARPGROUP_THREADS);
+                    v8_phase_mark<BN>(leader, first, g, V8_PHASE_REDUCED);
+                    /* Split-K gives a worker one unit: leaving the walk here ends
+                     * the accumulator's registers before the loads above (with
+                     * `continue` the wide tile spilled 40 bytes). */
+                    break;
+                }
+                if (sk.slices) { /* split-K, a few slices: slice 0's worker adds the others' */
+                    if (u.k_begin > 0) {
+                        const uint32_t slot = v8_slot<CLUSTER>(worker, rank, g);
+                        v8_partial_put<ACC>(d, partials + (size_t)slot * V8_SLOT_FLOATS, &flags[slot], g, leader);
+                        continue;
+                    }
+                    /* Consumer 0 stages partials in the ring's A stages, consumer 1
+                     * in its B stages, once both have finished their WGMMAs on
+                     * them (the peer's multicasts into them all landed before). */
+                    constexpr bool staged = sizeof(sm->a) >= ACC * WARPGROUP_THREADS * 4 &&
+                                            sizeof(sm->b) >= ACC * WARPGROUP_THREADS * 4;
+                    if constexpr (staged) named_barrier_sync(V8_RING_DONE_BARRIER, V8_CONSUMER_THREADS);
+                    float *stage = g == 0 ? (float *)sm->a : (float *)sm->b;
+                    uint32_t part_phase = 0; /* a worker runs one split unit: this is part_full's first use */
+                    for (uint32_t s = 1; s < sk.slices; s++) {
+                        const uint32_t slot = v8_slot<CLUSTER>(hgemm_sk_slice_worker(&sk, u.tile, s), rank, g);
+                        if constexpr (staged)
+                            v8_partial_add_staged<ACC>(d, partials + (size_t)slot * V8_SLOT_FLOATS, &flags[slot],
+                                                       stage, &sm->part_full[g], part_phase, g, leader);
+                        else
+                            v8_partial_add<ACC>(d, partials + (size_t)slot * V8_SLOT_FLOATS, &flags[slot], g, leader);
+                    }
+                } else if (u.k_begin > 0) { /* a piece of another worker's tile: first in this worker's range */
                     const uint32_t slot = v8_slot<CLUSTER>(worker, rank, g);
                     v8_partial_put<ACC>(d, partials + (size_t)slot * V8_SLOT_FLOATS, &flags[slot], g, leader);
                     continue;
-                }
-                /* Consumer 0 stages partials in the ring's A stages, consumer 1
-                 * in its B stages, once both have finished their WGMMAs on
-                 * them (the peer's multicasts into them all landed before). */
-                constexpr bool staged = sizeof(sm->a) >= ACC * WARPGROUP_THREADS * 4 &&
-                                        sizeof(sm->b) >= ACC * WARPGROUP_THREADS * 4;
-                if constexpr (staged) named_barrier_sync(V8_RING_DONE_BARRIER, V8_CONSUMER_THREADS);
-                float *stage = g == 0 ? (float *)sm->a : (float *)sm->b;
-                uint32_t part_phase = 0; /* a worker runs one split unit: this is part_full's first use */
-                for (uint32_t s = 1; s < sk.slices; s++) {
-                    const uint32_t slot = v8_slot<CLUSTER>(hgemm_sk_slice_worker(&sk, u.tile, s), rank, g);
-                    if constexpr (staged)
-                        v8_partial_add_staged<ACC>(d, partials + (size_t)slot * V8_SLOT_FLOATS, &flags[slot],
-                                                   stage, &sm->part_full[g], part_phase, g, leader);
-                    else
+                } else if (u.k_end < sk.k_tiles) { /* this worker owns a shared tile: add the others' pieces, in order */
+                    const uint32_t end = hgemm_sk_contributors_end(&sk, worker, &u);
+                    for (uint32_t v = worker + 1; v < end; v++) {
+                        const uint32_t slot = v8_slot<CLUSTER>(v, rank, g);
                         v8_partial_add<ACC>(d, partials + (size_t)slot * V8_SLOT_FLOATS, &flags[slot], g, leader);
-                }
-            } else if (u.k_begin > 0) { /* a piece of another worker's tile: first in this worker's range */
-                const uint32_t slot = v8_slot<CLUSTER>(worker, rank, g);
-                v8_partial_put<ACC>(d, partials + (size_t)slot * V8_SLOT_FLOATS, &flags[slot], g, leader);
-                continue;
-            } else if (u.k_end < sk.k_tiles) { /* this worker owns a shared tile: add the others' pieces, in order */
-                const uint32_t end = hgemm_sk_contributors_end(&sk, worker, &u);
-                for (uint32_t v = worker + 1; v < end; v++) {
-                    const uint32_t slot = v8_slot<CLUSTER>(v, rank, g);
-                    v8_partial_add<ACC>(d, partials + (size_t)slot * V8_SLOT_FLOATS, &flags[slot], g, leader);
+                    }
                 }
             }
             gemm_args out = args; /* this entry's C */
@@ -776,8 +806,9 @@ static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int s
     hgemm_status st = v8_maps<CLUSTER, BN>(p, batch, &ta, &tb, &tc);
     if (st == HGEMM_SUCCESS) st = v8_c_in_map(p, batch, &tc, &tc_in);
     if (st != HGEMM_SUCCESS) return st;
-    /* A separate C input: whole tiles only (the split's second kernel reads C itself). */
-    if (p->C_in != NULL) split = HGEMM_SK_NONE;
+    /* A separate C input: whole tiles only (the split's second kernel reads C
+     * itself); the 320-wide tile too (a partial-sum slot holds 64 x 256). */
+    if (p->C_in != NULL || BN > 256) split = HGEMM_SK_NONE;
     uint32_t tiles_m = hgemm_ceil_div(p->m, V8_BM), tiles_n = hgemm_ceil_div(p->n, BN);
     uint32_t ctiles_m = hgemm_ceil_div(tiles_m, CLUSTER);
     const void *kernel = (const void *)v8_kernel<CLUSTER, TMA_EPILOGUE, T, A_MN, B_MN, BN, DEEP, FENCED>;
@@ -840,7 +871,9 @@ static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int s
  * 512 x 4096 x 4096: one round of 32 wide tiles, half the clusters idle
  * (1), against one round of 64 narrow ones (0.575): narrow. 512 x 6144 x
  * 4096: 48 wide tiles for 66 clusters (1), 64 of 192 (0.79), 96 narrow in
- * two rounds (1.15): 192. B stored MN-major takes 256 or 128 only.
+ * two rounds (1.15): 192. 320 (V8_W320_COST, run 82): 8192^3 13 rounds of
+ * 1.25 (15.9) against 16 wide ones; 4096^3 4 rounds either way, wide.
+ * B stored MN-major takes 320, 256 or 128 only.
  * The quarter tile, 128x64 (since run 66), only where nothing splits (k
  * shorter than HGEMM_SK_MIN_KTILES k-tiles) and the rows of A and B start on
  * 128-byte lines (lda, ldb multiples of 64 elements): its cost
@@ -854,6 +887,7 @@ static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int s
 #define V8_NARROW_COST 1.15
 #define V8_MID_COST 1.05
 #define V8_QUARTER_COST 1.5
+#define V8_W320_COST 0.98
 #define V8_SPLIT_WIDE_KTILES 64
 static int v8_choose_bn(const hgemm_problem *p, uint32_t workers) {
     const uint64_t batch = p->batch > 1 ? (uint64_t)p->batch : 1;
@@ -870,11 +904,11 @@ static int v8_choose_bn(const hgemm_problem *p, uint32_t workers) {
         const uint32_t slices = hgemm_sk_slices((uint32_t)wide, k_tiles, workers);
         if (slices >= 2 && k_tiles / slices >= V8_SPLIT_WIDE_KTILES) return 256;
     }
-    static const int widths[4] = {256, 192, 128, 64};
-    static const double costs[4] = {1.0, V8_MID_COST, V8_NARROW_COST, V8_QUARTER_COST};
+    static const int widths[5] = {256, 320, 192, 128, 64};
+    static const double costs[5] = {1.0, V8_W320_COST, V8_MID_COST, V8_NARROW_COST, V8_QUARTER_COST};
     int best = 256;
     double best_cost = 0.0;
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < 5; i++) {
         if ((widths[i] == 192 || widths[i] == 64) && p->b_mn) continue;
         if (widths[i] == 64 && (hgemm_ceil_div(p->k, BK) >= HGEMM_SK_MIN_KTILES || p->lda % 64 || p->ldb % 64))
             continue;
@@ -941,6 +975,7 @@ static hgemm_status launch_v8_tile(const hgemm_problem *p, cudaStream_t stream) 
                 return launch_v8<1, true, T, A_MN, B_MN, 128>(p, stream, HGEMM_SK_AUTO);
         return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 128>(p, stream, HGEMM_SK_AUTO);
     }
+    if (bn == 320) return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 320, 2>(p, stream, HGEMM_SK_NONE);
     if constexpr (!B_MN) {
         if (bn == 192) return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 192>(p, stream, HGEMM_SK_AUTO);
         if (bn == 64) return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 64>(p, stream, HGEMM_SK_AUTO);
@@ -1015,6 +1050,11 @@ extern "C" hgemm_status hgemm__launch_v8_narrow_nocluster(const hgemm_problem *p
 
 extern "C" hgemm_status hgemm__launch_v8_192(const hgemm_problem *p, cudaStream_t stream) {
     return launch_v8<V8_CLUSTER, true, __half, 0, 0, 192>(p, stream, HGEMM_SK_AUTO);
+}
+
+/* The 320-wide tile at every shape (run 82): cuBLAS's tile at 8192^3. */
+extern "C" hgemm_status hgemm__launch_v8_320(const hgemm_problem *p, cudaStream_t stream) {
+    return launch_v8<V8_CLUSTER, true, __half, 0, 0, 320, 2>(p, stream, HGEMM_SK_NONE);
 }
 
 extern "C" hgemm_status hgemm__launch_v8_64(const hgemm_problem *p, cudaStream_t stream) {

@@ -70,7 +70,12 @@ static __device__ __forceinline__ uint64_t globaltimer_ns(void) {
  * purpose: any function call (printf included) inside a kernel makes ptxas
  * serialize every wgmma.mma_async in it (info C7510), which costs far more
  * than the report is worth. Build with -DHGEMM_HANG_PRINTF to also print the
- * barrier and parity, accepting that serialization while debugging. */
+ * barrier and parity, accepting that serialization while debugging.
+ * A spin-wait calls it after its loop, not inside it: a trap inside the
+ * loop capped the registers ptxas gives a consumer warpgroup after
+ * setmaxnreg.inc (V8's 128x320 tile, 160 accumulators a thread, spilled
+ * 612 bytes and serialized its WGMMAs (C7512); with the trap after the loop,
+ * none). */
 static __device__ __forceinline__ void hang_report(const char *what, uint32_t addr, uint32_t parity) {
 #ifdef HGEMM_HANG_PRINTF
     printf("hgemm: %s stuck for %llu ns: block %u thread %u smem 0x%x parity %u\n", what,
