@@ -461,10 +461,8 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
           v8_batch bt, uint32_t trigger) {
     typedef v8_tile<BN, DEEP> tile_t;
     enum { B_SLICE = BN / CLUSTER, CTA_MASK = (1 << CLUSTER) - 1, STAGES = tile_t::stages, ACC = BN / 2 };
-    /* An MN-major B is loaded in 64-column boxes: a block's slice is whole
-     * boxes, or, 320 wide (5 boxes for 2 blocks), box j comes from rank j % CLUSTER */
-    enum { B_BOXES_DEALT = B_MN && B_SLICE % V8_MN_BOX != 0 };
-    static_assert(!B_MN || B_SLICE % V8_MN_BOX == 0 || BN % V8_MN_BOX == 0, "an MN-major B is whole 64-column boxes");
+    static_assert(!B_MN || B_SLICE % V8_MN_BOX == 0, "an MN-major B slice is whole 64-column boxes");
+    static_assert(BN != 320 || (!A_MN && !B_MN), "the 320-wide tile is built for K-major operands only");
     extern __shared__ uint8_t smem_raw[];
     v8_smem<BN, DEEP> *sm = (v8_smem<BN, DEEP> *)smem_aligned(smem_raw); /* the same offset in every block */
     const int tid = threadIdx.x, wg = tid / WARPGROUP_THREADS;
@@ -519,17 +517,8 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
                     const int32_t col = (int32_t)(kt * BK);
                     uint64_t *full = ring_producer_acquire(ring, st, tile_t::tx_bytes);
                     v8_load<A_MN, V8_BM>(sm->a[st.stage], &tmap_a, col, a_row, a_entry, full, 0);
-                    if constexpr (B_BOXES_DEALT) {
-#pragma unroll
-                        for (int j = 0; j < BN / V8_MN_BOX; j++)
-                            if ((uint32_t)j % CLUSTER == rank)
-                                tma_load_3d_multicast(&sm->b[st.stage][j * V8_MN_BOX * BK], &tmap_b,
-                                                      (int32_t)(tile.n * BN + j * V8_MN_BOX), col, b_entry, full,
-                                                      CTA_MASK);
-                    } else {
-                        v8_load<B_MN, B_SLICE>(&sm->b[st.stage][rank * B_SLICE * BK], &tmap_b, col, b_row, b_entry,
-                                               full, CLUSTER > 1 ? CTA_MASK : 0);
-                    }
+                    v8_load<B_MN, B_SLICE>(&sm->b[st.stage][rank * B_SLICE * BK], &tmap_b, col, b_row, b_entry,
+                                           full, CLUSTER > 1 ? CTA_MASK : 0);
                 }
             }
             if (trigger == HGEMM_TRIGGER_LATE) griddep_launch_dependents(); /* the block's last load is issued */
@@ -553,6 +542,12 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
         }
         float d[ACC] = {}; /* (64, BN) fp32 accumulator */
         uint32_t c_phase = 0;  /* parity of c_full[g]'s next load */
+        /* C's parts staged so far: with an odd number of parts a tile (320
+         * wide: five through two buffers) the buffer alternates across
+         * tiles, not per tile (run 82: a tile's first part in the buffer of
+         * the previous tile's last, still being read, failed at k = 64) */
+        enum { PARTS_ODD = (BN / tile_t::c_cols) % tile_t::bufs != 0 };
+        uint32_t c_part = 0;
         pipe_state st = {0, 0};
         hgemm_sk_walk walk = hgemm_sk_start(&sk, worker);
         hgemm_sk_unit u;
@@ -652,7 +647,7 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
                     const uint32_t slot = v8_slot<CLUSTER>(worker, rank, g);
                     v8_partial_put<ACC>(d, partials + (size_t)slot * V8_SLOT_FLOATS, &flags[slot], g, leader);
                     continue;
-                } else if (u.k_end < sk.k_tiles) { /* this worker owns a shared tile: add the others' pieces, in order */
+                } else if (u.k_end < sk.k_tiles) { /* this worker owns a shared tile: add the others', in order */
                     const uint32_t end = hgemm_sk_contributors_end(&sk, worker, &u);
                     for (uint32_t v = worker + 1; v < end; v++) {
                         const uint32_t slot = v8_slot<CLUSTER>(v, rank, g);
@@ -675,7 +670,8 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
 #pragma unroll
                 for (int h = 0; h < BN / tile_t::c_cols; h++) {
                     const int32_t hcol0 = col0 + h * tile_t::c_cols;
-                    const int bi = (h % tile_t::bufs) * tile_t::boxes; /* this part's first box */
+                    const uint32_t part = PARTS_ODD ? c_part++ : (uint32_t)h;
+                    const int bi = (int)(part % tile_t::bufs) * tile_t::boxes; /* this part's first box */
                     if (leader) {
                         if constexpr (tile_t::bufs == 2) bulk_wait_group_read_1();
                         else bulk_wait_group_read_0();
@@ -873,7 +869,9 @@ static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int s
  * 4096: 48 wide tiles for 66 clusters (1), 64 of 192 (0.79), 96 narrow in
  * two rounds (1.15): 192. 320 (V8_W320_COST, run 82): 8192^3 13 rounds of
  * 1.25 (15.9) against 16 wide ones; 4096^3 4 rounds either way, wide.
- * B stored MN-major takes 320, 256 or 128 only.
+ * B stored MN-major takes 256 or 128 only, and 320 needs both operands
+ * K-major: at 8192^3 it ran NN at 0.922x cuBLAS and TN at 0.920x (run 82),
+ * where the wide tile runs them level (run 77).
  * The quarter tile, 128x64 (since run 66), only where nothing splits (k
  * shorter than HGEMM_SK_MIN_KTILES k-tiles) and the rows of A and B start on
  * 128-byte lines (lda, ldb multiples of 64 elements): its cost
@@ -910,6 +908,7 @@ static int v8_choose_bn(const hgemm_problem *p, uint32_t workers) {
     double best_cost = 0.0;
     for (int i = 0; i < 5; i++) {
         if ((widths[i] == 192 || widths[i] == 64) && p->b_mn) continue;
+        if (widths[i] == 320 && (p->a_mn || p->b_mn)) continue; /* K-major operands only (run 82) */
         if (widths[i] == 64 && (hgemm_ceil_div(p->k, BK) >= HGEMM_SK_MIN_KTILES || p->lda % 64 || p->ldb % 64))
             continue;
         const uint64_t tiles = ctiles_m * hgemm_ceil_div(p->n, widths[i]) * batch;
@@ -975,7 +974,8 @@ static hgemm_status launch_v8_tile(const hgemm_problem *p, cudaStream_t stream) 
                 return launch_v8<1, true, T, A_MN, B_MN, 128>(p, stream, HGEMM_SK_AUTO);
         return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 128>(p, stream, HGEMM_SK_AUTO);
     }
-    if (bn == 320) return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 320, 2>(p, stream, HGEMM_SK_NONE);
+    if constexpr (!A_MN && !B_MN)
+        if (bn == 320) return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 320, 2>(p, stream, HGEMM_SK_NONE);
     if constexpr (!B_MN) {
         if (bn == 192) return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 192>(p, stream, HGEMM_SK_AUTO);
         if (bn == 64) return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 64>(p, stream, HGEMM_SK_AUTO);

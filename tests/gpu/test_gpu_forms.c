@@ -104,9 +104,9 @@ static const form_case cases[] = {
      * 192-wide tile where B is K-major (NT, TN), the last one ragged */
     {"192-wide tiles", 500, 4700, 200, 1, 0, 1.0f, 0.5f, 0},
     /* 2 x 63 tiles of 128 x 320 for 66 clusters (2 rounds; 158 wide ones take
-     * 3, 314 narrow ones 5): V8 takes the 320-wide tile in every layout (B
-     * MN-major: rank j % 2 loads box j), the last tile column 160 wide, so
-     * its second WGMMA (columns 192..319) lies wholly past n */
+     * 3, 314 narrow ones 5): V8 takes the 320-wide tile where both operands
+     * are K-major (NT), the last tile column 160 wide, so its second WGMMA
+     * (columns 192..319) lies wholly past n */
     {"320-wide tiles", 500, 20000, 200, 1, 0, 1.0f, 0.5f, 0},
     {"skinny batch", 40, 300, 264, 3, 0, 1.0f, 0.0f, 0},   /* m short: A is the short operand */
     {"skinny n", 520, 24, 200, 2, 0, 0.5f, 1.25f, 0},      /* n short: B is */
