@@ -104,6 +104,10 @@
  * every shape 25..35% slower, and clusters of 4 (v8-c4, a quarter of B per
  * block) ran each round of tiles 5..9% faster but fit only 30 clusters, 120
  * SMs, so they lose; pairs are the widest clusters that keep all 132 busy.
+ * cuBLAS's own tile, 128x320 (v8-320, run 82), moved 9% fewer L2 bytes and
+ * ran at a 2.3% higher clock than the 128x256 one, but took 1.4% more
+ * cycles: level at 8192^3 (run 83: 1.001x cuBLAS COMPUTE_32F, 1.007x in 3
+ * fresh processes), 1.2..1.5% ahead where it needs fewer rounds.
  */
 #include <cuda_bf16.h>
 
