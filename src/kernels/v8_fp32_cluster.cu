@@ -88,9 +88,10 @@
  *     cannot split (1024^3: 64 quarter tiles, 32 narrow), or 128x320
  *     (since run 82, cuBLAS's own tile at 8192^3: 10% fewer L2 requests
  *     per output; whole tiles only). The rule, v8_choose_bn, counts rounds;
- *     v8-wide, v8-320, v8-192, v8-narrow and v8-64 force one width. A wide tile's k-loop of at most two k-tiles (k <=
- *     128) runs on 3 stages with C staged whole (v8-3stage's build): its
- *     epilogue is most of its time (run 74, V8_SHORT_KTILES).
+ *     v8-wide, v8-320, v8-192, v8-narrow and v8-64 force one width. A
+ *     wide tile's k-loop of at most two k-tiles (k <= 128) runs on 3
+ *     stages with C staged whole (v8-3stage's build): its epilogue is most
+ *     of its time (run 74, V8_SHORT_KTILES).
  *
  * Measured on an H200, 8192^3, median [range] of 3 runs (2026-11-30,
  * bench/results/2026-11-30-h200-run15-bench.csv; runs 13-17: docs/notes/v8-log.md):
