@@ -58,6 +58,7 @@
 # remote run returns, all of them in results.tgz beside device.log and summary.txt
 # (scripts/pack_results.sh). Each step has its own timeout, so a hung
 # kernel costs minutes, not the whole run. Never changes any GPU setting.
+# Exits 0 when every step it ran passed, 1 when any failed (summary.txt says which).
 set -uo pipefail
 
 OUT=${OUT:-$PWD/device-out}
@@ -75,6 +76,8 @@ SUMMARY="$OUT/summary.txt"
 
 has() { [[ ",$STEPS," == *",$1,"* ]]; }
 
+FAILED=0 # steps whose command returned nonzero: the script's exit status says whether any did
+
 # run NAME TIMEOUT CMD...: run with a time limit, log everything, record the status.
 # With STEP_LOG=FILE (STEP_LOG=... run ...), the command's output also goes to FILE.
 run() {
@@ -90,6 +93,7 @@ run() {
         rc=$?
     fi
     printf '%-28s rc=%-4s %4ds\n' "$name" "$rc" $((SECONDS - start)) | tee -a "$SUMMARY" "$LOG"
+    [ "$rc" -eq 0 ] || FAILED=$((FAILED + 1))
     return "$rc"
 }
 
@@ -286,4 +290,11 @@ cat "$SUMMARY"
 # (scripts/pack_results.sh; PACK=1 packs whatever the count, PACK=0 never).
 scripts/pack_results.sh "$OUT" 8 2>&1 | tee -a "$LOG"
 # The last lines of each step's output, so the caller sees the essentials.
-grep -E "passed|failed|FAIL|ERROR SUMMARY|tests passed|HGMMA|HMMA|stuck" "$LOG" | tail -60
+grep -E "passed|failed|FAIL|ERROR SUMMARY|tests passed|HGMMA|HMMA|stuck" "$LOG" | tail -60 || true
+# Nonzero where any step failed (not the grep's status: a run of bench steps
+# alone printed none of those lines and exited 1, while a failed ctest exited 0).
+if [ "$FAILED" -gt 0 ]; then
+    echo "device-check: $FAILED step(s) failed (summary.txt)"
+    exit 1
+fi
+exit 0

@@ -550,5 +550,30 @@ auto           0.0050        0.1        100.0%        100.0%    1.000e-03    198
         self.assertEqual(self.run_tool("--step", "forms").returncode, 1)
 
 
+class DeviceCheckStatus(unittest.TestCase):
+    """scripts/device-check.sh's exit status says whether a step failed."""
+
+    ROOT = os.path.join(HERE, "..", "..")
+
+    def run_steps(self, steps, env_extra):
+        with tempfile.TemporaryDirectory() as out:
+            env = dict(os.environ, OUT=out, PACK="0", **env_extra)
+            r = subprocess.run(["bash", "scripts/device-check.sh", steps], cwd=self.ROOT, env=env,
+                               capture_output=True, text=True, timeout=120)
+            with open(os.path.join(out, "summary.txt")) as f:
+                return r.returncode, f.read()
+
+    def test_no_step_is_success(self):
+        rc, summary = self.run_steps("none", {})
+        self.assertEqual(rc, 0)
+        self.assertIn("source digest:", summary)
+
+    def test_a_failed_step_fails_the_run(self):
+        # a kernel no bench knows: the step fails with or without a device build
+        rc, summary = self.run_steps("processes", {"PROCESS_ARGS": "1 --kernels no-such-kernel --size 64 64 64"})
+        self.assertEqual(rc, 1)
+        self.assertRegex(summary, r"processes\s+rc=[1-9]")
+
+
 if __name__ == "__main__":
     unittest.main()
