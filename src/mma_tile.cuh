@@ -57,12 +57,11 @@ static __device__ __forceinline__ void wgmma_ktile_m64n256_f16(uint32_t d[64], u
  *
  * N = 320 is wider than one WGMMA (n <= 256): each k16 step is an m64n192
  * into d[0..95] and an m64n128 into d[96..159], the second reading B from
- * its 192nd row on. That is 24 KB further in either layout (192 K-major
- * rows of 128 bytes, or 3 MN-major boxes of 8 KB; V8 builds it K-major
- * only), and in the fragment
- * layout register 4j.. holds columns 8j.., so d is the m64n320 accumulator
- * the epilogue expects. The split costs A's 64 x 16 a second read from
- * shared memory per step. */
+ * its 192nd row on, 24 KB further in either layout (192 K-major rows of 128
+ * bytes, or 3 MN-major boxes of 8 KB; V8 builds it K-major only). In the
+ * fragment layout register 4j.. holds columns 8j.., so d is the m64n320
+ * accumulator the epilogue expects. The split reads A's 64 x 16 from shared
+ * memory twice per step. */
 enum { WGMMA_N320_FIRST = 192, WGMMA_N320_B_STEP = (WGMMA_N320_FIRST * SW128_ROW_BYTES) >> 4 };
 
 template <typename T, int A_MN, int B_MN, int N>

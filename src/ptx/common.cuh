@@ -89,4 +89,23 @@ static __device__ __forceinline__ void hang_report(const char *what, uint32_t ad
     __trap();
 }
 
+/* Spin until ready() holds; past HGEMM_HANG_NS, report() (a hang_report)
+ * once the loop is left, never from inside it (see hang_report). One test
+ * before the clock is read, so a wait already satisfied costs only that.
+ * Every spin-wait of the library goes through here (mbarrier_wait,
+ * flag_wait_gpu, count_wait_gpu). */
+template <typename Ready, typename Report>
+static __device__ __forceinline__ void spin_until(Ready ready, Report report) {
+    if (ready()) return;
+    const uint64_t start = globaltimer_ns();
+    bool stuck = false;
+    while (!ready()) {
+        if (globaltimer_ns() - start > HGEMM_HANG_NS) {
+            stuck = true;
+            break;
+        }
+    }
+    if (stuck) report();
+}
+
 #endif

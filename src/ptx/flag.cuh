@@ -27,16 +27,7 @@ static __device__ __forceinline__ void st_relaxed_gpu_u32(uint32_t *p, uint32_t 
 
 /* Wait until the flag is nonzero; traps after HGEMM_HANG_NS like mbarrier_wait. */
 static __device__ __forceinline__ void flag_wait_gpu(const uint32_t *p) {
-    if (ld_acquire_gpu_u32(p)) return;
-    const uint64_t start = globaltimer_ns();
-    bool stuck = false;
-    while (!ld_acquire_gpu_u32(p)) {
-        if (globaltimer_ns() - start > HGEMM_HANG_NS) {
-            stuck = true; /* reported after the loop (hang_report) */
-            break;
-        }
-    }
-    if (stuck) hang_report("flag wait", 0, 0);
+    spin_until([&] { return ld_acquire_gpu_u32(p) != 0; }, [&] { hang_report("flag wait", 0, 0); });
 }
 
 /* atom.add.release.gpu.global.u32: count this thread in on a counter after
@@ -56,15 +47,6 @@ static __device__ __forceinline__ uint32_t atom_add_relaxed_gpu_u32(uint32_t *p,
 
 /* Wait until the counter reaches n (acquire); traps after HGEMM_HANG_NS. */
 static __device__ __forceinline__ void count_wait_gpu(const uint32_t *p, uint32_t n) {
-    if (ld_acquire_gpu_u32(p) >= n) return;
-    const uint64_t start = globaltimer_ns();
-    bool stuck = false;
-    while (ld_acquire_gpu_u32(p) < n) {
-        if (globaltimer_ns() - start > HGEMM_HANG_NS) {
-            stuck = true; /* reported after the loop (hang_report) */
-            break;
-        }
-    }
-    if (stuck) hang_report("count wait", n, 0);
+    spin_until([&] { return ld_acquire_gpu_u32(p) >= n; }, [&] { hang_report("count wait", n, 0); });
 }
 #endif

@@ -43,16 +43,8 @@ static __device__ __forceinline__ uint32_t mbarrier_try_wait_parity(uint64_t *ba
  * phase 0, so waiting for parity 1 returns at once: that is how a producer
  * passes its first round of "empty" waits. Traps after HGEMM_HANG_NS. */
 static __device__ __forceinline__ void mbarrier_wait(uint64_t *bar, uint32_t parity) {
-    if (mbarrier_try_wait_parity(bar, parity)) return;
-    const uint64_t start = globaltimer_ns();
-    bool stuck = false;
-    while (!mbarrier_try_wait_parity(bar, parity)) {
-        if (globaltimer_ns() - start > HGEMM_HANG_NS) {
-            stuck = true; /* reported after the loop (hang_report) */
-            break;
-        }
-    }
-    if (stuck) hang_report("mbarrier wait", smem_u32(bar), parity);
+    spin_until([&] { return mbarrier_try_wait_parity(bar, parity) != 0; },
+               [&] { hang_report("mbarrier wait", smem_u32(bar), parity); });
 }
 
 #endif
