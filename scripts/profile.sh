@@ -5,6 +5,8 @@
 #   LAUNCHES=2 scripts/profile.sh ...         (the first 2 kernel launches of each call: a split's
 #                                              second kernel too)
 #   BENCH_ARGS="--layout nn" scripts/profile.sh ...  (more hgemm-bench options: a form, a batch)
+#   L2_DETAIL=1 scripts/profile.sh ...        (also L2's sectors by source unit, source node and
+#                                              operation, where this ncu knows them: raw CSV only)
 #
 # Runs Nsight Compute over hgemm-bench once per kernel, profiling the one
 # timed launch (--warmup 0 --iters 1) inside the NVTX range the benchmark
@@ -56,6 +58,21 @@ for cand in launch__grid_size launch__cluster_dim_x \
     metric=${cand%%.ratio}
     if grep -q "^${metric%%.*} \|^$metric " <<<"$known"; then metrics+=,$cand; fi
 done
+# Where L2's traffic comes from (the SMs, the other L2 partition through the
+# fabric) and what it is (reads, writes, reductions): every such sector count
+# this ncu lists, summed over the slices.
+if [ "${L2_DETAIL:-0}" = 1 ]; then
+    detail=$(grep -oE '^lts__t_(sectors|requests)_(srcunit|srcnode|op)_[a-z0-9_]+ ' <<<"$known" |
+        grep -vE '_(lookup|aperture)' | sort -u | sed 's/ $/.sum/' | paste -sd, -)
+    detail+=,$(grep -oE '^lts__t_sectors_(lookup_hit|lookup_miss|srcunit_tex_lookup_(hit|miss)|srcunit_ltcfabric_lookup_(hit|miss)) ' <<<"$known" |
+        sort -u | sed 's/ $/.sum/' | paste -sd, -)
+    detail=${detail#,}; detail=${detail%,}
+    for cand in dram__bytes_write.sum l1tex__m_xbar2l1tex_read_bytes.sum; do
+        if grep -q "^${cand%%.*} " <<<"$known"; then detail+=,$cand; fi
+    done
+    echo "profile: L2 detail: $detail" >&2
+    [ -n "$detail" ] && metrics+=,${detail#,}
+fi
 echo "profile: tensor pipe metric: ${tensor:-none found}" >&2
 
 IFS=, read -ra list <<<"$KERNELS"
