@@ -37,6 +37,8 @@ typedef struct hgemm_problem {
     int pdl;                    /* V8's programmatic dependent launch, HGEMM_PDL_*: 0 (the
                                    launcher's choice) everywhere but its ablations (V9's
                                    ablations carry theirs in v9_variant) */
+    int raster;                 /* V8's raster groups, in cluster tiles: 0 (V8_RASTER)
+                                   everywhere but its raster ablations */
 } hgemm_problem;
 
 /* hgemm_problem.pdl: how a V8 or V9 launch lets the stream's next kernel start.
@@ -217,6 +219,11 @@ hgemm_status hgemm__launch_v8_320(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_64(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_64_fenced(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_nopdl(const hgemm_problem *p, cudaStream_t stream);
+hgemm_status hgemm__launch_v8_320_r1(const hgemm_problem *p, cudaStream_t stream);
+hgemm_status hgemm__launch_v8_320_r2(const hgemm_problem *p, cudaStream_t stream);
+hgemm_status hgemm__launch_v8_320_r4(const hgemm_problem *p, cudaStream_t stream);
+hgemm_status hgemm__launch_v8_320_r16(const hgemm_problem *p, cudaStream_t stream);
+hgemm_status hgemm__launch_v8_320_r32(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_pdl_start(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_pdl_late(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v9_nopdl(const hgemm_problem *p, cudaStream_t stream);

@@ -182,10 +182,12 @@ static __device__ __forceinline__ void v8_phase_mark(bool leader, bool first, in
 
 /* What a batch changes (all zero but `tiles` for one entry): the tiles of
  * one entry, which entries A and B have (mask ~0: entry e reads its own;
- * 0: the one matrix, stride 0), and C's entry stride in elements. */
+ * 0: the one matrix, stride 0), and C's entry stride in elements; and the
+ * raster groups' width in cluster tiles (src/raster.h). */
 typedef struct v8_batch {
     uint32_t tiles;
     uint32_t a_mask, b_mask;
+    uint32_t raster;
     int64_t stride_c;
 } v8_batch;
 
@@ -418,7 +420,7 @@ v8_split_reduce(const float *partials, gemm_args args, uint32_t ctiles_m, uint32
     const uint32_t worker = blockIdx.x / (V8_CONSUMERS * CLUSTER);
     const uint32_t slice = worker / tiles, tile = worker - slice * tiles;
     const uint32_t entry = tile / bt.tiles;
-    const hgemm_tile ct = hgemm_raster(tile - entry * bt.tiles, ctiles_m, tiles_n, V8_RASTER);
+    const hgemm_tile ct = hgemm_raster(tile - entry * bt.tiles, ctiles_m, tiles_n, bt.raster);
     const int32_t row0 = v8_row0<CLUSTER>(ct, rank), col0 = (int32_t)(ct.n * BN);
     if (row0 >= args.m) return; /* v8_kernel stored nothing for it either */
     gemm_args out = args;
@@ -514,7 +516,7 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
             hgemm_sk_unit u;
             while (hgemm_sk_next(&sk, &walk, &u)) {
                 const uint32_t entry = u.tile / bt.tiles;
-                const hgemm_tile tile = hgemm_raster(u.tile - entry * bt.tiles, ctiles_m, tiles_n, V8_RASTER);
+                const hgemm_tile tile = hgemm_raster(u.tile - entry * bt.tiles, ctiles_m, tiles_n, bt.raster);
                 const int32_t a_row = v8_row0<CLUSTER>(tile, rank);
                 const int32_t b_row = (int32_t)(tile.n * BN + rank * B_SLICE);
                 const int32_t a_entry = (int32_t)(entry & bt.a_mask), b_entry = (int32_t)(entry & bt.b_mask);
@@ -561,7 +563,7 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
         while (hgemm_sk_next(&sk, &walk, &u)) {
             const bool first = units++ == 0;
             const uint32_t entry = u.tile / bt.tiles;
-            const hgemm_tile tile = hgemm_raster(u.tile - entry * bt.tiles, ctiles_m, tiles_n, V8_RASTER);
+            const hgemm_tile tile = hgemm_raster(u.tile - entry * bt.tiles, ctiles_m, tiles_n, bt.raster);
             const int32_t row0 = v8_row0<CLUSTER>(tile, rank), col0 = (int32_t)(tile.n * BN);
             pipe_state held = st;
             for (uint32_t kt = u.k_begin; kt < u.k_end; kt++, ring_advance(ring, &st)) {
@@ -819,7 +821,8 @@ static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int s
      * the narrow width or wider; the quarter width has twice as many */
     const uint64_t all_tiles = (uint64_t)ctiles_m * tiles_n * (uint64_t)batch;
     if (all_tiles > UINT32_MAX) return HGEMM_ERROR_NOT_SUPPORTED;
-    v8_batch bt = {ctiles_m * tiles_n, p->stride_a ? ~0u : 0u, p->stride_b ? ~0u : 0u, batch > 1 ? p->stride_c : 0};
+    v8_batch bt = {ctiles_m * tiles_n, p->stride_a ? ~0u : 0u, p->stride_b ? ~0u : 0u,
+                   p->raster > 0 ? (uint32_t)p->raster : (uint32_t)V8_RASTER, batch > 1 ? p->stride_c : 0};
     const uint32_t tiles = (uint32_t)all_tiles;
     st = hgemm__persistent_grid(kernel, V8_THREADS, smem, CLUSTER, UINT32_MAX, &grid);
     if (st != HGEMM_SUCCESS) return st;
@@ -1060,6 +1063,30 @@ extern "C" hgemm_status hgemm__launch_v8_192(const hgemm_problem *p, cudaStream_
 /* The 320-wide tile at every shape (run 82): cuBLAS's tile at 8192^3. */
 extern "C" hgemm_status hgemm__launch_v8_320(const hgemm_problem *p, cudaStream_t stream) {
     return launch_v8<V8_CLUSTER, true, __half, 0, 0, 320, 2>(p, stream, HGEMM_SK_NONE);
+}
+
+/* The 320-wide tile in raster groups of other widths (V8: V8_RASTER, 8
+ * cluster tiles): which tiles run at once, and so which of them ask L2 for
+ * the same k-tile of A or B at about the same time. */
+static hgemm_status launch_v8_320_raster(const hgemm_problem *p, cudaStream_t stream, int raster) {
+    hgemm_problem q = *p;
+    q.raster = raster;
+    return hgemm__launch_v8_320(&q, stream);
+}
+extern "C" hgemm_status hgemm__launch_v8_320_r1(const hgemm_problem *p, cudaStream_t stream) {
+    return launch_v8_320_raster(p, stream, 1);
+}
+extern "C" hgemm_status hgemm__launch_v8_320_r2(const hgemm_problem *p, cudaStream_t stream) {
+    return launch_v8_320_raster(p, stream, 2);
+}
+extern "C" hgemm_status hgemm__launch_v8_320_r4(const hgemm_problem *p, cudaStream_t stream) {
+    return launch_v8_320_raster(p, stream, 4);
+}
+extern "C" hgemm_status hgemm__launch_v8_320_r16(const hgemm_problem *p, cudaStream_t stream) {
+    return launch_v8_320_raster(p, stream, 16);
+}
+extern "C" hgemm_status hgemm__launch_v8_320_r32(const hgemm_problem *p, cudaStream_t stream) {
+    return launch_v8_320_raster(p, stream, 32);
 }
 
 extern "C" hgemm_status hgemm__launch_v8_64(const hgemm_problem *p, cudaStream_t stream) {

@@ -26,7 +26,7 @@ enum {
     GUARD_ROWS = 8,     /* sentinel rows above and below C */
     GUARD_COLS = 8,     /* ldc is at least n rounded up to 8, plus these */
     SEED_A = 101, SEED_B = 202, SEED_C = 303,
-    MAX_KERNELS = 64,
+    MAX_KERNELS = 96,
     WHY_LEN = 256,
     NOOP_ROWS = 64,     /* the m == 0 / n == 0 cases: C is a 64 x 64 region */
 };
@@ -357,6 +357,16 @@ static void run_case(const test_case *t, const kernel_under_test *kernels, int n
     if (B) HGEMM_CHECK_CUDA(cudaFree(B));
 }
 
+/* The next free entry of the kernel list; a list longer than MAX_KERNELS
+ * fails the test instead of leaving kernels out. */
+static kernel_under_test *next_slot(kernel_under_test *kernels, int *n_kernels) {
+    if (*n_kernels >= MAX_KERNELS) {
+        fprintf(stderr, "test_gpu_kernels: more than MAX_KERNELS (%d) kernels to test: raise it\n", MAX_KERNELS);
+        exit(1);
+    }
+    return &kernels[(*n_kernels)++];
+}
+
 int main(void) {
     char why[WHY_LEN];
     if (!hgemm_check_sm90_available(why, sizeof why)) {
@@ -369,23 +379,23 @@ int main(void) {
     kernel_under_test kernels[MAX_KERNELS];
     int n_kernels = 0;
     const hgemm_kernel_info *auto_info = hgemm__kernel_find(hgemm__auto_kernel());
-    kernels[n_kernels++] = (kernel_under_test){
+    *next_slot(kernels, &n_kernels) = (kernel_under_test){
         HGEMM_KERNEL_AUTO, "auto",
         auto_info && auto_info->acc == HGEMM_ACC_F16 ? HGEMM_CHECK_ATOL_ACC_F16 : HGEMM_CHECK_ATOL_ACC_F32,
         NULL, NULL, 1, 0};
     /* AUTO_F16ACC: V7 (fp16 accumulation) or V9 by shape; held to fp16's tolerance */
-    kernels[n_kernels++] = (kernel_under_test){HGEMM_KERNEL_AUTO_F16ACC, "auto-f16acc",
+    *next_slot(kernels, &n_kernels) = (kernel_under_test){HGEMM_KERNEL_AUTO_F16ACC, "auto-f16acc",
                                                HGEMM_CHECK_ATOL_ACC_F16, NULL, NULL, 1, 0};
-    for (int i = 0; i < hgemm__kernel_count() && n_kernels < MAX_KERNELS; i++) {
+    for (int i = 0; i < hgemm__kernel_count(); i++) {
         const hgemm_kernel_info *info = hgemm__kernel_at(i);
-        kernels[n_kernels++] = (kernel_under_test){
+        *next_slot(kernels, &n_kernels) = (kernel_under_test){
             info->id, info->name,
             info->acc == HGEMM_ACC_F16 ? HGEMM_CHECK_ATOL_ACC_F16 : HGEMM_CHECK_ATOL_ACC_F32, NULL, NULL,
             info->id == HGEMM_KERNEL_V9, 0};
     }
-    for (int i = 0; i < hgemm__experiment_count() && n_kernels < MAX_KERNELS; i++) {
+    for (int i = 0; i < hgemm__experiment_count(); i++) {
         const hgemm_kernel_info *info = hgemm__experiment_at(i);
-        kernels[n_kernels++] = (kernel_under_test){
+        *next_slot(kernels, &n_kernels) = (kernel_under_test){
             info->id, info->name,
             info->acc == HGEMM_ACC_F16 ? HGEMM_CHECK_ATOL_ACC_F16 : HGEMM_CHECK_ATOL_ACC_F32, info, NULL, 0, 0};
     }
@@ -396,15 +406,16 @@ int main(void) {
     HGEMM_CHECK_CUDA(cudaMalloc(&workspace, HGEMM_WORKSPACE_BYTES));
     HGEMM_CHECK_CUDA(cudaMemset(workspace, 0, HGEMM_WORKSPACE_BYTES));
     const int table_end = n_kernels;
-    for (int i = 0; i < table_end && n_kernels < MAX_KERNELS; i++) {
+    for (int i = 0; i < table_end; i++) {
         if (kernels[i].id != HGEMM_KERNEL_AUTO && kernels[i].id != HGEMM_KERNEL_V8) continue;
         kernel_under_test kt = kernels[i];
+        kernel_under_test *slot = next_slot(kernels, &n_kernels);
         static char names[MAX_KERNELS][WHY_LEN];
-        snprintf(names[n_kernels], WHY_LEN, "%s+ws", kt.name);
-        kt.name = names[n_kernels];
+        snprintf(names[n_kernels - 1], WHY_LEN, "%s+ws", kt.name);
+        kt.name = names[n_kernels - 1];
         kt.workspace = workspace;
         kt.repeatable = 1;
-        kernels[n_kernels++] = kt;
+        *slot = kt;
     }
     /* hgemm_nt_ex with an SM target (persistent grids capped, as for NCCL's
      * overlap): V8 on 20 and on 4 SMs with the workspace, V7 on 9 */
@@ -413,8 +424,8 @@ int main(void) {
         {HGEMM_KERNEL_V8, "v8+sm4", 4, HGEMM_CHECK_ATOL_ACC_F32, workspace},
         {HGEMM_KERNEL_V7, "v7+sm9", 9, HGEMM_CHECK_ATOL_ACC_F16, NULL},
     };
-    for (size_t i = 0; i < sizeof capped / sizeof capped[0] && n_kernels < MAX_KERNELS; i++)
-        kernels[n_kernels++] = (kernel_under_test){capped[i].id, capped[i].name, capped[i].atol, NULL,
+    for (size_t i = 0; i < sizeof capped / sizeof capped[0]; i++)
+        *next_slot(kernels, &n_kernels) = (kernel_under_test){capped[i].id, capped[i].name, capped[i].atol, NULL,
                                                    capped[i].ws, capped[i].ws != NULL, capped[i].sms};
 
     cudaStream_t nonblocking;
