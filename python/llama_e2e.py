@@ -28,7 +28,11 @@ range over --repeats repeats:
   - linear-host-call: host time of one call of the first layer's q_proj at
     m = 1 (300 calls in a row, no synchronization inside: what Python,
     the torch dispatcher and the library cost per linear layer before the
-    GPU sees it), in the CSV's ms column.
+    GPU sees it), in the CSV's ms column;
+  - host-direct, host-direct-plain, host-empty, host-library: the same
+    call's parts (F.linear and hgemm.linear without the nn.Module around
+    them; hgemm.linear on a plain tensor instead of the nn.Parameter; its
+    output allocation; its ctypes call into hgemm_nt alone, fp16 only).
 Accuracy: the prefill logits of both backends against a third pass with the
 linear layers in fp32 (weights upcast), as max and mean absolute error.
 
@@ -115,6 +119,47 @@ def host_ms_per_call(torch, model, repeats, dtype, calls=300):
     return out
 
 
+def host_pieces(torch, model, repeats, dtype, calls=300):
+    """Where a linear call's host time goes, at m = 1 on the first linear layer:
+    ms per call of F.linear and hgemm.linear called directly (no nn.Module
+    around them), and of two parts of hgemm.linear alone: the output's
+    torch.empty and the library call (ctypes into hgemm_nt, its arguments
+    computed beforehand); and hgemm.linear on the weight as a plain tensor
+    (w.detach()) instead of the layer's nn.Parameter. Rows (backend, phase,
+    values), one value per repeat."""
+    import torch.nn.functional as F
+    layer = next(mod for mod in model.modules() if isinstance(mod, torch.nn.Linear))
+    w = layer.weight
+    plain = w.detach()  # the weight as a plain torch.Tensor, not an nn.Parameter
+    x = torch.randn(1, layer.in_features, device="cuda", dtype=dtype)
+    out = torch.empty((1, w.shape[0]), device="cuda", dtype=dtype)
+    index = x.get_device()
+    stream = torch.cuda.current_stream(index).cuda_stream
+    lib, auto = hgemm._load(), hgemm._kernel_table()["auto"]
+    ld_out = -(-w.shape[0] // 8) * 8
+    args = (auto, 1, w.shape[0], w.shape[1], 1.0, x.data_ptr(), w.shape[1], w.data_ptr(), w.shape[1],
+            0.0, out.data_ptr(), ld_out, stream)
+    pieces = [("torch", "host-direct", lambda: F.linear(x, w)),
+              ("hgemm", "host-direct", lambda: hgemm.linear(x, w)),
+              ("hgemm", "host-direct-plain", lambda: hgemm.linear(x, plain)),
+              ("hgemm", "host-empty", lambda: torch.empty((1, w.shape[0]), dtype=dtype, device=index))]
+    if dtype == torch.float16:  # hgemm_nt is the fp16 call
+        pieces.append(("hgemm", "host-library", lambda: lib.hgemm_nt(*args)))
+    rows = []
+    for backend, phase, fn in pieces:
+        values = []
+        for _ in range(repeats):
+            fn()
+            torch.cuda.synchronize()
+            start = time.perf_counter()
+            for _ in range(calls):
+                fn()
+            values.append((time.perf_counter() - start) / calls * 1e3)
+            torch.cuda.synchronize()
+        rows.append((backend, phase, values))
+    return rows
+
+
 def decode_gemms(torch, model, repeats, dtype, replays=10):
     """ms per decode step of the model's linear layers at m = 1, from a CUDA graph."""
     linears = [mod for mod in model.modules() if isinstance(mod, torch.nn.Linear)]
@@ -193,6 +238,9 @@ def main():
                 rows.append((backend, "decode", r + 1, st, 1e3 / st))
                 rows.append((backend, "decode-gemms", r + 1, gm, 1e3 / gm))
 
+        for backend, phase, values in host_pieces(torch, model, args.repeats, dtype):
+            rows.extend((backend, phase, r + 1, v, 0.0) for r, v in enumerate(values))
+
     ref = logits["fp32"]
     err = {b: ((logits[b] - ref).abs().max().item(), (logits[b] - ref).abs().mean().item())
            for b in BACKENDS}
@@ -212,6 +260,13 @@ def main():
         h = med(b, "linear-host-call")
         print(f"{b:8} host time per linear-layer call (m = 1): {h[0] * 1e3:.1f} us "
               f"[{h[1] * 1e3:.1f}..{h[2] * 1e3:.1f}]")
+    pieces = [("torch", "host-direct", "F.linear alone"), ("hgemm", "host-direct", "hgemm.linear alone"),
+              ("hgemm", "host-direct-plain", "  on w.detach()"),
+              ("hgemm", "host-empty", "  its torch.empty"), ("hgemm", "host-library", "  its library call")]
+    for b, phase, what in pieces:
+        if any(r[0] == b and r[1] == phase for r in rows):
+            h = med(b, phase)
+            print(f"{what:20} (m = 1): {h[0] * 1e3:.1f} us [{h[1] * 1e3:.1f}..{h[2] * 1e3:.1f}]")
     tp, td, tg = med("torch", "prefill")[0], med("torch", "decode")[0], med("torch", "decode-gemms")[0]
     for b in BACKENDS[1:]:
         hp, hd, hg = med(b, "prefill")[0], med(b, "decode")[0], med(b, "decode-gemms")[0]

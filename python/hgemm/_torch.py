@@ -48,9 +48,10 @@ def _leading_dimension(t):
     rows, cols = t.shape
     if rows <= 1 or cols == 0:
         return -(-max(cols, 1) // 8) * 8
-    if cols > 1 and t.stride(1) != 1:
+    row_step, col_step = t.stride()
+    if cols > 1 and col_step != 1:
         return None
-    return t.stride(0)
+    return row_step
 
 
 def _matmul_result(a, b):
@@ -80,36 +81,63 @@ def _nt_fast(a, b, alpha, kernel_name):
     known kernel name. torch already knows what nt() would ask
     __cuda_array_interface__ and the runtime for, which is most of a decode
     step's host time (m = 1: the GPU work of one call is a few
-    microseconds). The library checks the rest."""
+    microseconds). The library checks the rest.
+
+    Every step here is on each call's path, so each is the cheapest torch
+    offers: get_device() is an int where .device builds a torch.device, the
+    raw current-device and current-stream queries skip torch.cuda's Python
+    wrappers, stride() is one call for both strides, and the library's
+    function is bound once (_fast_calls)."""
     fp16 = torch.float16
-    kernel_id = _kernel_table().get(kernel_name)
-    if (kernel_id is None or a.dtype != fp16 or b.dtype != fp16 or not a.is_cuda or a.dim() != 2
-            or b.dim() != 2 or a.shape[1] != b.shape[1] or a.device != b.device):
+    calls = _fast
+    if calls is None:
+        calls = _fast_calls()
+    kernel_id = calls[0].get(kernel_name)
+    if (kernel_id is None or a.dtype != fp16 or b.dtype != fp16 or not a.is_cuda or not b.is_cuda
+            or a.dim() != 2 or b.dim() != 2):
         return None
-    index = a.device.index
-    if index != torch.cuda.current_device():
+    index = a.get_device()  # -1 for a tensor in host memory
+    if index < 0 or b.get_device() != index or index != calls[1]():
+        return None
+    m, k = a.shape
+    n, kb = b.shape
+    if k != kb:
         return None
     lda, ldb = _leading_dimension(a), _leading_dimension(b)
     if lda is None or ldb is None:
         return None
-    m, n = a.shape[0], b.shape[0]
-    out = torch.empty((m, n), dtype=fp16, device=a.device)
+    out = torch.empty((m, n), dtype=fp16, device=index)
     if m == 0 or n == 0:
         return out
-    status = _load().hgemm_nt(kernel_id, m, n, a.shape[1], float(alpha), a.data_ptr(), lda,
-                              b.data_ptr(), ldb, 0.0, out.data_ptr(), _leading_dimension(out),
-                              _current_stream(index))
+    ldc = n if m > 1 else -(-max(n, 1) // 8) * 8  # _leading_dimension(out), without asking it
+    status = calls[3](kernel_id, m, n, k, float(alpha), a.data_ptr(), lda, b.data_ptr(), ldb, 0.0,
+                      out.data_ptr(), ldc, calls[2](index))
     if status != SUCCESS:
         raise _status_error(status)
     return out
 
 
-def _current_stream(index):
-    """torch's current stream of device `index`, as the raw cudaStream_t.
-    torch._C._cuda_getCurrentRawStream is what torch's own generated code
-    calls for it; torch.cuda.current_stream builds a Python Stream first."""
+# (kernel ids, current device, current raw stream, hgemm_nt), bound on the first call of
+# _nt_fast: loading the library then, not at import, keeps `import hgemm` free of it.
+_fast = None
+
+
+def _fast_calls():
+    global _fast
+    current_device = getattr(torch._C, "_cuda_getDevice", None) or torch.cuda.current_device
+    _fast = (_kernel_table(), current_device, _current_stream_function(), _load().hgemm_nt)
+    return _fast
+
+
+def _current_stream_function():
+    """A function from a device index to torch's current stream there, as the
+    raw cudaStream_t. torch._C._cuda_getCurrentRawStream is what torch's own
+    generated code calls for it; torch.cuda.current_stream builds a Python
+    Stream first."""
     raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
-    return raw(index) if raw is not None else torch.cuda.current_stream(index).cuda_stream
+    if raw is not None:
+        return raw
+    return lambda index: torch.cuda.current_stream(index).cuda_stream
 
 
 def linear(x, weight, kernel="auto"):
@@ -125,11 +153,12 @@ def linear(x, weight, kernel="auto"):
     inference (under torch.no_grad() or torch.inference_mode())."""
     if torch is None:
         raise RuntimeError("hgemm.linear takes torch tensors, and torch is not installed")
-    x2 = x.reshape(-1, x.shape[-1])
+    flat = x.dim() != 2
+    x2 = x.reshape(-1, x.shape[-1]) if flat else x
     y = _nt_fast(x2, weight, 1.0, kernel)
     if y is None:  # everything else, checked and explained by matmul
         y = matmul(x2, weight.t(), kernel=kernel)
-    return y.reshape(*x.shape[:-1], weight.shape[0])
+    return y.reshape(*x.shape[:-1], weight.shape[0]) if flat else y
 
 
 def _register():

@@ -199,6 +199,14 @@ class TorchTests(unittest.TestCase):
         self.assertEqual(tuple(hgemm.linear(x[:, :0], w).shape), (2, 0, 520))
         with self.assertRaises(TypeError):
             hgemm.linear(x.float(), w.float())
+        # On a side stream: the fast path launches on torch's current stream,
+        # so the result is complete once that stream is (and only then).
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            ys = hgemm.linear(x, w)
+        side.synchronize()
+        self.assertTrue(torch.equal(ys, y), "hgemm.linear on a side stream differs")
 
     def test_torch_compile(self):
         # aot_eager traces with fake tensors (register_fake) and runs the graph
