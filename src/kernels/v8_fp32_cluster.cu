@@ -109,6 +109,9 @@
  * ran at a 2.3% higher clock than the 128x256 one, but took 1.4% more
  * cycles: level at 8192^3 (run 83: 1.001x cuBLAS COMPUTE_32F, 1.007x in 3
  * fresh processes), 1.2..1.5% ahead where it needs fewer rounds.
+ * Tiles go in raster groups V8_RASTER cluster tiles wide; v8-320-r1..r32
+ * walk them in other widths (run 87): the SMs' requests to L2 stayed within
+ * 3%, and the narrowest and widest bands read more DRAM and ran slower.
  */
 #include <cuda_bf16.h>
 
