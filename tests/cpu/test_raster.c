@@ -88,6 +88,8 @@ static void test_grids(void) {
         {LARGE_TILES, LARGE_TILES, 1},
         {LARGE_TILES, LARGE_TILES, LARGE_TILES},      /* one group */
         {9, 7, 1000},                                 /* group far above tiles_n */
+        /* the 320 tile's cluster-tile grid at 8192^3 in every width v8-320-r* walks */
+        {32, 26, 1}, {32, 26, 2}, {32, 26, 4}, {32, 26, 8}, {32, 26, 16}, {32, 26, 32},
     };
     for (size_t i = 0; i < sizeof large / sizeof large[0]; i++)
         check_grid(large[i][0], large[i][1], large[i][2]);
