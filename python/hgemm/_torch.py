@@ -41,13 +41,19 @@ except ImportError:
     torch = None
 
 
+def _one_row_ld(cols):
+    """The leading dimension of a matrix that never steps to a second row (at
+    most one row, or empty rows): the smallest valid one, as nt() uses."""
+    return -(-max(cols, 1) // 8) * 8
+
+
 def _leading_dimension(t):
     """hgemm's leading dimension of a 2-D tensor with contiguous rows, or None
-    when its rows are not contiguous. A matrix of at most one row, or of empty
-    rows, never steps to a second row: the smallest valid one (as nt() does)."""
+    when its rows are not contiguous (_one_row_ld where there is no second
+    row)."""
     rows, cols = t.shape
     if rows <= 1 or cols == 0:
-        return -(-max(cols, 1) // 8) * 8
+        return _one_row_ld(cols)
     row_step, col_step = t.stride()
     if cols > 1 and col_step != 1:
         return None
@@ -109,7 +115,7 @@ def _nt_fast(a, b, alpha, kernel_name):
     out = torch.empty((m, n), dtype=fp16, device=index)
     if m == 0 or n == 0:
         return out
-    ldc = n if m > 1 else -(-max(n, 1) // 8) * 8  # _leading_dimension(out), without asking it
+    ldc = n if m > 1 else _one_row_ld(n)  # _leading_dimension(out), without asking out
     status = calls[3](kernel_id, m, n, k, float(alpha), a.data_ptr(), lda, b.data_ptr(), ldb, 0.0,
                       out.data_ptr(), ldc, calls[2](index))
     if status != SUCCESS:

@@ -411,8 +411,9 @@ int main(void) {
         kernel_under_test kt = kernels[i];
         kernel_under_test *slot = next_slot(kernels, &n_kernels);
         static char names[MAX_KERNELS][WHY_LEN];
-        snprintf(names[n_kernels - 1], WHY_LEN, "%s+ws", kt.name);
-        kt.name = names[n_kernels - 1];
+        char *name = names[slot - kernels];
+        snprintf(name, WHY_LEN, "%s+ws", kt.name);
+        kt.name = name;
         kt.workspace = workspace;
         kt.repeatable = 1;
         *slot = kt;
