@@ -61,6 +61,8 @@ static const hgemm_kernel_info experiment_table[] = {
     {HGEMM_KERNEL_V8, "v8-split2k", HGEMM_ACC_F32, "V8 (128x256) with split-K always reduced by a second kernel", hgemm__launch_v8_split2k, supports_tma_abc, 0, 0},
     {HGEMM_KERNEL_V8, "v8-c4", HGEMM_ACC_F32, "V8 (128x256) in clusters of 4 along M: each block loads a quarter of B (24 KB a k-tile from L2 instead of 32)", hgemm__launch_v8_c4, supports_tma_abc, 0, 0},
     {HGEMM_KERNEL_V8, "v8-halves", HGEMM_ACC_F32, "V8 (128x256, 4 stages) staging each consumer's C in two halves through one buffer, as from run 27 to run 74 (V8: four parts through two buffers)", hgemm__launch_v8_halves, supports_tma_abc, 0, 0},
+    {HGEMM_KERNEL_V8, "v8-wide-serial", HGEMM_ACC_F32, "V8 with 128x256 tiles at every shape, every part of C stored before the next tile starts, as through run 90 (V8: the last parts during the next tile's first k-tiles)", hgemm__launch_v8_wide_serial, supports_tma_abc, 0, 0},
+    {HGEMM_KERNEL_V8, "v8-320-serial", HGEMM_ACC_F32, "V8 with 128x320 tiles at every shape, every part of C stored before the next tile starts, as through run 90 (v8-320: the last two parts during the next tile's first k-tiles)", hgemm__launch_v8_320_serial, supports_tma_abc, 0, 0},
     {HGEMM_KERNEL_V9, "v9-nosplit", HGEMM_ACC_F32, "V9 without split-K: one block per tile walks the whole k-loop", hgemm__launch_v9_nosplit, hgemm__supports_v9, 0, 0},
     {HGEMM_KERNEL_V9, "v9-noswap", HGEMM_ACC_F32, "V9 without the operand swap: A on WGMMA's M side, B on N", hgemm__launch_v9_noswap, hgemm__supports_v9, 0, 0},
     {HGEMM_KERNEL_V9, "v9-k128", HGEMM_ACC_F32, "V9 with two k-tiles per stage (3 stages) at every short width (V9: only at 64)", hgemm__launch_v9_k128, hgemm__supports_v9, 0, 0},

@@ -20,27 +20,46 @@
 #include "swizzle.cuh"
 #include "ptx/mma.cuh"
 
-/* Stage a consumer's (64, N) part of C into the boxes at `c` (shared
- * memory): alpha * acc computed in fp32 and rounded once to T (elem.cuh; the
- * boxes hold T's bits), for beta == 0 (f32q_stage_loaded adds beta * C). The
- * swizzle puts the 8 rows of each 8x8 matrix in 8 different bank groups. */
+/* A consumer's (64, N) part of C as the 16-bit pairs that f32q_stage
+ * writes: alpha * acc computed in fp32 and rounded once to T (elem.cuh),
+ * register 4jj+mat holding stmatrix.x4 number jj's matrix mat. V8 packs the
+ * columns it stores late this way (f32q_store_packed), so that the
+ * accumulator is free for the next tile's WGMMAs. */
 template <typename T = __half, int N = F16Q_COLS>
-static __device__ __forceinline__ void f32q_stage(__half *c, const float d[N / 2], gemm_args args) {
+static __device__ __forceinline__ void f32q_pack(uint32_t r[N / 4], const float d[N / 2], float alpha) {
+#pragma unroll
+    for (int jj = 0; jj < N / 16; jj++)
+#pragma unroll
+        for (int mat = 0; mat < 4; mat++) { /* matrix mat: column block 2jj + mat/2, rows 8*(mat%2).. */
+            const int j = 2 * jj + mat / 2, e = 2 * (mat % 2);
+            r[4 * jj + mat] = elem<T>::pack(d[4 * j + e] * alpha, d[4 * j + e + 1] * alpha);
+        }
+}
+
+/* f32q_pack's registers into the boxes at `c` (shared memory) with
+ * stmatrix, 128B-swizzled: the 8 rows of each 8x8 matrix land in 8
+ * different bank groups. */
+template <int N = F16Q_COLS>
+static __device__ __forceinline__ void f32q_store_packed(__half *c, const uint32_t r[N / 4]) {
     const int t = threadIdx.x % WARPGROUP_THREADS, warp = t / WARP_SIZE, lane = t % WARP_SIZE;
     const uint32_t c_base = smem_u32(c);
     const uint32_t q = lane / 8;                             /* the matrix this lane addresses */
     const uint32_t row = 16 * warp + 8 * (q % 2) + lane % 8; /* its row in the quarter */
 #pragma unroll
     for (int jj = 0; jj < N / 16; jj++) { /* 16-column blocks: one stmatrix.x4 each */
-        uint32_t r[4];
-#pragma unroll
-        for (int mat = 0; mat < 4; mat++) { /* matrix mat: column block 2jj + mat/2, rows 8*(mat%2).. */
-            const int j = 2 * jj + mat / 2, e = 2 * (mat % 2);
-            r[mat] = elem<T>::pack(d[4 * j + e] * args.alpha, d[4 * j + e + 1] * args.alpha);
-        }
         const uint32_t chunk = 2 * jj + q / 2; /* 16-byte column chunk of this lane's row, 0..31 */
-        stmatrix_x4(c_base + (chunk / 8) * F16Q_BOX_BYTES + sw128_offset(row, chunk % 8), r);
+        stmatrix_x4(c_base + (chunk / 8) * F16Q_BOX_BYTES + sw128_offset(row, chunk % 8), &r[4 * jj]);
     }
+}
+
+/* Stage a consumer's (64, N) part of C into the boxes at `c` (shared
+ * memory) for beta == 0 (f32q_stage_loaded adds beta * C): packed, then
+ * stored. */
+template <typename T = __half, int N = F16Q_COLS>
+static __device__ __forceinline__ void f32q_stage(__half *c, const float d[N / 2], gemm_args args) {
+    uint32_t r[N / 4];
+    f32q_pack<T, N>(r, d, args.alpha);
+    f32q_store_packed<N>(c, r);
 }
 
 /* f32q_stage for beta != 0, where C's part was already loaded into the

@@ -9,10 +9,12 @@
  *     loader runs on into the next tile while the consumers store the last
  *     one, so no tile pays a ring fill;
  *   - setmaxnreg: the loader is a whole warpgroup (setmaxnreg needs one),
- *     which gives its registers back (40 per thread) so that the consumers
- *     may take 232. ptxas still compiles the kernel to the launch bound's
- *     168 registers per thread (the consumers' SASS uses up to R165), so
- *     today this is room, not a gain: what had to fit in 168 did;
+ *     which gives its registers back (24 per thread) so that the consumers
+ *     may take 240. ptxas reports the launch bound's 168 registers per
+ *     thread, but compiles the code after each setmaxnreg to its count (a
+ *     consumer needing 200 live floats spills at 168 and not at 232). Until
+ *     run 90 (40 and 232) this was room, not a gain; since run 91 the late
+ *     parts of C (below) live in it;
  *   - 2-block clusters along M: the two blocks of a cluster compute two
  *     128x256 tiles one above the other, which need the same B tile. Each
  *     block loads one half of it and multicasts it to both, so a block reads
@@ -30,7 +32,11 @@
  *     Since run 75 the same 16 KB are two 8 KB buffers, and the quarter
  *     goes out in four parts of 64 columns, each waiting only for the store
  *     of the part two before it (v8-halves: the two halves; 0.3..0.4%
- *     faster at 8192 x 8192 x 256..1024).
+ *     faster at 8192 x 8192 x 256..1024). Since run 91, with beta 0, the
+ *     last three of the four parts (the 320 tile: two of five) are only
+ *     packed to 16-bit pairs at the tile's end, and go out one per k-tile
+ *     while the next tile's first WGMMAs run (v8_late_parts; v8-wide-serial
+ *     and v8-320-serial store every part first, as before).
  *     With beta != 0 (since run 37) one TMA load brings C's part into that
  *     buffer first, and each thread reads its old values there with
  *     ldmatrix (f32q_stage_loaded) instead of element by element from
@@ -137,8 +143,8 @@ enum {
     V8_THREADS = V8_CONSUMER_THREADS + WARPGROUP_THREADS,    /* 384 */
     V8_WG_M = V8_BM / V8_CONSUMERS,                          /* 64 rows per consumer */
     V8_RASTER = 8,                                           /* raster groups, in cluster tiles */
-    V8_PRODUCER_REGS = 40,
-    V8_CONSUMER_REGS = 232,
+    V8_PRODUCER_REGS = 24,
+    V8_CONSUMER_REGS = 240,
     V8_CLUSTER = 2,                                          /* blocks per cluster in the table's V8 */
     V8_EPI_BARRIER = 1,                                      /* named barriers 1, 2: one per consumer */
     V8_RING_DONE_BARRIER = 3,                                /* both consumers past their last WGMMA */
@@ -222,6 +228,18 @@ template <int BN, int DEEP = 0> struct v8_tile {
     static constexpr int boxes = c_cols / F16Q_BOX;             /* 64x64 boxes of a staging */
     static constexpr int bufs = DEEP == 2 ? 2 : 1;              /* stagings in turn */
 };
+
+/* How many of a tile's last 64-column parts of C a consumer keeps packed
+ * (16 registers each) and stores while the next tile's first k-tiles run
+ * (since run 91), instead of before them: the two consumers finish a tile
+ * together, so while both stage C the tensor cores have nothing to do.
+ * Three of the wide tile's four parts (48 registers beside the
+ * accumulator's 128; with all four, 12 bytes spilled even at 240
+ * registers), two of the 320-wide tile's five (32 beside 160). Parts go out
+ * one per k-tile, right after its WGMMAs are issued. */
+static constexpr __host__ __device__ int v8_late_parts(int bn, int deep) {
+    return deep != 2 ? 0 : bn == 256 ? 3 : bn == 320 ? 2 : 0;
+}
 
 template <int BN, int DEEP = 0>
 struct __align__(SW128_ALIGN) v8_smem {
@@ -463,7 +481,8 @@ static __device__ __forceinline__ uint64_t v8_desc(const __half *tile) {
  * cluster barriers (each a GPU-wide memory barrier in SASS), a closing
  * cluster barrier, and the last stores waited for until their writes are
  * done. */
-template <int CLUSTER, bool TMA_EPILOGUE, typename T, int A_MN, int B_MN, int BN, int DEEP, bool FENCED = false>
+template <int CLUSTER, bool TMA_EPILOGUE, typename T, int A_MN, int B_MN, int BN, int DEEP, bool FENCED = false,
+          bool OVERLAP = true>
 __global__ void __launch_bounds__(V8_THREADS, 1)
 v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
           const __grid_constant__ CUtensorMap tmap_c, const __grid_constant__ CUtensorMap tmap_c_in,
@@ -471,6 +490,10 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
           v8_batch bt, uint32_t trigger) {
     typedef v8_tile<BN, DEEP> tile_t;
     enum { B_SLICE = BN / CLUSTER, CTA_MASK = (1 << CLUSTER) - 1, STAGES = tile_t::stages, ACC = BN / 2 };
+    /* C's parts a tile, and how many of the last ones wait, packed, to be
+     * stored during the next tile's first k-tiles (v8_late_parts) */
+    enum { PARTS = BN / tile_t::c_cols, LATE = TMA_EPILOGUE && OVERLAP ? v8_late_parts(BN, DEEP) : 0,
+           PART_REGS = tile_t::c_cols / 4, LATE_REGS = LATE > 0 ? LATE * PART_REGS : 1 };
     static_assert(!B_MN || B_SLICE % V8_MN_BOX == 0, "an MN-major B slice is whole 64-column boxes");
     static_assert(BN != 320 || (!A_MN && !B_MN), "the 320-wide tile is built for K-major operands only");
     extern __shared__ uint8_t smem_raw[];
@@ -558,6 +581,48 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
          * the previous tile's last, still being read, failed at k = 64) */
         enum { PARTS_ODD = (BN / tile_t::c_cols) % tile_t::bufs != 0 };
         uint32_t c_part = 0;
+        /* One part of C out: wait until the TMA has read the buffer it takes
+         * (everyone waits for the leader to know that), stage it with
+         * `fill`, and let the leader start its stores. Through one buffer a
+         * part waits for the store of the one before (every group read),
+         * through two, for the store of the one before that (all but the
+         * newest group read). */
+        auto part_out = [&](int32_t pcol0, int32_t prow0, int32_t pentry, uint32_t part, auto fill) {
+            const int bi = (int)(part % tile_t::bufs) * tile_t::boxes; /* this part's first box */
+            if (leader) {
+                if constexpr (tile_t::bufs == 2) bulk_wait_group_read_1();
+                else bulk_wait_group_read_0();
+            }
+            named_barrier_sync(V8_EPI_BARRIER + g, WARPGROUP_THREADS);
+            fill(sm->c[g][bi], bi);
+            fence_proxy_async_shared(); /* the stmatrix writes, before the TMA reads them */
+            named_barrier_sync(V8_EPI_BARRIER + g, WARPGROUP_THREADS);
+            if (leader) {
+#pragma unroll
+                for (int b = 0; b < tile_t::boxes; b++)
+                    tma_store_3d(&tmap_c, pcol0 + b * F16Q_BOX, prow0, pentry, sm->c[g][bi + b]);
+                bulk_commit_group();
+            }
+        };
+        /* The last tile's late parts (LATE of them, packed; late_n wait, of
+         * which late_done are out), and where they go */
+        uint32_t late[LATE_REGS];
+        uint32_t late_n = 0, late_done = 0;
+        int32_t late_col0 = 0, late_row0 = 0, late_entry = 0;
+        auto late_out = [&](int j) { /* j: a constant, so `late` stays in registers */
+            part_out(late_col0 + j * tile_t::c_cols, late_row0, late_entry,
+                     PARTS_ODD ? c_part++ : (uint32_t)(PARTS - LATE + j),
+                     [&](__half *buf, int) { f32q_store_packed<tile_t::c_cols>(buf, &late[j * PART_REGS]); });
+        };
+        /* the late parts not yet out, all at once */
+        auto late_flush = [&]() {
+            if constexpr (LATE > 0) {
+#pragma unroll
+                for (int j = 0; j < LATE; j++)
+                    if ((uint32_t)j >= late_done && (uint32_t)j < late_n) late_out(j);
+                late_n = late_done = 0;
+            }
+        };
         pipe_state st = {0, 0};
         hgemm_sk_walk walk = hgemm_sk_start(&sk, worker);
         hgemm_sk_unit u;
@@ -581,11 +646,21 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
                  * branch around them made ptxas serialize every WGMMA, C7520) */
                 wgmma_ktile_m64n_f32_ab<T, A_MN, B_MN, BN>(d, desc_a, desc_b, kt != u.k_begin);
                 wgmma_commit_group();
+                /* while this k-tile's WGMMAs run: one late part of the last tile out */
+                if constexpr (LATE > 0) {
+                    if (late_done < late_n) {
+#pragma unroll
+                        for (int j = 0; j < LATE; j++)
+                            if ((uint32_t)j == late_done) late_out(j);
+                        if (++late_done == late_n) late_n = late_done = 0;
+                    }
+                }
                 wgmma_wait_group_1(); /* k-tile kt-1 is done; kt stays in flight */
                 ring_release_held(ring, &held, st, leader && kt > u.k_begin);
             }
             wgmma_wait_group_0();
             ring_release_last(ring, held, leader); /* a unit has at least one k-tile */
+            late_flush(); /* a unit shorter than the late parts: the rest now */
             v8_phase_mark<BN>(leader, first, g, V8_PHASE_KLOOP);
 
             /* A cluster tile that sticks out below m can leave a block with no
@@ -670,52 +745,54 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
             if (!TMA_EPILOGUE || f16q_needs_direct(args, col0, BN)) {
                 epilogue_m64n_f32<T, BN>(out, d, qrow0, col0);
             } else {
-                /* A buffer is free once the TMA has read the part last stored
-                 * from it; everyone waits for the leader to know that. One
-                 * staging per consumer's part; with DEEP, parts in turn
-                 * (registers 4j.. of the accumulator hold columns 8j..):
-                 * through one buffer, each part waits for the store of the
-                 * one before (every group read), through two, for the store
-                 * of the one before that (all but the newest group read). */
+                /* One staging per consumer's part; with DEEP, parts in turn
+                 * (registers 4j.. of the accumulator hold columns 8j..). With
+                 * beta 0 the last LATE parts are only packed here: they go out
+                 * during the next unit's first k-tiles (or after the walk). */
+                const bool pack_late = LATE > 0 && args.beta == 0.0f;
 #pragma unroll
-                for (int h = 0; h < BN / tile_t::c_cols; h++) {
+                for (int h = 0; h < PARTS; h++) {
                     const int32_t hcol0 = col0 + h * tile_t::c_cols;
-                    const uint32_t part = PARTS_ODD ? c_part++ : (uint32_t)h;
-                    const int bi = (int)(part % tile_t::bufs) * tile_t::boxes; /* this part's first box */
-                    if (leader) {
-                        if constexpr (tile_t::bufs == 2) bulk_wait_group_read_1();
-                        else bulk_wait_group_read_0();
-                    }
-                    named_barrier_sync(V8_EPI_BARRIER + g, WARPGROUP_THREADS);
-                    if (args.beta != 0.0f) {
-                        /* C's part into the staging boxes by TMA, then read
-                         * from shared memory where each result goes */
-                        if (leader) {
-                            mbarrier_arrive_expect_tx(&sm->c_full[g], tile_t::boxes * F16Q_BOX_BYTES);
-#pragma unroll
-                            for (int b = 0; b < tile_t::boxes; b++)
-                                tma_load_3d(sm->c[g][bi + b], &tmap_c_in, hcol0 + b * F16Q_BOX, qrow0,
-                                            (int32_t)entry, &sm->c_full[g]);
+                    if constexpr (LATE > 0) {
+                        if (pack_late && h >= PARTS - LATE) {
+                            f32q_pack<T, tile_t::c_cols>(&late[(h - (PARTS - LATE)) * PART_REGS],
+                                                         d + h * tile_t::c_cols / 2, args.alpha);
+                            continue;
                         }
-                        mbarrier_wait(&sm->c_full[g], c_phase);
-                        c_phase ^= 1;
-                        f32q_stage_loaded<T, tile_t::c_cols>(sm->c[g][bi], d + h * tile_t::c_cols / 2, out);
-                    } else {
-                        gemm_args no_c = out; /* beta 0 here, and ptxas fits 168 registers with this */
-                        no_c.beta = 0.0f;     /* copy (given `out` itself it spills 48..76 bytes) */
-                        f32q_stage<T, tile_t::c_cols>(sm->c[g][bi], d + h * tile_t::c_cols / 2, no_c);
                     }
-                    fence_proxy_async_shared(); /* the stmatrix writes, before the TMA reads them */
-                    named_barrier_sync(V8_EPI_BARRIER + g, WARPGROUP_THREADS);
-                    if (leader) {
+                    const uint32_t part = PARTS_ODD ? c_part++ : (uint32_t)h;
+                    if (args.beta != 0.0f) {
+                        part_out(hcol0, qrow0, (int32_t)entry, part, [&](__half *buf, int bi) {
+                            /* C's part into the staging boxes by TMA, then read
+                             * from shared memory where each result goes */
+                            if (leader) {
+                                mbarrier_arrive_expect_tx(&sm->c_full[g], tile_t::boxes * F16Q_BOX_BYTES);
 #pragma unroll
-                        for (int b = 0; b < tile_t::boxes; b++)
-                            tma_store_3d(&tmap_c, hcol0 + b * F16Q_BOX, qrow0, (int32_t)entry, sm->c[g][bi + b]);
-                        bulk_commit_group();
+                                for (int b = 0; b < tile_t::boxes; b++)
+                                    tma_load_3d(sm->c[g][bi + b], &tmap_c_in, hcol0 + b * F16Q_BOX, qrow0,
+                                                (int32_t)entry, &sm->c_full[g]);
+                            }
+                            mbarrier_wait(&sm->c_full[g], c_phase);
+                            c_phase ^= 1;
+                            f32q_stage_loaded<T, tile_t::c_cols>(buf, d + h * tile_t::c_cols / 2, out);
+                        });
+                    } else {
+                        part_out(hcol0, qrow0, (int32_t)entry, part, [&](__half *buf, int) {
+                            gemm_args no_c = out; /* beta 0 here, and ptxas fits 168 registers with this */
+                            no_c.beta = 0.0f;     /* copy (given `out` itself it spills 48..76 bytes) */
+                            f32q_stage<T, tile_t::c_cols>(buf, d + h * tile_t::c_cols / 2, no_c);
+                        });
                     }
+                }
+                if (pack_late) {
+                    late_n = LATE;
+                    late_col0 = col0 + (PARTS - LATE) * tile_t::c_cols;
+                    late_row0 = qrow0;
+                    late_entry = (int32_t)entry;
                 }
             }
         }
+        late_flush(); /* the walk's last tile */
         /* The last stores have read their staging before the block exits;
          * their writes to C complete on their own, as plain stores do */
         if (TMA_EPILOGUE && leader) {
@@ -805,7 +882,8 @@ static int v8_workspace_fits(const hgemm_problem *p, uint32_t grid) {
            p->workspace_bytes >= V8_FLAG_BYTES + slots * V8_SLOT_FLOATS * sizeof(float);
 }
 
-template <int CLUSTER, bool TMA_EPILOGUE, typename T, int A_MN, int B_MN, int BN, int DEEP = 0, bool FENCED = false>
+template <int CLUSTER, bool TMA_EPILOGUE, typename T, int A_MN, int B_MN, int BN, int DEEP = 0, bool FENCED = false,
+          bool OVERLAP = true>
 static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int split) {
     const int64_t batch = p->batch > 1 ? p->batch : 1;
     CUtensorMap ta, tb, tc, tc_in;
@@ -817,7 +895,7 @@ static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int s
     if (p->C_in != NULL || BN > 256) split = HGEMM_SK_NONE;
     uint32_t tiles_m = hgemm_ceil_div(p->m, V8_BM), tiles_n = hgemm_ceil_div(p->n, BN);
     uint32_t ctiles_m = hgemm_ceil_div(tiles_m, CLUSTER);
-    const void *kernel = (const void *)v8_kernel<CLUSTER, TMA_EPILOGUE, T, A_MN, B_MN, BN, DEEP, FENCED>;
+    const void *kernel = (const void *)v8_kernel<CLUSTER, TMA_EPILOGUE, T, A_MN, B_MN, BN, DEEP, FENCED, OVERLAP>;
     const size_t smem = sizeof(v8_smem<BN, DEEP>) + SW128_ALIGN;
     unsigned grid = 0;
     /* hgemm__supports_v8 has checked that every entry's tiles fit 32 bits at
@@ -1146,4 +1224,14 @@ extern "C" hgemm_status hgemm__launch_v8_c4(const hgemm_problem *p, cudaStream_t
  * table's wide tile from run 27 to run 74, at every k. */
 extern "C" hgemm_status hgemm__launch_v8_halves(const hgemm_problem *p, cudaStream_t stream) {
     return launch_v8<V8_CLUSTER, true, __half, 0, 0, 256, 1>(p, stream, HGEMM_SK_AUTO);
+}
+
+/* The wide and the 320-wide tile with every part of C stored before the
+ * next tile starts, as through run 90 (V8: the last parts go out during the
+ * next tile's first k-tiles, v8_late_parts). */
+extern "C" hgemm_status hgemm__launch_v8_wide_serial(const hgemm_problem *p, cudaStream_t stream) {
+    return launch_v8<V8_CLUSTER, true, __half, 0, 0, 256, 2, false, false>(p, stream, HGEMM_SK_AUTO);
+}
+extern "C" hgemm_status hgemm__launch_v8_320_serial(const hgemm_problem *p, cudaStream_t stream) {
+    return launch_v8<V8_CLUSTER, true, __half, 0, 0, 320, 2, false, false>(p, stream, HGEMM_SK_NONE);
 }

@@ -26,6 +26,9 @@ typedef struct shape { int m, n, k; } shape;
  * right-edge tiles with TMA-stored ones in one block). */
 static const shape shapes[] = {{1, 1, 1}, {129, 264, 72}, {300, 520, 100}, {256, 256, 512},
                                {2312, 4350, 64},
+                               /* the same tiles with 4 k-tiles: V8's late parts of C go out in the
+                                  next tile's k-loop (beta 0) */
+                               {2312, 4350, 200},
                                /* with a workspace, V8 cuts each of its 2 tiles into 8 slices (split-K;
                                   v8-streamk: shared by stream-K) */
                                {200, 300, 4096},
