@@ -33,10 +33,10 @@
  *     goes out in four parts of 64 columns, each waiting only for the store
  *     of the part two before it (v8-halves: the two halves; 0.3..0.4%
  *     faster at 8192 x 8192 x 256..1024). Since run 91, with beta 0, the
- *     last three of the four parts (the 320 tile: two of five) are only
- *     packed to 16-bit pairs at the tile's end, and go out one per k-tile
- *     while the next tile's first WGMMAs run (v8_late_parts; v8-wide-serial
- *     and v8-320-serial store every part first, as before).
+ *     wide tile's last three parts are only packed to 16-bit pairs at the
+ *     tile's end, and go out one per k-tile while the next tile's first
+ *     WGMMAs run (v8_late_parts; v8-wide-serial stores every part first,
+ *     as before).
  *     With beta != 0 (since run 37) one TMA load brings C's part into that
  *     buffer first, and each thread reads its old values there with
  *     ldmatrix (f32q_stage_loaded) instead of element by element from
@@ -235,10 +235,14 @@ template <int BN, int DEEP = 0> struct v8_tile {
  * together, so while both stage C the tensor cores have nothing to do.
  * Three of the wide tile's four parts (48 registers beside the
  * accumulator's 128; with all four, 12 bytes spilled even at 240
- * registers), two of the 320-wide tile's five (32 beside 160). Parts go out
- * one per k-tile, right after its WGMMAs are issued. */
+ * registers). Parts go out one per k-tile, right after its WGMMAs are
+ * issued. Run 91, against v8-wide-serial: 8192 x 8192 x 1024 1.9% faster,
+ * 6144^3 and 8192 x 6144 x 4096 0.4..0.6%, 4096^3 and 8192 x 4096 x 14336
+ * level. The 320-wide tile stores every part first: with two of its five
+ * parts late it ran 0.2..0.5% slower on four of the six shapes (its ring has
+ * 3 stages, and a late part delays the release of the stage before). */
 static constexpr __host__ __device__ int v8_late_parts(int bn, int deep) {
-    return deep != 2 ? 0 : bn == 256 ? 3 : bn == 320 ? 2 : 0;
+    return deep == 2 && bn == 256 ? 3 : 0;
 }
 
 template <int BN, int DEEP = 0>
@@ -1226,12 +1230,9 @@ extern "C" hgemm_status hgemm__launch_v8_halves(const hgemm_problem *p, cudaStre
     return launch_v8<V8_CLUSTER, true, __half, 0, 0, 256, 1>(p, stream, HGEMM_SK_AUTO);
 }
 
-/* The wide and the 320-wide tile with every part of C stored before the
- * next tile starts, as through run 90 (V8: the last parts go out during the
- * next tile's first k-tiles, v8_late_parts). */
+/* The wide tile with every part of C stored before the next tile starts,
+ * as through run 90 (V8: the last three parts go out during the next
+ * tile's first k-tiles, v8_late_parts). */
 extern "C" hgemm_status hgemm__launch_v8_wide_serial(const hgemm_problem *p, cudaStream_t stream) {
     return launch_v8<V8_CLUSTER, true, __half, 0, 0, 256, 2, false, false>(p, stream, HGEMM_SK_AUTO);
-}
-extern "C" hgemm_status hgemm__launch_v8_320_serial(const hgemm_problem *p, cudaStream_t stream) {
-    return launch_v8<V8_CLUSTER, true, __half, 0, 0, 320, 2, false, false>(p, stream, HGEMM_SK_NONE);
 }
