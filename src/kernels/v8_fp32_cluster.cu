@@ -33,10 +33,12 @@
  *     goes out in four parts of 64 columns, each waiting only for the store
  *     of the part two before it (v8-halves: the two halves; 0.3..0.4%
  *     faster at 8192 x 8192 x 256..1024). Since run 91, with beta 0, the
- *     wide tile's last three parts are only packed to 16-bit pairs at the
- *     tile's end, and go out one per k-tile while the next tile's first
- *     WGMMAs run (v8_late_parts; v8-wide-serial stores every part first,
- *     as before).
+ *     wide tile's last three parts (since run 93 the 320 tile's last two)
+ *     are only packed to 16-bit pairs at the tile's end, and go out one per
+ *     k-tile while the next tile's first WGMMAs run, after the k-tile's
+ *     stage release (v8_late_parts, v8_late_at; v8-wide-serial and
+ *     v8-320-serial store every part first, v8-wide-early before the
+ *     release).
  *     With beta != 0 (since run 37) one TMA load brings C's part into that
  *     buffer first, and each thread reads its old values there with
  *     ldmatrix (f32q_stage_loaded) instead of element by element from
@@ -235,15 +237,27 @@ template <int BN, int DEEP = 0> struct v8_tile {
  * together, so while both stage C the tensor cores have nothing to do.
  * Three of the wide tile's four parts (48 registers beside the
  * accumulator's 128; with all four, 12 bytes spilled even at 240
- * registers). Parts go out one per k-tile, right after its WGMMAs are
- * issued. Run 91, against v8-wide-serial: 8192 x 8192 x 1024 1.9% faster,
- * 6144^3 and 8192 x 6144 x 4096 0.4..0.6%, 4096^3 and 8192 x 4096 x 14336
- * level. The 320-wide tile stores every part first: with two of its five
- * parts late it ran 0.2..0.5% slower on four of the six shapes (its ring has
- * 3 stages, and a late part delays the release of the stage before). */
+ * registers), and two of the 320-wide tile's five (32 beside 160). Parts go
+ * out one per k-tile (where in it: v8_late_at). Run 91, against
+ * v8-wide-serial: 8192 x 8192 x 1024 1.9% faster, 6144^3 and 8192 x 6144 x
+ * 4096 0.4..0.6%, 4096^3 and 8192 x 4096 x 14336 level; the 320 tile's two
+ * late parts, sent before the stage release, ran 0.2..0.5% slower on four
+ * of the six shapes (its ring has 3 stages). */
 static constexpr __host__ __device__ int v8_late_parts(int bn, int deep) {
-    return deep == 2 && bn == 256 ? 3 : 0;
+    return deep != 2 ? 0 : bn == 256 ? 3 : bn == 320 ? 2 : 0;
 }
+
+/* Where in a k-tile a late part goes out (v8_kernel's LATE_AT). Run 91 put
+ * it between the k-tile's commit and the wait for the k-tile before, so the
+ * stage that k-tile had read went back to the loader only after the part's
+ * two warpgroup barriers, stmatrix and TMA store: in the 320 tile's 3-stage
+ * ring that held up the refill. Since run 93 the part goes out after that
+ * release, while the k-tile just issued is the one WGMMA group in flight. */
+enum v8_late_at {
+    V8_LATE_NONE = 0,   /* every part stored at the tile's end (v8-wide-serial, v8-320-serial) */
+    V8_LATE_BEFORE = 1, /* before the release of the stage before (run 91; v8-wide-early) */
+    V8_LATE_AFTER = 2,  /* after it (V8 since run 93) */
+};
 
 template <int BN, int DEEP = 0>
 struct __align__(SW128_ALIGN) v8_smem {
@@ -486,7 +500,7 @@ static __device__ __forceinline__ uint64_t v8_desc(const __half *tile) {
  * cluster barrier, and the last stores waited for until their writes are
  * done. */
 template <int CLUSTER, bool TMA_EPILOGUE, typename T, int A_MN, int B_MN, int BN, int DEEP, bool FENCED = false,
-          bool OVERLAP = true>
+          int LATE_AT = V8_LATE_AFTER>
 __global__ void __launch_bounds__(V8_THREADS, 1)
 v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
           const __grid_constant__ CUtensorMap tmap_c, const __grid_constant__ CUtensorMap tmap_c_in,
@@ -496,7 +510,7 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
     enum { B_SLICE = BN / CLUSTER, CTA_MASK = (1 << CLUSTER) - 1, STAGES = tile_t::stages, ACC = BN / 2 };
     /* C's parts a tile, and how many of the last ones wait, packed, to be
      * stored during the next tile's first k-tiles (v8_late_parts) */
-    enum { PARTS = BN / tile_t::c_cols, LATE = TMA_EPILOGUE && OVERLAP ? v8_late_parts(BN, DEEP) : 0,
+    enum { PARTS = BN / tile_t::c_cols, LATE = TMA_EPILOGUE && LATE_AT != V8_LATE_NONE ? v8_late_parts(BN, DEEP) : 0,
            PART_REGS = tile_t::c_cols / 4, LATE_REGS = LATE > 0 ? LATE * PART_REGS : 1 };
     static_assert(!B_MN || B_SLICE % V8_MN_BOX == 0, "an MN-major B slice is whole 64-column boxes");
     static_assert(BN != 320 || (!A_MN && !B_MN), "the 320-wide tile is built for K-major operands only");
@@ -618,6 +632,17 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
                      PARTS_ODD ? c_part++ : (uint32_t)(PARTS - LATE + j),
                      [&](__half *buf, int) { f32q_store_packed<tile_t::c_cols>(buf, &late[j * PART_REGS]); });
         };
+        /* while a k-tile's WGMMAs run: the next late part of the last tile out */
+        auto late_next = [&]() {
+            if constexpr (LATE > 0) {
+                if (late_done < late_n) {
+#pragma unroll
+                    for (int j = 0; j < LATE; j++)
+                        if ((uint32_t)j == late_done) late_out(j);
+                    if (++late_done == late_n) late_n = late_done = 0;
+                }
+            }
+        };
         /* the late parts not yet out, all at once */
         auto late_flush = [&]() {
             if constexpr (LATE > 0) {
@@ -650,17 +675,10 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
                  * branch around them made ptxas serialize every WGMMA, C7520) */
                 wgmma_ktile_m64n_f32_ab<T, A_MN, B_MN, BN>(d, desc_a, desc_b, kt != u.k_begin);
                 wgmma_commit_group();
-                /* while this k-tile's WGMMAs run: one late part of the last tile out */
-                if constexpr (LATE > 0) {
-                    if (late_done < late_n) {
-#pragma unroll
-                        for (int j = 0; j < LATE; j++)
-                            if ((uint32_t)j == late_done) late_out(j);
-                        if (++late_done == late_n) late_n = late_done = 0;
-                    }
-                }
+                if constexpr (LATE_AT == V8_LATE_BEFORE) late_next();
                 wgmma_wait_group_1(); /* k-tile kt-1 is done; kt stays in flight */
                 ring_release_held(ring, &held, st, leader && kt > u.k_begin);
+                if constexpr (LATE_AT == V8_LATE_AFTER) late_next();
             }
             wgmma_wait_group_0();
             ring_release_last(ring, held, leader); /* a unit has at least one k-tile */
@@ -887,7 +905,7 @@ static int v8_workspace_fits(const hgemm_problem *p, uint32_t grid) {
 }
 
 template <int CLUSTER, bool TMA_EPILOGUE, typename T, int A_MN, int B_MN, int BN, int DEEP = 0, bool FENCED = false,
-          bool OVERLAP = true>
+          int LATE_AT = V8_LATE_AFTER>
 static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int split) {
     const int64_t batch = p->batch > 1 ? p->batch : 1;
     CUtensorMap ta, tb, tc, tc_in;
@@ -899,7 +917,7 @@ static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int s
     if (p->C_in != NULL || BN > 256) split = HGEMM_SK_NONE;
     uint32_t tiles_m = hgemm_ceil_div(p->m, V8_BM), tiles_n = hgemm_ceil_div(p->n, BN);
     uint32_t ctiles_m = hgemm_ceil_div(tiles_m, CLUSTER);
-    const void *kernel = (const void *)v8_kernel<CLUSTER, TMA_EPILOGUE, T, A_MN, B_MN, BN, DEEP, FENCED, OVERLAP>;
+    const void *kernel = (const void *)v8_kernel<CLUSTER, TMA_EPILOGUE, T, A_MN, B_MN, BN, DEEP, FENCED, LATE_AT>;
     const size_t smem = sizeof(v8_smem<BN, DEEP>) + SW128_ALIGN;
     unsigned grid = 0;
     /* hgemm__supports_v8 has checked that every entry's tiles fit 32 bits at
@@ -1234,5 +1252,14 @@ extern "C" hgemm_status hgemm__launch_v8_halves(const hgemm_problem *p, cudaStre
  * as through run 90 (V8: the last three parts go out during the next
  * tile's first k-tiles, v8_late_parts). */
 extern "C" hgemm_status hgemm__launch_v8_wide_serial(const hgemm_problem *p, cudaStream_t stream) {
-    return launch_v8<V8_CLUSTER, true, __half, 0, 0, 256, 2, false, false>(p, stream, HGEMM_SK_AUTO);
+    return launch_v8<V8_CLUSTER, true, __half, 0, 0, 256, 2, false, V8_LATE_NONE>(p, stream, HGEMM_SK_AUTO);
+}
+extern "C" hgemm_status hgemm__launch_v8_320_serial(const hgemm_problem *p, cudaStream_t stream) {
+    return launch_v8<V8_CLUSTER, true, __half, 0, 0, 320, 2, false, V8_LATE_NONE>(p, stream, HGEMM_SK_NONE);
+}
+
+/* The late parts where run 91 put them: before the release of the stage
+ * the k-tile before had read (V8_LATE_BEFORE). */
+extern "C" hgemm_status hgemm__launch_v8_wide_early(const hgemm_problem *p, cudaStream_t stream) {
+    return launch_v8<V8_CLUSTER, true, __half, 0, 0, 256, 2, false, V8_LATE_BEFORE>(p, stream, HGEMM_SK_AUTO);
 }

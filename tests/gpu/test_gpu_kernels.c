@@ -74,11 +74,12 @@ static const test_case cases[] = {
     {"many tiles", 4352, 4352, 64, PLAIN, STREAM_LEGACY, 0},
     {"many tiles", 4400, 4345, 72, 8, 16, 24, 0.5f, -1.5f, C_RANDOM, AB_RANDOM, STREAM_NONBLOCKING, 0},
     /* V8 stores the last parts of a tile's C during the next tile's first
-     * k-tiles (beta 0 only, the wide tile), several tiles a block: with 2
-     * k-tiles a tile (v8-wide: two of the three late parts go out in the
-     * k-loop, the third after it; AUTO's 3-stage build has none); with 4,
-     * all of them in the k-loop, and right-edge tiles stored directly
-     * (n % 8 != 0) between late ones */
+     * k-tiles (beta 0 only; the wide tile three, the 320 tile two), several
+     * tiles a block: with 2 k-tiles a tile (v8-wide: two of the three late
+     * parts go out in the k-loop, the third after it; v8-320: both in the
+     * k-loop; AUTO's 3-stage build has none); with 4, all of them in the
+     * k-loop, and right-edge tiles stored directly (n % 8 != 0) between late
+     * ones. v8-wide-early sends them before the k-tile's stage release. */
     {"late parts", 4480, 4360, 100, 0, 8, 8, 0.5f, 0.0f, C_NAN, AB_RANDOM, STREAM_NONBLOCKING, 0},
     {"late parts", 4400, 4345, 200, PLAIN, STREAM_LEGACY, 0},
     /* V8's 2-block clusters stack two 128-row tiles: an odd number of tile
