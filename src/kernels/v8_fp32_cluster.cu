@@ -35,10 +35,10 @@
  *     faster at 8192 x 8192 x 256..1024). Since run 91, with beta 0, the
  *     wide tile's last three parts (since run 93 the 320 tile's last two)
  *     are only packed to 16-bit pairs at the tile's end, and go out one per
- *     k-tile while the next tile's first WGMMAs run, after the k-tile's
- *     stage release (v8_late_parts, v8_late_at; v8-wide-serial and
- *     v8-320-serial store every part first, v8-wide-early before the
- *     release).
+ *     k-tile while the next tile's first WGMMAs run: the wide tile's before
+ *     the k-tile's stage release, the 320 tile's after it (v8_late_parts,
+ *     v8_late_at; v8-wide-serial and v8-320-serial store every part first,
+ *     v8-wide-after sends the wide tile's after the release).
  *     With beta != 0 (since run 37) one TMA load brings C's part into that
  *     buffer first, and each thread reads its old values there with
  *     ldmatrix (f32q_stage_loaded) instead of element by element from
@@ -247,17 +247,26 @@ static constexpr __host__ __device__ int v8_late_parts(int bn, int deep) {
     return deep != 2 ? 0 : bn == 256 ? 3 : bn == 320 ? 2 : 0;
 }
 
-/* Where in a k-tile a late part goes out (v8_kernel's LATE_AT). Run 91 put
- * it between the k-tile's commit and the wait for the k-tile before, so the
- * stage that k-tile had read went back to the loader only after the part's
- * two warpgroup barriers, stmatrix and TMA store: in the 320 tile's 3-stage
- * ring that held up the refill. Since run 93 the part goes out after that
- * release, while the k-tile just issued is the one WGMMA group in flight. */
+/* Where in a k-tile a late part goes out (v8_kernel's LATE_AT). BEFORE:
+ * between the k-tile's commit and the wait for the k-tile before, so two
+ * WGMMA groups are in flight while the part is staged, but the stage that
+ * k-tile had read goes back to the loader only after the part's two
+ * warpgroup barriers, stmatrix and TMA store. AFTER: once that stage is
+ * released, with one group in flight. Run 93, medians of 3 in one process:
+ * the 320 tile (3 stages) AFTER against every part first 0.7% faster at
+ * 8192 x 8192 x 1024 and 1.3% at 8192 x 4096 x 14336, level at 4096^3,
+ * 6144^3 and 8192 x 6144 x 4096 (run 91's BEFORE: 0.2..0.5% slower); the
+ * wide tile (4 stages) AFTER against BEFORE 0.5% slower at 8192 x 8192 x
+ * 1024 and 0.3% at 4096^3 and 6144^3. Each tile keeps the order that won:
+ * v8_late_at_for. */
 enum v8_late_at {
     V8_LATE_NONE = 0,   /* every part stored at the tile's end (v8-wide-serial, v8-320-serial) */
-    V8_LATE_BEFORE = 1, /* before the release of the stage before (run 91; v8-wide-early) */
-    V8_LATE_AFTER = 2,  /* after it (V8 since run 93) */
+    V8_LATE_BEFORE = 1, /* before the release of the stage before (the wide tile, since run 91) */
+    V8_LATE_AFTER = 2,  /* after it (the 320 tile, since run 93; v8-wide-after) */
 };
+static constexpr __host__ __device__ int v8_late_at_for(int bn) {
+    return bn == 320 ? V8_LATE_AFTER : V8_LATE_BEFORE;
+}
 
 template <int BN, int DEEP = 0>
 struct __align__(SW128_ALIGN) v8_smem {
@@ -500,7 +509,7 @@ static __device__ __forceinline__ uint64_t v8_desc(const __half *tile) {
  * cluster barrier, and the last stores waited for until their writes are
  * done. */
 template <int CLUSTER, bool TMA_EPILOGUE, typename T, int A_MN, int B_MN, int BN, int DEEP, bool FENCED = false,
-          int LATE_AT = V8_LATE_AFTER>
+          int LATE_AT = v8_late_at_for(BN)>
 __global__ void __launch_bounds__(V8_THREADS, 1)
 v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
           const __grid_constant__ CUtensorMap tmap_c, const __grid_constant__ CUtensorMap tmap_c_in,
@@ -905,7 +914,7 @@ static int v8_workspace_fits(const hgemm_problem *p, uint32_t grid) {
 }
 
 template <int CLUSTER, bool TMA_EPILOGUE, typename T, int A_MN, int B_MN, int BN, int DEEP = 0, bool FENCED = false,
-          int LATE_AT = V8_LATE_AFTER>
+          int LATE_AT = v8_late_at_for(BN)>
 static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int split) {
     const int64_t batch = p->batch > 1 ? p->batch : 1;
     CUtensorMap ta, tb, tc, tc_in;
@@ -1258,8 +1267,8 @@ extern "C" hgemm_status hgemm__launch_v8_320_serial(const hgemm_problem *p, cuda
     return launch_v8<V8_CLUSTER, true, __half, 0, 0, 320, 2, false, V8_LATE_NONE>(p, stream, HGEMM_SK_NONE);
 }
 
-/* The late parts where run 91 put them: before the release of the stage
- * the k-tile before had read (V8_LATE_BEFORE). */
-extern "C" hgemm_status hgemm__launch_v8_wide_early(const hgemm_problem *p, cudaStream_t stream) {
-    return launch_v8<V8_CLUSTER, true, __half, 0, 0, 256, 2, false, V8_LATE_BEFORE>(p, stream, HGEMM_SK_AUTO);
+/* The wide tile's late parts in the 320 tile's order: after the release of
+ * the stage the k-tile before had read (V8_LATE_AFTER; run 93's v8-wide). */
+extern "C" hgemm_status hgemm__launch_v8_wide_after(const hgemm_problem *p, cudaStream_t stream) {
+    return launch_v8<V8_CLUSTER, true, __half, 0, 0, 256, 2, false, V8_LATE_AFTER>(p, stream, HGEMM_SK_AUTO);
 }

@@ -79,7 +79,8 @@ static const test_case cases[] = {
      * parts go out in the k-loop, the third after it; v8-320: both in the
      * k-loop; AUTO's 3-stage build has none); with 4, all of them in the
      * k-loop, and right-edge tiles stored directly (n % 8 != 0) between late
-     * ones. v8-wide-early sends them before the k-tile's stage release. */
+     * ones. The wide tile sends them before the k-tile's stage release, the
+     * 320 tile and v8-wide-after after it. */
     {"late parts", 4480, 4360, 100, 0, 8, 8, 0.5f, 0.0f, C_NAN, AB_RANDOM, STREAM_NONBLOCKING, 0},
     {"late parts", 4400, 4345, 200, PLAIN, STREAM_LEGACY, 0},
     /* V8's 2-block clusters stack two 128-row tiles: an odd number of tile
