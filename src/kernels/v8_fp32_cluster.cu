@@ -202,6 +202,24 @@ typedef struct v8_batch {
     int64_t stride_c;
 } v8_batch;
 
+/* Where in a k-tile a late part goes out (v8_kernel's LATE_AT). BEFORE:
+ * between the k-tile's commit and the wait for the k-tile before, so two
+ * WGMMA groups are in flight while the part is staged, but the stage that
+ * k-tile had read goes back to the loader only after the part's two
+ * warpgroup barriers, stmatrix and TMA store. AFTER: once that stage is
+ * released, with one group in flight. Run 93, medians of 3 in one process:
+ * the 320 tile (3 stages) AFTER against every part first 0.7% faster at
+ * 8192 x 8192 x 1024 and 1.3% at 8192 x 4096 x 14336, level at 4096^3,
+ * 6144^3 and 8192 x 6144 x 4096 (run 91's BEFORE: 0.2..0.5% slower); the
+ * wide tile (4 stages) AFTER against BEFORE 0.5% slower at 8192 x 8192 x
+ * 1024 and 0.3% at 4096^3 and 6144^3. Each tile keeps the order that won
+ * (v8_tile's late_at). */
+enum v8_late_at {
+    V8_LATE_NONE = 0,   /* every part stored at the tile's end (v8-wide-serial, v8-320-serial) */
+    V8_LATE_BEFORE = 1, /* before the release of the stage before (the wide tile, since run 91) */
+    V8_LATE_AFTER = 2,  /* after it (the 320 tile, since run 93; v8-wide-after) */
+};
+
 /* The tile width BN: 256 (the chapter's V8), 128 (the narrow tile, for
  * products whose 128x256 tiles leave SMs idle) or 192 (between the two, for
  * B stored K-major: an MN-major B loads 64-column boxes, and 96 per block is
@@ -229,6 +247,7 @@ template <int BN, int DEEP = 0> struct v8_tile {
     static constexpr int c_cols = DEEP == 2 ? F16Q_BOX : DEEP ? BN / 2 : BN; /* columns staged at a time */
     static constexpr int boxes = c_cols / F16Q_BOX;             /* 64x64 boxes of a staging */
     static constexpr int bufs = DEEP == 2 ? 2 : 1;              /* stagings in turn */
+    static constexpr int late_at = BN == 320 ? V8_LATE_AFTER : V8_LATE_BEFORE; /* where late parts go */
 };
 
 /* How many of a tile's last 64-column parts of C a consumer keeps packed
@@ -245,27 +264,6 @@ template <int BN, int DEEP = 0> struct v8_tile {
  * of the six shapes (its ring has 3 stages). */
 static constexpr __host__ __device__ int v8_late_parts(int bn, int deep) {
     return deep != 2 ? 0 : bn == 256 ? 3 : bn == 320 ? 2 : 0;
-}
-
-/* Where in a k-tile a late part goes out (v8_kernel's LATE_AT). BEFORE:
- * between the k-tile's commit and the wait for the k-tile before, so two
- * WGMMA groups are in flight while the part is staged, but the stage that
- * k-tile had read goes back to the loader only after the part's two
- * warpgroup barriers, stmatrix and TMA store. AFTER: once that stage is
- * released, with one group in flight. Run 93, medians of 3 in one process:
- * the 320 tile (3 stages) AFTER against every part first 0.7% faster at
- * 8192 x 8192 x 1024 and 1.3% at 8192 x 4096 x 14336, level at 4096^3,
- * 6144^3 and 8192 x 6144 x 4096 (run 91's BEFORE: 0.2..0.5% slower); the
- * wide tile (4 stages) AFTER against BEFORE 0.5% slower at 8192 x 8192 x
- * 1024 and 0.3% at 4096^3 and 6144^3. Each tile keeps the order that won:
- * v8_late_at_for. */
-enum v8_late_at {
-    V8_LATE_NONE = 0,   /* every part stored at the tile's end (v8-wide-serial, v8-320-serial) */
-    V8_LATE_BEFORE = 1, /* before the release of the stage before (the wide tile, since run 91) */
-    V8_LATE_AFTER = 2,  /* after it (the 320 tile, since run 93; v8-wide-after) */
-};
-static constexpr __host__ __device__ int v8_late_at_for(int bn) {
-    return bn == 320 ? V8_LATE_AFTER : V8_LATE_BEFORE;
 }
 
 template <int BN, int DEEP = 0>
@@ -509,7 +507,7 @@ static __device__ __forceinline__ uint64_t v8_desc(const __half *tile) {
  * cluster barrier, and the last stores waited for until their writes are
  * done. */
 template <int CLUSTER, bool TMA_EPILOGUE, typename T, int A_MN, int B_MN, int BN, int DEEP, bool FENCED = false,
-          int LATE_AT = v8_late_at_for(BN)>
+          int LATE_AT = v8_tile<BN, DEEP>::late_at>
 __global__ void __launch_bounds__(V8_THREADS, 1)
 v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
           const __grid_constant__ CUtensorMap tmap_c, const __grid_constant__ CUtensorMap tmap_c_in,
@@ -914,7 +912,7 @@ static int v8_workspace_fits(const hgemm_problem *p, uint32_t grid) {
 }
 
 template <int CLUSTER, bool TMA_EPILOGUE, typename T, int A_MN, int B_MN, int BN, int DEEP = 0, bool FENCED = false,
-          int LATE_AT = v8_late_at_for(BN)>
+          int LATE_AT = v8_tile<BN, DEEP>::late_at>
 static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int split) {
     const int64_t batch = p->batch > 1 ? p->batch : 1;
     CUtensorMap ta, tb, tc, tc_in;
