@@ -1255,9 +1255,10 @@ extern "C" hgemm_status hgemm__launch_v8_halves(const hgemm_problem *p, cudaStre
     return launch_v8<V8_CLUSTER, true, __half, 0, 0, 256, 1>(p, stream, HGEMM_SK_AUTO);
 }
 
-/* The wide tile with every part of C stored before the next tile starts,
- * as through run 90 (V8: the last three parts go out during the next
- * tile's first k-tiles, v8_late_parts). */
+/* The wide and the 320-wide tile with every part of C stored before the
+ * next tile starts, as through run 90 (the wide tile) and run 92 (the 320
+ * tile); V8 sends their last three and two parts during the next tile's
+ * first k-tiles (v8_late_parts). */
 extern "C" hgemm_status hgemm__launch_v8_wide_serial(const hgemm_problem *p, cudaStream_t stream) {
     return launch_v8<V8_CLUSTER, true, __half, 0, 0, 256, 2, false, V8_LATE_NONE>(p, stream, HGEMM_SK_AUTO);
 }
