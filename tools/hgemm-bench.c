@@ -11,6 +11,13 @@
  * temperature every 0.5 ms on the host while the window runs (the table's
  * MHz is the clock's mean over the window, C the highest temperature).
  *
+ * --interleave N times the entries of a run together instead: one cooldown,
+ * every check, every warm-up, then N slices in which each entry in turn runs
+ * its share of `iters`, the windows back to back with events between them.
+ * The SM clock steps between levels (about 3% apart) from one window to the
+ * next; entries measured in separate windows can land on different levels,
+ * interleaved ones see the same levels in proportion, so their ratios hold.
+ *
  * Shapes: one --size, the --sweep table, a named suite (--suite llm) or a
  * file of "M N K" lines (--shapes FILE); --list-shapes prints them without a
  * GPU. Memory-bound shapes (m or n <= 64, decode) are judged in GB/s against
@@ -84,6 +91,8 @@ enum {
     NS_PER_S = 1000000000,
     MAX_COOLDOWN_S = 3600,
     MAX_COUNT = 1000000,      /* warmup, iters, repeat */
+    MIN_INTERLEAVE = 2,       /* --interleave: one slice would be the default order */
+    MAX_INTERLEAVE = 1000,    /* slices of one run: n_entries * N + 1 events */
     WINDOW_SAMPLE_US = 500,   /* NVML sampling period while a timed window runs */
     ELEM_BYTES = 2,           /* an fp16 or bf16 element */
     MEMORY_BOUND_MN = 64,     /* m or n at most this: a memory-bound (decode) shape */
@@ -269,6 +278,7 @@ typedef struct options {
     int label_forms;            /* some form is not f16 nt batch 1: tables name the form */
     const char *timing_flag;    /* the last of --warmup, --iters, --repeat, --cooldown given */
     int64_t warmup, iters, repeat;
+    int64_t interleave;         /* --interleave: slices per run; 0 when off */
     double cooldown_s;
     const char *csv;
     const char *host_cost_csv;  /* --host-cost-csv */
@@ -403,6 +413,12 @@ static void usage(FILE *f) {
         "  --iters N        timed launches per window (default: %d)\n"
         "  --cooldown SEC   sleep before every measurement, cuBLAS included (default: %d)\n"
         "  --repeat N       measure the whole set N times (default: %d)\n"
+        "  --interleave N   time a run's entries together, N in %d..%d: one cooldown, every\n"
+        "                   check and warm-up, then N slices, each running every kernel's\n"
+        "                   share of --iters (>= N) back to back, so that kernels and cuBLAS\n"
+        "                   see the same SM clock levels; ms sums an entry's windows, the\n"
+        "                   window telemetry is the whole period's (not for profiling: the\n"
+        "                   launches lie in one NVTX range, 'interleaved')\n"
         "  --rotate         rotate the operands of every shape; by default only those of\n"
         "                   memory-bound shapes (m or n <= %d) rotate\n"
         "  --no-rotate      rotate no shape's operands (the L2 may then serve the weights)\n"
@@ -423,6 +439,7 @@ static void usage(FILE *f) {
         "                   window_clock_events (every reason NVML gave for the clocks during\n"
         "                   the window, OR-ed, in hex: 0x4 software power cap, 0x8 hardware\n"
         "                   slowdown, 0x20/0x40 thermal, 0x80 power brake; -1 without NVML)\n"
+        "                   and interleave (--interleave's N, 1 without it)\n"
         "  --list           print the kernel table and exit\n"
         "  --accuracy       print mean, p99 and max absolute error of each kernel and of\n"
         "                   cuBLAS against the fp64 reference (unit-variance outputs); no timing\n"
@@ -444,7 +461,8 @@ static void usage(FILE *f) {
         "exit status: 0 success; 1 bad arguments, a failed check or a CUDA error;\n"
         "2 no compute capability 9.0 GPU\n",
         program, DEFAULT_BATCH, DEFAULT_SIZE, DEFAULT_SIZE, DEFAULT_SIZE, LLM_COUNT, DEFAULT_WARMUP,
-        DEFAULT_ITERS, DEFAULT_COOLDOWN_S, DEFAULT_REPEAT, MEMORY_BOUND_MN, MIN_ROTATE_SETS,
+        DEFAULT_ITERS, DEFAULT_COOLDOWN_S, DEFAULT_REPEAT, MIN_INTERLEAVE, MAX_INTERLEAVE,
+        MEMORY_BOUND_MN, MIN_ROTATE_SETS,
         ROTATE_MIN_BYTES >> 20, MAX_ROTATE_SETS, H200_HBM_PEAK_GBPS, HOST_COST_SIZE,
         HOST_COST_SIZE, HOST_COST_SIZE, HOST_COST_WARMUP, HOST_COST_BATCHES, HOST_COST_CALLS);
 }
@@ -796,7 +814,7 @@ static int parse_args(int argc, char **argv, options *o) {
                                 strcmp(a, "--csv") == 0 || strcmp(a, "--suite") == 0 ||
                                 strcmp(a, "--shapes") == 0 || strcmp(a, "--host-cost-csv") == 0 ||
                                 strcmp(a, "--dtype") == 0 || strcmp(a, "--layout") == 0 ||
-                                strcmp(a, "--batch") == 0;
+                                strcmp(a, "--batch") == 0 || strcmp(a, "--interleave") == 0;
         if (inline_val && !takes_value) {
             if (strcmp(a, "--help") == 0 || strcmp(a, "--list") == 0 || strcmp(a, "--accuracy") == 0 ||
                 strcmp(a, "--accuracy-sweep") == 0 || strcmp(a, "--sweep") == 0 ||
@@ -902,6 +920,12 @@ static int parse_args(int argc, char **argv, options *o) {
                 o->timing_flag = "--repeat";
             }
             i += !inline_val;
+        } else if (strcmp(a, "--interleave") == 0) {
+            if (val == NULL) return bad_usage("--interleave needs an argument (slices per run)");
+            if (!parse_int(val, MIN_INTERLEAVE, MAX_INTERLEAVE, &o->interleave))
+                return bad_usage("--interleave: '%s' is not an integer in %d..%d", val, MIN_INTERLEAVE,
+                                 MAX_INTERLEAVE);
+            i += !inline_val;
         } else if (strcmp(a, "--cooldown") == 0) {
             if (val == NULL) return bad_usage("--cooldown needs an argument (seconds)");
             if (!parse_seconds(val, &o->cooldown_s))
@@ -943,6 +967,7 @@ static int parse_args(int argc, char **argv, options *o) {
                              HOST_COST_SIZE, HOST_COST_SIZE, HOST_COST_SIZE, shape_flags[0]);
         if (o->list_shapes) return bad_usage("--list-shapes lists timed shapes: not with --host-cost");
         if (o->rotate_given) return bad_usage("%s applies to timed shapes: not with --host-cost", rotate_flag);
+        if (o->interleave) return bad_usage("--interleave applies to timed shapes: not with --host-cost");
         if (o->timing_flag)
             return bad_usage("%s does not apply to --host-cost (%d warm-up calls, then %d batches of "
                              "%d calls)", o->timing_flag, HOST_COST_WARMUP, HOST_COST_BATCHES,
@@ -953,6 +978,11 @@ static int parse_args(int argc, char **argv, options *o) {
     }
     if (o->rotate_given && o->accuracy)
         return bad_usage("%s applies to timing: not with %s", rotate_flag, accuracy_flag);
+    if (o->interleave && o->accuracy)
+        return bad_usage("--interleave applies to timing: not with %s", accuracy_flag);
+    if (o->interleave > o->iters)
+        return bad_usage("--interleave %lld needs --iters >= %lld (a launch per slice), got %lld",
+                         (long long)o->interleave, (long long)o->interleave, (long long)o->iters);
     if (!kernels_given) parse_kernels("all", o);
     /* The forms: every dtype with every layout, dtypes outermost. */
     for (int d = 0; d < o->n_dtypes; d++)
@@ -1388,25 +1418,38 @@ static void sample_window(const nvml *nv, cudaEvent_t stop, result *r) {
     r->window_events = events;
 }
 
-/* Warm-up, then the timed window. With R operand sets the launches take
- * sets 1, 2, ..., R-1, 0, 1, ... in turn (set 0 was just read by the check),
- * warm-up and window alike; with R == 1 every launch takes set 0. */
+/* `count` launches of e, each on the operand set after *set: with R sets they
+ * take sets 1, 2, ..., R-1, 0, 1, ... in turn (set 0 was just read by the
+ * check); with R == 1 every launch takes set 0. Returns 1, or 0 with the
+ * reason in r->why. */
+static int launch_n(const entry *e, const problem *p, cublasHandle_t h, int64_t count, int *set,
+                    result *r) {
+    for (int64_t i = 0; i < count; i++) {
+        *set = (*set + 1) % p->rot.sets;
+        if (!launch(e, p, problem_set(p, *set), h, r->why, sizeof r->why)) return 0;
+    }
+    return 1;
+}
+
+/* The speed columns of a timed entry: total_ms over `iters` launches. */
+static void set_speed(result *r, const problem *p, double total_ms, int64_t iters) {
+    r->timed = 1;
+    r->ms = total_ms / (double)iters;
+    r->tflops = 2.0 * (double)p->f.batch * (double)p->m * (double)p->n * (double)p->k /
+                (r->ms * 1e-3) / 1e12;
+    r->gbps = operand_bytes(p->m, p->n, p->k, p->f.batch) / (r->ms * 1e-3) / 1e9;
+}
+
+/* Warm-up, then the timed window, on one rotation of operand sets (launch_n). */
 static void time_entry(const entry *e, const problem *p, cublasHandle_t h, const options *o,
                        const nvml *nv, cudaEvent_t start, cudaEvent_t stop, result *r) {
-    const int sets = p->rot.sets;
     int set = 0;
-    for (int64_t i = 0; i < o->warmup; i++) {
-        set = (set + 1) % sets;
-        if (!launch(e, p, problem_set(p, set), h, r->why, sizeof r->why)) goto failed;
-    }
+    if (!launch_n(e, p, h, o->warmup, &set, r)) goto failed;
     HGEMM_CHECK_LAUNCH();
     HGEMM_CHECK_CUDA(cudaDeviceSynchronize());
     r->clock_before = nvml_sm_clock(nv);
     HGEMM_CHECK_CUDA(cudaEventRecord(start, 0));
-    for (int64_t i = 0; i < o->iters; i++) {
-        set = (set + 1) % sets;
-        if (!launch(e, p, problem_set(p, set), h, r->why, sizeof r->why)) goto failed;
-    }
+    if (!launch_n(e, p, h, o->iters, &set, r)) goto failed;
     HGEMM_CHECK_LAUNCH();
     HGEMM_CHECK_CUDA(cudaEventRecord(stop, 0));
     sample_window(nv, stop, r);
@@ -1414,15 +1457,80 @@ static void time_entry(const entry *e, const problem *p, cublasHandle_t h, const
     r->clock_after = nvml_sm_clock(nv);
     float total_ms = 0.0f;
     HGEMM_CHECK_CUDA(cudaEventElapsedTime(&total_ms, start, stop));
-    r->timed = 1;
-    r->ms = (double)total_ms / (double)o->iters;
-    r->tflops = 2.0 * (double)p->f.batch * (double)p->m * (double)p->n * (double)p->k /
-                (r->ms * 1e-3) / 1e12;
-    r->gbps = operand_bytes(p->m, p->n, p->k, p->f.batch) / (r->ms * 1e-3) / 1e9;
+    set_speed(r, p, (double)total_ms, o->iters);
     return;
 failed:
     HGEMM_CHECK_CUDA(cudaDeviceSynchronize());
     r->status = OUTCOME_LAUNCH_FAILED;
+}
+
+/* --interleave N: the entries of res that passed their check (OUTCOME_OK),
+ * timed together. Each one's warm-up in entry order, then N slices; in a
+ * slice every such entry in turn runs its share of iters (iters / N, one
+ * more in the first iters % N slices), an event recorded after each window:
+ * marks[0], window, marks[1], window, ... so the windows run back to back
+ * with no host sync in the whole period, and every entry meets the clock
+ * levels of the period in about the same proportion. marks holds at least
+ * n_entries * N + 1 events. An entry's ms is the sum of its windows over
+ * iters. The telemetry (clock before and after, the sampled window) is the
+ * whole period's, the same for every entry: they shared it. Sampling starts
+ * once the period's launches are queued, as time_entry's does.
+ *
+ * One rotation of operand sets for every launch of the period, in the order
+ * the GPU runs them: a counter per entry would let the first launch of a
+ * window read the set the last launch of the window before just read, out
+ * of the L2. An entry whose launch fails keeps its (empty) windows, so the
+ * events of the others stay where they are. */
+static void time_interleaved(const entry *entries, int n_entries, const problem *p, cublasHandle_t h,
+                             const options *o, const nvml *nv, const cudaEvent_t *marks, result *res) {
+    int timed[MAX_ENTRIES], n_timed = 0;
+    for (int i = 0; i < n_entries; i++)
+        if (res[i].status == OUTCOME_OK) timed[n_timed++] = i;
+    if (n_timed == 0) return;
+    int set = 0;
+    for (int j = 0; j < n_timed; j++) {
+        result *r = &res[timed[j]];
+        if (!launch_n(&entries[timed[j]], p, h, o->warmup, &set, r)) r->status = OUTCOME_LAUNCH_FAILED;
+    }
+    HGEMM_CHECK_LAUNCH();
+    HGEMM_CHECK_CUDA(cudaDeviceSynchronize());
+    const int clock_before = nvml_sm_clock(nv);
+    const int64_t slices = o->interleave;
+    int mark = 0;
+    HGEMM_CHECK_CUDA(cudaEventRecord(marks[mark++], 0));
+    for (int64_t s = 0; s < slices; s++) {
+        const int64_t share = o->iters / slices + (s < o->iters % slices);
+        for (int j = 0; j < n_timed; j++) {
+            result *r = &res[timed[j]];
+            if (r->status == OUTCOME_OK && !launch_n(&entries[timed[j]], p, h, share, &set, r))
+                r->status = OUTCOME_LAUNCH_FAILED;
+            HGEMM_CHECK_LAUNCH();
+            HGEMM_CHECK_CUDA(cudaEventRecord(marks[mark++], 0));
+        }
+    }
+    result period;
+    memset(&period, 0, sizeof period);
+    sample_window(nv, marks[mark - 1], &period);
+    HGEMM_CHECK_CUDA(cudaEventSynchronize(marks[mark - 1]));
+    const int clock_after = nvml_sm_clock(nv);
+    for (int j = 0; j < n_timed; j++) {
+        result *r = &res[timed[j]];
+        if (r->status != OUTCOME_OK) continue;
+        double total_ms = 0.0;
+        for (int64_t s = 0; s < slices; s++) {
+            const int64_t w = s * n_timed + j; /* the window: marks[w] .. marks[w + 1] */
+            float window_ms = 0.0f;
+            HGEMM_CHECK_CUDA(cudaEventElapsedTime(&window_ms, marks[w], marks[w + 1]));
+            total_ms += (double)window_ms;
+        }
+        r->clock_before = clock_before;
+        r->clock_after = clock_after;
+        r->window_clock_mhz = period.window_clock_mhz;
+        r->window_mem_clock_mhz = period.window_mem_clock_mhz;
+        r->window_temp_c = period.window_temp_c;
+        r->window_events = period.window_events;
+        set_speed(r, p, total_ms, o->iters);
+    }
 }
 
 /* ---- output ------------------------------------------------------------------------- */
@@ -1441,7 +1549,7 @@ static const char *const csv_columns =
     "kernel,m,n,k,run,ms,tflops,vs_cublas32,vs_cublas16,max_abs_err,mean_abs_err,p99_abs_err,"
     "failed_elements,status,accumulator,iters,warmup,sm_clock_before_mhz,sm_clock_after_mhz,"
     "window_sm_clock_mhz,window_max_temp_c,gbps,rotate_sets,dtype,layout,batch,window_mem_clock_mhz,"
-    "window_clock_events";
+    "window_clock_events,interleave";
 
 static void csv_row(FILE *f, const entry *e, const problem *p, int run, const result *r,
                     const options *o) {
@@ -1449,7 +1557,7 @@ static void csv_row(FILE *f, const entry *e, const problem *p, int run, const re
     char events[24] = "-1"; /* NVML's bit mask in hex, as nvml.h writes it */
     if (r->timed && r->window_events >= 0) snprintf(events, sizeof events, "0x%llx", (unsigned long long)r->window_events);
     fprintf(f, "%s,%lld,%lld,%lld,%d,%.6f,%.3f,%.5f,%.5f,%.6e,%.6e,%.6e,%lld,%s,%s,%lld,%lld,%d,%d,%d,%d,"
-               "%.3f,%d,%s,%s,%lld,%d,%s\n",
+               "%.3f,%d,%s,%s,%lld,%d,%s,%lld\n",
             e->name, (long long)p->m, (long long)p->n, (long long)p->k, run,
             r->timed ? r->ms : NAN, r->timed ? r->tflops : NAN, r->vs32, r->vs16,
             have_err ? r->stats.max_abs_err : NAN, have_err ? r->stats.mean_abs_err : NAN,
@@ -1459,7 +1567,8 @@ static void csv_row(FILE *f, const entry *e, const problem *p, int run, const re
             r->timed ? r->clock_after : -1, r->timed ? r->window_clock_mhz : -1,
             r->timed ? r->window_temp_c : -1, r->timed ? r->gbps : NAN, p->rot.sets,
             dtype_name(p->f.dtype), layout_name(p->f.op_a, p->f.op_b), (long long)p->f.batch,
-            r->timed ? r->window_mem_clock_mhz : -1, events);
+            r->timed ? r->window_mem_clock_mhz : -1, events,
+            (long long)(o->interleave ? o->interleave : 1));
 }
 
 static void print_failure(const entry *e, const result *r) {
@@ -1487,14 +1596,21 @@ static void form_note(char *out, size_t len, const options *o, form f) {
     form_text(out + 2, len - 2, f);
 }
 
+/* ", interleaved in 3 slices" with --interleave, else "". */
+static void interleave_note(char *out, size_t len, const options *o) {
+    out[0] = '\0';
+    if (o->interleave) snprintf(out, len, ", interleaved in %lld slices", (long long)o->interleave);
+}
+
 static void print_run_table(const entry *entries, int n_entries, const result *res,
                             const problem *p, const options *o, int run, int runs) {
     const int mb = memory_bound((shape){p->m, p->n, p->k});
-    char note[TEXT_LEN], fnote[TEXT_LEN];
+    char note[TEXT_LEN], fnote[TEXT_LEN], inote[TEXT_LEN];
     rotation_note(note, sizeof note, &p->rot);
     form_note(fnote, sizeof fnote, o, p->f);
-    printf("\n== %lld x %lld x %lld%s, run %d of %d%s%s ==\n", (long long)p->m, (long long)p->n,
-           (long long)p->k, fnote, run, runs, mb ? "; memory-bound" : "", note);
+    interleave_note(inote, sizeof inote, o);
+    printf("\n== %lld x %lld x %lld%s, run %d of %d%s%s%s ==\n", (long long)p->m, (long long)p->n,
+           (long long)p->k, fnote, run, runs, mb ? "; memory-bound" : "", note, inote);
     printf("%-10s %10s %10s %13s %13s %12s %7s %5s", "kernel", "ms", "TFLOP/s", "% cuBLAS 32F",
            "% cuBLAS 16F", "max error", "MHz", "C");
     if (mb) printf(" %9s %7s", "GB/s", "% HBM");
@@ -1652,10 +1768,32 @@ static void form_entries(const entry *entries, int n_entries, form f, int first_
     }
 }
 
+/* A result before its entry runs, or SKIPPED if the entry does not serve
+ * p's form: serves[i] as form_entries left it, asked of the kernel itself
+ * (probe_entry) in the first run. Returns whether the entry runs. */
+static int result_start(const entry *e, const problem *p, int run, int *serves, result *r) {
+    r->vs32 = r->vs16 = r->gbps = NAN;
+    r->clock_before = r->clock_after = -1;
+    r->window_clock_mhz = r->window_temp_c = r->window_mem_clock_mhz = -1;
+    r->window_events = -1;
+    if (run == 0 && *serves) *serves = probe_entry(e, p);
+    if (!*serves) r->status = OUTCOME_SKIPPED;
+    return *serves;
+}
+
+/* A line on stderr before each step of a multi-shape or multi-form run. */
+static void progress(const options *o, int si, int n_shapes, const problem *p, const char *fnote,
+                     int run, int n_runs, const char *what) {
+    if (n_shapes > 1 || o->n_forms > 1)
+        fprintf(stderr, "[%d/%d] %lld x %lld x %lld%s, run %d of %d: %s\n", si + 1, n_shapes,
+                (long long)p->m, (long long)p->n, (long long)p->k, fnote, run + 1, n_runs, what);
+}
+
 /* Every shape, form, run and entry: cooldown, check, timing; tables and CSV
  * rows. An hgemm kernel in a form other than f16 nt batch 1 is first asked
  * whether it serves it (probe_entry, run 1 only, before the cooldown).
- * Returns 1 if any entry failed. */
+ * With --interleave: every probe, one cooldown, every check, then the
+ * entries timed together (time_interleaved). Returns 1 if any entry failed. */
 static int run_shapes(const options *o, const entry *entries, int n_entries, const shape *shapes,
                       const rotation *plans, int n_shapes, cublasHandle_t handle, const nvml *nv,
                       cudaEvent_t start, cudaEvent_t stop, FILE *csv) {
@@ -1665,6 +1803,10 @@ static int run_shapes(const options *o, const entry *entries, int n_entries, con
     for (int run = 0; run < n_runs; run++)
         runs[run] = (result *)xmalloc((size_t)n_entries * sizeof(result));
     int *serves = (int *)xmalloc((size_t)n_entries * sizeof(int));
+    /* --interleave: an event before the first window and after every window */
+    const int n_marks = o->interleave ? n_entries * (int)o->interleave + 1 : 0;
+    cudaEvent_t *marks = (cudaEvent_t *)xmalloc((size_t)n_marks * sizeof(cudaEvent_t));
+    for (int i = 0; i < n_marks; i++) HGEMM_CHECK_CUDA(cudaEventCreate(&marks[i]));
 
     for (int si = 0; si < n_shapes; si++) {
         char note[TEXT_LEN];
@@ -1682,31 +1824,40 @@ static int run_shapes(const options *o, const entry *entries, int n_entries, con
             for (int run = 0; run < n_runs; run++) {
                 result *res = runs[run];
                 memset(res, 0, (size_t)n_entries * sizeof(result));
-                for (int i = 0; i < n_entries; i++) {
-                    result *r = &res[i];
-                    r->vs32 = r->vs16 = r->gbps = NAN;
-                    r->clock_before = r->clock_after = -1;
-                    r->window_clock_mhz = r->window_temp_c = r->window_mem_clock_mhz = -1;
-                    r->window_events = -1;
-                    if (run == 0 && serves[i]) serves[i] = probe_entry(&entries[i], &p);
-                    if (!serves[i]) {
-                        r->status = OUTCOME_SKIPPED;
-                        continue;
+                if (o->interleave) {
+                    int any = 0;
+                    for (int i = 0; i < n_entries; i++)
+                        any |= result_start(&entries[i], &p, run, &serves[i], &res[i]);
+                    if (any) {
+                        progress(o, si, n_shapes, &p, fnote, run, n_runs, "interleaved");
+                        sleep_seconds(o->cooldown_s);
                     }
-                    if (n_shapes > 1 || o->n_forms > 1)
-                        fprintf(stderr, "[%d/%d] %lld x %lld x %lld%s, run %d of %d: %s\n", si + 1,
-                                n_shapes, (long long)p.m, (long long)p.n, (long long)p.k, fnote,
-                                run + 1, n_runs, entries[i].name);
-                    if (!o->accuracy) sleep_seconds(o->cooldown_s);
-                    check_entry(&entries[i], &p, handle, r);
-                    /* One NVTX range per timed entry, named as in the CSV and holding
-                     * only its launches: scripts/profile.sh profiles the first one
-                     * inside "v6/", "cublas32/", ... */
-                    nvtxRangePushA(entries[i].name);
-                    if (r->status == OUTCOME_OK && !o->accuracy)
-                        time_entry(&entries[i], &p, handle, o, nv, start, stop, r);
+                    for (int i = 0; i < n_entries; i++)
+                        if (res[i].status != OUTCOME_SKIPPED) check_entry(&entries[i], &p, handle, &res[i]);
+                    /* One NVTX range for the whole period, warm-ups included: its
+                     * windows are not one kernel's, so scripts/profile.sh, which
+                     * looks for a range named after the kernel, finds none. */
+                    nvtxRangePushA("interleaved");
+                    time_interleaved(entries, n_entries, &p, handle, o, nv, marks, res);
                     nvtxRangePop();
-                    if (r->status != OUTCOME_OK) any_failed = 1;
+                    for (int i = 0; i < n_entries; i++)
+                        if (res[i].status != OUTCOME_OK && res[i].status != OUTCOME_SKIPPED) any_failed = 1;
+                } else {
+                    for (int i = 0; i < n_entries; i++) {
+                        result *r = &res[i];
+                        if (!result_start(&entries[i], &p, run, &serves[i], r)) continue;
+                        progress(o, si, n_shapes, &p, fnote, run, n_runs, entries[i].name);
+                        if (!o->accuracy) sleep_seconds(o->cooldown_s);
+                        check_entry(&entries[i], &p, handle, r);
+                        /* One NVTX range per timed entry, named as in the CSV and holding
+                         * only its launches: scripts/profile.sh profiles the first one
+                         * inside "v6/", "cublas32/", ... */
+                        nvtxRangePushA(entries[i].name);
+                        if (r->status == OUTCOME_OK && !o->accuracy)
+                            time_entry(&entries[i], &p, handle, o, nv, start, stop, r);
+                        nvtxRangePop();
+                        if (r->status != OUTCOME_OK) any_failed = 1;
+                    }
                 }
                 /* Ratios within this run: cuBLAS time over the kernel's time. */
                 const result *c32 = &res[0], *c16 = &res[1];
@@ -1728,6 +1879,8 @@ static int run_shapes(const options *o, const entry *entries, int n_entries, con
             problem_free(&p);
         }
     }
+    for (int i = 0; i < n_marks; i++) HGEMM_CHECK_CUDA(cudaEventDestroy(marks[i]));
+    free(marks);
     free(serves);
     for (int run = 0; run < n_runs; run++) free(runs[run]);
     free(runs);
@@ -1859,6 +2012,12 @@ static void write_metadata(FILE *f, const gpu_info *g, const nvml *nv, const opt
     else
         fprintf(f, "# warmup: %lld\n# iters: %lld\n# cooldown_s: %g\n# repeat: %lld\n",
                 (long long)o->warmup, (long long)o->iters, o->cooldown_s, (long long)o->repeat);
+    if (!o->host_cost && o->interleave)
+        fprintf(f, "# interleave: %lld (per run: one cooldown, every check, every warm-up, then %lld "
+                   "slices, each running every entry's share of iters back to back, events between; ms "
+                   "is an entry's windows summed over iters; the sm clocks and window columns are the "
+                   "whole period's, the same for every entry; column interleave)\n",
+                (long long)o->interleave, (long long)o->interleave);
     char dtypes[TEXT_LEN] = "", layouts[TEXT_LEN] = "";
     for (int i = 0; i < o->n_dtypes; i++)
         snprintf(dtypes + strlen(dtypes), sizeof dtypes - strlen(dtypes), "%s%s", i ? "," : "",
@@ -2048,9 +2207,11 @@ static int run(const options *o, int argc, char **argv) {
             any_failed |= run_host_cost(chosen, n_chosen, o, o->forms[fi], handle, csv);
     } else {
         if (!o->accuracy) {
-            printf("%s: %lld warm-up and %lld timed launches, %g s cooldown before each measurement, "
-                   "%lld run(s)\n", program, (long long)o->warmup, (long long)o->iters, o->cooldown_s,
-                   (long long)o->repeat);
+            char inote[TEXT_LEN];
+            interleave_note(inote, sizeof inote, o);
+            printf("%s: %lld warm-up and %lld timed launches%s, %g s cooldown before each %s, %lld run(s)\n",
+                   program, (long long)o->warmup, (long long)o->iters, inote, o->cooldown_s,
+                   o->interleave ? "run" : "measurement", (long long)o->repeat);
             int rotated = 0;
             for (int si = 0; si < n_shapes; si++) rotated += plans[si].sets > 1;
             char policy[TEXT_LEN];

@@ -39,6 +39,23 @@ bad() {
     expect_empty out
     [ "$(wc -l <"$tmp/err")" -le 2 ] || fail "expected one message and one hint"
 }
+# The data rows of a timing CSV, read by the header's names: every row's
+# interleave cell is $2, and v0 has rows, each with a positive ms and a
+# finite vs_cublas32 (printf writes nan and inf as words).
+expect_interleave() {
+    problems=$(awk -F, -v want="$2" '
+        /^#/ { next }
+        !header { for (i = 1; i <= NF; i++) col[$i] = i; header = 1; next }
+        {
+            if ($col["interleave"] != want) printf "%s run %s: interleave %s; ", $col["kernel"], $col["run"], $col["interleave"]
+            if ($col["kernel"] != "v0") next
+            v0++
+            if ($col["ms"] !~ /^[0-9]+\.[0-9]+$/ || $col["ms"] + 0 <= 0) printf "v0 run %s: ms %s; ", $col["run"], $col["ms"]
+            if ($col["vs_cublas32"] !~ /^[0-9]+\.[0-9]+$/) printf "v0 run %s: vs_cublas32 %s; ", $col["run"], $col["vs_cublas32"]
+        }
+        END { if (!v0) printf "no v0 row" }' "$1")
+    [ -z "$problems" ] || fail "$1, interleave $2 expected: $problems"
+}
 has_gpu() { command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q '^GPU '; }
 
 case $case_name in
@@ -51,7 +68,8 @@ help)
                 "--suite NAME" "--shapes FILE" --list-shapes --rotate --no-rotate --host-cost \
                 "--host-cost-csv FILE" gbps rotate_sets "# rotated:" "4800 GB/s" \
                 "--dtype LIST" "--layout LIST" "--batch N" "f16, bf16" "nt, nn, tn, tt" \
-                "dtype, layout and batch" hgemm_gemm cublasGemmStridedBatchedEx "NOT_SUPPORTED"; do
+                "dtype, layout and batch" hgemm_gemm cublasGemmStridedBatchedEx "NOT_SUPPORTED" \
+                "--interleave N" "2..1000" "and interleave"; do
         expect_in out "$flag"
     done
     expect_empty err
@@ -91,6 +109,13 @@ accepted)
                 "--size=64 --kernels=v0 --no-rotate" "--size=64 --kernels=v0 --rotate"; do
         # shellcheck disable=SC2086
         run $args $quick
+        expect_rc $want
+        [ "$want" -eq 0 ] || expect_in err "no sm_90 GPU"
+    done
+    for args in "--size=64 --kernels=v0 --interleave 2 --iters 2" \
+                "--size=64 --kernels=v0 --interleave=1000 --iters=1000 --repeat 2"; do
+        # shellcheck disable=SC2086
+        run $args --warmup 0 --cooldown 0
         expect_rc $want
         [ "$want" -eq 0 ] || expect_in err "no sm_90 GPU"
     done
@@ -155,6 +180,14 @@ bad_values)
     bad "--shapes: cannot read '$tmp/nosuch.txt'" --shapes "$tmp/nosuch.txt"
     bad "--shapes: error reading '$tmp'" --shapes "$tmp"
     bad "--host-cost-csv needs a file name" --host-cost-csv
+    bad "--interleave: 'x' is not an integer in 2..1000" --interleave x
+    bad "--interleave: '1' is not an integer in 2..1000" --interleave 1
+    bad "--interleave: '1001' is not an integer in 2..1000" --interleave 1001
+    bad "--interleave: '2.5' is not an integer in 2..1000" --interleave=2.5
+    bad "--interleave: '' is not an integer in 2..1000" --interleave=
+    bad "--interleave needs an argument" --interleave
+    bad "--interleave 8 needs --iters >= 8 (a launch per slice), got 4" --interleave 8 --iters 4
+    bad "--interleave 31 needs --iters >= 31 (a launch per slice), got 30" --interleave 31
     ;;
 suite)
     # The built-in suite and bench/shapes/llm.txt list the same shapes, in
@@ -252,6 +285,10 @@ exclusive)
     bad "--iters does not apply to --host-cost" --host-cost --iters 3
     bad "--cooldown does not apply to --host-cost" --cooldown=0 --host-cost
     bad "--csv holds timed shapes' rows" --host-cost --csv c.csv
+    bad "--interleave applies to timing: not with --accuracy" --accuracy --interleave 2
+    bad "--interleave applies to timing: not with --accuracy-sweep" --interleave=2 --accuracy-sweep
+    bad "--interleave applies to timed shapes: not with --host-cost" --host-cost --interleave 2
+    bad "--interleave applies to timed shapes: not with --host-cost" --interleave 3 --host-cost-csv c.csv
     [ ! -e c.csv ] || fail "a CSV was written for a refused command line"
     ;;
 forms)
@@ -362,20 +399,37 @@ gpu_smoke)
     for col in kernel m n k run ms tflops vs_cublas32 vs_cublas16 max_abs_err mean_abs_err \
                p99_abs_err iters sm_clock_before_mhz sm_clock_after_mhz window_sm_clock_mhz \
                window_max_temp_c gbps rotate_sets dtype layout batch window_mem_clock_mhz \
-               window_clock_events; do
+               window_clock_events interleave; do
         echo ",$header," | grep -q ",$col," || fail "no column '$col' in '$header'"
     done
-    echo "$header" | grep -q ',window_max_temp_c,gbps,rotate_sets,dtype,layout,batch,window_mem_clock_mhz,window_clock_events$' ||
-        fail "gbps, rotate_sets, dtype, layout, batch and the window's telemetry are not the last columns: '$header'"
+    echo "$header" | grep -q ',window_max_temp_c,gbps,rotate_sets,dtype,layout,batch,window_mem_clock_mhz,window_clock_events,interleave$' ||
+        fail "gbps, rotate_sets, dtype, layout, batch, the window's telemetry and interleave are not the last columns: '$header'"
+    expect_interleave "$csv" 1
+    grep -q '^# interleave:' "$csv" && fail "a '# interleave:' line without --interleave"
     rows=$(grep -v '^#' "$csv" | tail -n +2 | grep -c ',ok,')
     # What every row ends with after its batch column: the window's memory
-    # clock and NVML's clock-event mask (hex), each -1 without NVML.
-    tel=',[-0-9]*,[-0-9a-fx]*'
+    # clock and NVML's clock-event mask (hex), each -1 without NVML, and
+    # interleave 1 (no --interleave).
+    tel=',[-0-9]*,[-0-9a-fx]*,1'
     [ "$rows" -eq 6 ] || fail "expected 6 ok rows (3 kernels x 2 runs), got $rows"
     grep -q '^cublas16,264,136,72,2,' "$csv" || fail "no cublas16 row for run 2"
     grep -q '^# rotated: none$' "$csv" || fail "264 x 136 x 72 is not memory-bound: expected '# rotated: none'"
     grep -v '^#' "$csv" | tail -n +2 | grep -v ",1,f16,nt,1$tel\$" &&
         fail "a row of an unrotated f16 nt shape does not end with rotate_sets 1, f16, nt, batch 1"
+    # --interleave: each run's entries timed together, 3 slices of 2 launches.
+    csv=$tmp/interleave.csv
+    run --size 264 136 72 --interleave 3 --iters 6 --warmup 1 --cooldown 0 --repeat 2 --kernels v0 \
+        --csv "$csv"
+    expect_rc 0
+    expect_in out "interleaved in 3 slices"
+    expect_in out "median"
+    grep -q '^# interleave: 3 ' "$csv" || fail "no '# interleave: 3' metadata line"
+    header=$(grep -v '^#' "$csv" | head -n 1)
+    echo "$header" | grep -q ',window_clock_events,interleave$' ||
+        fail "interleave is not the last column: '$header'"
+    rows=$(grep -v '^#' "$csv" | tail -n +2 | grep -c ',ok,')
+    [ "$rows" -eq 6 ] || fail "--interleave: expected 6 ok rows (3 kernels x 2 runs), got $rows"
+    expect_interleave "$csv" 3
     # A memory-bound shape: rotated, GB/s in the table, the sets in the header and the rows.
     csv=$tmp/decode.csv
     run --size 16 1032 520 --kernels v0 --warmup 1 --iters 3 --cooldown 0 --csv "$csv"
