@@ -47,6 +47,24 @@
  *     ... in order), in the same launch;
  *   - HGEMM_SK_REDUCE_KERNEL (the v8-split2k ablation): the same shares, in
  *     a second kernel launched after the first.
+ *
+ * The tail split (hgemm_sk_tail), for many tiles whose last round is partly
+ * empty (8192^3 in 256x320 cluster tiles: 832 tiles on 66 workers, 12
+ * whole rounds and 40 tiles in a 13th, 3% of the SMs' time idle): the
+ * whole rounds go round robin as always, and only the last round's `tail`
+ * tiles are cut into `tail_slices` aligned slices of k, so that they spread
+ * over every worker (40 tiles in thirds: 120 units, two rounds of a third
+ * of a tile instead of one round of a whole one). Unlike stream-K over the
+ * last rounds (run 16), every tile before the tail runs whole, in raster
+ * order, and the tail's slices start at the same k. Tail unit j, dealt
+ * round robin after the whole tiles (worker w: units w, w + workers, ...):
+ * the units of slices 1 .. tail_slices-1 come first (j < tail *
+ * (tail_slices - 1): slice 1 + j / tail, tail tile j % tail), each leaving
+ * its partial sum in slot j; the slice-0 units, the tiles' owners, come
+ * last, and each adds its tile's other slices in order (slices 1, 2, ...)
+ * and stores the tile. An owner waits only for units numbered below its
+ * own, which never wait themselves, so every wait ends (all workers are
+ * resident).
  */
 #ifndef HGEMM_STREAM_K_H
 #define HGEMM_STREAM_K_H
@@ -78,6 +96,13 @@ enum {
      * others' partial sums itself; more slices: every worker reduces a share
      * (both in the one launch). */
     HGEMM_SK_OWNER_SLICES = 4,
+    /* The tail split: at most this many slices (the owner adds the others'
+     * partial sums alone, as with HGEMM_SK_OWNER_SLICES), each of at least
+     * HGEMM_SK_TAIL_MIN_ITERS k-tiles (an exchange of partial sums costs a
+     * few microseconds; 16 k-tiles of a 256-wide tile take about 10), and
+     * only where the tail then takes at most 3/4 of a round. */
+    HGEMM_SK_TAIL_MAX_SLICES = 4,
+    HGEMM_SK_TAIL_MIN_ITERS = 16,
 };
 
 /* hgemm_sk's `reduce`: who adds a split tile's slices (see above). */
@@ -93,6 +118,7 @@ enum {
     HGEMM_SK_AUTO = 1,   /* split-K for a few long tiles, else stream-K */
     HGEMM_SK_STREAM = 2, /* stream-K only (the v8-streamk ablation) */
     HGEMM_SK_SPLIT_KERNEL = 3, /* as AUTO, but split-K always reduced by a second kernel (v8-split2k) */
+    HGEMM_SK_TAIL = 4,   /* whole tiles, then the tail split where it applies (hgemm_sk_tail) */
 };
 
 typedef struct hgemm_sk {
@@ -104,6 +130,8 @@ typedef struct hgemm_sk {
     uint32_t slices;     /* >= 2: split-K, each tile's k-loop in this many slices (dp_tiles 0,
                             sk_workers = tiles * slices); 0: stream-K or whole tiles */
     uint32_t reduce;     /* split-K: who adds the slices, an HGEMM_SK_REDUCE_* (0 otherwise) */
+    uint32_t tail_slices; /* >= 2: the tail split, tiles [dp_tiles, tiles) in this many slices
+                             (sk_workers and slices 0); 0: none */
 } hgemm_sk;
 
 /* One piece of work: k-tiles [k_begin, k_end) of output tile `tile`. */
@@ -126,7 +154,8 @@ static inline HGEMM_HD uint32_t hgemm_sk_slices(uint32_t tiles, uint32_t k_tiles
 }
 
 /* The plan. split == HGEMM_SK_NONE (no workspace for partial sums) deals
- * every tile whole. */
+ * every tile whole, and so does HGEMM_SK_TAIL (whose tail the caller cuts
+ * with hgemm_sk_tail, knowing the workspace's slots). */
 static inline HGEMM_HD hgemm_sk hgemm_sk_plan(uint32_t tiles, uint32_t k_tiles, uint32_t workers,
                                               int split) {
     hgemm_sk s;
@@ -137,7 +166,8 @@ static inline HGEMM_HD hgemm_sk hgemm_sk_plan(uint32_t tiles, uint32_t k_tiles, 
     s.sk_workers = 0;
     s.slices = 0;
     s.reduce = HGEMM_SK_REDUCE_KERNEL;
-    if (split == HGEMM_SK_NONE || workers < 2 || tiles == 0 || k_tiles < HGEMM_SK_MIN_KTILES) return s;
+    s.tail_slices = 0;
+    if (split == HGEMM_SK_NONE || split == HGEMM_SK_TAIL || workers < 2 || tiles == 0 || k_tiles < HGEMM_SK_MIN_KTILES) return s;
     const uint64_t rounds = (tiles + (uint64_t)workers - 1) / workers;
     if ((uint64_t)tiles * 100 >= rounds * workers * HGEMM_SK_MIN_EFFICIENCY) return s;
     const int may_split = split == HGEMM_SK_AUTO || split == HGEMM_SK_SPLIT_KERNEL;
@@ -167,9 +197,54 @@ static inline HGEMM_HD hgemm_sk hgemm_sk_plan(uint32_t tiles, uint32_t k_tiles, 
     return s;
 }
 
+/* The first k-tile of slice `slice` of a k-loop of k_tiles cut in `slices`
+ * (0 <= slice <= slices): the same cut for every tile. */
+static inline HGEMM_HD uint32_t hgemm_sk_cut(uint32_t k_tiles, uint32_t slice, uint32_t slices) {
+    return (uint32_t)((uint64_t)k_tiles * slice / slices);
+}
+
 /* Split-K: the first k-tile of slice `slice` (0 <= slice <= slices). */
 static inline HGEMM_HD uint32_t hgemm_sk_slice_begin(const hgemm_sk *s, uint32_t slice) {
-    return (uint32_t)((uint64_t)s->k_tiles * slice / s->slices);
+    return hgemm_sk_cut(s->k_tiles, slice, s->slices);
+}
+
+/* The tail split on a whole-tiles plan (dp_tiles == tiles): where the last
+ * round's tiles, cut in 2 .. HGEMM_SK_TAIL_MAX_SLICES slices, take at most
+ * 3/4 of a round, cut them in the number of slices that takes least (the
+ * fewest on a tie), with at most `max_units` units leaving a partial sum
+ * (the workspace's slots). Else the plan stays as it is. */
+static inline HGEMM_HD void hgemm_sk_tail(hgemm_sk *s, uint32_t max_units) {
+    if (s->dp_tiles != s->tiles || s->sk_workers || s->slices || s->workers < 2 ||
+        s->k_tiles < HGEMM_SK_MIN_KTILES)
+        return;
+    const uint32_t whole = s->tiles / s->workers, tail = s->tiles % s->workers;
+    if (whole == 0 || tail == 0) return; /* one partial round: stream-K's and split-K's case */
+    /* the tail takes ceil(tail * n / workers) rounds of 1/n of a tile: num / den */
+    uint32_t best = 0;
+    uint64_t num = 1, den = 1;
+    for (uint32_t n = 2; n <= HGEMM_SK_TAIL_MAX_SLICES; n++) {
+        if (s->k_tiles / n < HGEMM_SK_TAIL_MIN_ITERS || (uint64_t)tail * (n - 1) > max_units) break;
+        const uint64_t rounds = ((uint64_t)tail * n + s->workers - 1) / s->workers;
+        if (rounds * den < num * n) {
+            best = n;
+            num = rounds;
+            den = n;
+        }
+    }
+    if (best == 0 || num * 4 > den * 3) return;
+    s->dp_tiles = whole * s->workers;
+    s->tail_slices = best;
+}
+
+/* The tail split: the slot (unit number) of slice `slice` >= 1 of tail tile
+ * `tile`, and the slice of a unit of a tail tile that starts at k_begin. */
+static inline HGEMM_HD uint32_t hgemm_sk_tail_slot(const hgemm_sk *s, uint32_t tile, uint32_t slice) {
+    return (slice - 1) * (s->tiles - s->dp_tiles) + (tile - s->dp_tiles);
+}
+static inline HGEMM_HD uint32_t hgemm_sk_tail_slice(const hgemm_sk *s, uint32_t k_begin) {
+    uint32_t slice = 0;
+    while (slice + 1 < s->tail_slices && hgemm_sk_cut(s->k_tiles, slice + 1, s->tail_slices) <= k_begin) slice++;
+    return slice;
 }
 
 /* Split-K: the slice that worker w runs (of tile w % tiles). */
@@ -197,6 +272,11 @@ static inline HGEMM_HD hgemm_sk_walk hgemm_sk_start(const hgemm_sk *s, uint32_t 
         wk.end = w < s->sk_workers ? 1 : 0;
         return wk;
     }
+    if (s->tail_slices) { /* the tail split: units w, w + workers, ... of [0, end) */
+        wk.it = w;
+        wk.end = (s->tiles - s->dp_tiles) * s->tail_slices;
+        return wk;
+    }
     if (w < s->sk_workers) {
         wk.it = hgemm_sk_begin(s, w);
         wk.end = hgemm_sk_begin(s, w + 1);
@@ -221,6 +301,17 @@ static inline HGEMM_HD int hgemm_sk_next(const hgemm_sk *s, hgemm_sk_walk *wk, h
         u->k_begin = 0;
         u->k_end = s->k_tiles;
         wk->next_dp += s->workers;
+        return 1;
+    }
+    if (s->tail_slices) {
+        if (wk->it >= wk->end) return 0;
+        const uint32_t tail = s->tiles - s->dp_tiles, j = wk->it;
+        const uint32_t first_owner = tail * (s->tail_slices - 1);
+        const uint32_t slice = j < first_owner ? 1 + j / tail : 0;
+        u->tile = s->dp_tiles + (j < first_owner ? j % tail : j - first_owner);
+        u->k_begin = hgemm_sk_cut(s->k_tiles, slice, s->tail_slices);
+        u->k_end = hgemm_sk_cut(s->k_tiles, slice + 1, s->tail_slices);
+        wk->it += s->workers;
         return 1;
     }
     if (wk->it < wk->end) {

@@ -650,6 +650,15 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
                 }
             }
         };
+        /* The late parts are out: their registers hold nothing until the
+         * next pack. Zeroed, ptxas need not keep them beside the
+         * accumulator and a partial sum (the 320 tile spilled 4 bytes) */
+        auto late_clear = [&]() {
+            if constexpr (LATE > 0) {
+#pragma unroll
+                for (int j = 0; j < LATE_REGS; j++) late[j] = 0;
+            }
+        };
         /* the late parts not yet out, all at once */
         auto late_flush = [&]() {
             if constexpr (LATE > 0) {
@@ -698,6 +707,25 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
              * every worker's piece of that tile, so no flag is left up). */
             const int32_t qrow0 = row0 + g * V8_WG_M;
             if (row0 >= args.m) continue;
+            /* The tail split (stream_k.h): a slice past the first leaves its
+             * partial sum in its unit's slot; slice 0's worker, whose unit
+             * comes after every other slice's, adds them in order and stores
+             * the tile. Slots hold 64 x BN here (the workspace's room is
+             * checked by launch_v8). */
+            const bool tail_unit = sk.tail_slices && u.tile >= sk.dp_tiles;
+            if (tail_unit) {
+                late_clear();
+                const uint32_t slice = hgemm_sk_tail_slice(&sk, u.k_begin);
+                if (slice > 0) {
+                    const uint32_t slot = v8_slot<CLUSTER>(hgemm_sk_tail_slot(&sk, u.tile, slice), rank, g);
+                    v8_partial_put<ACC>(d, partials + (size_t)slot * (V8_WG_M * BN), &flags[slot], g, leader);
+                    continue;
+                }
+                for (uint32_t s = 1; s < sk.tail_slices; s++) {
+                    const uint32_t slot = v8_slot<CLUSTER>(hgemm_sk_tail_slot(&sk, u.tile, s), rank, g);
+                    v8_partial_add<ACC>(d, partials + (size_t)slot * (V8_WG_M * BN), &flags[slot], g, leader);
+                }
+            }
             /* The 320-wide tile runs whole tiles only (launch_v8): no split's
              * code, whose partial-sum slots hold at most 64 x 256 */
             if constexpr (BN <= 256) {
@@ -761,7 +789,7 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
                     const uint32_t slot = v8_slot<CLUSTER>(worker, rank, g);
                     v8_partial_put<ACC>(d, partials + (size_t)slot * V8_SLOT_FLOATS, &flags[slot], g, leader);
                     continue;
-                } else if (u.k_end < sk.k_tiles) { /* this worker owns a shared tile: add the others', in order */
+                } else if (u.k_end < sk.k_tiles && !tail_unit) { /* this worker owns a shared tile: add the others', in order */
                     const uint32_t end = hgemm_sk_contributors_end(&sk, worker, &u);
                     for (uint32_t v = worker + 1; v < end; v++) {
                         const uint32_t slot = v8_slot<CLUSTER>(v, rank, g);
@@ -920,8 +948,9 @@ static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int s
     if (st == HGEMM_SUCCESS) st = v8_c_in_map(p, batch, &tc, &tc_in);
     if (st != HGEMM_SUCCESS) return st;
     /* A separate C input: whole tiles only (the split's second kernel reads C
-     * itself); the 320-wide tile too (a partial-sum slot holds 64 x 256). */
-    if (p->C_in != NULL || BN > 256) split = HGEMM_SK_NONE;
+     * itself); the 320-wide tile too, but for the tail split (the other
+     * splits' slots hold 64 x 256). */
+    if (p->C_in != NULL || (BN > 256 && split != HGEMM_SK_TAIL)) split = HGEMM_SK_NONE;
     uint32_t tiles_m = hgemm_ceil_div(p->m, V8_BM), tiles_n = hgemm_ceil_div(p->n, BN);
     uint32_t ctiles_m = hgemm_ceil_div(tiles_m, CLUSTER);
     const void *kernel = (const void *)v8_kernel<CLUSTER, TMA_EPILOGUE, T, A_MN, B_MN, BN, DEEP, FENCED, LATE_AT>;
@@ -944,6 +973,15 @@ static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int s
     const size_t flag_bytes = V8_FLAG_BYTES;
     if (!v8_workspace_fits(p, grid)) split = HGEMM_SK_NONE;
     hgemm_sk sk = hgemm_sk_plan(tiles, (uint32_t)hgemm_ceil_div(p->k, BK), workers, split);
+    /* The tail split where whole tiles leave the last round partly empty:
+     * its units leave 64 x BN partial sums, one flag each, in the same
+     * layout (v8_slot), as many as the workspace holds */
+    if (split == HGEMM_SK_AUTO || split == HGEMM_SK_TAIL) {
+        const size_t unit_slots = (size_t)CLUSTER * V8_CONSUMERS, slot_bytes = (size_t)V8_WG_M * BN * sizeof(float);
+        const size_t by_flags = flag_bytes / sizeof(uint32_t) / unit_slots;
+        const size_t by_bytes = (p->workspace_bytes - flag_bytes) / (unit_slots * slot_bytes);
+        hgemm_sk_tail(&sk, (uint32_t)(by_flags < by_bytes ? by_flags : by_bytes));
+    }
     /* The in-kernel reduction's counters sit after the first V8_COUNT_FLAGS
      * flags: where the slots or the tiles' counters would not fit, the
      * second kernel reduces instead (never on an H200: 264 slots, 132). */
@@ -1093,7 +1131,7 @@ static hgemm_status launch_v8_tile(const hgemm_problem *p, cudaStream_t stream) 
         return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 128>(p, stream, HGEMM_SK_AUTO);
     }
     if constexpr (!A_MN && !B_MN)
-        if (bn == 320) return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 320, 2>(p, stream, HGEMM_SK_NONE);
+        if (bn == 320) return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 320, 2>(p, stream, HGEMM_SK_TAIL);
     if constexpr (!B_MN) {
         if (bn == 192) return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 192>(p, stream, HGEMM_SK_AUTO);
         if (bn == 64) return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 64>(p, stream, HGEMM_SK_AUTO);
@@ -1170,8 +1208,13 @@ extern "C" hgemm_status hgemm__launch_v8_192(const hgemm_problem *p, cudaStream_
     return launch_v8<V8_CLUSTER, true, __half, 0, 0, 192>(p, stream, HGEMM_SK_AUTO);
 }
 
-/* The 320-wide tile at every shape (run 82): cuBLAS's tile at 8192^3. */
+/* The 320-wide tile at every shape (run 82): cuBLAS's tile at 8192^3; with
+ * a workspace, the tail split where it applies (as V8), or whole tiles only
+ * (v8-320-whole, V8's 320 tile through run 94). */
 extern "C" hgemm_status hgemm__launch_v8_320(const hgemm_problem *p, cudaStream_t stream) {
+    return launch_v8<V8_CLUSTER, true, __half, 0, 0, 320, 2>(p, stream, HGEMM_SK_TAIL);
+}
+extern "C" hgemm_status hgemm__launch_v8_320_whole(const hgemm_problem *p, cudaStream_t stream) {
     return launch_v8<V8_CLUSTER, true, __half, 0, 0, 320, 2>(p, stream, HGEMM_SK_NONE);
 }
 

@@ -22,6 +22,9 @@
  * is split or shared with a k-loop shorter than HGEMM_SK_MIN_KTILES.
  * HGEMM_SK_STREAM never splits that way, and its stream-K plans pass the
  * checks above.
+ *
+ * The tail split (hgemm_sk_tail): see check_tail; and its choices at the
+ * shapes it was made for.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -34,6 +37,7 @@
 enum {
     MAX_TILES = 300,
     MAX_K = 40,
+    TAIL_MAX_K = 160,      /* the tail split's k-loops: slices of HGEMM_SK_TAIL_MIN_ITERS and more */
     MAX_WORKERS = 70,
     NO_WORKER = 0xffff,
     H200_CLUSTERS = 66,    /* V8: 132 SMs in 2-block clusters */
@@ -41,7 +45,7 @@ enum {
     K_TILES_8192 = 128,
 };
 
-static uint16_t owner_of[MAX_TILES * MAX_K]; /* which worker ran (tile, kt) */
+static uint16_t owner_of[MAX_TILES * TAIL_MAX_K]; /* which worker ran (tile, kt) */
 
 /* A split-K plan: returns 0 at the first broken property (reported). */
 static int check_split(const hgemm_sk *s, uint32_t tiles, uint32_t k_tiles, uint32_t workers) {
@@ -309,8 +313,129 @@ static void test_choices(void) {
     CHECK_U64(s.sk_workers, 0);
 }
 
+/* The tail split on one whole-tiles plan; returns 0 at the first broken
+ * property (reported): where it applies, the whole rounds go round robin as
+ * before, the last round's tiles are cut in aligned slices of at least
+ * HGEMM_SK_TAIL_MIN_ITERS k-tiles that take at most 3/4 of a round and
+ * need at most max_units slots, every (tile, k-tile) runs once, and each
+ * worker runs its whole tiles, then units of slices past the first, then
+ * at most one owner's unit (slice 0), last: so no owner waits for a unit
+ * that comes after an owner's. Slots name each non-owner unit once. */
+static int check_tail(uint32_t tiles, uint32_t k_tiles, uint32_t workers, uint32_t max_units) {
+    hgemm_sk s = hgemm_sk_plan(tiles, k_tiles, workers, HGEMM_SK_TAIL);
+    if (!CHECK_MSG(s.dp_tiles == tiles && s.sk_workers == 0 && s.slices == 0 && s.tail_slices == 0,
+                   "tiles %u k %u workers %u: HGEMM_SK_TAIL's plan is not whole tiles", tiles, k_tiles, workers))
+        return 0;
+    hgemm_sk_tail(&s, max_units);
+    if (s.tail_slices == 0)
+        return CHECK_MSG(s.dp_tiles == tiles, "tiles %u k %u workers %u: dp %u without a tail", tiles, k_tiles,
+                         workers, s.dp_tiles);
+    const uint32_t n = s.tail_slices, tail = tiles - s.dp_tiles;
+    if (!CHECK_MSG(n >= 2 && n <= HGEMM_SK_TAIL_MAX_SLICES && s.dp_tiles == tiles / workers * workers &&
+                       tail == tiles % workers && tail > 0 && s.dp_tiles > 0 &&
+                       k_tiles / n >= HGEMM_SK_TAIL_MIN_ITERS && tail * (n - 1) <= max_units &&
+                       (tail * n + workers - 1) / workers * 4 <= 3 * n,
+                   "tiles %u k %u workers %u units %u: tail of %u tiles in %u slices, dp %u", tiles, k_tiles,
+                   workers, max_units, tail, n, s.dp_tiles))
+        return 0;
+    const uint32_t total = tiles * k_tiles;
+    for (uint32_t i = 0; i < total; i++) owner_of[i] = NO_WORKER;
+    static uint8_t slot_used[MAX_TILES * HGEMM_SK_TAIL_MAX_SLICES];
+    memset(slot_used, 0, sizeof slot_used);
+    for (uint32_t w = 0; w < workers; w++) {
+        hgemm_sk_walk wk = hgemm_sk_start(&s, w);
+        hgemm_sk_unit u;
+        uint32_t expect_dp = w;
+        int stage = 0; /* 0: whole tiles, 1: slices past the first, 2: an owner's unit (the last) */
+        while (hgemm_sk_next(&s, &wk, &u)) {
+            if (!CHECK_MSG(stage < 2, "tiles %u k %u workers %u: worker %u runs on after an owner's unit", tiles,
+                           k_tiles, workers, w))
+                return 0;
+            if (u.tile < s.dp_tiles) {
+                if (!CHECK_MSG(stage == 0 && u.tile == expect_dp && u.k_begin == 0 && u.k_end == k_tiles,
+                               "worker %u: whole tile %u, expected %u", w, u.tile, expect_dp))
+                    return 0;
+                expect_dp += workers;
+            } else {
+                const uint32_t slice = hgemm_sk_tail_slice(&s, u.k_begin);
+                if (!CHECK_MSG(u.tile < tiles && u.k_begin == hgemm_sk_cut(k_tiles, slice, n) &&
+                                   u.k_end == hgemm_sk_cut(k_tiles, slice + 1, n),
+                               "tiles %u k %u workers %u: worker %u unit (%u, %u..%u)", tiles, k_tiles, workers,
+                               w, u.tile, u.k_begin, u.k_end))
+                    return 0;
+                if (slice > 0) {
+                    const uint32_t slot = hgemm_sk_tail_slot(&s, u.tile, slice);
+                    if (!CHECK_MSG(slot < tail * (n - 1) && !slot_used[slot], "tile %u slice %u: slot %u", u.tile,
+                                   slice, slot))
+                        return 0;
+                    slot_used[slot] = 1;
+                    if (!CHECK_MSG(stage <= 1, "worker %u: a slice past the first after its owner's unit", w))
+                        return 0;
+                    stage = 1;
+                } else {
+                    stage = 2;
+                }
+            }
+            for (uint32_t kt = u.k_begin; kt < u.k_end; kt++) {
+                uint16_t *o = &owner_of[u.tile * k_tiles + kt];
+                if (!CHECK_MSG(*o == NO_WORKER, "tail: (%u, %u) run twice", u.tile, kt)) return 0;
+                *o = (uint16_t)w;
+            }
+        }
+        if (!CHECK_MSG(expect_dp >= s.dp_tiles, "tail: worker %u's whole tiles missing", w)) return 0;
+    }
+    for (uint32_t i = 0; i < total; i++)
+        if (!CHECK_MSG(owner_of[i] != NO_WORKER, "tail: (%u, %u) never run", i / k_tiles, i % k_tiles)) return 0;
+    return 1;
+}
+
+static void test_tail(void) {
+    int all = 1;
+    for (uint32_t workers = 2; workers <= MAX_WORKERS && all; workers += (workers < 10 ? 1 : 7))
+        for (uint32_t tiles = 1; tiles <= MAX_TILES && all; tiles += (tiles < 20 ? 1 : 13))
+            for (uint32_t k = 16; k <= TAIL_MAX_K && all; k += 16)
+                for (uint32_t units = 0; units <= 3 * MAX_WORKERS && all; units += 40)
+                    all = check_tail(tiles, k, workers, units);
+    CHECK(all);
+    /* 8192^3 in 256x320 cluster tiles (832, 128 k-tiles) on 66 clusters: 12
+     * whole rounds, the last 40 tiles in thirds (two rounds of a third). */
+    hgemm_sk s = hgemm_sk_plan(832, 128, H200_CLUSTERS, HGEMM_SK_TAIL);
+    hgemm_sk_tail(&s, 1000);
+    CHECK_U64(s.dp_tiles, 792);
+    CHECK_U64(s.tail_slices, 3);
+    /* The same with room for 79 units only: halves take a whole round, no tail. */
+    s = hgemm_sk_plan(832, 128, H200_CLUSTERS, HGEMM_SK_TAIL);
+    hgemm_sk_tail(&s, 79);
+    CHECK_U64(s.dp_tiles, 832);
+    CHECK_U64(s.tail_slices, 0);
+    /* 8192 x 6144 x 4096 in 256x256 (768 tiles, 64 k-tiles): 11 rounds and 42 in thirds. */
+    s = hgemm_sk_plan(768, 64, H200_CLUSTERS, HGEMM_SK_AUTO);
+    hgemm_sk_tail(&s, 1000);
+    CHECK_U64(s.dp_tiles, 726);
+    CHECK_U64(s.tail_slices, 3);
+    /* 4096^3 in 256x256 (256 tiles): 58 tiles in 2, 3 or 4 slices take a
+     * whole round as they are; 16^3 tiles' k too short (32 k-tiles of 16 in 2) */
+    s = hgemm_sk_plan(256, 64, H200_CLUSTERS, HGEMM_SK_AUTO);
+    hgemm_sk_tail(&s, 1000);
+    CHECK_U64(s.tail_slices, 0);
+    /* 10 tiles past 3 rounds (4096^3 in 256x320): quarters, one round of a quarter. */
+    s = hgemm_sk_plan(208, 64, H200_CLUSTERS, HGEMM_SK_TAIL);
+    hgemm_sk_tail(&s, 1000);
+    CHECK_U64(s.tail_slices, 4);
+    /* k-tiles too few for slices of HGEMM_SK_TAIL_MIN_ITERS: none. */
+    s = hgemm_sk_plan(832, 31, H200_CLUSTERS, HGEMM_SK_TAIL);
+    hgemm_sk_tail(&s, 1000);
+    CHECK_U64(s.tail_slices, 0);
+    /* Split-K and stream-K plans are left alone. */
+    s = hgemm_sk_plan(16, 512, H200_CLUSTERS, HGEMM_SK_AUTO);
+    hgemm_sk_tail(&s, 1000);
+    CHECK_U64(s.tail_slices, 0);
+    CHECK_U64(s.slices, 4);
+}
+
 int main(void) {
     test_choices();
     test_properties();
+    test_tail();
     return check_finish();
 }

@@ -111,6 +111,14 @@ static const test_case cases[] = {
      * wide tiles of 129 k-tiles are 8 rounds, dealt whole (94% busy); on 132
      * SMs split-K */
     {"long rounds", 700, 1200, 8250, 0, 8, 0, 0.5f, 0.25f, C_RANDOM, AB_RANDOM, STREAM_NONBLOCKING, 0},
+    /* the tail split (stream_k.h) with the workspace, one round and a
+     * little: 4224 x 1000 (33 tile rows, so the last cluster row's lower
+     * block has none) is 68 wide or 320-wide cluster tiles (the last 2 in
+     * halves of 16 and 17 k-tiles) and 136 narrow ones (the last 4 in
+     * halves); 8320 x 700 is 99 wide or 320-wide ones, the last 33 in
+     * halves of 32 and 33 k-tiles, with beta 0 on NaN (the late parts) */
+    {"tail split", 4224, 1000, 2100, 0, 8, 16, 0.5f, -1.5f, C_RANDOM, AB_RANDOM, STREAM_NONBLOCKING, 0},
+    {"tail split", 8320, 700, 4100, PLAIN, STREAM_LEGACY, 0},
     /* padded leading dimensions */
     {"padded ld", 200, 136, 96, 24, 40, 56, 1.0f, 0.0f, C_NAN, AB_RANDOM, STREAM_LEGACY, 0},
     {"padded ld", 333, 257, 130, 8, 16, 8, 1.0f, 0.0f, C_NAN, AB_RANDOM, STREAM_NONBLOCKING, 0},

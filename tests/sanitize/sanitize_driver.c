@@ -35,6 +35,10 @@ static const shape shapes[] = {{1, 1, 1}, {129, 264, 72}, {300, 520, 100}, {256,
                                /* a few slices: 22 narrow tiles in 3 (v8-wide: 12 in 4), slice 0's
                                   worker adding the others' partial sums (v8-split2k: the second kernel) */
                                {300, 1300, 2000},
+                               /* the tail split: 68 wide or 320-wide cluster tiles of 32 k-tiles
+                                  for 66 clusters, the last 2 in halves (a 17th cluster row whose
+                                  lower block has no rows) */
+                               {4224, 1000, 2048},
                                /* decode: V9 splits k over clusters of 6 and 8 blocks; 79 tiles,
                                   one deep-ring block each; a swapped tile whose last 8 columns
                                   n cuts (V9's staged epilogue) */
