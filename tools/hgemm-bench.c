@@ -17,6 +17,9 @@
  * The SM clock steps between levels (about 3% apart) from one window to the
  * next; entries measured in separate windows can land on different levels,
  * interleaved ones see the same levels in proportion, so their ratios hold.
+ * The order turns by one entry each slice. With no cooldown between
+ * entries, the GPU runs at its sustained clocks, not the boost that the
+ * default's cooldowns give each window's start.
  *
  * Shapes: one --size, the --sweep table, a named suite (--suite llm) or a
  * file of "M N K" lines (--shapes FILE); --list-shapes prints them without a
@@ -416,7 +419,9 @@ static void usage(FILE *f) {
         "  --interleave N   time a run's entries together, N in %d..%d: one cooldown, every\n"
         "                   check and warm-up, then N slices, each running every kernel's\n"
         "                   share of --iters (>= N) back to back, so that kernels and cuBLAS\n"
-        "                   see the same SM clock levels; ms sums an entry's windows, the\n"
+        "                   see the same SM clock levels; slice s starts at the s-th kernel\n"
+        "                   (N a multiple of the kernels timed puts each in every place\n"
+        "                   equally often); ms sums an entry's windows, the\n"
         "                   window telemetry is the whole period's (not for profiling: the\n"
         "                   launches lie in one NVTX range, 'interleaved')\n"
         "  --rotate         rotate the operands of every shape; by default only those of\n"
@@ -1470,7 +1475,12 @@ failed:
  * more in the first iters % N slices), an event recorded after each window:
  * marks[0], window, marks[1], window, ... so the windows run back to back
  * with no host sync in the whole period, and every entry meets the clock
- * levels of the period in about the same proportion. marks holds at least
+ * levels of the period in about the same proportion. The order turns by one
+ * entry a slice (slice s starts at the s-th), so that no entry always
+ * follows the same one: a window's clock also depends on how much power the
+ * window before it drew (run 95, with one order: two builds of the same
+ * kernel 1% apart). With N a multiple of the entries timed, every entry
+ * takes every place equally often. marks holds at least
  * n_entries * N + 1 events. An entry's ms is the sum of its windows over
  * iters. The telemetry (clock before and after, the sampled window) is the
  * whole period's, the same for every entry: they shared it. Sampling starts
@@ -1500,7 +1510,8 @@ static void time_interleaved(const entry *entries, int n_entries, const problem 
     HGEMM_CHECK_CUDA(cudaEventRecord(marks[mark++], 0));
     for (int64_t s = 0; s < slices; s++) {
         const int64_t share = o->iters / slices + (s < o->iters % slices);
-        for (int j = 0; j < n_timed; j++) {
+        for (int q = 0; q < n_timed; q++) {
+            const int j = (int)((s + q) % n_timed); /* slice s starts at the s-th entry */
             result *r = &res[timed[j]];
             if (r->status == OUTCOME_OK && !launch_n(&entries[timed[j]], p, h, share, &set, r))
                 r->status = OUTCOME_LAUNCH_FAILED;
@@ -1518,7 +1529,8 @@ static void time_interleaved(const entry *entries, int n_entries, const problem 
         if (r->status != OUTCOME_OK) continue;
         double total_ms = 0.0;
         for (int64_t s = 0; s < slices; s++) {
-            const int64_t w = s * n_timed + j; /* the window: marks[w] .. marks[w + 1] */
+            /* entry j ran at place (j - s) mod n_timed of slice s: window marks[w] .. marks[w + 1] */
+            const int64_t w = s * n_timed + ((j - s) % n_timed + n_timed) % n_timed;
             float window_ms = 0.0f;
             HGEMM_CHECK_CUDA(cudaEventElapsedTime(&window_ms, marks[w], marks[w + 1]));
             total_ms += (double)window_ms;
@@ -2014,7 +2026,8 @@ static void write_metadata(FILE *f, const gpu_info *g, const nvml *nv, const opt
                 (long long)o->warmup, (long long)o->iters, o->cooldown_s, (long long)o->repeat);
     if (!o->host_cost && o->interleave)
         fprintf(f, "# interleave: %lld (per run: one cooldown, every check, every warm-up, then %lld "
-                   "slices, each running every entry's share of iters back to back, events between; ms "
+                   "slices, each running every entry's share of iters back to back, slice s starting at "
+                   "the s-th entry, events between; ms "
                    "is an entry's windows summed over iters; the sm clocks and window columns are the "
                    "whole period's, the same for every entry; column interleave)\n",
                 (long long)o->interleave, (long long)o->interleave);
