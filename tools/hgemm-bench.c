@@ -17,7 +17,8 @@
  * The SM clock steps between levels (about 3% apart) from one window to the
  * next; entries measured in separate windows can land on different levels,
  * interleaved ones see the same levels in proportion, so their ratios hold.
- * The order turns by one entry each slice. With no cooldown between
+ * Each slice takes the next row of a Williams design, so that every entry
+ * follows every other one equally often. With no cooldown between
  * entries, the GPU runs at its sustained clocks, not the boost that the
  * default's cooldowns give each window's start.
  *
@@ -419,9 +420,10 @@ static void usage(FILE *f) {
         "  --interleave N   time a run's entries together, N in %d..%d: one cooldown, every\n"
         "                   check and warm-up, then N slices, each running every kernel's\n"
         "                   share of --iters (>= N) back to back, so that kernels and cuBLAS\n"
-        "                   see the same SM clock levels; slice s starts at the s-th kernel\n"
-        "                   (N a multiple of the kernels timed puts each in every place\n"
-        "                   equally often); ms sums an entry's windows, the\n"
+        "                   see the same SM clock levels; the slices take the rows of a\n"
+        "                   Williams design (N a multiple of the kernels timed, twice that\n"
+        "                   when they are odd: each follows every other equally often);\n"
+        "                   ms sums an entry's windows, the\n"
         "                   window telemetry is the whole period's (not for profiling: the\n"
         "                   launches lie in one NVTX range, 'interleaved')\n"
         "  --rotate         rotate the operands of every shape; by default only those of\n"
@@ -1469,22 +1471,38 @@ failed:
     r->status = OUTCOME_LAUNCH_FAILED;
 }
 
+/* Which of n entries runs at place q of slice s under --interleave: the
+ * rows of a Williams design (E. J. Williams, "Experimental designs balanced
+ * for the estimation of residual effects of treatments", Australian Journal
+ * of Scientific Research A 2, 1949). Row r is 0, 1, n-1, 2, n-2, ... plus r
+ * (mod n); with n odd, rows n .. 2n-1 are rows 0 .. n-1 reversed. Over one
+ * cycle of its rows (n of them, 2n with n odd) every entry runs right after
+ * every other one equally often and at every place equally often. */
+static int interleave_place(int64_t s, int q, int n) {
+    const int rows = n % 2 ? 2 * n : n;
+    const int row = (int)(s % rows);
+    if (row >= n) q = n - 1 - q; /* a reversed row */
+    const int base = q == 0 ? 0 : q % 2 ? (q + 1) / 2 : n - q / 2;
+    return (base + row % n) % n;
+}
+
 /* --interleave N: the entries of res that passed their check (OUTCOME_OK),
  * timed together. Each one's warm-up in entry order, then N slices; in a
  * slice every such entry in turn runs its share of iters (iters / N, one
  * more in the first iters % N slices), an event recorded after each window:
  * marks[0], window, marks[1], window, ... so the windows run back to back
  * with no host sync in the whole period, and every entry meets the clock
- * levels of the period in about the same proportion. The order turns by one
- * entry a slice (slice s starts at the s-th), so that no entry always
- * follows the same one: a window's clock also depends on how much power the
- * window before it drew (run 95, with one order: two builds of the same
- * kernel 1% apart). With N a multiple of the entries timed, every entry
- * takes every place equally often. marks holds at least
- * n_entries * N + 1 events. An entry's ms is the sum of its windows over
- * iters. The telemetry (clock before and after, the sampled window) is the
- * whole period's, the same for every entry: they shared it. Sampling starts
- * once the period's launches are queued, as time_entry's does.
+ * levels of the period in about the same proportion. A window's clock also
+ * depends on how much power the window before it drew (run 96: in a fixed
+ * cyclic order, two builds of the same kernel 1.5..2.5% apart), so each
+ * slice takes the next row of a Williams design (interleave_place): with N
+ * a multiple of the design's rows (the entries timed, twice that when they
+ * are odd), each entry follows every other one equally often. marks holds
+ * at least n_entries * N + 1 events. An entry's ms is the sum of its
+ * windows over iters. The telemetry (clock before and after, the sampled
+ * window) is the whole period's, the same for every entry: they shared it.
+ * Sampling starts once the period's launches are queued, as time_entry's
+ * does.
  *
  * One rotation of operand sets for every launch of the period, in the order
  * the GPU runs them: a counter per entry would let the first launch of a
@@ -1511,9 +1529,9 @@ static void time_interleaved(const entry *entries, int n_entries, const problem 
     for (int64_t s = 0; s < slices; s++) {
         const int64_t share = o->iters / slices + (s < o->iters % slices);
         for (int q = 0; q < n_timed; q++) {
-            const int j = (int)((s + q) % n_timed); /* slice s starts at the s-th entry */
-            result *r = &res[timed[j]];
-            if (r->status == OUTCOME_OK && !launch_n(&entries[timed[j]], p, h, share, &set, r))
+            const int i = timed[interleave_place(s, q, n_timed)];
+            result *r = &res[i];
+            if (r->status == OUTCOME_OK && !launch_n(&entries[i], p, h, share, &set, r))
                 r->status = OUTCOME_LAUNCH_FAILED;
             HGEMM_CHECK_LAUNCH();
             HGEMM_CHECK_CUDA(cudaEventRecord(marks[mark++], 0));
@@ -1524,24 +1542,24 @@ static void time_interleaved(const entry *entries, int n_entries, const problem 
     sample_window(nv, marks[mark - 1], &period);
     HGEMM_CHECK_CUDA(cudaEventSynchronize(marks[mark - 1]));
     const int clock_after = nvml_sm_clock(nv);
+    double total_ms[MAX_ENTRIES] = {0.0};
+    for (int64_t s = 0; s < slices; s++)
+        for (int q = 0; q < n_timed; q++) { /* window marks[w] .. marks[w + 1] */
+            const int64_t w = s * n_timed + q;
+            float window_ms = 0.0f;
+            HGEMM_CHECK_CUDA(cudaEventElapsedTime(&window_ms, marks[w], marks[w + 1]));
+            total_ms[interleave_place(s, q, n_timed)] += (double)window_ms;
+        }
     for (int j = 0; j < n_timed; j++) {
         result *r = &res[timed[j]];
         if (r->status != OUTCOME_OK) continue;
-        double total_ms = 0.0;
-        for (int64_t s = 0; s < slices; s++) {
-            /* entry j ran at place (j - s) mod n_timed of slice s: window marks[w] .. marks[w + 1] */
-            const int64_t w = s * n_timed + ((j - s) % n_timed + n_timed) % n_timed;
-            float window_ms = 0.0f;
-            HGEMM_CHECK_CUDA(cudaEventElapsedTime(&window_ms, marks[w], marks[w + 1]));
-            total_ms += (double)window_ms;
-        }
         r->clock_before = clock_before;
         r->clock_after = clock_after;
         r->window_clock_mhz = period.window_clock_mhz;
         r->window_mem_clock_mhz = period.window_mem_clock_mhz;
         r->window_temp_c = period.window_temp_c;
         r->window_events = period.window_events;
-        set_speed(r, p, total_ms, o->iters);
+        set_speed(r, p, total_ms[j], o->iters);
     }
 }
 
@@ -2026,8 +2044,8 @@ static void write_metadata(FILE *f, const gpu_info *g, const nvml *nv, const opt
                 (long long)o->warmup, (long long)o->iters, o->cooldown_s, (long long)o->repeat);
     if (!o->host_cost && o->interleave)
         fprintf(f, "# interleave: %lld (per run: one cooldown, every check, every warm-up, then %lld "
-                   "slices, each running every entry's share of iters back to back, slice s starting at "
-                   "the s-th entry, events between; ms "
+                   "slices, each running every entry's share of iters back to back, the slices in "
+                   "the rows of a Williams design, events between; ms "
                    "is an entry's windows summed over iters; the sm clocks and window columns are the "
                    "whole period's, the same for every entry; column interleave)\n",
                 (long long)o->interleave, (long long)o->interleave);
