@@ -50,7 +50,13 @@
  *     long tiles are cut into aligned slices of k instead (split-K), added
  *     by slice 0's worker (up to 4 slices) or, with more, by all the
  *     slices' workers, each a share, in the same launch (v8-split2k: by a
- *     second kernel, as before run 55).
+ *     second kernel, as before run 55). Since run 95, where whole tiles
+ *     fill the GPU but leave the last round partly empty, only that
+ *     round's tiles are cut in 2..4 aligned slices of k (the tail split,
+ *     hgemm_sk_tail; single products). 8192^3, interleaved with cuBLAS
+ *     in one process (run 97, medians of 3): the 320-wide tile 1.6486 ms
+ *     split against 1.6757 whole (v8-320-whole), the 256-wide one 1.6184
+ *     against 1.6426 (v8-dp).
  *   - a block's start and end carry no GPU-wide memory barrier: the
  *     start's cluster barrier arrives relaxed after the barriers' init fence,
  *     and instead of a closing cluster barrier the loader waits for the last
@@ -95,7 +101,7 @@
  *     6144 x 4096: 48 wide, 64 of 192), or 128x64 for small products that
  *     cannot split (1024^3: 64 quarter tiles, 32 narrow), or 128x320
  *     (since run 82, cuBLAS's own tile at 8192^3: 10% fewer L2 requests
- *     per output; whole tiles only). The rule, v8_choose_bn, counts rounds;
+ *     per output; whole tiles or the tail split). The rule, v8_choose_bn, counts rounds;
  *     v8-wide, v8-320, v8-192, v8-narrow and v8-64 force one width. A
  *     wide tile's k-loop of at most two k-tiles (k <= 128) runs on 3
  *     stages with C staged whole (v8-3stage's build): its epilogue is most
