@@ -397,40 +397,39 @@ static void test_tail(void) {
                 for (uint32_t units = 0; units <= 3 * MAX_WORKERS && all; units += 40)
                     all = check_tail(tiles, k, workers, units);
     CHECK(all);
-    /* 8192^3 in 256x320 cluster tiles (832, 128 k-tiles) on 66 clusters: 12
-     * whole rounds, the last 40 tiles in thirds (two rounds of a third). */
-    hgemm_sk s = hgemm_sk_plan(832, 128, H200_CLUSTERS, HGEMM_SK_TAIL);
-    hgemm_sk_tail(&s, 1000);
-    CHECK_U64(s.dp_tiles, 792);
-    CHECK_U64(s.tail_slices, 3);
-    /* The same with room for 79 units only: halves take a whole round, no tail. */
-    s = hgemm_sk_plan(832, 128, H200_CLUSTERS, HGEMM_SK_TAIL);
-    hgemm_sk_tail(&s, 79);
-    CHECK_U64(s.dp_tiles, 832);
-    CHECK_U64(s.tail_slices, 0);
-    /* 8192 x 6144 x 4096 in 256x256 (768 tiles, 64 k-tiles): 11 rounds and 42 in thirds. */
-    s = hgemm_sk_plan(768, 64, H200_CLUSTERS, HGEMM_SK_AUTO);
-    hgemm_sk_tail(&s, 1000);
-    CHECK_U64(s.dp_tiles, 726);
-    CHECK_U64(s.tail_slices, 3);
-    /* 4096^3 in 256x256 (256 tiles): 58 tiles in 2, 3 or 4 slices take a
-     * whole round as they are; 16^3 tiles' k too short (32 k-tiles of 16 in 2) */
-    s = hgemm_sk_plan(256, 64, H200_CLUSTERS, HGEMM_SK_AUTO);
-    hgemm_sk_tail(&s, 1000);
-    CHECK_U64(s.tail_slices, 0);
-    /* 10 tiles past 3 rounds (4096^3 in 256x320): quarters, one round of a quarter. */
-    s = hgemm_sk_plan(208, 64, H200_CLUSTERS, HGEMM_SK_TAIL);
-    hgemm_sk_tail(&s, 1000);
-    CHECK_U64(s.tail_slices, 4);
-    /* k-tiles too few for slices of HGEMM_SK_TAIL_MIN_ITERS: none. */
-    s = hgemm_sk_plan(832, 31, H200_CLUSTERS, HGEMM_SK_TAIL);
-    hgemm_sk_tail(&s, 1000);
-    CHECK_U64(s.tail_slices, 0);
-    /* Split-K and stream-K plans are left alone. */
-    s = hgemm_sk_plan(16, 512, H200_CLUSTERS, HGEMM_SK_AUTO);
-    hgemm_sk_tail(&s, 1000);
-    CHECK_U64(s.tail_slices, 0);
-    CHECK_U64(s.slices, 4);
+    /* The shapes it was made for, on 66 clusters (HGEMM_SK_TAIL: the 320
+     * tile's mode; AUTO: the other widths'). */
+    static const struct {
+        uint32_t tiles, k_tiles;
+        int mode;
+        uint32_t max_units, dp_tiles, tail_slices;
+    } cases[] = {
+        /* 8192^3 in 256x320 cluster tiles: 12 whole rounds, the last 40 tiles in
+         * thirds (two rounds of a third) */
+        {832, 128, HGEMM_SK_TAIL, 1000, 792, 3},
+        /* the same with room for 79 units only: halves would take a whole round */
+        {832, 128, HGEMM_SK_TAIL, 79, 832, 0},
+        /* 8192 x 6144 x 4096 in 256x256: 11 rounds, the last 42 tiles in thirds */
+        {768, 64, HGEMM_SK_AUTO, 1000, 726, 3},
+        /* 4096^3 in 256x256: 58 tiles left, a whole round in 2, 3 or 4 slices */
+        {256, 64, HGEMM_SK_AUTO, 1000, 256, 0},
+        /* 4096^3 in 256x320: 10 tiles past 3 rounds, one round of a quarter */
+        {208, 64, HGEMM_SK_TAIL, 1000, 198, 4},
+        /* too few k-tiles for two slices of HGEMM_SK_TAIL_MIN_ITERS */
+        {832, 31, HGEMM_SK_TAIL, 1000, 832, 0},
+        /* split-K's plan (16 long tiles in 4 slices) is left alone */
+        {16, 512, HGEMM_SK_AUTO, 1000, 0, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        hgemm_sk s = hgemm_sk_plan(cases[i].tiles, cases[i].k_tiles, H200_CLUSTERS, cases[i].mode);
+        const uint32_t slices = s.slices;
+        hgemm_sk_tail(&s, cases[i].max_units);
+        CHECK_MSG(s.dp_tiles == cases[i].dp_tiles && s.tail_slices == cases[i].tail_slices &&
+                      s.slices == slices,
+                  "%u tiles of %u k-tiles, %u units: dp %u, tail in %u (expected %u, %u)", cases[i].tiles,
+                  cases[i].k_tiles, cases[i].max_units, s.dp_tiles, s.tail_slices, cases[i].dp_tiles,
+                  cases[i].tail_slices);
+    }
 }
 
 int main(void) {
