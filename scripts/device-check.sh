@@ -50,6 +50,11 @@
 #             with those arguments (say --copy-engine --chunks 1) into nccl-ce.csv
 #             and nccl-ce-timeline.csv; NVLink multicast off (NCCL_NVLS_ENABLE=0)
 #
+# Any of the hgemm-bench argument variables may carry --interleave N (with --iters a
+# multiple of N, N a multiple of the entries timed, twice that when they are odd): the
+# run's kernels and cuBLAS then take turns in N slices at the GPU's sustained clocks,
+# each ratio taken at the same clock levels (docs/notes/v8-log.md, runs 95..97).
+#
 # device.log and summary.txt open with the sources' digest (scripts/source_digest.sh),
 # which names the commit that ran even where the copy's .git is stale.
 # Everything lands under $OUT (default ./device-out): device.log (all output),
