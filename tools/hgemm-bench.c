@@ -67,6 +67,7 @@
 #include "check.h"
 #include "hgemm_bench_git.h" /* HGEMM_GIT_COMMIT, generated at build time */
 #include "internal.h"
+#include "interleave.h" /* the order of --interleave's slices */
 
 #ifndef HGEMM_VERSION
 #define HGEMM_VERSION "unknown" /* the build passes the project's version */
@@ -1471,21 +1472,6 @@ failed:
     r->status = OUTCOME_LAUNCH_FAILED;
 }
 
-/* Which of n entries runs at place q of slice s under --interleave: the
- * rows of a Williams design (E. J. Williams, "Experimental designs balanced
- * for the estimation of residual effects of treatments", Australian Journal
- * of Scientific Research A 2, 1949). Row r is 0, 1, n-1, 2, n-2, ... plus r
- * (mod n); with n odd, rows n .. 2n-1 are rows 0 .. n-1 reversed. Over one
- * cycle of its rows (n of them, 2n with n odd) every entry runs right after
- * every other one equally often and at every place equally often. */
-static int interleave_place(int64_t s, int q, int n) {
-    const int rows = n % 2 ? 2 * n : n;
-    const int row = (int)(s % rows);
-    if (row >= n) q = n - 1 - q; /* a reversed row */
-    const int base = q == 0 ? 0 : q % 2 ? (q + 1) / 2 : n - q / 2;
-    return (base + row % n) % n;
-}
-
 /* --interleave N: the entries of res that passed their check (OUTCOME_OK),
  * timed together. Each one's warm-up in entry order, then N slices; in a
  * slice every such entry in turn runs its share of iters (iters / N, one
@@ -1495,7 +1481,7 @@ static int interleave_place(int64_t s, int q, int n) {
  * levels of the period in about the same proportion. A window's clock also
  * depends on how much power the window before it drew (run 96: in a fixed
  * cyclic order, two builds of the same kernel 1.5..2.5% apart), so each
- * slice takes the next row of a Williams design (interleave_place): with N
+ * slice takes the next row of a Williams design (tools/interleave.h): with N
  * a multiple of the design's rows (the entries timed, twice that when they
  * are odd), each entry follows every other one equally often. marks holds
  * at least n_entries * N + 1 events. An entry's ms is the sum of its
@@ -1529,7 +1515,7 @@ static void time_interleaved(const entry *entries, int n_entries, const problem 
     for (int64_t s = 0; s < slices; s++) {
         const int64_t share = o->iters / slices + (s < o->iters % slices);
         for (int q = 0; q < n_timed; q++) {
-            const int i = timed[interleave_place(s, q, n_timed)];
+            const int i = timed[hgemm_interleave_place(s, q, n_timed)];
             result *r = &res[i];
             if (r->status == OUTCOME_OK && !launch_n(&entries[i], p, h, share, &set, r))
                 r->status = OUTCOME_LAUNCH_FAILED;
@@ -1548,7 +1534,7 @@ static void time_interleaved(const entry *entries, int n_entries, const problem 
             const int64_t w = s * n_timed + q;
             float window_ms = 0.0f;
             HGEMM_CHECK_CUDA(cudaEventElapsedTime(&window_ms, marks[w], marks[w + 1]));
-            total_ms[interleave_place(s, q, n_timed)] += (double)window_ms;
+            total_ms[hgemm_interleave_place(s, q, n_timed)] += (double)window_ms;
         }
     for (int j = 0; j < n_timed; j++) {
         result *r = &res[timed[j]];

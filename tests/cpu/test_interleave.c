@@ -1,0 +1,59 @@
+/*
+ * test_interleave.c: the order of hgemm-bench --interleave's slices
+ * (tools/interleave.h). For every count of entries from 1 to MAX_N, over
+ * one cycle of the design's rows: each row runs every entry once, every
+ * entry runs at every place equally often, and every entry runs right after
+ * every other one equally often (never after itself); the cycle repeats.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "interleave.h"
+#include "test_check.h"
+
+enum { MAX_N = 66 }; /* hgemm-bench times at most 2 baselines and 64 kernels */
+
+static int after[MAX_N][MAX_N], at[MAX_N][MAX_N];
+
+static int check_design(int n) {
+    const int rows = hgemm_interleave_rows(n);
+    memset(after, 0, sizeof after);
+    memset(at, 0, sizeof at);
+    for (int s = 0; s < rows; s++) {
+        int seen[MAX_N] = {0};
+        for (int q = 0; q < n; q++) {
+            const int e = hgemm_interleave_place(s, q, n);
+            if (!CHECK_MSG(e >= 0 && e < n && !seen[e], "n %d row %d place %d: entry %d", n, s, q, e)) return 0;
+            seen[e] = 1;
+            at[e][q]++;
+            if (q > 0) after[hgemm_interleave_place(s, q - 1, n)][e]++;
+            if (!CHECK_MSG(hgemm_interleave_place(s + rows, q, n) == e, "n %d: row %d does not repeat", n, s))
+                return 0;
+        }
+    }
+    const int places = rows / n, follows = n > 1 ? rows * (n - 1) / (n * (n - 1)) : 0;
+    for (int a = 0; a < n; a++)
+        for (int b = 0; b < n; b++) {
+            if (!CHECK_MSG(at[a][b] == places, "n %d: entry %d at place %d %d times, not %d", n, a, b, at[a][b],
+                           places))
+                return 0;
+            const int want = a == b ? 0 : follows;
+            if (!CHECK_MSG(after[a][b] == want, "n %d: entry %d right after %d %d times, not %d", n, b, a,
+                           after[a][b], want))
+                return 0;
+        }
+    return 1;
+}
+
+int main(void) {
+    for (int n = 1; n <= MAX_N; n++)
+        if (!check_design(n)) break;
+    /* The first rows for 4 and 3 entries, written out. */
+    static const int four[4][4] = {{0, 1, 3, 2}, {1, 2, 0, 3}, {2, 3, 1, 0}, {3, 0, 2, 1}};
+    for (int s = 0; s < 4; s++)
+        for (int q = 0; q < 4; q++) CHECK_I64(hgemm_interleave_place(s, q, 4), four[s][q]);
+    static const int three[6][3] = {{0, 1, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}, {0, 2, 1}, {1, 0, 2}};
+    for (int s = 0; s < 6; s++)
+        for (int q = 0; q < 3; q++) CHECK_I64(hgemm_interleave_place(s, q, 3), three[s][q]);
+    return check_finish();
+}
