@@ -321,6 +321,10 @@ static __device__ __forceinline__ int32_t v8_row0(hgemm_tile tile, uint32_t rank
     return (int32_t)((tile.m * CLUSTER + rank) * V8_BM);
 }
 
+/* The tail split's slot (stream_k.h, hgemm_sk_tail): one consumer's 64 x BN
+ * partial sum, fp32, laid out as v8_partial_store writes it. */
+template <int BN> struct v8_tail { static constexpr size_t slot_floats = (size_t)V8_WG_M * BN; };
+
 /* Workspace slot of consumer g of block `rank` of worker w: one partial sum
  * (64 x 256 fp32, as each thread's 32 float4 in turn: coalesced) and its flag.
  * Float4 q of a slot is registers 4i..4i+3 of thread q % 128, i = q / 128. */
@@ -716,7 +720,7 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
             /* The tail split (stream_k.h): a slice past the first leaves its
              * partial sum in its unit's slot; slice 0's worker, whose unit
              * comes after every other slice's, adds them in order and stores
-             * the tile. Slots hold 64 x BN here (the workspace's room is
+             * the tile. Slots of v8_tail<BN> (the workspace's room is
              * checked by launch_v8). */
             const bool tail_unit = sk.tail_slices && u.tile >= sk.dp_tiles;
             if (tail_unit) {
@@ -724,12 +728,12 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
                 const uint32_t slice = hgemm_sk_tail_slice(&sk, u.k_begin);
                 if (slice > 0) {
                     const uint32_t slot = v8_slot<CLUSTER>(hgemm_sk_tail_slot(&sk, u.tile, slice), rank, g);
-                    v8_partial_put<ACC>(d, partials + (size_t)slot * (V8_WG_M * BN), &flags[slot], g, leader);
+                    v8_partial_put<ACC>(d, partials + slot * v8_tail<BN>::slot_floats, &flags[slot], g, leader);
                     continue;
                 }
                 for (uint32_t s = 1; s < sk.tail_slices; s++) {
                     const uint32_t slot = v8_slot<CLUSTER>(hgemm_sk_tail_slot(&sk, u.tile, s), rank, g);
-                    v8_partial_add<ACC>(d, partials + (size_t)slot * (V8_WG_M * BN), &flags[slot], g, leader);
+                    v8_partial_add<ACC>(d, partials + slot * v8_tail<BN>::slot_floats, &flags[slot], g, leader);
                 }
             }
             /* The 320-wide tile runs whole tiles only (launch_v8): no split's
@@ -985,7 +989,7 @@ static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int s
      * no batched test or run has covered it (runs 95..97 timed single
      * products), so a batch keeps whole tiles, as measured in run 87. */
     if ((split == HGEMM_SK_AUTO || split == HGEMM_SK_TAIL) && batch == 1) {
-        const size_t unit_slots = (size_t)CLUSTER * V8_CONSUMERS, slot_bytes = (size_t)V8_WG_M * BN * sizeof(float);
+        const size_t unit_slots = (size_t)CLUSTER * V8_CONSUMERS, slot_bytes = v8_tail<BN>::slot_floats * sizeof(float);
         const size_t by_flags = flag_bytes / sizeof(uint32_t) / unit_slots;
         const size_t by_bytes = (p->workspace_bytes - flag_bytes) / (unit_slots * slot_bytes);
         hgemm_sk_tail(&sk, (uint32_t)(by_flags < by_bytes ? by_flags : by_bytes));
