@@ -985,10 +985,10 @@ static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int s
     hgemm_sk sk = hgemm_sk_plan(tiles, (uint32_t)hgemm_ceil_div(p->k, BK), workers, split);
     /* The tail split where whole tiles leave the last round partly empty:
      * its units leave 64 x BN partial sums, one flag each, in the same
-     * layout (v8_slot), as many as the workspace holds. Not for batches yet:
-     * no batched test or run has covered it (runs 95..97 timed single
-     * products), so a batch keeps whole tiles, as measured in run 87. */
-    if ((split == HGEMM_SK_AUTO || split == HGEMM_SK_TAIL) && batch == 1) {
+     * layout (v8_slot), as many as the workspace holds. A batch's tiles are
+     * one sequence (entry by entry), so its last round is cut the same way
+     * (8 x 4096^3: 2048 wide tiles, 31 rounds and 2 tiles) */
+    if (split == HGEMM_SK_AUTO || split == HGEMM_SK_TAIL) {
         const size_t unit_slots = (size_t)CLUSTER * V8_CONSUMERS, slot_bytes = v8_tail<BN>::slot_floats * sizeof(float);
         const size_t by_flags = flag_bytes / sizeof(uint32_t) / unit_slots;
         const size_t by_bytes = (p->workspace_bytes - flag_bytes) / (unit_slots * slot_bytes);
@@ -1035,8 +1035,13 @@ static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int s
  * 512 x 4096 x 4096: one round of 32 wide tiles, half the clusters idle
  * (1), against one round of 64 narrow ones (0.575): narrow. 512 x 6144 x
  * 4096: 48 wide tiles for 66 clusters (1), 64 of 192 (0.79), 96 narrow in
- * two rounds (1.15): 192. 320 (V8_W320_COST, run 82): 8192^3 13 rounds of
- * 1.25 (15.9) against 16 wide ones; 4096^3 4 rounds either way, wide.
+ * two rounds (1.15): 192. 320 (V8_W320_COST): 1.01 since run 98, from
+ * runs that time both tiles at the same sustained clocks (--interleave):
+ * the wide tile ran 1.8..3% faster at 8192^3, 16384^3 and 8192 x 28672 x
+ * 4096 (run 97), where 0.98 (run 82, cooldowns) gave them to 320. Now 320
+ * only where its fewer rounds cost less at that price: 8192^3 13 rounds of 1.25 (16.4)
+ * against 16 wide ones, wide; 512 x 28672 x 4096 3 rounds (3.8) against 4,
+ * 320; 4096^3 4 rounds either way, wide.
  * B stored MN-major takes 256 or 128 only, and 320 needs both operands
  * K-major: at 8192^3 it ran NN at 0.922x cuBLAS and TN at 0.920x (run 82),
  * where the wide tile runs them level (run 77).
@@ -1053,7 +1058,7 @@ static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int s
 #define V8_NARROW_COST 1.15
 #define V8_MID_COST 1.05
 #define V8_QUARTER_COST 1.5
-#define V8_W320_COST 0.98
+#define V8_W320_COST 1.01
 #define V8_SPLIT_WIDE_KTILES 64
 static int v8_choose_bn(const hgemm_problem *p, uint32_t workers) {
     const uint64_t batch = p->batch > 1 ? (uint64_t)p->batch : 1;

@@ -3,7 +3,10 @@
  * reference, entry by entry, for AUTO, V8 and V9: C's entries with gap rows
  * between them that must keep the sentinel, A's entries padded, B shared by
  * every entry (stride 0) or not, beta 0 on NaN-filled C and alpha/beta on
- * random C, and a guard band around the whole batch. Also the calls that
+ * random C, and a guard band around the whole batch. AUTO and V8 run each
+ * case once more with a workspace (hgemm_nt_options), twice, and the two
+ * results must be bitwise the same: there a batch's tiles are one sequence
+ * that split-K and the tail split cut across entries. Also the calls that
  * must be refused on a real device (an overlap only a batch has).
  *
  * One line per (kernel, case); "N passed, N failed" last. Exits 77 without
@@ -40,11 +43,23 @@ static const batch_case cases[] = {
     {"decode batch", 1, 1032, 520, 5, 1, 1.0f, 0.0f},
     {"attention-like", 64, 64, 128, 16, 0, 1.0f, 0.0f},
     {"shared B", 300, 200, 100, 2, 1, 2.0f, 0.5f},
+    /* With the workspace, on 132 SMs (66 clusters): 18 narrow one-block
+     * tiles of 65 k-tiles, split-K in 7 slices reduced in the kernel, each
+     * tile's C in its own entry */
+    {"split-k", 130, 264, 4160, 3, 0, 0.5f, 0.25f},
+    /* the tail split across entries: 272 wide cluster tiles, 4 whole
+     * rounds and the last 8 (entry 16's) in quarters of 16 and 17 k-tiles;
+     * 280 narrow ones (9 tile rows: the last cluster row's lower block has
+     * none), the last 16 in halves, with beta 0 on NaN */
+    {"tail split", 1000, 1024, 4100, 17, 0, 0.5f, -1.5f},
+    {"tail split", 1100, 1000, 2100, 7, 0, 1.0f, 0.0f},
 };
 
 static int passed = 0, failed = 0;
 
-static void run(const batch_case *t, hgemm_kernel kernel, const char *name) {
+/* One case through `kernel`; with `workspace` (HGEMM_WORKSPACE_BYTES, zeroed)
+ * twice, the second C compared bitwise with the first. */
+static void run(const batch_case *t, hgemm_kernel kernel, const char *name, void *workspace) {
     const int64_t m = t->m, n = t->n, k = t->k, batch = t->batch;
     const int64_t lda = (k + 7) / 8 * 8, ldb = lda, ldc = (n + 7) / 8 * 8 + 8;
     const int64_t stride_a = (m + A_PAD_ROWS) * lda;
@@ -77,11 +92,39 @@ static void run(const batch_case *t, hgemm_kernel kernel, const char *name) {
                               (char *)g.C + b * stride_c * 2, ldc, ref + b * m * n, n, 0);
     HGEMM_CHECK_CUDA(cudaDeviceSynchronize());
 
+    const hgemm_nt_options options = {workspace, workspace ? HGEMM_WORKSPACE_BYTES : 0, 0, NULL, 0};
+    const size_t elems = (size_t)(batch * rows_c * ldc);
+    uint16_t *host = (uint16_t *)malloc(elems * 2), *first = NULL;
+    if (host == NULL) {
+        fprintf(stderr, "out of host memory\n");
+        exit(1);
+    }
+    /* the second call reads the same C the first did (beta != 0: a copy of
+     * it, restored in between) */
+    void *c_saved = NULL;
+    int64_t differ = 0;
+    if (workspace) {
+        first = (uint16_t *)malloc(elems * 2);
+        if (first == NULL) {
+            fprintf(stderr, "out of host memory\n");
+            exit(1);
+        }
+        HGEMM_CHECK_CUDA(cudaMalloc(&c_saved, elems * 2));
+        HGEMM_CHECK_CUDA(cudaMemcpy(c_saved, g.C, elems * 2, cudaMemcpyDeviceToDevice));
+    }
     hgemm_status st = hgemm_gemm(kernel, HGEMM_DTYPE_F16, HGEMM_OP_N, HGEMM_OP_T, m, n, k, t->alpha,
                                  A, lda, stride_a, B, ldb, stride_b, t->beta, g.C, ldc, stride_c,
-                                 batch, NULL, 0);
+                                 batch, workspace ? &options : NULL, 0);
     HGEMM_CHECK_LAUNCH();
     HGEMM_CHECK_CUDA(cudaDeviceSynchronize());
+    if (workspace && st == HGEMM_SUCCESS) {
+        HGEMM_CHECK_CUDA(cudaMemcpy(first, g.C, elems * 2, cudaMemcpyDeviceToHost));
+        HGEMM_CHECK_CUDA(cudaMemcpy(g.C, c_saved, elems * 2, cudaMemcpyDeviceToDevice));
+        st = hgemm_gemm(kernel, HGEMM_DTYPE_F16, HGEMM_OP_N, HGEMM_OP_T, m, n, k, t->alpha, A, lda, stride_a,
+                        B, ldb, stride_b, t->beta, g.C, ldc, stride_c, batch, &options, 0);
+        HGEMM_CHECK_LAUNCH();
+        HGEMM_CHECK_CUDA(cudaDeviceSynchronize());
+    }
     int ok = st == HGEMM_SUCCESS;
     double worst = 0.0;
     for (int64_t b = 0; ok && b < batch; b++) {
@@ -94,22 +137,25 @@ static void run(const batch_case *t, hgemm_kernel kernel, const char *name) {
         }
         if (stats.max_abs_err > worst) worst = stats.max_abs_err;
     }
-    /* The gap rows between entries (and the padding columns) keep the sentinel. */
-    const size_t elems = (size_t)(batch * rows_c * ldc);
-    uint16_t *host = (uint16_t *)malloc(elems * 2);
-    if (host == NULL) {
-        fprintf(stderr, "out of host memory\n");
-        exit(1);
-    }
+    /* The gap rows between entries (and the padding columns) keep the
+     * sentinel; with the workspace, both calls wrote the same bits. */
     HGEMM_CHECK_CUDA(cudaMemcpy(host, g.C, elems * 2, cudaMemcpyDeviceToHost));
     int64_t touched = 0;
     for (int64_t r = 0; r < batch * rows_c; r++)
         for (int64_t c = 0; c < ldc; c++)
             if ((r % rows_c >= m || c >= n) && host[r * ldc + c] != HGEMM_CHECK_SENTINEL) touched++;
+    if (first != NULL && st == HGEMM_SUCCESS)
+        for (size_t i = 0; i < elems; i++) differ += host[i] != first[i];
+    if (differ) {
+        printf("     the second call's C differs from the first's in %lld elements\n", (long long)differ);
+        ok = 0;
+    }
     free(host);
+    free(first);
+    if (c_saved) HGEMM_CHECK_CUDA(cudaFree(c_saved));
     hgemm_check_guard_report rep;
     const int intact = hgemm_check_guard_intact(&g, &rep, 0) && touched == 0;
-    printf("%s %-6s %-15s %4lld x %4lld x %4lld batch %2lld %s  max %.2e\n",
+    printf("%s %-7s %-15s %4lld x %4lld x %4lld batch %2lld %s  max %.2e\n",
            ok && intact ? "PASS" : "FAIL", name, t->what, (long long)m, (long long)n, (long long)k,
            (long long)batch, t->shared_b ? "B shared" : "        ", worst);
     if (st != HGEMM_SUCCESS) printf("     hgemm_gemm returned %d: %s\n", (int)st, hgemm_status_string(st));
@@ -144,12 +190,18 @@ int main(void) {
         return EXIT_SKIP;
     }
     printf("test_gpu_batched: %s\n", why);
-    const struct { hgemm_kernel id; const char *name; } kernels[] = {
-        {HGEMM_KERNEL_AUTO, "auto"}, {HGEMM_KERNEL_V8, "v8"}, {HGEMM_KERNEL_V9, "v9"},
+    /* one zeroed workspace for every call: each leaves it ready */
+    void *workspace = NULL;
+    HGEMM_CHECK_CUDA(cudaMalloc(&workspace, HGEMM_WORKSPACE_BYTES));
+    HGEMM_CHECK_CUDA(cudaMemset(workspace, 0, HGEMM_WORKSPACE_BYTES));
+    const struct { hgemm_kernel id; const char *name; int ws; } kernels[] = {
+        {HGEMM_KERNEL_AUTO, "auto", 0}, {HGEMM_KERNEL_V8, "v8", 0}, {HGEMM_KERNEL_V9, "v9", 0},
+        {HGEMM_KERNEL_AUTO, "auto+ws", 1}, {HGEMM_KERNEL_V8, "v8+ws", 1},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
         for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; i++)
-            run(&cases[c], kernels[i].id, kernels[i].name);
+            run(&cases[c], kernels[i].id, kernels[i].name, kernels[i].ws ? workspace : NULL);
+    HGEMM_CHECK_CUDA(cudaFree(workspace));
     refused();
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;

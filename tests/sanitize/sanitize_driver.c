@@ -107,6 +107,32 @@ static int run_forms(const hgemm_kernel_info *info, void *A, void *B, void *C) {
     return failures;
 }
 
+/* A batch with the workspace, through hgemm_gemm (V8): 8 entries of 520 x
+ * 700 x 2048 are 96 192-wide cluster tiles for 66 clusters, the last 30 in
+ * halves (the tail split across entries; a 3rd cluster row whose lower
+ * block has no rows). */
+static const shape batch_ws_shape = {520, 700, 2048};
+enum { BATCH_WS_ENTRIES = 8 };
+
+static int run_batch_ws(const hgemm_kernel_info *info, void *A, void *B, void *C, void *workspace) {
+    int failures = 0;
+    const shape s = batch_ws_shape;
+    const int64_t lda = pad8(s.k), ldb = lda, ldc = pad8(s.n);
+    const hgemm_nt_options options = {workspace, HGEMM_WORKSPACE_BYTES, 0, NULL, 0};
+    const float betas[2] = {0.0f, 0.5f};
+    for (int b = 0; b < 2; b++) {
+        hgemm_status st = hgemm_gemm(info->id, HGEMM_DTYPE_F16, HGEMM_OP_N, HGEMM_OP_T, s.m, s.n, s.k, 1.0f, A,
+                                     lda, s.m * lda, B, ldb, s.n * ldb, betas[b], C, ldc, s.m * ldc,
+                                     BATCH_WS_ENTRIES, &options, 0);
+        cudaError_t err = cudaDeviceSynchronize();
+        printf("%-4s+ws %5d x %5d x %5d batch %d beta %.1f: %s%s%s\n", info->name, s.m, s.n, s.k,
+               BATCH_WS_ENTRIES, betas[b], hgemm_status_string(st), err == cudaSuccess ? "" : ", CUDA: ",
+               err == cudaSuccess ? "" : cudaGetErrorString(err));
+        if (st != HGEMM_SUCCESS || err != cudaSuccess) failures++;
+    }
+    return failures;
+}
+
 int main(int argc, char **argv) {
     int devices = 0;
     if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
@@ -146,6 +172,7 @@ int main(int argc, char **argv) {
         if (!wanted) continue;
         failures += run_kernel(info, A, B, C, workspace);
         if (i < table && info->forms) failures += run_forms(info, FA, FB, FC);
+        if (i < table && info->id == HGEMM_KERNEL_V8) failures += run_batch_ws(info, FA, FB, FC, workspace);
         ran++;
     }
     HGEMM_CHECK_CUDA(cudaFree(FA));
