@@ -8,8 +8,10 @@ heads, vocabulary 128256) with random weights and fewer layers (nothing is
 downloaded), in fp16 or bf16 (--dtype) on the GPU. Every nn.Linear of the
 decoder layers and the LM head then runs as torch does it (cuBLAS through
 F.linear) or through hgemm (x @ W.T, HGEMM_KERNEL_AUTO: fp32 accumulation),
-two ways: "hgemm", hgemm.linear, a plain function that calls the library
-from eager PyTorch; and "hgemm-op", the custom ops that torch.compile
+three ways: "hgemm", hgemm.linear, a plain function that calls the library
+from eager PyTorch; "hgemm-ws", the same with a workspace (hgemm.workspace(),
+one for the model: V8 and AUTO may then split a product's last round of
+tiles, or a few long tiles, over every SM); and "hgemm-op", the custom ops that torch.compile
 traces (torch.ops.hgemm.nt in fp16, torch.ops.hgemm.matmul with W.T as a
 transposed view, no copy, in bf16), which pass through the torch
 dispatcher on every call.
@@ -50,15 +52,17 @@ import hgemm
 EXIT_NO_GPU = 2
 # torch (cuBLAS through F.linear); hgemm.linear (eager, no dispatcher); torch.ops.hgemm (the
 # custom ops, what torch.compile calls)
-BACKENDS = ("torch", "hgemm", "hgemm-op")
+BACKENDS = ("torch", "hgemm", "hgemm-ws", "hgemm-op")
 LLAMA3_8B = dict(hidden_size=4096, intermediate_size=14336, num_attention_heads=32,
                  num_key_value_heads=8, vocab_size=128256, max_position_embeddings=8192,
                  rope_theta=500000.0, rms_norm_eps=1e-5)
 
 
 def linear_backend(torch, model, backend, dtype):
-    """Route every nn.Linear's forward through `backend` ("torch", "hgemm", "hgemm-op", "fp32")."""
+    """Route every nn.Linear's forward through `backend` ("torch", "hgemm", "hgemm-ws",
+    "hgemm-op", "fp32")."""
     import torch.nn.functional as F
+    ws = hgemm.workspace() if backend == "hgemm-ws" else None  # every call runs on one stream
 
     def make(layer):
         weight = layer.weight
@@ -70,6 +74,8 @@ def linear_backend(torch, model, backend, dtype):
 
         if backend == "hgemm":
             return lambda x: hgemm.linear(x, weight)
+        if backend == "hgemm-ws":
+            return lambda x: hgemm.linear(x, weight, workspace=ws)
 
         def through_op(x):
             x2 = x.reshape(-1, x.shape[-1])
@@ -213,7 +219,7 @@ def main():
 
     rows, logits = [], {}
     with torch.inference_mode():
-        for backend in ("fp32", "torch", "hgemm", "hgemm-op"):
+        for backend in ("fp32",) + BACKENDS:
             linear_backend(torch, model, backend, dtype)
             logits[backend] = model(tokens).logits.float()
             if backend == "fp32":

@@ -33,9 +33,10 @@ import threading
 
 from . import _layout
 
-__all__ = ["matmul", "nt", "linear", "kernels", "library_path", "HgemmError", "__version__",
+__all__ = ["matmul", "nt", "linear", "workspace", "kernels", "library_path", "HgemmError", "__version__",
            "SUCCESS", "ERROR_INVALID_VALUE", "ERROR_MISALIGNED", "ERROR_NOT_SUPPORTED",
-           "ERROR_NO_DEVICE", "ERROR_ARCH_MISMATCH", "ERROR_CUDA", "DTYPE_F16", "DTYPE_BF16"]
+           "ERROR_NO_DEVICE", "ERROR_ARCH_MISMATCH", "ERROR_CUDA", "DTYPE_F16", "DTYPE_BF16",
+           "WORKSPACE_BYTES"]
 
 try:  # the installed distribution's version (pyproject.toml takes CMakeLists.txt's)
     from importlib.metadata import PackageNotFoundError, version as _dist_version
@@ -55,6 +56,10 @@ ERROR_NOT_SUPPORTED = 3
 ERROR_NO_DEVICE = 4
 ERROR_ARCH_MISMATCH = 5
 ERROR_CUDA = 6
+
+# HGEMM_WORKSPACE_BYTES of include/hgemm.h: a workspace of this many bytes lets
+# every call split its work over all SMs (split-K, stream-K, the tail split).
+WORKSPACE_BYTES = 32 << 20
 
 
 # enum hgemm_dtype of include/hgemm.h (ABI values).
@@ -131,6 +136,10 @@ def _load():
             ctypes.c_void_p, ctypes.c_int64,                # B, ldb
             ctypes.c_float,                                 # beta
             ctypes.c_void_p, ctypes.c_int64,                # C, ldc
+            ctypes.c_void_p]                                # stream
+        lib.hgemm_nt_ws.restype = ctypes.c_int
+        lib.hgemm_nt_ws.argtypes = lib.hgemm_nt.argtypes[:-1] + [
+            ctypes.c_void_p, ctypes.c_size_t,               # workspace, workspace_bytes
             ctypes.c_void_p]                                # stream
         lib.hgemm_gemm.restype = ctypes.c_int
         lib.hgemm_gemm.argtypes = [
@@ -717,4 +726,4 @@ def matmul(a, b, out=None, *, alpha=1.0, beta=0.0, kernel="auto", stream=None, w
 # torch.ops.hgemm.nt, when torch is there (never a reason for this import to fail),
 # and hgemm.linear, eager PyTorch's x @ W.T without the dispatcher.
 from . import _torch  # noqa: E402,F401
-from ._torch import linear  # noqa: E402,F401
+from ._torch import linear, workspace  # noqa: E402,F401

@@ -2,6 +2,8 @@
 
     c = torch.ops.hgemm.nt(a, b)                  # a @ b.T, a new fp16 tensor
     y = hgemm.linear(x, w)                        # x @ w.T, eager: no dispatcher on the way
+    ws = hgemm.workspace()                        # zeroed, for one stream's calls
+    y = hgemm.linear(x, w, workspace=ws)          # ... splitting work over all SMs
     c = torch.ops.hgemm.nt(a, b, 0.5, "v6")       # alpha, kernel
     c = torch.ops.hgemm.matmul(x, w.t())          # x @ w.t(): torch.matmul's shapes, fp16 or bf16
     torch.ops.hgemm.matmul_out(x, w.t(), c, 1.0, 1.0, "auto")   # c = x @ w.t() + c
@@ -32,7 +34,7 @@ import warnings
 
 # This module is imported last by hgemm/__init__.py, so these names exist by
 # now; bound once here, not on every call of the fast path below.
-from . import SUCCESS, _kernel_table, _load, _status_error, matmul, nt
+from . import SUCCESS, WORKSPACE_BYTES, _kernel_table, _load, _status_error, matmul, nt
 from ._layout import matmul_shapes, padded_strides
 
 try:
@@ -81,10 +83,11 @@ def _check_types(a, b, out=None):
             raise TypeError("a is %s and %s %s: all must be the same type" % (a.dtype, name, t.dtype))
 
 
-def _nt_fast(a, b, alpha, kernel_name):
-    """a @ b.T straight to hgemm_nt, or None where the common case does not
-    apply: CUDA fp16 matrices with contiguous rows on the current device and a
-    known kernel name. torch already knows what nt() would ask
+def _nt_fast(a, b, alpha, kernel_name, workspace=None):
+    """a @ b.T straight to hgemm_nt (hgemm_nt_ws with a workspace), or None
+    where the common case does not apply: CUDA fp16 matrices with contiguous
+    rows on the current device and a known kernel name, and a workspace that
+    is a contiguous tensor on that device or None. torch already knows what nt() would ask
     __cuda_array_interface__ and the runtime for, which is most of a decode
     step's host time (m = 1: the GPU work of one call is a few
     microseconds). The library checks the rest.
@@ -112,18 +115,26 @@ def _nt_fast(a, b, alpha, kernel_name):
     lda, ldb = _leading_dimension(a), _leading_dimension(b)
     if lda is None or ldb is None:
         return None
+    if workspace is not None and (not isinstance(workspace, torch.Tensor) or workspace.get_device() != index
+                                  or not workspace.is_contiguous()):
+        return None
     out = torch.empty((m, n), dtype=fp16, device=index)
     if m == 0 or n == 0:
         return out
     ldc = n if m > 1 else _one_row_ld(n)  # _leading_dimension(out), without asking out
-    status = calls[3](kernel_id, m, n, k, float(alpha), a.data_ptr(), lda, b.data_ptr(), ldb, 0.0,
-                      out.data_ptr(), ldc, calls[2](index))
+    if workspace is None:
+        status = calls[3](kernel_id, m, n, k, float(alpha), a.data_ptr(), lda, b.data_ptr(), ldb, 0.0,
+                          out.data_ptr(), ldc, calls[2](index))
+    else:
+        status = calls[4](kernel_id, m, n, k, float(alpha), a.data_ptr(), lda, b.data_ptr(), ldb, 0.0,
+                          out.data_ptr(), ldc, workspace.data_ptr(),
+                          workspace.numel() * workspace.element_size(), calls[2](index))
     if status != SUCCESS:
         raise _status_error(status)
     return out
 
 
-# (kernel ids, current device, current raw stream, hgemm_nt), bound on the first call of
+# (kernel ids, current device, current raw stream, hgemm_nt, hgemm_nt_ws), bound on the first call of
 # _nt_fast: loading the library then, not at import, keeps `import hgemm` free of it.
 _fast = None
 
@@ -131,7 +142,8 @@ _fast = None
 def _fast_calls():
     global _fast
     current_device = getattr(torch._C, "_cuda_getDevice", None) or torch.cuda.current_device
-    _fast = (_kernel_table(), current_device, _current_stream_function(), _load().hgemm_nt)
+    lib = _load()
+    _fast = (_kernel_table(), current_device, _current_stream_function(), lib.hgemm_nt, lib.hgemm_nt_ws)
     return _fast
 
 
@@ -146,9 +158,17 @@ def _current_stream_function():
     return lambda index: torch.cuda.current_stream(index).cuda_stream
 
 
-def linear(x, weight, kernel="auto"):
+def linear(x, weight, kernel="auto", workspace=None):
     """y = x @ weight.T (nn.Linear's product, no bias) in eager PyTorch: x of
     shape (..., k), weight (n, k); y (..., n) in x's type.
+
+    workspace: None, or a zero-filled CUDA tensor of WORKSPACE_BYTES on x's
+    device (hgemm.workspace() makes one) with which V8 and AUTO split the
+    work of a product over every SM where whole tiles would leave SMs idle
+    (split-K, stream-K, the tail split; hgemm_nt_ws in include/hgemm.h).
+    Calls that may run at the same time (on different streams) need
+    separate workspaces; calls on one stream, captured in a CUDA graph or
+    not, share one.
 
     The same product as torch.ops.hgemm.nt (fp16) or torch.ops.hgemm.matmul
     (bf16, or rows that are not contiguous), called as a plain function:
@@ -161,10 +181,25 @@ def linear(x, weight, kernel="auto"):
         raise RuntimeError("hgemm.linear takes torch tensors, and torch is not installed")
     flat = x.dim() != 2
     x2 = x.reshape(-1, x.shape[-1]) if flat else x
-    y = _nt_fast(x2, weight, 1.0, kernel)
+    y = _nt_fast(x2, weight, 1.0, kernel, workspace)
     if y is None:  # everything else, checked and explained by matmul
-        y = matmul(x2, weight.t(), kernel=kernel)
+        y = matmul(x2, weight.t(), kernel=kernel, workspace=workspace)
     return y.reshape(*x.shape[:-1], weight.shape[0]) if flat else y
+
+
+def workspace(device=None):
+    """A workspace for hgemm.linear and hgemm.matmul: WORKSPACE_BYTES of
+    zeros on `device` (a torch device or index; None: the current CUDA
+    device), as a torch uint8 tensor. Every call leaves it zeroed again for
+    the next; keep one per stream."""
+    if torch is None:
+        raise RuntimeError("hgemm.workspace makes a torch tensor, and torch is not installed")
+    if device is None:
+        device = torch.device("cuda", torch.cuda.current_device())
+    device = torch.device("cuda", device) if isinstance(device, int) else torch.device(device)
+    if device.type != "cuda":
+        raise ValueError("workspace: expected a CUDA device, got %s" % device)
+    return torch.zeros(WORKSPACE_BYTES, dtype=torch.uint8, device=device)
 
 
 def _register():

@@ -147,6 +147,30 @@ class LibraryTests(unittest.TestCase):
         self.assertEqual(lib.hgemm_status_string(len(statuses)), b"unknown status")
         self.assertIn("no CUDA device", texts[hgemm.ERROR_NO_DEVICE])
 
+    def test_workspace_bytes_match_the_header(self):
+        # hgemm.WORKSPACE_BYTES is include/hgemm.h's HGEMM_WORKSPACE_BYTES, and
+        # hgemm_nt_ws (hgemm.linear's call with a workspace) takes hgemm_nt's
+        # arguments with the workspace and its size before the stream.
+        header = os.path.join(os.path.dirname(__file__), "..", "..", "include", "hgemm.h")
+        with open(header) as f:
+            line = next(l for l in f if l.startswith("#define HGEMM_WORKSPACE_BYTES"))
+        self.assertIn("((size_t)32 << 20)", line)
+        self.assertEqual(hgemm.WORKSPACE_BYTES, 32 << 20)
+        lib = hgemm._load()
+        self.assertEqual(lib.hgemm_nt_ws.argtypes[:-3], lib.hgemm_nt.argtypes[:-1])
+        self.assertEqual(lib.hgemm_nt_ws.argtypes[-3:], [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p])
+
+    def test_workspace_needs_torch(self):
+        code = ("import sys; sys.modules['torch'] = None\n"
+                "import hgemm\n"
+                "try:\n"
+                "    hgemm.workspace()\n"
+                "except RuntimeError as e:\n"
+                "    print(e)\n")
+        run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertIn("torch is not installed", run.stdout)
+
     def test_missing_library_named_by_env(self):
         env = dict(os.environ, HGEMM_LIBRARY="/nonexistent/libhgemm.so")
         run = subprocess.run([sys.executable, "-c", "import hgemm; hgemm.kernels()"],

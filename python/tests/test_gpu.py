@@ -208,6 +208,33 @@ class TorchTests(unittest.TestCase):
         side.synchronize()
         self.assertTrue(torch.equal(ys, y), "hgemm.linear on a side stream differs")
 
+    def test_linear_workspace(self):
+        # hgemm.linear with hgemm.workspace(): 4224 x 1000 x 2100 is 68 wide
+        # cluster tiles for an H200's 66 clusters, the last 2 cut in halves
+        # of k (the tail split); 200 x 300 x 4096 two tiles in slices
+        # (split-K). Each against the fp64 reference, the second call bitwise
+        # the first's, and the workspace zeroed again after every call. bf16
+        # goes through matmul with the same workspace.
+        torch = self.torch
+        ws = hgemm.workspace()
+        self.assertEqual((ws.numel(), ws.dtype, ws.device.type), (hgemm.WORKSPACE_BYTES, torch.uint8, "cuda"))
+        for m, n, k in ((4224, 1000, 2100), (200, 300, 4096)):
+            x, w = self.randn(m, k, k), self.randn(n, k, k)
+            y = hgemm.linear(x, w, workspace=ws)
+            y2 = hgemm.linear(x, w, workspace=ws)
+            torch.cuda.synchronize()
+            what = "workspace %dx%dx%d" % (m, n, k)
+            self.assertClose(y, self.reference(x, w), "auto", what)
+            self.assertTrue(torch.equal(y, y2), what + ": two calls differ")
+            self.assertEqual(int(ws.count_nonzero()), 0, what + ": workspace not left zeroed")
+            yb = hgemm.linear(x.to(torch.bfloat16), w.to(torch.bfloat16), workspace=ws)
+            torch.cuda.synchronize()
+            ref = self.reference(x.to(torch.bfloat16), w.to(torch.bfloat16))
+            self.assertLess(float((yb.float() - ref).abs().max()), 0.1, what + ", bf16")
+            self.assertEqual(int(ws.count_nonzero()), 0, what + ", bf16: workspace not left zeroed")
+        with self.assertRaisesRegex(ValueError, "CUDA device"):
+            hgemm.workspace("cpu")
+
     def test_torch_compile(self):
         # aot_eager traces with fake tensors (register_fake) and runs the graph
         # as it is, without generating code: the op's part, quickly.
