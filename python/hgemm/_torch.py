@@ -118,6 +118,8 @@ def _nt_fast(a, b, alpha, kernel_name, workspace=None):
     if workspace is not None and (not isinstance(workspace, torch.Tensor) or workspace.get_device() != index
                                   or not workspace.is_contiguous()):
         return None
+    if m > 1 and n % 8:  # rows of n elements are no leading dimension hgemm takes
+        return None
     out = torch.empty((m, n), dtype=fp16, device=index)
     if m == 0 or n == 0:
         return out
@@ -161,6 +163,9 @@ def _current_stream_function():
 def linear(x, weight, kernel="auto", workspace=None):
     """y = x @ weight.T (nn.Linear's product, no bias) in eager PyTorch: x of
     shape (..., k), weight (n, k); y (..., n) in x's type.
+
+    Where n is not a multiple of 8 (and x has more than one row), y is a
+    view of rows padded to one, as hgemm.matmul allocates it.
 
     workspace: None, or a zero-filled CUDA tensor of WORKSPACE_BYTES on x's
     device (hgemm.workspace() makes one) with which V8 and AUTO split the

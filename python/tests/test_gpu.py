@@ -209,16 +209,17 @@ class TorchTests(unittest.TestCase):
         self.assertTrue(torch.equal(ys, y), "hgemm.linear on a side stream differs")
 
     def test_linear_workspace(self):
-        # hgemm.linear with hgemm.workspace(): 4224 x 1000 x 2100 is 68 wide
+        # hgemm.linear with hgemm.workspace(): 4224 x 1000 x 2112 is 68 wide
         # cluster tiles for an H200's 66 clusters, the last 2 cut in halves
-        # of k (the tail split); 200 x 300 x 4096 two tiles in slices
-        # (split-K). Each against the fp64 reference, the second call bitwise
-        # the first's, and the workspace zeroed again after every call. bf16
-        # goes through matmul with the same workspace.
+        # of k (the tail split); 200 x 300 x 4096 6 narrow tiles in 8 slices
+        # (split-K; n = 300, no multiple of 8: through matmul, rows padded).
+        # Each against the fp64 reference, the second call bitwise the
+        # first's, and the workspace zeroed again after every call. bf16 goes
+        # through matmul with the same workspace.
         torch = self.torch
         ws = hgemm.workspace()
         self.assertEqual((ws.numel(), ws.dtype, ws.device.type), (hgemm.WORKSPACE_BYTES, torch.uint8, "cuda"))
-        for m, n, k in ((4224, 1000, 2100), (200, 300, 4096)):
+        for m, n, k in ((4224, 1000, 2112), (200, 300, 4096)):
             x, w = self.randn(m, k, k), self.randn(n, k, k)
             y = hgemm.linear(x, w, workspace=ws)
             y2 = hgemm.linear(x, w, workspace=ws)

@@ -323,7 +323,8 @@ static __device__ __forceinline__ int32_t v8_row0(hgemm_tile tile, uint32_t rank
 
 /* The tail split's slot (stream_k.h, hgemm_sk_tail): one consumer's 64 x BN
  * partial sum, fp32, laid out as v8_partial_store writes it. */
-template <int BN> struct v8_tail { static constexpr size_t slot_floats = (size_t)V8_WG_M * BN; };
+static constexpr size_t v8_tail_slot_floats(int bn) { return (size_t)V8_WG_M * bn; }
+template <int BN> struct v8_tail { static constexpr size_t slot_floats = v8_tail_slot_floats(BN); };
 
 /* Workspace slot of consumer g of block `rank` of worker w: one partial sum
  * (64 x 256 fp32, as each thread's 32 float4 in turn: coalesced) and its flag.
@@ -949,6 +950,17 @@ static int v8_workspace_fits(const hgemm_problem *p, uint32_t grid) {
            p->workspace_bytes >= V8_FLAG_BYTES + slots * V8_SLOT_FLOATS * sizeof(float);
 }
 
+/* The tail split's units that leave a partial sum (64 x bn fp32 and a flag
+ * per consumer of each block of a cluster of `cluster`), at most: as many as
+ * the workspace's flags and bytes hold. The workspace must fit the grid
+ * (v8_workspace_fits). */
+static uint32_t v8_tail_max_units(const hgemm_problem *p, int bn, uint32_t cluster) {
+    const size_t unit_slots = (size_t)cluster * V8_CONSUMERS, slot_bytes = v8_tail_slot_floats(bn) * sizeof(float);
+    const size_t by_flags = V8_FLAG_BYTES / sizeof(uint32_t) / unit_slots;
+    const size_t by_bytes = (p->workspace_bytes - V8_FLAG_BYTES) / (unit_slots * slot_bytes);
+    return (uint32_t)(by_flags < by_bytes ? by_flags : by_bytes);
+}
+
 template <int CLUSTER, bool TMA_EPILOGUE, typename T, int A_MN, int B_MN, int BN, int DEEP = 0, bool FENCED = false,
           int LATE_AT = v8_tile<BN, DEEP>::late_at>
 static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int split) {
@@ -988,12 +1000,7 @@ static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int s
      * layout (v8_slot), as many as the workspace holds. A batch's tiles are
      * one sequence (entry by entry), so its last round is cut the same way
      * (8 x 4096^3: 2048 wide tiles, 31 rounds and 2 tiles) */
-    if (split == HGEMM_SK_AUTO || split == HGEMM_SK_TAIL) {
-        const size_t unit_slots = (size_t)CLUSTER * V8_CONSUMERS, slot_bytes = v8_tail<BN>::slot_floats * sizeof(float);
-        const size_t by_flags = flag_bytes / sizeof(uint32_t) / unit_slots;
-        const size_t by_bytes = (p->workspace_bytes - flag_bytes) / (unit_slots * slot_bytes);
-        hgemm_sk_tail(&sk, (uint32_t)(by_flags < by_bytes ? by_flags : by_bytes));
-    }
+    if (split == HGEMM_SK_AUTO || split == HGEMM_SK_TAIL) hgemm_sk_tail(&sk, v8_tail_max_units(p, BN, CLUSTER));
     /* The in-kernel reduction's counters sit after the first V8_COUNT_FLAGS
      * flags: where the slots or the tiles' counters would not fit, the
      * second kernel reduces instead (never on an H200: 264 slots, 132). */
@@ -1028,10 +1035,14 @@ static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int s
  * V8_MID_COST for 192 and V8_NARROW_COST for 128 (less reuse of each loaded
  * byte, more barrier and epilogue work per FLOP: 128 measured 1.08..1.18 on
  * the large squares, run 26). The smallest total wins, the wider on a tie.
- * Rounds are counted whole with or without a workspace: stream-K's shares
- * of a few wide tiles ran far slower than whole narrow tiles (512 x 4096 x
- * 4096: 0.0441 ms against 0.0289, run 26). 8192^3: 16 rounds of wide tiles
- * (16) against 21 of 192 (15.75 x 1.05) and 32 of narrow ones (18.4): wide.
+ * Rounds are counted whole, with a workspace too, but for the tail split's
+ * last round (v8_rounds, since run 98): stream-K's shares of a few wide
+ * tiles ran far slower than whole narrow tiles (512 x 4096 x 4096: 0.0441
+ * ms against 0.0289, run 26). With the tail split the wide tile beat the
+ * 320 tile at 512 x 28672 x 4096 (3 whole rounds and half of one, 3.6,
+ * against 3 of 1.25, 3.79: 0.1692 ms against 0.1804, run 98) and at 2048 x
+ * 28672 x 4096, which the whole rounds gave to 320. 8192^3: 16 rounds of
+ * wide tiles (16, with the tail split 15.77) against 21 of 192 (15.75 x 1.05) and 32 of narrow ones (18.4): wide.
  * 512 x 4096 x 4096: one round of 32 wide tiles, half the clusters idle
  * (1), against one round of 64 narrow ones (0.575): narrow. 512 x 6144 x
  * 4096: 48 wide tiles for 66 clusters (1), 64 of 192 (0.79), 96 narrow in
@@ -1060,6 +1071,26 @@ static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int s
 #define V8_QUARTER_COST 1.5
 #define V8_W320_COST 1.01
 #define V8_SPLIT_WIDE_KTILES 64
+/* The rounds of `tiles` tiles `bn` wide on `workers` clusters as launch_v8
+ * runs them: whole, except where the workspace lets the tail split cut the
+ * last round (hgemm_sk_tail, the plan launch_v8 makes; the 320 tile in its
+ * own mode). There the last round counts its share, ceil(tail * n /
+ * workers) / n for n slices, plus V8_TAIL_ROUND_COST for the units' extra
+ * pipeline fills and the exchange: run 97 took 0.76 of a round where the
+ * share was 2/3 (8192^3, wide: 1.6184 ms against 16 whole rounds' 1.6426),
+ * and 0.79 for 2/3 with the 320 tile (1.6486 against 13 rounds' 1.6757). */
+#define V8_TAIL_ROUND_COST 0.1
+static double v8_rounds(const hgemm_problem *p, uint64_t tiles, uint32_t workers, int bn) {
+    const double whole = (double)((tiles + workers - 1) / workers);
+    if (p->C_in != NULL || tiles > UINT32_MAX || !v8_workspace_fits(p, workers * V8_CLUSTER)) return whole;
+    hgemm_sk sk = hgemm_sk_plan((uint32_t)tiles, (uint32_t)hgemm_ceil_div(p->k, BK), workers,
+                                bn > 256 ? HGEMM_SK_TAIL : HGEMM_SK_AUTO);
+    hgemm_sk_tail(&sk, v8_tail_max_units(p, bn, V8_CLUSTER));
+    if (!sk.tail_slices) return whole;
+    const uint32_t tail_rounds = ((sk.tiles - sk.dp_tiles) * sk.tail_slices + workers - 1) / workers;
+    return (double)(sk.dp_tiles / workers) + (double)tail_rounds / sk.tail_slices + V8_TAIL_ROUND_COST;
+}
+
 static int v8_choose_bn(const hgemm_problem *p, uint32_t workers) {
     const uint64_t batch = p->batch > 1 ? (uint64_t)p->batch : 1;
     const uint64_t ctiles_m = hgemm_ceil_div(hgemm_ceil_div(p->m, V8_BM), V8_CLUSTER);
@@ -1086,8 +1117,7 @@ static int v8_choose_bn(const hgemm_problem *p, uint32_t workers) {
             continue;
         const uint64_t tiles = ctiles_m * hgemm_ceil_div(p->n, widths[i]) * batch;
         if (tiles > UINT32_MAX) continue; /* the quarter width only: launch_v8 would refuse it */
-        const double rounds = (double)((tiles + workers - 1) / workers);
-        const double cost = rounds * widths[i] / 256.0 * costs[i];
+        const double cost = v8_rounds(p, tiles, workers, widths[i]) * widths[i] / 256.0 * costs[i];
         if (i == 0 || cost < best_cost) {
             best = widths[i];
             best_cost = cost;
