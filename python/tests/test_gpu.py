@@ -214,8 +214,9 @@ class TorchTests(unittest.TestCase):
         # of k (the tail split); 200 x 300 x 4096 6 narrow tiles in 8 slices
         # (split-K; n = 300, no multiple of 8: through matmul, rows padded).
         # Each against the fp64 reference, the second call bitwise the
-        # first's, and the workspace zeroed again after every call. bf16 goes
-        # through matmul with the same workspace.
+        # first's (each call leaves the workspace's flags ready for the next;
+        # its partial sums stay). bf16 goes through matmul with the same
+        # workspace, and an fp16 call after it gives the same bits again.
         torch = self.torch
         ws = hgemm.workspace()
         self.assertEqual((ws.numel(), ws.dtype, ws.device.type), (hgemm.WORKSPACE_BYTES, torch.uint8, "cuda"))
@@ -227,12 +228,12 @@ class TorchTests(unittest.TestCase):
             what = "workspace %dx%dx%d" % (m, n, k)
             self.assertClose(y, self.reference(x, w), "auto", what)
             self.assertTrue(torch.equal(y, y2), what + ": two calls differ")
-            self.assertEqual(int(ws.count_nonzero()), 0, what + ": workspace not left zeroed")
             yb = hgemm.linear(x.to(torch.bfloat16), w.to(torch.bfloat16), workspace=ws)
+            y3 = hgemm.linear(x, w, workspace=ws)  # after a bf16 call, the workspace still ready
             torch.cuda.synchronize()
             ref = self.reference(x.to(torch.bfloat16), w.to(torch.bfloat16))
             self.assertLess(float((yb.float() - ref).abs().max()), 0.1, what + ", bf16")
-            self.assertEqual(int(ws.count_nonzero()), 0, what + ", bf16: workspace not left zeroed")
+            self.assertTrue(torch.equal(y, y3), what + ": the call after bf16 differs")
         with self.assertRaisesRegex(ValueError, "CUDA device"):
             hgemm.workspace("cpu")
 

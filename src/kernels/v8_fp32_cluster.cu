@@ -1039,10 +1039,10 @@ static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int s
  * last round (v8_rounds, since run 98): stream-K's shares of a few wide
  * tiles ran far slower than whole narrow tiles (512 x 4096 x 4096: 0.0441
  * ms against 0.0289, run 26). With the tail split the wide tile beat the
- * 320 tile at 512 x 28672 x 4096 (3 whole rounds and half of one, 3.6,
- * against 3 of 1.25, 3.79: 0.1692 ms against 0.1804, run 98) and at 2048 x
- * 28672 x 4096, which the whole rounds gave to 320. 8192^3: 16 rounds of
- * wide tiles (16, with the tail split 15.77) against 21 of 192 (15.75 x 1.05) and 32 of narrow ones (18.4): wide.
+ * 320 tile at 512 x 28672 x 4096 (3 whole rounds and half of one, 3.75
+ * with V8_TAIL_ROUND_COST, against 3 of 1.25, 3.79: 0.1692 ms against
+ * 0.1804, run 98), which whole rounds gave to 320. 8192^3: 16 rounds of
+ * wide tiles (16, with the tail split 15.92) against 21 of 192 (15.75 x 1.05) and 32 of narrow ones (18.4): wide.
  * 512 x 4096 x 4096: one round of 32 wide tiles, half the clusters idle
  * (1), against one round of 64 narrow ones (0.575): narrow. 512 x 6144 x
  * 4096: 48 wide tiles for 66 clusters (1), 64 of 192 (0.79), 96 narrow in
@@ -1075,11 +1075,19 @@ static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int s
  * runs them: whole, except where the workspace lets the tail split cut the
  * last round (hgemm_sk_tail, the plan launch_v8 makes; the 320 tile in its
  * own mode). There the last round counts its share, ceil(tail * n /
- * workers) / n for n slices, plus V8_TAIL_ROUND_COST for the units' extra
- * pipeline fills and the exchange: run 97 took 0.76 of a round where the
- * share was 2/3 (8192^3, wide: 1.6184 ms against 16 whole rounds' 1.6426),
- * and 0.79 for 2/3 with the 320 tile (1.6486 against 13 rounds' 1.6757). */
-#define V8_TAIL_ROUND_COST 0.1
+ * workers) / n for n slices, plus V8_TAIL_ROUND_COST. The units' extra
+ * pipeline fills and exchange alone cost about 0.1 of a round: run 97 took
+ * 0.76 where the share was 2/3 (8192^3, wide: 1.6184 ms against 16 whole
+ * rounds' 1.6426), and 0.79 for 2/3 with the 320 tile (1.6486 against 13
+ * rounds' 1.6757). With 0.1 the rule also moved 192 and 128 tiles, and two
+ * of those moves ran slower (run 99: 512 x 11008 x 4096 wide 0.0737 ms
+ * against 192's 0.0721, 3072 x 6144 x 4096 0.2285 against 0.2235): the
+ * other widths' costs per element are a few % off at such shapes. 0.25 is
+ * the smallest cost at which no shape of run 99 took a slower width than
+ * whole rounds gave it; it moves only 320 tiles to the wide one (512 x
+ * 28672 x 4096 0.1841 against 0.1921, 8192 x 14336 x 4096 1.4576 against
+ * 1.4748; 20 of 585 shapes of a grid of LLM sizes, none the other way). */
+#define V8_TAIL_ROUND_COST 0.25
 static double v8_rounds(const hgemm_problem *p, uint64_t tiles, uint32_t workers, int bn) {
     const double whole = (double)((tiles + workers - 1) / workers);
     if (p->C_in != NULL || tiles > UINT32_MAX || !v8_workspace_fits(p, workers * V8_CLUSTER)) return whole;
