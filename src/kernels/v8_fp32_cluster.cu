@@ -53,7 +53,8 @@
  *     second kernel, as before run 55). Since run 95, where whole tiles
  *     fill the GPU but leave the last round partly empty, only that
  *     round's tiles are cut in 2..4 aligned slices of k (the tail split,
- *     hgemm_sk_tail; single products). 8192^3, interleaved with cuBLAS
+ *     hgemm_sk_tail; batches too since run 98, and weighed by the width
+ *     rule since run 99, v8_rounds). 8192^3, interleaved with cuBLAS
  *     in one process (run 97, medians of 3): the 320-wide tile 1.6486 ms
  *     split against 1.6757 whole (v8-320-whole), the 256-wide one 1.6184
  *     against 1.6426 (v8-dp).
