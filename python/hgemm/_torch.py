@@ -195,8 +195,9 @@ def linear(x, weight, kernel="auto", workspace=None):
 def workspace(device=None):
     """A workspace for hgemm.linear and hgemm.matmul: WORKSPACE_BYTES of
     zeros on `device` (a torch device or index; None: the current CUDA
-    device), as a torch uint8 tensor. Every call leaves it zeroed again for
-    the next; keep one per stream."""
+    device), as a torch uint8 tensor. Every call leaves it ready for the
+    next (its flags reset; its partial sums are left as they are); keep one
+    per stream."""
     if torch is None:
         raise RuntimeError("hgemm.workspace makes a torch tensor, and torch is not installed")
     if device is None:
