@@ -962,6 +962,26 @@ static uint32_t v8_tail_max_units(const hgemm_problem *p, int bn, uint32_t clust
     return (uint32_t)(by_flags < by_bytes ? by_flags : by_bytes);
 }
 
+/* The work plan launch_v8 runs for `tiles` cluster tiles `bn` wide on
+ * `grid` blocks in clusters of `cluster`, under `*split` (HGEMM_SK_*),
+ * which it lowers to HGEMM_SK_NONE where no split may run: with a separate
+ * C input (the split's second kernel reads C itself), for the 320-wide tile
+ * but in the tail split's mode (the other splits' slots hold 64 x 256), and
+ * where the workspace does not fit the grid. Then the tail split where
+ * whole tiles leave the last round partly empty: its units leave 64 x bn
+ * partial sums, one flag each, in the same layout (v8_slot), as many as the
+ * workspace holds. A batch's tiles are one sequence (entry by entry), so
+ * its last round is cut the same way (8 x 4096^3: 2048 wide tiles, 31
+ * rounds and 2 tiles). The width rule weighs this plan (v8_rounds). */
+static hgemm_sk v8_plan(const hgemm_problem *p, uint32_t tiles, uint32_t grid, uint32_t cluster, int bn,
+                        int *split) {
+    if (p->C_in != NULL || (bn > 256 && *split != HGEMM_SK_TAIL) || !v8_workspace_fits(p, grid))
+        *split = HGEMM_SK_NONE;
+    hgemm_sk sk = hgemm_sk_plan(tiles, (uint32_t)hgemm_ceil_div(p->k, BK), grid / cluster, *split);
+    if (*split == HGEMM_SK_AUTO || *split == HGEMM_SK_TAIL) hgemm_sk_tail(&sk, v8_tail_max_units(p, bn, cluster));
+    return sk;
+}
+
 template <int CLUSTER, bool TMA_EPILOGUE, typename T, int A_MN, int B_MN, int BN, int DEEP = 0, bool FENCED = false,
           int LATE_AT = v8_tile<BN, DEEP>::late_at>
 static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int split) {
@@ -970,10 +990,6 @@ static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int s
     hgemm_status st = v8_maps<CLUSTER, BN>(p, batch, &ta, &tb, &tc);
     if (st == HGEMM_SUCCESS) st = v8_c_in_map(p, batch, &tc, &tc_in);
     if (st != HGEMM_SUCCESS) return st;
-    /* A separate C input: whole tiles only (the split's second kernel reads C
-     * itself); the 320-wide tile too, but for the tail split (the other
-     * splits' slots hold 64 x 256). */
-    if (p->C_in != NULL || (BN > 256 && split != HGEMM_SK_TAIL)) split = HGEMM_SK_NONE;
     uint32_t tiles_m = hgemm_ceil_div(p->m, V8_BM), tiles_n = hgemm_ceil_div(p->n, BN);
     uint32_t ctiles_m = hgemm_ceil_div(tiles_m, CLUSTER);
     const void *kernel = (const void *)v8_kernel<CLUSTER, TMA_EPILOGUE, T, A_MN, B_MN, BN, DEEP, FENCED, LATE_AT>;
@@ -994,14 +1010,7 @@ static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int s
         grid = p->sm_count < CLUSTER ? CLUSTER : (unsigned)p->sm_count / CLUSTER * CLUSTER;
     const uint32_t workers = grid / CLUSTER, slots = grid * V8_CONSUMERS;
     const size_t flag_bytes = V8_FLAG_BYTES;
-    if (!v8_workspace_fits(p, grid)) split = HGEMM_SK_NONE;
-    hgemm_sk sk = hgemm_sk_plan(tiles, (uint32_t)hgemm_ceil_div(p->k, BK), workers, split);
-    /* The tail split where whole tiles leave the last round partly empty:
-     * its units leave 64 x BN partial sums, one flag each, in the same
-     * layout (v8_slot), as many as the workspace holds. A batch's tiles are
-     * one sequence (entry by entry), so its last round is cut the same way
-     * (8 x 4096^3: 2048 wide tiles, 31 rounds and 2 tiles) */
-    if (split == HGEMM_SK_AUTO || split == HGEMM_SK_TAIL) hgemm_sk_tail(&sk, v8_tail_max_units(p, BN, CLUSTER));
+    hgemm_sk sk = v8_plan(p, tiles, grid, CLUSTER, BN, &split);
     /* The in-kernel reduction's counters sit after the first V8_COUNT_FLAGS
      * flags: where the slots or the tiles' counters would not fit, the
      * second kernel reduces instead (never on an H200: 264 slots, 132). */
@@ -1074,8 +1083,8 @@ static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int s
 #define V8_SPLIT_WIDE_KTILES 64
 /* The rounds of `tiles` tiles `bn` wide on `workers` clusters as launch_v8
  * runs them: whole, except where the workspace lets the tail split cut the
- * last round (hgemm_sk_tail, the plan launch_v8 makes; the 320 tile in its
- * own mode). There the last round counts its share, ceil(tail * n /
+ * last round (v8_plan, as launch_v8 makes it; the 320 tile in its own
+ * mode). There the last round counts its share, ceil(tail * n /
  * workers) / n for n slices, plus V8_TAIL_ROUND_COST. The units' extra
  * pipeline fills and exchange alone cost about 0.1 of a round: run 97 took
  * 0.76 where the share was 2/3 (8192^3, wide: 1.6184 ms against 16 whole
@@ -1091,10 +1100,9 @@ static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int s
 #define V8_TAIL_ROUND_COST 0.25
 static double v8_rounds(const hgemm_problem *p, uint64_t tiles, uint32_t workers, int bn) {
     const double whole = (double)((tiles + workers - 1) / workers);
-    if (p->C_in != NULL || tiles > UINT32_MAX || !v8_workspace_fits(p, workers * V8_CLUSTER)) return whole;
-    hgemm_sk sk = hgemm_sk_plan((uint32_t)tiles, (uint32_t)hgemm_ceil_div(p->k, BK), workers,
-                                bn > 256 ? HGEMM_SK_TAIL : HGEMM_SK_AUTO);
-    hgemm_sk_tail(&sk, v8_tail_max_units(p, bn, V8_CLUSTER));
+    if (tiles > UINT32_MAX) return whole;
+    int split = bn > 256 ? HGEMM_SK_TAIL : HGEMM_SK_AUTO;
+    const hgemm_sk sk = v8_plan(p, (uint32_t)tiles, workers * V8_CLUSTER, V8_CLUSTER, bn, &split);
     if (!sk.tail_slices) return whole;
     const uint32_t tail_rounds = ((sk.tiles - sk.dp_tiles) * sk.tail_slices + workers - 1) / workers;
     return (double)(sk.dp_tiles / workers) + (double)tail_rounds / sk.tail_slices + V8_TAIL_ROUND_COST;
