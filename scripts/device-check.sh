@@ -12,7 +12,7 @@
 #             and memcheck and racecheck of libhgemm_nccl's sum kernels (test_nccl_add)
 #   bench     hgemm-bench at 8192^3, $BENCH_KERNELS (default all) beside cuBLAS
 #             ($BENCH_ARGS, default --repeat 3)
-#   sweep     hgemm-bench --sweep, $SWEEP_KERNELS beside cuBLAS
+#   sweep     hgemm-bench --sweep, $SWEEP_KERNELS beside cuBLAS ($SWEEP_ARGS: more options)
 #   suite     hgemm-bench --suite llm (decode, prefill, squares, long-K, wide, ragged;
 #             memory-bound shapes with rotated operands), $SUITE_KERNELS (default
 #             auto, what users get; v8,v9,auto,auto-f16acc to derive AUTO's table) beside
@@ -191,7 +191,8 @@ if has e2e; then
 fi
 
 if has sweep; then
-    run sweep 400 "$BUILD/tools/hgemm-bench" --kernels "$SWEEP_KERNELS" --sweep --csv "$OUT/sweep.csv"
+    # shellcheck disable=SC2086
+    run sweep 400 "$BUILD/tools/hgemm-bench" --kernels "$SWEEP_KERNELS" --sweep ${SWEEP_ARGS:-} --csv "$OUT/sweep.csv"
 fi
 
 if has suite; then

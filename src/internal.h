@@ -39,6 +39,8 @@ typedef struct hgemm_problem {
                                    ablations carry theirs in v9_variant) */
     int raster;                 /* V8's raster groups, in cluster tiles: 0 (V8_RASTER)
                                    everywhere but its raster ablations */
+    int all_workers;            /* V8: 0 everywhere but v8-allsms; 1: whole tiles on every
+                                   cluster, never on fewer (hgemm_sk_balance) */
 } hgemm_problem;
 
 /* hgemm_problem.pdl: how a V8 or V9 launch lets the stream's next kernel start.
@@ -219,6 +221,7 @@ hgemm_status hgemm__launch_v8_320(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_320_whole(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_64(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_64_fenced(const hgemm_problem *p, cudaStream_t stream);
+hgemm_status hgemm__launch_v8_allsms(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_nopdl(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_320_r1(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_320_r2(const hgemm_problem *p, cudaStream_t stream);

@@ -236,6 +236,22 @@ static inline HGEMM_HD void hgemm_sk_tail(hgemm_sk *s, uint32_t max_units) {
     s->tail_slices = best;
 }
 
+/* Whole tiles on fewer workers, the same rounds (since run 100): where a
+ * plan deals every tile whole and the last round leaves workers idle, deal
+ * them over the fewest workers that still take as many rounds,
+ * ceil(tiles / rounds). 4096^3 in 256x256 cluster tiles: 256 tiles on 66
+ * workers run 4 rounds, the last with 58 busy; on 64 workers, 4 rounds
+ * every one of them full. No worker runs more tiles than before (rounds
+ * stay ceil(tiles / workers)); the spare workers idle for the whole call
+ * instead of through the last round, so fewer SMs ask L2 for operands at
+ * once and the idle ones draw less power (run 100 measures what that buys:
+ * docs/notes/v8-log.md). Plans that split or share anything are left alone. */
+static inline HGEMM_HD void hgemm_sk_balance(hgemm_sk *s) {
+    if (s->dp_tiles != s->tiles || s->sk_workers || s->slices || s->tail_slices || s->tiles <= s->workers) return;
+    const uint32_t rounds = (uint32_t)(((uint64_t)s->tiles + s->workers - 1) / s->workers);
+    s->workers = (uint32_t)(((uint64_t)s->tiles + rounds - 1) / rounds);
+}
+
 /* The tail split: the slot (unit number) of slice `slice` >= 1 of tail tile
  * `tile`, and the slice of a unit of a tail tile that starts at k_begin. */
 static inline HGEMM_HD uint32_t hgemm_sk_tail_slot(const hgemm_sk *s, uint32_t tile, uint32_t slice) {

@@ -972,13 +972,17 @@ static uint32_t v8_tail_max_units(const hgemm_problem *p, int bn, uint32_t clust
  * partial sums, one flag each, in the same layout (v8_slot), as many as the
  * workspace holds. A batch's tiles are one sequence (entry by entry), so
  * its last round is cut the same way (8 x 4096^3: 2048 wide tiles, 31
- * rounds and 2 tiles). The width rule weighs this plan (v8_rounds). */
+ * rounds and 2 tiles). The width rule weighs this plan (v8_rounds). Last,
+ * whole tiles whose last round leaves clusters idle go to the fewest
+ * clusters that take as many rounds (hgemm_sk_balance, since run 100; not
+ * in v8-allsms): sk.workers may be below grid / cluster. */
 static hgemm_sk v8_plan(const hgemm_problem *p, uint32_t tiles, uint32_t grid, uint32_t cluster, int bn,
                         int *split) {
     if (p->C_in != NULL || (bn > 256 && *split != HGEMM_SK_TAIL) || !v8_workspace_fits(p, grid))
         *split = HGEMM_SK_NONE;
     hgemm_sk sk = hgemm_sk_plan(tiles, (uint32_t)hgemm_ceil_div(p->k, BK), grid / cluster, *split);
     if (*split == HGEMM_SK_AUTO || *split == HGEMM_SK_TAIL) hgemm_sk_tail(&sk, v8_tail_max_units(p, bn, cluster));
+    if (!p->all_workers) hgemm_sk_balance(&sk);
     return sk;
 }
 
@@ -1008,7 +1012,7 @@ static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int s
      * (whole clusters, at least one) */
     if (p->sm_count > 0 && (unsigned)p->sm_count < grid)
         grid = p->sm_count < CLUSTER ? CLUSTER : (unsigned)p->sm_count / CLUSTER * CLUSTER;
-    const uint32_t workers = grid / CLUSTER, slots = grid * V8_CONSUMERS;
+    const uint32_t slots = grid * V8_CONSUMERS;
     const size_t flag_bytes = V8_FLAG_BYTES;
     hgemm_sk sk = v8_plan(p, tiles, grid, CLUSTER, BN, &split);
     /* The in-kernel reduction's counters sit after the first V8_COUNT_FLAGS
@@ -1018,10 +1022,11 @@ static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int s
         (slots > V8_COUNT_FLAGS ||
          V8_COUNT_FLAGS + 2 * (size_t)sk.tiles * CLUSTER * V8_CONSUMERS > flag_bytes / sizeof(uint32_t)))
         sk.reduce = HGEMM_SK_REDUCE_KERNEL;
-    /* Clusters with work: all of them while whole tiles go round (dp_tiles is
-     * 0 or a multiple of workers), else the stream-K ones or one per tile. */
-    uint32_t busy = sk.sk_workers ? sk.sk_workers : (tiles < workers ? tiles : workers);
-    if (sk.sk_workers && sk.dp_tiles) busy = workers;
+    /* Clusters with work: all of the plan's while whole tiles go round
+     * (dp_tiles is 0 or a multiple of sk.workers, which hgemm_sk_balance may
+     * have made fewer than `workers`), else the stream-K ones or one per tile. */
+    uint32_t busy = sk.sk_workers ? sk.sk_workers : (tiles < sk.workers ? tiles : sk.workers);
+    if (sk.sk_workers && sk.dp_tiles) busy = sk.workers;
     uint32_t *flags = split != HGEMM_SK_NONE ? (uint32_t *)p->workspace : NULL;
     float *partials = split != HGEMM_SK_NONE ? (float *)((char *)p->workspace + flag_bytes) : NULL;
     gemm_args args = make_args(p);
@@ -1326,6 +1331,15 @@ extern "C" hgemm_status hgemm__launch_v8_pdl_start(const hgemm_problem *p, cudaS
 }
 extern "C" hgemm_status hgemm__launch_v8_pdl_late(const hgemm_problem *p, cudaStream_t stream) {
     return launch_v8_pdl(p, stream, HGEMM_PDL_LATE);
+}
+
+/* The table's V8 with whole tiles dealt over every cluster, as through run
+ * 99, where V8 deals them over the fewest clusters that take as many rounds
+ * (hgemm_sk_balance). */
+extern "C" hgemm_status hgemm__launch_v8_allsms(const hgemm_problem *p, cudaStream_t stream) {
+    hgemm_problem q = *p;
+    q.all_workers = 1;
+    return hgemm__launch_v8(&q, stream);
 }
 
 /* The quarter tile with the block's start and end as through run 76

@@ -25,6 +25,10 @@
  *
  * The tail split (hgemm_sk_tail): see check_tail; and its choices at the
  * shapes it was made for.
+ *
+ * Balance (hgemm_sk_balance): a whole-tiles plan goes to the fewest workers
+ * that take as many rounds, each tile run once by a worker below that
+ * count; a plan that splits, shares or cuts its tail is left as it was.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -432,9 +436,78 @@ static void test_tail(void) {
     }
 }
 
+/* hgemm_sk_balance on one plan; returns 0 at the first broken property. */
+static int check_balance(uint32_t tiles, uint32_t k_tiles, uint32_t workers, int mode) {
+    hgemm_sk s = hgemm_sk_plan(tiles, k_tiles, workers, mode);
+    if (mode == HGEMM_SK_AUTO) hgemm_sk_tail(&s, 1000);
+    const hgemm_sk before = s;
+    hgemm_sk_balance(&s);
+    const int whole = before.dp_tiles == tiles && !before.sk_workers && !before.slices && !before.tail_slices;
+    if (!whole || tiles <= workers)
+        return CHECK_MSG(memcmp(&s, &before, sizeof s) == 0, "tiles %u k %u workers %u mode %d: plan changed", tiles,
+                         k_tiles, workers, mode);
+    const uint32_t rounds = (tiles + workers - 1) / workers, w = s.workers;
+    if (!CHECK_MSG(w >= 1 && w <= workers && (tiles + w - 1) / w == rounds && (w == 1 || (tiles + w - 2) / (w - 1) > rounds) &&
+                       s.dp_tiles == tiles && s.tiles == tiles && s.k_tiles == k_tiles,
+                   "tiles %u workers %u: balanced onto %u (rounds %u)", tiles, workers, w, rounds))
+        return 0;
+    static uint8_t seen[MAX_TILES];
+    memset(seen, 0, sizeof seen);
+    for (uint32_t v = 0; v < w; v++) {
+        hgemm_sk_walk wk = hgemm_sk_start(&s, v);
+        hgemm_sk_unit u;
+        uint32_t n = 0;
+        while (hgemm_sk_next(&s, &wk, &u)) {
+            if (!CHECK_MSG(u.tile < tiles && !seen[u.tile] && u.k_begin == 0 && u.k_end == k_tiles,
+                           "balanced: worker %u unit (%u, %u..%u)", v, u.tile, u.k_begin, u.k_end))
+                return 0;
+            seen[u.tile] = 1;
+            n++;
+        }
+        if (!CHECK_MSG(n <= rounds, "balanced: worker %u runs %u tiles, rounds %u", v, n, rounds)) return 0;
+    }
+    for (uint32_t t = 0; t < tiles; t++)
+        if (!CHECK_MSG(seen[t], "balanced: tile %u never run", t)) return 0;
+    return 1;
+}
+
+static void test_balance(void) {
+    int all = 1;
+    for (uint32_t workers = 1; workers <= MAX_WORKERS && all; workers += (workers < 10 ? 1 : 7))
+        for (uint32_t tiles = 1; tiles <= MAX_TILES && all; tiles += (tiles < 20 ? 1 : 13))
+            for (int mode = HGEMM_SK_NONE; mode <= HGEMM_SK_AUTO && all; mode++)
+                for (uint32_t k = 1; k <= 129 && all; k += 64) all = check_balance(tiles, k, workers, mode);
+    CHECK(all);
+    /* The shapes it was made for, 256x256 cluster tiles on 66 clusters. */
+    static const struct {
+        uint32_t tiles, k_tiles;
+        int mode;
+        uint32_t max_units, workers;
+    } cases[] = {
+        /* (V8's 32 MiB workspace holds 127 wide units) */
+        {256, 64, HGEMM_SK_AUTO, 127, 64},   /* 4096^3: 4 rounds, the tail too big to cut */
+        {576, 96, HGEMM_SK_AUTO, 127, 64},   /* 6144^3: 9 rounds (quarters would need 144 units) */
+        {576, 96, HGEMM_SK_AUTO, 1000, 66},  /* ... which, where they fit, cut the tail instead */
+        {512, 224, HGEMM_SK_AUTO, 127, 64},  /* 8192 x 4096 x 14336: 8 rounds */
+        {768, 64, HGEMM_SK_AUTO, 127, 66},   /* 8192 x 6144 x 4096: the tail split, left alone */
+        {1024, 128, HGEMM_SK_NONE, 127, 64}, /* 8192^3 without a workspace: 16 rounds */
+        {1024, 128, HGEMM_SK_AUTO, 127, 66}, /* 8192^3 with one: the tail split */
+        {660, 64, HGEMM_SK_AUTO, 127, 66},   /* every round full */
+        {40, 64, HGEMM_SK_NONE, 127, 66},    /* one partial round: launch_v8 runs one cluster per tile */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        hgemm_sk s = hgemm_sk_plan(cases[i].tiles, cases[i].k_tiles, H200_CLUSTERS, cases[i].mode);
+        if (cases[i].mode == HGEMM_SK_AUTO) hgemm_sk_tail(&s, cases[i].max_units);
+        hgemm_sk_balance(&s);
+        CHECK_MSG(s.workers == cases[i].workers, "%u tiles of %u k-tiles: %u workers (expected %u)", cases[i].tiles,
+                  cases[i].k_tiles, s.workers, cases[i].workers);
+    }
+}
+
 int main(void) {
     test_choices();
     test_properties();
     test_tail();
+    test_balance();
     return check_finish();
 }
