@@ -244,8 +244,12 @@ static inline HGEMM_HD void hgemm_sk_tail(hgemm_sk *s, uint32_t max_units) {
  * every one of them full. No worker runs more tiles than before (rounds
  * stay ceil(tiles / workers)); the spare workers idle for the whole call
  * instead of through the last round, so fewer SMs ask L2 for operands at
- * once and the idle ones draw less power (run 100 measures what that buys:
- * docs/notes/v8-log.md). Plans that split or share anything are left alone. */
+ * once and the idle ones draw less power. Run 100, against every cluster
+ * (v8-allsms) interleaved in one process: 4096^3 0.1824 ms against
+ * 0.1836, 6144^3 0.6320 against 0.6382, 8192 x 4096 x 14336 1.3466
+ * against 1.3610; seven of eight such shapes 0.5..1.2% faster, one 0.3%
+ * slower (docs/notes/v8-log.md). Plans that split or share anything are
+ * left alone. */
 static inline HGEMM_HD void hgemm_sk_balance(hgemm_sk *s) {
     if (s->dp_tiles != s->tiles || s->sk_workers || s->slices || s->tail_slices || s->tiles <= s->workers) return;
     const uint32_t rounds = (uint32_t)(((uint64_t)s->tiles + s->workers - 1) / s->workers);

@@ -58,6 +58,11 @@
  *     in one process (run 97, medians of 3): the 320-wide tile 1.6486 ms
  *     split against 1.6757 whole (v8-320-whole), the 256-wide one 1.6184
  *     against 1.6426 (v8-dp).
+ *   - whole tiles whose last round would leave clusters idle go to the
+ *     fewest clusters that take as many rounds (hgemm_sk_balance, since
+ *     run 100; v8-allsms deals them over every cluster): 4096^3's 256
+ *     cluster tiles run 4 full rounds on 64 clusters, not 4 on 66 with 8
+ *     idle in the last; 0.5..1.2% faster on seven of eight such shapes.
  *   - a block's start and end carry no GPU-wide memory barrier: the
  *     start's cluster barrier arrives relaxed after the barriers' init fence,
  *     and instead of a closing cluster barrier the loader waits for the last
