@@ -64,11 +64,7 @@
  * last, and each adds its tile's other slices in order (slices 1, 2, ...)
  * and stores the tile. An owner waits only for units numbered below its
  * own, which never wait themselves, so every wait ends (all workers are
- * resident). Since run 103 the tail may be cut two ways (`tail_more` tiles
- * in one slice more, their units numbered after the others' in the same
- * order): a unit queued behind an owner still has a higher number than
- * that owner, and owners wait only for units that never wait, so the
- * argument holds.
+ * resident).
  */
 #ifndef HGEMM_STREAM_K_H
 #define HGEMM_STREAM_K_H
@@ -136,8 +132,6 @@ typedef struct hgemm_sk {
     uint32_t reduce;     /* split-K: who adds the slices, an HGEMM_SK_REDUCE_* (0 otherwise) */
     uint32_t tail_slices; /* >= 2: the tail split, tiles [dp_tiles, tiles) in this many slices
                              (sk_workers and slices 0); 0: none */
-    uint32_t tail_more;   /* the tail split's last tail_more tiles in tail_slices + 1 slices
-                             instead (since run 103); 0: every tail tile in tail_slices */
 } hgemm_sk;
 
 /* One piece of work: k-tiles [k_begin, k_end) of output tile `tile`. */
@@ -173,7 +167,6 @@ static inline HGEMM_HD hgemm_sk hgemm_sk_plan(uint32_t tiles, uint32_t k_tiles, 
     s.slices = 0;
     s.reduce = HGEMM_SK_REDUCE_KERNEL;
     s.tail_slices = 0;
-    s.tail_more = 0;
     if (split == HGEMM_SK_NONE || split == HGEMM_SK_TAIL || workers < 2 || tiles == 0 || k_tiles < HGEMM_SK_MIN_KTILES) return s;
     const uint64_t rounds = (tiles + (uint64_t)workers - 1) / workers;
     if ((uint64_t)tiles * 100 >= rounds * workers * HGEMM_SK_MIN_EFFICIENCY) return s;
@@ -215,107 +208,32 @@ static inline HGEMM_HD uint32_t hgemm_sk_slice_begin(const hgemm_sk *s, uint32_t
     return hgemm_sk_cut(s->k_tiles, slice, s->slices);
 }
 
-/* The tail split's length in twelfths of a round (12 is a multiple of 2, 3
- * and 4 slices): units are dealt round robin over `workers`, first
- * `units_a` of 1/n of a tile, then `units_b` of 1/(n+1), and the tail lasts
- * as long as the busiest worker's units. */
-static inline HGEMM_HD uint32_t hgemm_sk_tail_twelfths_of(uint32_t workers, uint32_t units_a, uint32_t units_b,
-                                                          uint32_t n) {
-    uint32_t most = 0;
-    const uint32_t end = units_a + units_b, w_end = end < workers ? end : workers;
-    for (uint32_t w = 0; w < w_end; w++) {
-        /* units j = w, w + workers, ... below units_a, then below end */
-        const uint32_t in_a = w < units_a ? (units_a - w + workers - 1) / workers : 0;
-        const uint32_t in_all = (end - w + workers - 1) / workers;
-        const uint32_t load = in_a * (12 / n) + (in_all - in_a) * (12 / (n + 1));
-        if (load > most) most = load;
-    }
-    return most;
-}
-
 /* The tail split on a whole-tiles plan (dp_tiles == tiles): where the last
  * round's tiles, cut in 2 .. HGEMM_SK_TAIL_MAX_SLICES slices, take at most
  * 3/4 of a round, cut them in the number of slices that takes least (the
  * fewest on a tie), with at most `max_units` units leaving a partial sum
- * (the workspace's slots). Else the plan stays as it is.
- *
- * Mixed (since run 103): where no one number of slices spreads the tail
- * well, the first `a` tail tiles are cut in n slices and the last
- * tail_more = tail - a in n + 1. 8192^3 in 256x256 cluster tiles leaves 34
- * on 66 workers: in thirds, 102 units take two passes (2/3 of a round); in
- * quarters, 136 take three (3/4); 22 in thirds (66 units, one each) and 12
- * in quarters (48 units) take 1/3 + 1/4 = 7/12. Every n-slice unit comes
- * first (a * n <= workers: all of them in the first pass). The mixed cut is
- * taken only where it takes strictly less than the best single one, and
- * only where `mixed` allows it: the walk's helpers below take the same flag,
- * so that a kernel that never runs a mixed cut compiles without its code
- * (V8's forms with both operands MN-major, whose loader has no register to
- * spare for it). */
-static inline HGEMM_HD void hgemm_sk_tail(hgemm_sk *s, uint32_t max_units, int mixed) {
+ * (the workspace's slots). Else the plan stays as it is. */
+static inline HGEMM_HD void hgemm_sk_tail(hgemm_sk *s, uint32_t max_units) {
     if (s->dp_tiles != s->tiles || s->sk_workers || s->slices || s->workers < 2 ||
         s->k_tiles < HGEMM_SK_MIN_KTILES)
         return;
     const uint32_t whole = s->tiles / s->workers, tail = s->tiles % s->workers;
     if (whole == 0 || tail == 0) return; /* one partial round: stream-K's and split-K's case */
-    uint32_t best = 0, best_more = 0, best_load = 12; /* twelfths of a round */
+    /* the tail takes ceil(tail * n / workers) rounds of 1/n of a tile: num / den */
+    uint32_t best = 0;
+    uint64_t num = 1, den = 1;
     for (uint32_t n = 2; n <= HGEMM_SK_TAIL_MAX_SLICES; n++) {
         if (s->k_tiles / n < HGEMM_SK_TAIL_MIN_ITERS || (uint64_t)tail * (n - 1) > max_units) break;
-        const uint32_t load = hgemm_sk_tail_twelfths_of(s->workers, tail * n, 0, n);
-        if (load < best_load) {
+        const uint64_t rounds = ((uint64_t)tail * n + s->workers - 1) / s->workers;
+        if (rounds * den < num * n) {
             best = n;
-            best_more = 0;
-            best_load = load;
+            num = rounds;
+            den = n;
         }
     }
-    for (uint32_t n = 2; mixed && n + 1 <= HGEMM_SK_TAIL_MAX_SLICES; n++) {
-        if (s->k_tiles / (n + 1) < HGEMM_SK_TAIL_MIN_ITERS) break;
-        uint32_t a = s->workers / n;
-        if (a >= tail) continue; /* every tile in n slices: the loop above */
-        const uint32_t b = tail - a;
-        if ((uint64_t)a * (n - 1) + (uint64_t)b * n > max_units) continue;
-        const uint32_t load = hgemm_sk_tail_twelfths_of(s->workers, a * n, b * (n + 1), n);
-        if (load < best_load) {
-            best = n;
-            best_more = b;
-            best_load = load;
-        }
-    }
-    if (best == 0 || best_load > 9) return; /* at most 3/4 of a round */
+    if (best == 0 || num * 4 > den * 3) return;
     s->dp_tiles = whole * s->workers;
     s->tail_slices = best;
-    s->tail_more = best_more;
-}
-
-/* The tail split's length in twelfths of a round (0 without one). */
-static inline HGEMM_HD uint32_t hgemm_sk_tail_twelfths(const hgemm_sk *s) {
-    if (!s->tail_slices) return 0;
-    const uint32_t n = s->tail_slices, b = s->tail_more, a = s->tiles - s->dp_tiles - b;
-    return hgemm_sk_tail_twelfths_of(s->workers, a * n, b * (n + 1), n);
-}
-
-/* The tail split: the tiles cut in one slice more (0 where `mixed` is 0,
- * which a plan made with mixed = 0 always has), and how many slices tail
- * tile `tile` is cut in. */
-static inline HGEMM_HD uint32_t hgemm_sk_tail_more(const hgemm_sk *s, int mixed) { return mixed ? s->tail_more : 0; }
-static inline HGEMM_HD uint32_t hgemm_sk_tail_n(const hgemm_sk *s, uint32_t tile, int mixed) {
-    return tile - s->dp_tiles < s->tiles - s->dp_tiles - hgemm_sk_tail_more(s, mixed) ? s->tail_slices
-                                                                                      : s->tail_slices + 1;
-}
-
-/* The tail split: the slot (unit number) of slice `slice` >= 1 of tail
- * tile `tile`, and the slice of a unit of a tail tile that starts at
- * k_begin. Slots: the first a tiles' slices 1 .. n-1, slice by slice, then
- * the last tail_more tiles' slices 1 .. n. */
-static inline HGEMM_HD uint32_t hgemm_sk_tail_slot(const hgemm_sk *s, uint32_t tile, uint32_t slice, int mixed) {
-    const uint32_t b = hgemm_sk_tail_more(s, mixed), a = s->tiles - s->dp_tiles - b, i = tile - s->dp_tiles;
-    if (i < a) return (slice - 1) * a + i;
-    return a * (s->tail_slices - 1) + (slice - 1) * b + (i - a);
-}
-static inline HGEMM_HD uint32_t hgemm_sk_tail_slice(const hgemm_sk *s, uint32_t tile, uint32_t k_begin, int mixed) {
-    const uint32_t n = hgemm_sk_tail_n(s, tile, mixed);
-    uint32_t slice = 0;
-    while (slice + 1 < n && hgemm_sk_cut(s->k_tiles, slice + 1, n) <= k_begin) slice++;
-    return slice;
 }
 
 /* Whole tiles on fewer workers, the same rounds (since run 100): where a
@@ -336,6 +254,17 @@ static inline HGEMM_HD void hgemm_sk_balance(hgemm_sk *s) {
     if (s->dp_tiles != s->tiles || s->sk_workers || s->slices || s->tail_slices || s->tiles <= s->workers) return;
     const uint32_t rounds = (uint32_t)(((uint64_t)s->tiles + s->workers - 1) / s->workers);
     s->workers = (uint32_t)(((uint64_t)s->tiles + rounds - 1) / rounds);
+}
+
+/* The tail split: the slot (unit number) of slice `slice` >= 1 of tail tile
+ * `tile`, and the slice of a unit of a tail tile that starts at k_begin. */
+static inline HGEMM_HD uint32_t hgemm_sk_tail_slot(const hgemm_sk *s, uint32_t tile, uint32_t slice) {
+    return (slice - 1) * (s->tiles - s->dp_tiles) + (tile - s->dp_tiles);
+}
+static inline HGEMM_HD uint32_t hgemm_sk_tail_slice(const hgemm_sk *s, uint32_t k_begin) {
+    uint32_t slice = 0;
+    while (slice + 1 < s->tail_slices && hgemm_sk_cut(s->k_tiles, slice + 1, s->tail_slices) <= k_begin) slice++;
+    return slice;
 }
 
 /* Split-K: the slice that worker w runs (of tile w % tiles). */
@@ -365,7 +294,7 @@ static inline HGEMM_HD hgemm_sk_walk hgemm_sk_start(const hgemm_sk *s, uint32_t 
     }
     if (s->tail_slices) { /* the tail split: units w, w + workers, ... of [0, end) */
         wk.it = w;
-        wk.end = (s->tiles - s->dp_tiles) * s->tail_slices + s->tail_more; /* 0 where a walk is not mixed */
+        wk.end = (s->tiles - s->dp_tiles) * s->tail_slices;
         return wk;
     }
     if (w < s->sk_workers) {
@@ -376,9 +305,8 @@ static inline HGEMM_HD hgemm_sk_walk hgemm_sk_start(const hgemm_sk *s, uint32_t 
 }
 
 /* The next unit of the walk: whole tiles first, then the stream-K range.
- * Returns 0 when the worker is done. `mixed`: as hgemm_sk_tail's (0 only
- * for plans made with 0). */
-static inline HGEMM_HD int hgemm_sk_next_ex(const hgemm_sk *s, hgemm_sk_walk *wk, hgemm_sk_unit *u, int mixed) {
+ * Returns 0 when the worker is done. */
+static inline HGEMM_HD int hgemm_sk_next(const hgemm_sk *s, hgemm_sk_walk *wk, hgemm_sk_unit *u) {
     if (s->slices) {
         if (wk->it >= wk->end) return 0;
         wk->it = wk->end;
@@ -397,22 +325,12 @@ static inline HGEMM_HD int hgemm_sk_next_ex(const hgemm_sk *s, hgemm_sk_walk *wk
     }
     if (s->tail_slices) {
         if (wk->it >= wk->end) return 0;
-        /* group A: the first a tail tiles in n slices, units [0, a * n);
-         * group B: the last tail_more in n + 1, the units after. In each,
-         * the slices past the first come first, the owners (slice 0) last. */
-        const uint32_t b = hgemm_sk_tail_more(s, mixed), a = s->tiles - s->dp_tiles - b, n = s->tail_slices;
-        uint32_t j = wk->it, count = a, first = 0, slices = n;
-        if (j >= a * n) {
-            j -= a * n;
-            count = b;
-            first = a;
-            slices = n + 1;
-        }
-        const uint32_t first_owner = count * (slices - 1);
-        const uint32_t slice = j < first_owner ? 1 + j / count : 0;
-        u->tile = s->dp_tiles + first + (j < first_owner ? j % count : j - first_owner);
-        u->k_begin = hgemm_sk_cut(s->k_tiles, slice, slices);
-        u->k_end = hgemm_sk_cut(s->k_tiles, slice + 1, slices);
+        const uint32_t tail = s->tiles - s->dp_tiles, j = wk->it;
+        const uint32_t first_owner = tail * (s->tail_slices - 1);
+        const uint32_t slice = j < first_owner ? 1 + j / tail : 0;
+        u->tile = s->dp_tiles + (j < first_owner ? j % tail : j - first_owner);
+        u->k_begin = hgemm_sk_cut(s->k_tiles, slice, s->tail_slices);
+        u->k_end = hgemm_sk_cut(s->k_tiles, slice + 1, s->tail_slices);
         wk->it += s->workers;
         return 1;
     }
@@ -428,10 +346,6 @@ static inline HGEMM_HD int hgemm_sk_next_ex(const hgemm_sk *s, hgemm_sk_walk *wk
         return 1;
     }
     return 0;
-}
-
-static inline HGEMM_HD int hgemm_sk_next(const hgemm_sk *s, hgemm_sk_walk *wk, hgemm_sk_unit *u) {
-    return hgemm_sk_next_ex(s, wk, u, 1);
 }
 
 /* The workers whose partial sums the owner of `u` (a unit with k_begin == 0

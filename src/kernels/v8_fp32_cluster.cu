@@ -518,11 +518,6 @@ static __device__ __forceinline__ uint64_t v8_desc(const __half *tile) {
     return MN ? wgmma_desc_sw128_mn(tile, V8_MN_BOX_BYTES) : wgmma_desc_sw128(tile);
 }
 
-/* Whether the tail split may cut the last round two ways (hgemm_sk_tail's
- * `mixed`, since run 103): not where both operands are MN-major, whose
- * loader, at 24 registers, spilled 8 bytes with the two-way walk. */
-static constexpr __host__ __device__ int v8_mixed_tail(int a_mn, int b_mn) { return !(a_mn && b_mn); }
-
 /* FENCED (the v8-64-fenced ablation): the block's start and end as V8 had
  * them through run 76 (docs/notes/v8-log.md): release arrivals at both
  * cluster barriers (each a GPU-wide memory barrier in SASS), a closing
@@ -540,8 +535,7 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
     /* C's parts a tile, and how many of the last ones wait, packed, to be
      * stored during the next tile's first k-tiles (v8_late_parts) */
     enum { PARTS = BN / tile_t::c_cols, LATE = TMA_EPILOGUE && LATE_AT != V8_LATE_NONE ? v8_late_parts(BN, DEEP) : 0,
-           PART_REGS = tile_t::c_cols / 4, LATE_REGS = LATE > 0 ? LATE * PART_REGS : 1,
-           MIXED = v8_mixed_tail(A_MN, B_MN) /* the tail cut two ways (v8_plan) */ };
+           PART_REGS = tile_t::c_cols / 4, LATE_REGS = LATE > 0 ? LATE * PART_REGS : 1 };
     static_assert(!B_MN || B_SLICE % V8_MN_BOX == 0, "an MN-major B slice is whole 64-column boxes");
     static_assert(BN != 320 || (!A_MN && !B_MN), "the 320-wide tile is built for K-major operands only");
     extern __shared__ uint8_t smem_raw[];
@@ -588,7 +582,7 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
             pipe_state st = {0, 0};
             hgemm_sk_walk walk = hgemm_sk_start(&sk, worker);
             hgemm_sk_unit u;
-            while (hgemm_sk_next_ex(&sk, &walk, &u, MIXED)) {
+            while (hgemm_sk_next(&sk, &walk, &u)) {
                 const uint32_t entry = u.tile / bt.tiles;
                 const hgemm_tile tile = hgemm_raster(u.tile - entry * bt.tiles, ctiles_m, tiles_n, bt.raster);
                 const int32_t a_row = v8_row0<CLUSTER>(tile, rank);
@@ -696,7 +690,7 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
         hgemm_sk_unit u;
         uint32_t units = 0; /* the phase clocks mark the first unit */
         v8_phase_mark<BN>(leader, true, g, V8_PHASE_START);
-        while (hgemm_sk_next_ex(&sk, &walk, &u, MIXED)) {
+        while (hgemm_sk_next(&sk, &walk, &u)) {
             const bool first = units++ == 0;
             const uint32_t entry = u.tile / bt.tiles;
             const hgemm_tile tile = hgemm_raster(u.tile - entry * bt.tiles, ctiles_m, tiles_n, bt.raster);
@@ -738,18 +732,14 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
             const bool tail_unit = sk.tail_slices && u.tile >= sk.dp_tiles;
             if (tail_unit) {
                 late_clear();
-                const uint32_t slice = hgemm_sk_tail_slice(&sk, u.tile, u.k_begin, MIXED);
+                const uint32_t slice = hgemm_sk_tail_slice(&sk, u.k_begin);
                 if (slice > 0) {
-                    const uint32_t slot = v8_slot<CLUSTER>(hgemm_sk_tail_slot(&sk, u.tile, slice, MIXED), rank, g);
+                    const uint32_t slot = v8_slot<CLUSTER>(hgemm_sk_tail_slot(&sk, u.tile, slice), rank, g);
                     v8_partial_put<ACC>(d, partials + slot * v8_tail<BN>::slot_floats, &flags[slot], g, leader);
                     continue;
                 }
-                /* slices 1 .. tail_slices - 1, then the last of a tile cut in
-                 * one more (a bound from the parameters, not a register: the
-                 * 320 tile's exchange has none to spare) */
-                for (uint32_t s = 1; s <= sk.tail_slices; s++) {
-                    if (s == sk.tail_slices && hgemm_sk_tail_n(&sk, u.tile, MIXED) == sk.tail_slices) break;
-                    const uint32_t slot = v8_slot<CLUSTER>(hgemm_sk_tail_slot(&sk, u.tile, s, MIXED), rank, g);
+                for (uint32_t s = 1; s < sk.tail_slices; s++) {
+                    const uint32_t slot = v8_slot<CLUSTER>(hgemm_sk_tail_slot(&sk, u.tile, s), rank, g);
                     v8_partial_add<ACC>(d, partials + slot * v8_tail<BN>::slot_floats, &flags[slot], g, leader);
                 }
             }
@@ -987,10 +977,7 @@ static uint32_t v8_tail_max_units(const hgemm_problem *p, int bn, uint32_t clust
  * partial sums, one flag each, in the same layout (v8_slot), as many as the
  * workspace holds. A batch's tiles are one sequence (entry by entry), so
  * its last round is cut the same way (8 x 4096^3: 2048 wide tiles, 31
- * rounds and 2 tiles). Since run 103 the tail may be cut two ways (some
- * tiles in one slice more) where that spreads it better, but for the forms
- * with both operands MN-major (v8_mixed_tail) and in v8-onecut. The width
- * rule weighs this plan (v8_rounds). Last,
+ * rounds and 2 tiles). The width rule weighs this plan (v8_rounds). Last,
  * whole tiles whose last round leaves clusters idle go to the fewest
  * clusters that take as many rounds (hgemm_sk_balance, since run 100; not
  * in v8-allsms): sk.workers may be below grid / cluster. */
@@ -999,8 +986,7 @@ static hgemm_sk v8_plan(const hgemm_problem *p, uint32_t tiles, uint32_t grid, u
     if (p->C_in != NULL || (bn > 256 && *split != HGEMM_SK_TAIL) || !v8_workspace_fits(p, grid))
         *split = HGEMM_SK_NONE;
     hgemm_sk sk = hgemm_sk_plan(tiles, (uint32_t)hgemm_ceil_div(p->k, BK), grid / cluster, *split);
-    if (*split == HGEMM_SK_AUTO || *split == HGEMM_SK_TAIL)
-        hgemm_sk_tail(&sk, v8_tail_max_units(p, bn, cluster), v8_mixed_tail(p->a_mn, p->b_mn) && !p->tail_one_cut);
+    if (*split == HGEMM_SK_AUTO || *split == HGEMM_SK_TAIL) hgemm_sk_tail(&sk, v8_tail_max_units(p, bn, cluster));
     if (!p->all_workers) hgemm_sk_balance(&sk);
     return sk;
 }
@@ -1108,9 +1094,8 @@ static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int s
 /* The rounds of `tiles` tiles `bn` wide on `workers` clusters as launch_v8
  * runs them: whole, except where the workspace lets the tail split cut the
  * last round (v8_plan, as launch_v8 makes it; the 320 tile in its own
- * mode). There the last round counts its share (ceil(tail * n /
- * workers) / n for n slices; the busiest worker's units where the tail is
- * cut two ways, hgemm_sk_tail_twelfths), plus V8_TAIL_ROUND_COST. The units' extra
+ * mode). There the last round counts its share, ceil(tail * n /
+ * workers) / n for n slices, plus V8_TAIL_ROUND_COST. The units' extra
  * pipeline fills and exchange alone cost about 0.1 of a round: run 97 took
  * 0.76 where the share was 2/3 (8192^3, wide: 1.6184 ms against 16 whole
  * rounds' 1.6426), and 0.79 for 2/3 with the 320 tile (1.6486 against 13
@@ -1129,7 +1114,8 @@ static double v8_rounds(const hgemm_problem *p, uint64_t tiles, uint32_t workers
     int split = bn > 256 ? HGEMM_SK_TAIL : HGEMM_SK_AUTO;
     const hgemm_sk sk = v8_plan(p, (uint32_t)tiles, workers * V8_CLUSTER, V8_CLUSTER, bn, &split);
     if (!sk.tail_slices) return whole;
-    return (double)(sk.dp_tiles / workers) + hgemm_sk_tail_twelfths(&sk) / 12.0 + V8_TAIL_ROUND_COST;
+    const uint32_t tail_rounds = ((sk.tiles - sk.dp_tiles) * sk.tail_slices + workers - 1) / workers;
+    return (double)(sk.dp_tiles / workers) + (double)tail_rounds / sk.tail_slices + V8_TAIL_ROUND_COST;
 }
 
 static int v8_choose_bn(const hgemm_problem *p, uint32_t workers) {
@@ -1358,15 +1344,6 @@ extern "C" hgemm_status hgemm__launch_v8_pdl_late(const hgemm_problem *p, cudaSt
 extern "C" hgemm_status hgemm__launch_v8_allsms(const hgemm_problem *p, cudaStream_t stream) {
     hgemm_problem q = *p;
     q.all_workers = 1;
-    return hgemm__launch_v8(&q, stream);
-}
-
-/* The table's V8 with every tail tile cut in one number of slices, as
- * through run 102 (V8 cuts the tail two ways where that spreads it better:
- * hgemm_sk_tail's `mixed`). */
-extern "C" hgemm_status hgemm__launch_v8_onecut(const hgemm_problem *p, cudaStream_t stream) {
-    hgemm_problem q = *p;
-    q.tail_one_cut = 1;
     return hgemm__launch_v8(&q, stream);
 }
 

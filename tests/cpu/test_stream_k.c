@@ -317,110 +317,80 @@ static void test_choices(void) {
     CHECK_U64(s.sk_workers, 0);
 }
 
-/* The best single cut of `tail` tiles (twelfths of a round; 12 for none),
- * counted here from the rule: ceil(tail * n / workers) / n. */
-static uint32_t best_single_cut(uint32_t tail, uint32_t k_tiles, uint32_t workers, uint32_t max_units) {
-    uint32_t best = 12;
-    for (uint32_t n = 2; n <= HGEMM_SK_TAIL_MAX_SLICES; n++) {
-        if (k_tiles / n < HGEMM_SK_TAIL_MIN_ITERS || tail * (n - 1) > max_units) break;
-        const uint32_t t = (tail * n + workers - 1) / workers * (12 / n);
-        if (t < best) best = t;
-    }
-    return best;
-}
-
 /* The tail split on one whole-tiles plan; returns 0 at the first broken
  * property (reported): where it applies, the whole rounds go round robin as
  * before, the last round's tiles are cut in aligned slices of at least
- * HGEMM_SK_TAIL_MIN_ITERS k-tiles that take at most 3/4 of a round, no
- * longer than the best single cut (and, cut two ways, strictly shorter),
- * and need at most max_units slots; every (tile, k-tile) runs once; each
- * worker runs its whole tiles first; every owner's unit (slice 0) comes
- * after its tile's other slices in the dealing order, so that no owner
- * waits for a unit queued behind it; slots name each non-owner unit once;
- * and the busiest worker's tail is what hgemm_sk_tail_twelfths says. */
-enum { TAIL_SLOTS = MAX_TILES * HGEMM_SK_TAIL_MAX_SLICES };
-static int check_tail(uint32_t tiles, uint32_t k_tiles, uint32_t workers, uint32_t max_units, int mixed) {
+ * HGEMM_SK_TAIL_MIN_ITERS k-tiles that take at most 3/4 of a round and
+ * need at most max_units slots, every (tile, k-tile) runs once, and each
+ * worker runs its whole tiles, then units of slices past the first, then
+ * at most one owner's unit (slice 0), last: so no owner waits for a unit
+ * that comes after an owner's. Slots name each non-owner unit once. */
+static int check_tail(uint32_t tiles, uint32_t k_tiles, uint32_t workers, uint32_t max_units) {
     hgemm_sk s = hgemm_sk_plan(tiles, k_tiles, workers, HGEMM_SK_TAIL);
-    if (!CHECK_MSG(s.dp_tiles == tiles && s.sk_workers == 0 && s.slices == 0 && s.tail_slices == 0 &&
-                       s.tail_more == 0,
+    if (!CHECK_MSG(s.dp_tiles == tiles && s.sk_workers == 0 && s.slices == 0 && s.tail_slices == 0,
                    "tiles %u k %u workers %u: HGEMM_SK_TAIL's plan is not whole tiles", tiles, k_tiles, workers))
         return 0;
-    hgemm_sk_tail(&s, max_units, mixed);
+    hgemm_sk_tail(&s, max_units);
     if (s.tail_slices == 0)
-        return CHECK_MSG(s.dp_tiles == tiles && s.tail_more == 0, "tiles %u k %u workers %u: dp %u without a tail",
-                         tiles, k_tiles, workers, s.dp_tiles);
-    const uint32_t n = s.tail_slices, tail = tiles - s.dp_tiles, b = s.tail_more, a = tail - b;
-    const uint32_t most = b ? n + 1 : n, slots = a * (n - 1) + b * n;
-    const uint32_t single = best_single_cut(tail, k_tiles, workers, max_units), load = hgemm_sk_tail_twelfths(&s);
-    if (!CHECK_MSG(n >= 2 && most <= HGEMM_SK_TAIL_MAX_SLICES && s.dp_tiles == tiles / workers * workers &&
-                       tail == tiles % workers && tail > 0 && s.dp_tiles > 0 && a >= 1 &&
-                       (b == 0 || (mixed && a * n <= workers)) && k_tiles / most >= HGEMM_SK_TAIL_MIN_ITERS &&
-                       slots <= max_units && load <= 9 && load <= single && (b == 0 || load < single),
-                   "tiles %u k %u workers %u units %u: tail of %u tiles in %u slices (%u in one more), dp %u, "
-                   "load %u/12 (single cut %u/12)",
-                   tiles, k_tiles, workers, max_units, tail, n, b, s.dp_tiles, load, single))
+        return CHECK_MSG(s.dp_tiles == tiles, "tiles %u k %u workers %u: dp %u without a tail", tiles, k_tiles,
+                         workers, s.dp_tiles);
+    const uint32_t n = s.tail_slices, tail = tiles - s.dp_tiles;
+    if (!CHECK_MSG(n >= 2 && n <= HGEMM_SK_TAIL_MAX_SLICES && s.dp_tiles == tiles / workers * workers &&
+                       tail == tiles % workers && tail > 0 && s.dp_tiles > 0 &&
+                       k_tiles / n >= HGEMM_SK_TAIL_MIN_ITERS && tail * (n - 1) <= max_units &&
+                       (tail * n + workers - 1) / workers * 4 <= 3 * n,
+                   "tiles %u k %u workers %u units %u: tail of %u tiles in %u slices, dp %u", tiles, k_tiles,
+                   workers, max_units, tail, n, s.dp_tiles))
         return 0;
     const uint32_t total = tiles * k_tiles;
     for (uint32_t i = 0; i < total; i++) owner_of[i] = NO_WORKER;
-    static uint8_t slot_used[TAIL_SLOTS];
-    static uint32_t unit_no[TAIL_SLOTS]; /* dealing number of (tail tile, slice) */
+    static uint8_t slot_used[MAX_TILES * HGEMM_SK_TAIL_MAX_SLICES];
     memset(slot_used, 0, sizeof slot_used);
-    uint32_t busiest = 0;
     for (uint32_t w = 0; w < workers; w++) {
         hgemm_sk_walk wk = hgemm_sk_start(&s, w);
         hgemm_sk_unit u;
-        uint32_t expect_dp = w, tail_units = 0, twelfths = 0;
-        while (hgemm_sk_next_ex(&s, &wk, &u, mixed)) {
-            if (!CHECK_MSG(u.tile < tiles && u.k_begin < u.k_end && u.k_end <= k_tiles,
-                           "tiles %u k %u workers %u: worker %u unit (%u, %u..%u)", tiles, k_tiles, workers, w,
-                           u.tile, u.k_begin, u.k_end))
+        uint32_t expect_dp = w;
+        int stage = 0; /* 0: whole tiles, 1: slices past the first, 2: an owner's unit (the last) */
+        while (hgemm_sk_next(&s, &wk, &u)) {
+            if (!CHECK_MSG(stage < 2, "tiles %u k %u workers %u: worker %u runs on after an owner's unit", tiles,
+                           k_tiles, workers, w))
                 return 0;
+            if (u.tile < s.dp_tiles) {
+                if (!CHECK_MSG(stage == 0 && u.tile == expect_dp && u.k_begin == 0 && u.k_end == k_tiles,
+                               "worker %u: whole tile %u, expected %u", w, u.tile, expect_dp))
+                    return 0;
+                expect_dp += workers;
+            } else {
+                const uint32_t slice = hgemm_sk_tail_slice(&s, u.k_begin);
+                if (!CHECK_MSG(u.tile < tiles && u.k_begin == hgemm_sk_cut(k_tiles, slice, n) &&
+                                   u.k_end == hgemm_sk_cut(k_tiles, slice + 1, n),
+                               "tiles %u k %u workers %u: worker %u unit (%u, %u..%u)", tiles, k_tiles, workers,
+                               w, u.tile, u.k_begin, u.k_end))
+                    return 0;
+                if (slice > 0) {
+                    const uint32_t slot = hgemm_sk_tail_slot(&s, u.tile, slice);
+                    if (!CHECK_MSG(slot < tail * (n - 1) && !slot_used[slot], "tile %u slice %u: slot %u", u.tile,
+                                   slice, slot))
+                        return 0;
+                    slot_used[slot] = 1;
+                    if (!CHECK_MSG(stage <= 1, "worker %u: a slice past the first after its owner's unit", w))
+                        return 0;
+                    stage = 1;
+                } else {
+                    stage = 2;
+                }
+            }
             for (uint32_t kt = u.k_begin; kt < u.k_end; kt++) {
                 uint16_t *o = &owner_of[u.tile * k_tiles + kt];
                 if (!CHECK_MSG(*o == NO_WORKER, "tail: (%u, %u) run twice", u.tile, kt)) return 0;
                 *o = (uint16_t)w;
             }
-            if (u.tile < s.dp_tiles) {
-                if (!CHECK_MSG(tail_units == 0 && u.tile == expect_dp && u.k_begin == 0 && u.k_end == k_tiles,
-                               "worker %u: whole tile %u, expected %u", w, u.tile, expect_dp))
-                    return 0;
-                expect_dp += workers;
-                continue;
-            }
-            const uint32_t j = w + tail_units++ * workers; /* the unit's dealing number */
-            const uint32_t tn = hgemm_sk_tail_n(&s, u.tile, mixed);
-            const uint32_t slice = hgemm_sk_tail_slice(&s, u.tile, u.k_begin, mixed);
-            if (!CHECK_MSG(tn == (u.tile - s.dp_tiles < a ? n : n + 1) &&
-                               u.k_begin == hgemm_sk_cut(k_tiles, slice, tn) &&
-                               u.k_end == hgemm_sk_cut(k_tiles, slice + 1, tn),
-                           "tiles %u k %u workers %u: worker %u unit (%u, %u..%u)", tiles, k_tiles, workers, w,
-                           u.tile, u.k_begin, u.k_end))
-                return 0;
-            twelfths += 12 / tn;
-            unit_no[(u.tile - s.dp_tiles) * HGEMM_SK_TAIL_MAX_SLICES + slice] = j;
-            if (slice > 0) {
-                const uint32_t slot = hgemm_sk_tail_slot(&s, u.tile, slice, mixed);
-                if (!CHECK_MSG(slot < slots && !slot_used[slot], "tile %u slice %u: slot %u", u.tile, slice, slot))
-                    return 0;
-                slot_used[slot] = 1;
-            }
         }
         if (!CHECK_MSG(expect_dp >= s.dp_tiles, "tail: worker %u's whole tiles missing", w)) return 0;
-        if (twelfths > busiest) busiest = twelfths;
     }
     for (uint32_t i = 0; i < total; i++)
         if (!CHECK_MSG(owner_of[i] != NO_WORKER, "tail: (%u, %u) never run", i / k_tiles, i % k_tiles)) return 0;
-    for (uint32_t t = 0; t < tail; t++) {
-        const uint32_t tn = t < a ? n : n + 1;
-        for (uint32_t sl = 1; sl < tn; sl++)
-            if (!CHECK_MSG(unit_no[t * HGEMM_SK_TAIL_MAX_SLICES + sl] < unit_no[t * HGEMM_SK_TAIL_MAX_SLICES],
-                           "tail tile %u: slice %u dealt as unit %u, after its owner (%u)", t, sl,
-                           unit_no[t * HGEMM_SK_TAIL_MAX_SLICES + sl], unit_no[t * HGEMM_SK_TAIL_MAX_SLICES]))
-                return 0;
-    }
-    return CHECK_MSG(busiest == load, "tiles %u workers %u: busiest worker's tail %u/12, the plan says %u/12", tiles,
-                     workers, busiest, load);
+    return 1;
 }
 
 static void test_tail(void) {
@@ -429,67 +399,47 @@ static void test_tail(void) {
         for (uint32_t tiles = 1; tiles <= MAX_TILES && all; tiles += (tiles < 20 ? 1 : 13))
             for (uint32_t k = 16; k <= TAIL_MAX_K && all; k += 16)
                 for (uint32_t units = 0; units <= 3 * MAX_WORKERS && all; units += 40)
-                    for (int mixed = 0; mixed <= 1 && all; mixed++) all = check_tail(tiles, k, workers, units, mixed);
-    /* every tail on 66 workers (the H200's clusters), where the cut two ways
-     * applies to tails of 34..38 tiles */
-    for (uint32_t tiles = H200_CLUSTERS + 1; tiles < 3 * H200_CLUSTERS && all; tiles++)
-        for (uint32_t k = 64; k <= TAIL_MAX_K && all; k += 32)
-            for (int mixed = 0; mixed <= 1 && all; mixed++) all = check_tail(tiles, k, H200_CLUSTERS, 127, mixed);
+                    all = check_tail(tiles, k, workers, units);
     CHECK(all);
-    {
-        /* one of them: two ways where allowed, thirds where not */
-        hgemm_sk s = hgemm_sk_plan(H200_CLUSTERS + 34, 128, H200_CLUSTERS, HGEMM_SK_TAIL);
-        hgemm_sk_tail(&s, 127, 1);
-        CHECK(s.tail_slices == 3 && s.tail_more == 12 && hgemm_sk_tail_twelfths(&s) == 7);
-        s = hgemm_sk_plan(H200_CLUSTERS + 34, 128, H200_CLUSTERS, HGEMM_SK_TAIL);
-        hgemm_sk_tail(&s, 127, 0);
-        CHECK(s.tail_slices == 3 && s.tail_more == 0 && hgemm_sk_tail_twelfths(&s) == 8);
-    }
     /* The shapes it was made for, on 66 clusters (HGEMM_SK_TAIL: the 320
      * tile's mode; AUTO: the other widths'). */
     static const struct {
         uint32_t tiles, k_tiles;
         int mode;
-        uint32_t max_units, dp_tiles, tail_slices, tail_more;
+        uint32_t max_units, dp_tiles, tail_slices;
     } cases[] = {
         /* 8192^3 in 256x320 cluster tiles: 12 whole rounds, the last 40 tiles in
          * thirds (two rounds of a third) */
-        {832, 128, HGEMM_SK_TAIL, 1000, 792, 3, 0},
+        {832, 128, HGEMM_SK_TAIL, 1000, 792, 3},
         /* the same with room for 79 units only: halves would take a whole round */
-        {832, 128, HGEMM_SK_TAIL, 79, 832, 0, 0},
-        /* 8192 x 6144 x 4096 in 256x256: 11 rounds, the last 42 tiles in thirds
-         * (22 in thirds and 20 in quarters: 80 quarter units, some workers two) */
-        {768, 64, HGEMM_SK_AUTO, 1000, 726, 3, 0},
-        /* 8192^3 in 256x256: 15 rounds, the last 34 tiles 22 in thirds and 12 in
-         * quarters (7/12 of a round; thirds alone 2/3), 80 slots */
-        {1024, 128, HGEMM_SK_AUTO, 127, 990, 3, 12},
-        /* ... and in thirds where the 80 slots do not fit */
-        {1024, 128, HGEMM_SK_AUTO, 79, 990, 3, 0},
+        {832, 128, HGEMM_SK_TAIL, 79, 832, 0},
+        /* 8192 x 6144 x 4096 in 256x256: 11 rounds, the last 42 tiles in thirds */
+        {768, 64, HGEMM_SK_AUTO, 1000, 726, 3},
         /* 4096^3 in 256x256: 58 tiles left, a whole round in 2, 3 or 4 slices */
-        {256, 64, HGEMM_SK_AUTO, 1000, 256, 0, 0},
+        {256, 64, HGEMM_SK_AUTO, 1000, 256, 0},
         /* 4096^3 in 256x320: 10 tiles past 3 rounds, one round of a quarter */
-        {208, 64, HGEMM_SK_TAIL, 1000, 198, 4, 0},
+        {208, 64, HGEMM_SK_TAIL, 1000, 198, 4},
         /* too few k-tiles for two slices of HGEMM_SK_TAIL_MIN_ITERS */
-        {832, 31, HGEMM_SK_TAIL, 1000, 832, 0, 0},
+        {832, 31, HGEMM_SK_TAIL, 1000, 832, 0},
         /* split-K's plan (16 long tiles in 4 slices) is left alone */
-        {16, 512, HGEMM_SK_AUTO, 1000, 0, 0, 0},
+        {16, 512, HGEMM_SK_AUTO, 1000, 0, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         hgemm_sk s = hgemm_sk_plan(cases[i].tiles, cases[i].k_tiles, H200_CLUSTERS, cases[i].mode);
         const uint32_t slices = s.slices;
-        hgemm_sk_tail(&s, cases[i].max_units, 1);
+        hgemm_sk_tail(&s, cases[i].max_units);
         CHECK_MSG(s.dp_tiles == cases[i].dp_tiles && s.tail_slices == cases[i].tail_slices &&
-                      s.tail_more == cases[i].tail_more && s.slices == slices,
-                  "%u tiles of %u k-tiles, %u units: dp %u, tail in %u, %u in one more (expected %u, %u, %u)",
-                  cases[i].tiles, cases[i].k_tiles, cases[i].max_units, s.dp_tiles, s.tail_slices, s.tail_more,
-                  cases[i].dp_tiles, cases[i].tail_slices, cases[i].tail_more);
+                      s.slices == slices,
+                  "%u tiles of %u k-tiles, %u units: dp %u, tail in %u (expected %u, %u)", cases[i].tiles,
+                  cases[i].k_tiles, cases[i].max_units, s.dp_tiles, s.tail_slices, cases[i].dp_tiles,
+                  cases[i].tail_slices);
     }
 }
 
 /* hgemm_sk_balance on one plan; returns 0 at the first broken property. */
 static int check_balance(uint32_t tiles, uint32_t k_tiles, uint32_t workers, int mode) {
     hgemm_sk s = hgemm_sk_plan(tiles, k_tiles, workers, mode);
-    if (mode == HGEMM_SK_AUTO) hgemm_sk_tail(&s, 1000, 1);
+    if (mode == HGEMM_SK_AUTO) hgemm_sk_tail(&s, 1000);
     const hgemm_sk before = s;
     hgemm_sk_balance(&s);
     const int whole = before.dp_tiles == tiles && !before.sk_workers && !before.slices && !before.tail_slices;
@@ -547,7 +497,7 @@ static void test_balance(void) {
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         hgemm_sk s = hgemm_sk_plan(cases[i].tiles, cases[i].k_tiles, H200_CLUSTERS, cases[i].mode);
-        if (cases[i].mode == HGEMM_SK_AUTO) hgemm_sk_tail(&s, cases[i].max_units, 1);
+        if (cases[i].mode == HGEMM_SK_AUTO) hgemm_sk_tail(&s, cases[i].max_units);
         hgemm_sk_balance(&s);
         CHECK_MSG(s.workers == cases[i].workers, "%u tiles of %u k-tiles: %u workers (expected %u)", cases[i].tiles,
                   cases[i].k_tiles, s.workers, cases[i].workers);

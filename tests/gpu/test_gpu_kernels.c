@@ -119,13 +119,12 @@ static const test_case cases[] = {
      * halves of 32 and 33 k-tiles, with beta 0 on NaN (the late parts) */
     {"tail split", 4224, 1000, 2100, 0, 8, 16, 0.5f, -1.5f, C_RANDOM, AB_RANDOM, STREAM_NONBLOCKING, 0},
     {"tail split", 8320, 700, 4100, PLAIN, STREAM_LEGACY, 0},
-    /* the tail split cut two ways (since run 103): 2500 x 2500 is 100 wide
-     * cluster tiles on 66 clusters, the last 34 cut 22 in thirds (21 or 22
-     * of 65 k-tiles) and 12 in quarters (16 or 17), whose owners add three
-     * partial sums; the last cluster row's lower block has 68 rows and the
-     * last tile column 196 (v8-320+ws: 80 tiles, the last 14 in quarters) */
-    {"tail two ways", 2500, 2500, 4100, 0, 8, 16, 0.5f, -1.5f, C_RANDOM, AB_RANDOM, STREAM_NONBLOCKING, 0},
-    {"tail two ways", 2500, 2500, 4100, PLAIN, STREAM_LEGACY, 0},
+    /* 2500 x 2500 is 100 wide cluster tiles on 66 clusters, the last 34 in
+     * thirds (21 or 22 of 65 k-tiles); the last cluster row's lower block
+     * has 68 rows and the last tile column 196 (v8-320+ws: 80 tiles, the
+     * last 14 in quarters of 16 or 17) */
+    {"tail split", 2500, 2500, 4100, 0, 8, 16, 0.5f, -1.5f, C_RANDOM, AB_RANDOM, STREAM_NONBLOCKING, 0},
+    {"tail split", 2500, 2500, 4100, PLAIN, STREAM_LEGACY, 0},
     /* padded leading dimensions */
     {"padded ld", 200, 136, 96, 24, 40, 56, 1.0f, 0.0f, C_NAN, AB_RANDOM, STREAM_LEGACY, 0},
     {"padded ld", 333, 257, 130, 8, 16, 8, 1.0f, 0.0f, C_NAN, AB_RANDOM, STREAM_NONBLOCKING, 0},

@@ -39,8 +39,7 @@ static const shape shapes[] = {{1, 1, 1}, {129, 264, 72}, {300, 520, 100}, {256,
                                   for 66 clusters, the last 2 in halves (a 17th cluster row whose
                                   lower block has no rows) */
                                {4224, 1000, 2048},
-                               /* the tail cut two ways: 100 wide cluster tiles of 64 k-tiles, the last
-                                  34 as 22 in thirds and 12 in quarters (16 k-tiles each) */
+                               /* 100 wide cluster tiles of 64 k-tiles, the last 34 in thirds */
                                {2500, 2500, 4096},
                                /* decode: V9 splits k over clusters of 6 and 8 blocks; 79 tiles,
                                   one deep-ring block each; a swapped tile whose last 8 columns
