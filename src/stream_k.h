@@ -208,6 +208,13 @@ static inline HGEMM_HD uint32_t hgemm_sk_slice_begin(const hgemm_sk *s, uint32_t
     return hgemm_sk_cut(s->k_tiles, slice, s->slices);
 }
 
+/* The tail split: how many passes of 1/n of a tile `tail` tiles cut in n
+ * slices take, dealt round robin over `workers` (the tail lasts passes / n
+ * of a round). */
+static inline HGEMM_HD uint32_t hgemm_sk_tail_passes(uint32_t tail, uint32_t n, uint32_t workers) {
+    return (uint32_t)(((uint64_t)tail * n + workers - 1) / workers);
+}
+
 /* The tail split on a whole-tiles plan (dp_tiles == tiles): where the last
  * round's tiles, cut in 2 .. HGEMM_SK_TAIL_MAX_SLICES slices, take at most
  * 3/4 of a round, cut them in the number of slices that takes least (the
@@ -224,7 +231,7 @@ static inline HGEMM_HD void hgemm_sk_tail(hgemm_sk *s, uint32_t max_units) {
     uint64_t num = 1, den = 1;
     for (uint32_t n = 2; n <= HGEMM_SK_TAIL_MAX_SLICES; n++) {
         if (s->k_tiles / n < HGEMM_SK_TAIL_MIN_ITERS || (uint64_t)tail * (n - 1) > max_units) break;
-        const uint64_t rounds = ((uint64_t)tail * n + s->workers - 1) / s->workers;
+        const uint64_t rounds = hgemm_sk_tail_passes(tail, n, s->workers);
         if (rounds * den < num * n) {
             best = n;
             num = rounds;

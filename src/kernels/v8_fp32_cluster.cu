@@ -1114,8 +1114,8 @@ static double v8_rounds(const hgemm_problem *p, uint64_t tiles, uint32_t workers
     int split = bn > 256 ? HGEMM_SK_TAIL : HGEMM_SK_AUTO;
     const hgemm_sk sk = v8_plan(p, (uint32_t)tiles, workers * V8_CLUSTER, V8_CLUSTER, bn, &split);
     if (!sk.tail_slices) return whole;
-    const uint32_t tail_rounds = ((sk.tiles - sk.dp_tiles) * sk.tail_slices + workers - 1) / workers;
-    return (double)(sk.dp_tiles / workers) + (double)tail_rounds / sk.tail_slices + V8_TAIL_ROUND_COST;
+    const uint32_t passes = hgemm_sk_tail_passes(sk.tiles - sk.dp_tiles, sk.tail_slices, workers);
+    return (double)(sk.dp_tiles / workers) + (double)passes / sk.tail_slices + V8_TAIL_ROUND_COST;
 }
 
 static int v8_choose_bn(const hgemm_problem *p, uint32_t workers) {
