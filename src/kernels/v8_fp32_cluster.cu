@@ -1375,6 +1375,117 @@ extern "C" hgemm_status hgemm__launch_v8_c4(const hgemm_problem *p, cudaStream_t
     return launch_v8<4, true, __half, 0, 0, 256, 2>(p, stream, HGEMM_SK_AUTO);
 }
 
+/* Clusters of 4 beside pairs, at once (v8-mix, run 104): clusters of 4
+ * ran a round of tiles 5..9% faster than pairs (run 73: a block asks L2
+ * for 24 KB a k-tile instead of 32), but the H200 holds only 30 of them,
+ * 120 SMs. Here they take most of C, and pairs on the 12 SMs they leave
+ * take the rest, in a second launch that runs beside the first: C is cut
+ * along M or N where the two parts' rounds end closest together, counting
+ * a round of clusters of 4 as V8_MIX_C4_COST of a round of pairs. The
+ * clusters of 4 go on a library stream of the highest priority, forked
+ * from the caller's stream and joined back into it, so that their grid is
+ * placed first; the pairs' part runs on the caller's stream (at most
+ * `spare` SMs). The clusters of 4 run whole tiles only: none of their
+ * blocks ever waits for another cluster, so a cluster that found no SM
+ * free would only start late, never hang. fp16 NT, one product, no
+ * separate C input; elsewhere V8. */
+#define V8_MIX_C4_COST 0.93
+typedef struct v8_mix_cut { int axis; int64_t at; double cost; } v8_mix_cut; /* axis 0: rows, 1: columns, -1: none */
+
+static double v8_mix_rounds(uint64_t tiles, uint32_t workers) {
+    return (double)((tiles + workers - 1) / workers);
+}
+
+/* Where to cut C (m x n) between w4 clusters of 4 (512 x 256 cluster
+ * tiles) and w2 pairs (256 x 256): the cut, on 512 rows or 256 columns,
+ * whose slower part takes the fewest pair rounds. */
+static v8_mix_cut v8_mix_choose(int64_t m, int64_t n, uint32_t w4, uint32_t w2) {
+    v8_mix_cut best = {-1, 0, 0.0};
+    const uint64_t tm4 = (uint64_t)hgemm_ceil_div(m, 512), tm2 = (uint64_t)hgemm_ceil_div(m, 256);
+    const uint64_t tn = (uint64_t)hgemm_ceil_div(n, 256);
+    for (int64_t at = 512; at < m; at += 512) {
+        const double c4 = v8_mix_rounds((uint64_t)(at / 512) * tn, w4) * V8_MIX_C4_COST;
+        const double c2 = v8_mix_rounds((uint64_t)hgemm_ceil_div(m - at, 256) * tn, w2);
+        const double cost = c4 > c2 ? c4 : c2;
+        if (best.axis < 0 || cost < best.cost) best = (v8_mix_cut){0, at, cost};
+    }
+    for (int64_t at = 256; at < n; at += 256) {
+        const double c4 = v8_mix_rounds(tm4 * (uint64_t)(at / 256), w4) * V8_MIX_C4_COST;
+        const double c2 = v8_mix_rounds(tm2 * (uint64_t)hgemm_ceil_div(n - at, 256), w2);
+        const double cost = c4 > c2 ? c4 : c2;
+        if (best.axis < 0 || cost < best.cost) best = (v8_mix_cut){1, at, cost};
+    }
+    return best;
+}
+
+/* The library's high-priority stream and its two events, per device. */
+enum { V8_MIX_DEVICES = 64 };
+typedef struct v8_mix_streams { int ready; cudaStream_t hi; cudaEvent_t fork, join; } v8_mix_streams;
+static v8_mix_streams v8_mix_by_dev[V8_MIX_DEVICES];
+
+static hgemm_status v8_mix_streams_get(int dev, v8_mix_streams **out) {
+    if (dev < 0 || dev >= V8_MIX_DEVICES) return HGEMM_ERROR_NOT_SUPPORTED;
+    v8_mix_streams *s = &v8_mix_by_dev[dev];
+    if (!s->ready) {
+        int lowest = 0, highest = 0;
+        cudaError_t err = cudaDeviceGetStreamPriorityRange(&lowest, &highest);
+        if (err == cudaSuccess) err = cudaStreamCreateWithPriority(&s->hi, cudaStreamNonBlocking, highest);
+        if (err == cudaSuccess) err = cudaEventCreateWithFlags(&s->fork, cudaEventDisableTiming);
+        if (err == cudaSuccess) err = cudaEventCreateWithFlags(&s->join, cudaEventDisableTiming);
+        if (err != cudaSuccess) return hgemm__status_from_cuda(err);
+        s->ready = 1;
+    }
+    *out = s;
+    return HGEMM_SUCCESS;
+}
+
+extern "C" hgemm_status hgemm__launch_v8_mix(const hgemm_problem *p, cudaStream_t stream) {
+    if ((p->batch > 1) || p->C_in != NULL) return hgemm__launch_v8(p, stream);
+    int dev = 0, sms = 0;
+    cudaError_t err = cudaGetDevice(&dev);
+    if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+    if (err != cudaSuccess) return hgemm__status_from_cuda(err);
+    if (p->sm_count > 0 && p->sm_count < sms) return hgemm__launch_v8(p, stream);
+    const void *k4 = (const void *)v8_kernel<4, true, __half, 0, 0, 256, 2>;
+    unsigned grid4 = 0;
+    hgemm_status st = hgemm__persistent_grid(k4, V8_THREADS, sizeof(v8_smem<256, 2>) + SW128_ALIGN, 4, UINT32_MAX,
+                                             &grid4);
+    if (st != HGEMM_SUCCESS) return st;
+    const int spare = sms - (int)grid4;
+    if (spare < V8_CLUSTER) return hgemm__launch_v8(p, stream);
+    const v8_mix_cut cut = v8_mix_choose(p->m, p->n, grid4 / 4, (uint32_t)spare / V8_CLUSTER);
+    if (cut.axis < 0) return hgemm__launch_v8(p, stream);
+    hgemm_problem p4 = *p, p2 = *p;
+    if (cut.axis == 0) {
+        p4.m = cut.at;
+        p2.m = p->m - cut.at;
+        p2.A = (const __half *)p->A + cut.at * p->lda;
+        p2.C = (__half *)p->C + cut.at * p->ldc;
+    } else {
+        p4.n = cut.at;
+        p2.n = p->n - cut.at;
+        p2.B = (const __half *)p->B + cut.at * p->ldb;
+        p2.C = (__half *)p->C + cut.at;
+    }
+    p2.sm_count = spare;
+    p4.pdl = p2.pdl = HGEMM_PDL_OFF;
+    v8_mix_streams *s = NULL;
+    st = v8_mix_streams_get(dev, &s);
+    if (st != HGEMM_SUCCESS) return st;
+    err = cudaEventRecord(s->fork, stream);
+    if (err == cudaSuccess) err = cudaStreamWaitEvent(s->hi, s->fork, 0);
+    if (err != cudaSuccess) return hgemm__status_from_cuda(err);
+    st = launch_v8<4, true, __half, 0, 0, 256, 2>(&p4, s->hi, HGEMM_SK_NONE);
+    const hgemm_status st2 = hgemm__launch_v8(&p2, stream);
+    /* joined whatever happened, so the caller's stream never runs ahead of
+     * work still queued on the library's */
+    err = cudaEventRecord(s->join, s->hi);
+    if (err == cudaSuccess) err = cudaStreamWaitEvent(stream, s->join, 0);
+    if (st == HGEMM_SUCCESS) st = st2;
+    if (st == HGEMM_SUCCESS && err != cudaSuccess) st = hgemm__status_from_cuda(err);
+    return st;
+}
+
 /* The deep ring with C in two halves through one buffer (DEEP = 1), the
  * table's wide tile from run 27 to run 74, at every k. */
 extern "C" hgemm_status hgemm__launch_v8_halves(const hgemm_problem *p, cudaStream_t stream) {
