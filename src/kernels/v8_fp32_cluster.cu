@@ -1381,11 +1381,15 @@ extern "C" hgemm_status hgemm__launch_v8_c4(const hgemm_problem *p, cudaStream_t
  * 120 SMs. Here they take most of C, and pairs on the 12 SMs they leave
  * take the rest, in a second launch that runs beside the first: C is cut
  * along M or N where the two parts' rounds end closest together, counting
- * a round of clusters of 4 as V8_MIX_C4_COST of a round of pairs. The
- * clusters of 4 go on a library stream of the highest priority, forked
- * from the caller's stream and joined back into it, so that their grid is
- * placed first; the pairs' part runs on the caller's stream (at most
- * `spare` SMs). The clusters of 4 run whole tiles only: none of their
+ * a round of clusters of 4 as V8_MIX_C4_COST of a round of pairs. Both
+ * parts run on library streams forked from the caller's (both wait for
+ * the one event) and joined back into it: the clusters of 4 on a stream of
+ * the highest priority, launched first, the pairs (at most `spare` SMs) on
+ * one of the lowest. Run 105 (tools/cluster_concurrency.cu): so the grid
+ * of 4s is placed whole and the pairs take the 12 SMs it leaves; with the
+ * pairs on the caller's stream they were placed first, and 2 or 3 of the
+ * 30 clusters of 4 waited for them (run 104: v8-mix ran as slow as the
+ * two parts one after the other). The clusters of 4 run whole tiles only: none of their
  * blocks ever waits for another cluster, so a cluster that found no SM
  * free would only start late, never hang. fp16 NT, one product, no
  * separate C input; elsewhere V8. */
@@ -1420,7 +1424,7 @@ static v8_mix_cut v8_mix_choose(int64_t m, int64_t n, uint32_t w4, uint32_t w2) 
 
 /* The library's high-priority stream and its two events, per device. */
 enum { V8_MIX_DEVICES = 64 };
-typedef struct v8_mix_streams { int ready; cudaStream_t hi; cudaEvent_t fork, join; } v8_mix_streams;
+typedef struct v8_mix_streams { int ready; cudaStream_t hi, lo; cudaEvent_t fork, join_hi, join_lo; } v8_mix_streams;
 static v8_mix_streams v8_mix_by_dev[V8_MIX_DEVICES];
 
 static hgemm_status v8_mix_streams_get(int dev, v8_mix_streams **out) {
@@ -1430,8 +1434,10 @@ static hgemm_status v8_mix_streams_get(int dev, v8_mix_streams **out) {
         int lowest = 0, highest = 0;
         cudaError_t err = cudaDeviceGetStreamPriorityRange(&lowest, &highest);
         if (err == cudaSuccess) err = cudaStreamCreateWithPriority(&s->hi, cudaStreamNonBlocking, highest);
+        if (err == cudaSuccess) err = cudaStreamCreateWithPriority(&s->lo, cudaStreamNonBlocking, lowest);
         if (err == cudaSuccess) err = cudaEventCreateWithFlags(&s->fork, cudaEventDisableTiming);
-        if (err == cudaSuccess) err = cudaEventCreateWithFlags(&s->join, cudaEventDisableTiming);
+        if (err == cudaSuccess) err = cudaEventCreateWithFlags(&s->join_hi, cudaEventDisableTiming);
+        if (err == cudaSuccess) err = cudaEventCreateWithFlags(&s->join_lo, cudaEventDisableTiming);
         if (err != cudaSuccess) return hgemm__status_from_cuda(err);
         s->ready = 1;
     }
@@ -1474,13 +1480,16 @@ extern "C" hgemm_status hgemm__launch_v8_mix(const hgemm_problem *p, cudaStream_
     if (st != HGEMM_SUCCESS) return st;
     err = cudaEventRecord(s->fork, stream);
     if (err == cudaSuccess) err = cudaStreamWaitEvent(s->hi, s->fork, 0);
+    if (err == cudaSuccess) err = cudaStreamWaitEvent(s->lo, s->fork, 0);
     if (err != cudaSuccess) return hgemm__status_from_cuda(err);
     st = launch_v8<4, true, __half, 0, 0, 256, 2>(&p4, s->hi, HGEMM_SK_NONE);
-    const hgemm_status st2 = hgemm__launch_v8(&p2, stream);
+    const hgemm_status st2 = hgemm__launch_v8(&p2, s->lo);
     /* joined whatever happened, so the caller's stream never runs ahead of
      * work still queued on the library's */
-    err = cudaEventRecord(s->join, s->hi);
-    if (err == cudaSuccess) err = cudaStreamWaitEvent(stream, s->join, 0);
+    err = cudaEventRecord(s->join_hi, s->hi);
+    if (err == cudaSuccess) err = cudaEventRecord(s->join_lo, s->lo);
+    if (err == cudaSuccess) err = cudaStreamWaitEvent(stream, s->join_hi, 0);
+    if (err == cudaSuccess) err = cudaStreamWaitEvent(stream, s->join_lo, 0);
     if (st == HGEMM_SUCCESS) st = st2;
     if (st == HGEMM_SUCCESS && err != cudaSuccess) st = hgemm__status_from_cuda(err);
     return st;
