@@ -238,7 +238,6 @@ hgemm_status hgemm__launch_v8_3stage(const hgemm_problem *p, cudaStream_t stream
 hgemm_status hgemm__launch_v8_streamk(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_split2k(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_c4(const hgemm_problem *p, cudaStream_t stream);
-hgemm_status hgemm__launch_v8_wide_sk(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_halves(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_wide_serial(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_wide_after(const hgemm_problem *p, cudaStream_t stream);

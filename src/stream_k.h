@@ -119,8 +119,6 @@ enum {
     HGEMM_SK_STREAM = 2, /* stream-K only (the v8-streamk ablation) */
     HGEMM_SK_SPLIT_KERNEL = 3, /* as AUTO, but split-K always reduced by a second kernel (v8-split2k) */
     HGEMM_SK_TAIL = 4,   /* whole tiles, then the tail split where it applies (hgemm_sk_tail) */
-    HGEMM_SK_STREAM_ALL = 5, /* stream-K over the last two rounds wherever the last is partly empty,
-                                however full (the v8-wide-sk ablation) */
 };
 
 typedef struct hgemm_sk {
@@ -171,9 +169,7 @@ static inline HGEMM_HD hgemm_sk hgemm_sk_plan(uint32_t tiles, uint32_t k_tiles, 
     s.tail_slices = 0;
     if (split == HGEMM_SK_NONE || split == HGEMM_SK_TAIL || workers < 2 || tiles == 0 || k_tiles < HGEMM_SK_MIN_KTILES) return s;
     const uint64_t rounds = (tiles + (uint64_t)workers - 1) / workers;
-    if (split == HGEMM_SK_STREAM_ALL ? tiles % workers == 0
-                                     : (uint64_t)tiles * 100 >= rounds * workers * HGEMM_SK_MIN_EFFICIENCY)
-        return s;
+    if ((uint64_t)tiles * 100 >= rounds * workers * HGEMM_SK_MIN_EFFICIENCY) return s;
     const int may_split = split == HGEMM_SK_AUTO || split == HGEMM_SK_SPLIT_KERNEL;
     const uint32_t slices = may_split ? hgemm_sk_slices(tiles, k_tiles, workers) : 0;
     if (slices) {

@@ -1368,13 +1368,6 @@ extern "C" hgemm_status hgemm__launch_v8_streamk(const hgemm_problem *p, cudaStr
     return launch_v8<V8_CLUSTER, true, __half, 0, 0, 256, 2>(p, stream, HGEMM_SK_STREAM);
 }
 
-/* Stream-K over the last two rounds of wide tiles wherever the last is
- * partly empty (run 107), where V8 cuts only the last round's tiles in
- * aligned slices, and only where that takes at most 3/4 of a round. */
-extern "C" hgemm_status hgemm__launch_v8_wide_sk(const hgemm_problem *p, cudaStream_t stream) {
-    return launch_v8<V8_CLUSTER, true, __half, 0, 0, 256, 2>(p, stream, HGEMM_SK_STREAM_ALL);
-}
-
 /* Clusters of 4 along M (v8-c4, run 73): four 128x256 tiles one above the
  * other share each B tile, a quarter loaded by each block, so a block asks
  * L2 for 24 KB a k-tile (16 KB of A, 8 KB of B) instead of 32. */
