@@ -123,8 +123,10 @@
  * busy against cuBLAS's 97% (run 16 profile). What holds it is the requests
  * the loads make of L2 (runs 72, 73): an L2 prefetch ahead of the ring made
  * every shape 25..35% slower, and clusters of 4 (v8-c4, a quarter of B per
- * block) ran each round of tiles 5..9% faster but fit only 30 clusters, 120
- * SMs, so they lose; pairs are the widest clusters that keep all 132 busy.
+ * block) ran each round of tiles 5..9% faster with 3 s cooldowns (level
+ * per tile at sustained clocks, run 104) but fit only 30 clusters, 120
+ * SMs, so they lose, beside pairs on the 12 SMs left too (run 106); pairs
+ * are the widest clusters that keep all 132 busy.
  * cuBLAS's own tile, 128x320 (v8-320, run 82), moved 9% fewer L2 bytes and
  * ran at a 2.3% higher clock than the 128x256 one, but took 1.4% more
  * cycles: level at 8192^3 (run 83: 1.001x cuBLAS COMPUTE_32F, 1.007x in 3
