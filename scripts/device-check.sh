@@ -28,6 +28,8 @@
 #             into phase.log and phase-MxNxK.csv
 #   occupancy hgemm-cluster-occupancy (tools/cluster_occupancy.cu): how many clusters of 1..16 one-SM blocks the
 #             GPU holds at once, into occupancy.csv
+#   concurrency hgemm-cluster-concurrency (tools/cluster_concurrency.cu): whether a grid of pairs
+#             runs beside a grid of every cluster of 4, in which launch orders, into concurrency.csv
 #   hostcost  hgemm-bench --host-cost: host time per call, $SUITE_KERNELS and cuBLAS
 #   forms     hgemm-bench at 8192^3 in fp16 and bf16, layouts NN, NT and TN, each beside
 #             cuBLAS COMPUTE_32F ($FORMS_ARGS, default --kernels auto,v8 --dtype f16,bf16
@@ -226,6 +228,10 @@ fi
 
 if has occupancy; then
     STEP_LOG="$OUT/occupancy.csv" run occupancy 30 "$BUILD/tools/hgemm-cluster-occupancy"
+fi
+
+if has concurrency; then
+    STEP_LOG="$OUT/concurrency.csv" run concurrency 60 "$BUILD/tools/hgemm-cluster-concurrency"
 fi
 
 if has hostcost; then
