@@ -72,7 +72,9 @@ typedef struct span { double start_min, start_max, end_max; } span;
 static span span_of(const unsigned long long *rec, int blocks, unsigned long long t0, int *sm_used) {
     span s = {1e30, -1e30, -1e30};
     for (int b = 0; b < blocks; b++) {
-        const double st = (double)(rec[3 * b + 1] - t0) / 1e3, en = (double)(rec[3 * b + 2] - t0) / 1e3;
+        /* signed: a block of B may start before A's first */
+        const double st = (double)(long long)(rec[3 * b + 1] - t0) / 1e3;
+        const double en = (double)(long long)(rec[3 * b + 2] - t0) / 1e3;
         if (st < s.start_min) s.start_min = st;
         if (st > s.start_max) s.start_max = st;
         if (en > s.end_max) s.end_max = en;
