@@ -15,8 +15,9 @@
 #include <cuda_runtime.h>
 
 #include "check.h" /* HGEMM_CHECK_CUDA */
+#include "cluster_config.h"
 
-enum { THREADS = 384, SMEM_BYTES = 225 * 1024, MAX_BLOCKS = 1024 };
+enum { MAX_BLOCKS = 1024 };
 
 /* rec[3 * block]: SM, start ns, end ns */
 __global__ void spin(unsigned long long *rec, unsigned long long ns) {
@@ -36,32 +37,13 @@ __global__ void spin(unsigned long long *rec, unsigned long long ns) {
 
 static void launch(int blocks, int cluster, cudaStream_t s, unsigned long long *rec, unsigned long long ns) {
     cudaLaunchAttribute attr;
-    attr.id = cudaLaunchAttributeClusterDimension;
-    attr.val.clusterDim.x = cluster;
-    attr.val.clusterDim.y = 1;
-    attr.val.clusterDim.z = 1;
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3(blocks);
-    cfg.blockDim = dim3(THREADS);
-    cfg.dynamicSmemBytes = SMEM_BYTES;
-    cfg.stream = s;
-    cfg.attrs = &attr;
-    cfg.numAttrs = 1;
+    const cudaLaunchConfig_t cfg = probe_config(&attr, blocks, cluster, s);
     HGEMM_CHECK_CUDA(cudaLaunchKernelEx(&cfg, spin, rec, ns));
 }
 
 static int clusters_of(int size) {
     cudaLaunchAttribute attr;
-    attr.id = cudaLaunchAttributeClusterDimension;
-    attr.val.clusterDim.x = size;
-    attr.val.clusterDim.y = 1;
-    attr.val.clusterDim.z = 1;
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3(size);
-    cfg.blockDim = dim3(THREADS);
-    cfg.dynamicSmemBytes = SMEM_BYTES;
-    cfg.attrs = &attr;
-    cfg.numAttrs = 1;
+    const cudaLaunchConfig_t cfg = probe_config(&attr, size, size, 0);
     int n = 0;
     HGEMM_CHECK_CUDA(cudaOccupancyMaxActiveClusters(&n, (void *)spin, &cfg));
     return n;
@@ -86,7 +68,7 @@ static span span_of(const unsigned long long *rec, int blocks, unsigned long lon
 int main(void) {
     cudaDeviceProp prop;
     HGEMM_CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
-    HGEMM_CHECK_CUDA(cudaFuncSetAttribute(spin, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES));
+    HGEMM_CHECK_CUDA(cudaFuncSetAttribute(spin, cudaFuncAttributeMaxDynamicSharedMemorySize, PROBE_SMEM_BYTES));
     const int sms = prop.multiProcessorCount, c4 = clusters_of(4), a_blocks = 4 * c4;
     const int spare = sms - a_blocks;
     int lowest = 0, highest = 0;

@@ -14,8 +14,9 @@
 #include <cuda_runtime.h>
 
 #include "check.h" /* HGEMM_CHECK_CUDA */
+#include "cluster_config.h"
 
-enum { THREADS = 384, SMEM_BYTES = 225 * 1024, MAX_CLUSTER = 16 };
+enum { MAX_CLUSTER = 16 };
 
 __global__ void probe(int *out) {
     extern __shared__ int smem[];
@@ -25,24 +26,16 @@ __global__ void probe(int *out) {
 int main(void) {
     cudaDeviceProp prop;
     HGEMM_CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
-    HGEMM_CHECK_CUDA(cudaFuncSetAttribute(probe, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES));
+    HGEMM_CHECK_CUDA(cudaFuncSetAttribute(probe, cudaFuncAttributeMaxDynamicSharedMemorySize, PROBE_SMEM_BYTES));
     HGEMM_CHECK_CUDA(cudaFuncSetAttribute(probe, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
     printf("# tool: hgemm-cluster-occupancy (tools/cluster_occupancy.cu, cudaOccupancyMaxActiveClusters)\n");
     printf("# gpu: %s\n# sm_count: %d\n", prop.name, prop.multiProcessorCount);
-    printf("# block: %d threads, %d bytes of dynamic shared memory (one block per SM)\n", THREADS, SMEM_BYTES);
+    printf("# block: %d threads, %d bytes of dynamic shared memory (one block per SM)\n", PROBE_THREADS,
+           PROBE_SMEM_BYTES);
     printf("kernel,cluster,clusters,sms\n");
     for (int size = 1; size <= MAX_CLUSTER; size *= 2) {
         cudaLaunchAttribute attr;
-        attr.id = cudaLaunchAttributeClusterDimension;
-        attr.val.clusterDim.x = size;
-        attr.val.clusterDim.y = 1;
-        attr.val.clusterDim.z = 1;
-        cudaLaunchConfig_t cfg = {};
-        cfg.gridDim = dim3(size);
-        cfg.blockDim = dim3(THREADS);
-        cfg.dynamicSmemBytes = SMEM_BYTES;
-        cfg.attrs = &attr;
-        cfg.numAttrs = 1;
+        const cudaLaunchConfig_t cfg = probe_config(&attr, size, size, 0);
         int clusters = 0;
         HGEMM_CHECK_CUDA(cudaOccupancyMaxActiveClusters(&clusters, (void *)probe, &cfg));
         printf("probe,%d,%d,%d\n", size, clusters, clusters * size);
