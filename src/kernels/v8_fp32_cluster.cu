@@ -183,9 +183,10 @@ enum {
  * of its first unit (enum v8_phase, internal.h), so that one launch shows
  * where its time goes between the ring's first data, the k-loop, split-K's
  * wait for every slice and the reduction (tools/phase_timer.c). Slot
- * blockIdx.x * 2 + g; each slot holds V8_PHASES pairs (ns, cycles). Only
- * the tiles up to 128 wide mark: in the 192- and 256-wide ones the marks'
- * registers made ptxas spill, which would change what they measure. */
+ * blockIdx.x * 2 + g; each slot holds V8_PHASES pairs (ns, cycles). The
+ * tiles up to 128 wide mark every phase; the wider ones only the walk's
+ * start and end, outside the k-loop (marks inside it made ptxas spill in
+ * the 192- and 256-wide tiles, which would change what they measure). */
 enum { V8_PHASE_MAX_BN = 128 };
 #ifdef HGEMM_PHASE_TIMER
 __device__ unsigned long long v8_phase_clock[V8_PHASE_SLOTS * V8_PHASES * 2];
@@ -193,7 +194,8 @@ __device__ unsigned long long v8_phase_clock[V8_PHASE_SLOTS * V8_PHASES * 2];
 template <int BN>
 static __device__ __forceinline__ void v8_phase_mark(bool leader, bool first, int g, int phase) {
 #ifdef HGEMM_PHASE_TIMER
-    if constexpr (BN > V8_PHASE_MAX_BN) return; /* the wide tiles would spill */
+    if constexpr (BN > V8_PHASE_MAX_BN) /* the wide tiles would spill */
+        if (phase != V8_PHASE_START && phase != V8_PHASE_END) return;
     const uint32_t slot = blockIdx.x * V8_CONSUMERS + (uint32_t)g;
     if (leader && first && slot < V8_PHASE_SLOTS) {
         unsigned long long *at = &v8_phase_clock[(slot * V8_PHASES + phase) * 2];
