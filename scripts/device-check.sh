@@ -23,7 +23,7 @@
 #             $SHAPES_ARGS (default --repeat 3 --cooldown 1), into shapes-NAME.csv
 #             (NAME: the file's name without .txt)
 #   phase     a second build, build-phase/ (-DHGEMM_PHASE_TIMER=ON: V8's tiles up to 128 wide
-#             record per-phase clocks), and hgemm-phase-timer on each "M N K" of $PHASE_SHAPES
+#             record per-phase clocks, the wider ones the walk's start and end), and hgemm-phase-timer on each "M N K" of $PHASE_SHAPES
 #             (';'-separated, default "256 256 65536;1024 1024 1024"), 5 launches each,
 #             into phase.log and phase-MxNxK.csv
 #   occupancy hgemm-cluster-occupancy (tools/cluster_occupancy.cu): how many clusters of 1..16 one-SM blocks the
