@@ -159,7 +159,10 @@ enum {
     V8_THREADS = V8_CONSUMER_THREADS + WARPGROUP_THREADS,    /* 384 */
     V8_WG_M = V8_BM / V8_CONSUMERS,                          /* 64 rows per consumer */
     V8_RASTER = 8,                                           /* raster groups, in cluster tiles */
-    V8_PRODUCER_REGS = 24,
+    V8_PRODUCER_REGS = 24,                                   /* the 320-wide tile's loader */
+    V8_DEAL_PRODUCER_REGS = 32,                              /* the other widths': the dynamic deal's
+                                                                loader spilled 16 bytes at 24 (with 32,
+                                                                the 320 tile's consumers spilled) */
     V8_CONSUMER_REGS = 240,
     V8_CLUSTER = 2,                                          /* blocks per cluster in the table's V8 */
     V8_EPI_BARRIER = 1,                                      /* named barriers 1, 2: one per consumer */
@@ -173,6 +176,12 @@ enum {
     V8_REDUCE_BATCH_IN_KERNEL = 8,                           /* the same in v8_kernel (168 registers) */
     V8_COUNT_FLAGS = 512,                                    /* flags before the in-kernel reduction's
                                                                 counters (two per tile part) */
+    V8_DEAL_FLAG = V8_FLAG_BYTES / 4 - 2,                    /* the dynamic deal's two counters, the
+                                                                flags' last two words: no other use
+                                                                reaches them */
+    V8_UNIT_QUEUE = 8,                                       /* the dynamic deal's units in flight in a
+                                                                cluster: more than a loader can run
+                                                                ahead (a unit has a k-tile at least) */
     V8_MN_BOX = SW128_ROW_BYTES / 2,                         /* 64: MN-major boxes' width in elements */
     V8_MN_BOX_BYTES = V8_MN_BOX * BK * 2,                    /* 8 KB: one box, the descriptor's MN step */
 };
@@ -294,6 +303,10 @@ struct __align__(SW128_ALIGN) v8_smem {
     uint64_t empty[STAGES];       /* V8_CONSUMERS x CLUSTER arrivals */
     uint64_t c_full[V8_CONSUMERS]; /* beta != 0: consumer g's part of C loaded into c[g] (1 arrival + bytes) */
     uint64_t part_full[V8_CONSUMERS]; /* split-K's owner: a partial sum copied into consumer g's stage */
+    uint64_t unit_full[V8_UNIT_QUEUE];  /* the dynamic deal: unit_q[i] written (1 arrival, rank 0's loader) */
+    uint64_t unit_empty[V8_UNIT_QUEUE]; /* ... and read by every reader of the cluster (V8_DEAL_READERS
+                                           arrivals; rank 0's only) */
+    uint32_t unit_q[V8_UNIT_QUEUE];     /* the units rank 0's loader was dealt, in turn */
 };
 
 static_assert(sizeof(((v8_smem<256> *)0)->a[0]) % SW128_ALIGN == 0, "stages must stay 1024-byte aligned");
@@ -321,8 +334,90 @@ static_assert(sizeof(v8_smem<320, 2>) + SW128_ALIGN <= MAX_SMEM_PER_BLOCK,
               "3 stages of 56 KB and four 8 KB C buffers must fit one block's 227 KB");
 static_assert(sizeof(((v8_smem<320, 2> *)0)->b[0]) % SW128_ALIGN == 0 && (320 / V8_CLUSTER * BK * 2) % SW128_ALIGN == 0,
               "the 320-wide B stage and each block's slice of it stay 1024-byte aligned");
-static_assert(V8_CONSUMER_REGS * V8_CONSUMER_THREADS + V8_PRODUCER_REGS * WARPGROUP_THREADS <= REGISTERS_PER_SM,
+static_assert(V8_CONSUMER_REGS * V8_CONSUMER_THREADS + V8_DEAL_PRODUCER_REGS * WARPGROUP_THREADS <= REGISTERS_PER_SM &&
+                  V8_PRODUCER_REGS <= V8_DEAL_PRODUCER_REGS,
               "the registers the warpgroups ask for must fit the register file");
+
+/* The dynamic deal (stream_k.h, hgemm_sk_unit_at; launch_v8 passes `deal`
+ * where the plan allows it). A cluster's first unit is its own index; each
+ * next one, rank 0's loader takes from a counter in the workspace once it
+ * has issued the loads of the one before, which is when its cluster has
+ * about a ring's worth of k-tiles left to run: a cluster that runs faster
+ * (its SMs' clock, run 110) comes back sooner and takes more. The loader
+ * hands each unit to the others through unit_q, a queue of V8_UNIT_QUEUE
+ * words in every block of the cluster: it writes the slot in every block
+ * and arrives on each block's unit_full; every reader (each consumer warp
+ * of every block, and the other blocks' loaders) reads the slot and
+ * arrives on rank 0's unit_empty, which the loader waits for before it
+ * writes that slot again. A unit past the last ends every reader's walk.
+ * The counter is left at 0 for the next call by the last cluster to take
+ * its last unit (the second counter counts them). The counters are the
+ * workspace flags from V8_DEAL_FLAG on; the walk's `it` counts the units a
+ * role has been dealt. Without sk.deal, the static walk (hgemm_sk_next). */
+enum v8_deal_role {
+    V8_DEAL_CLAIM,  /* rank 0's loader: takes the units and writes them */
+    V8_DEAL_THREAD, /* another block's loader: one reader */
+    V8_DEAL_WARP,   /* a consumer thread: its warp's first thread arrives for the warp */
+};
+template <int CLUSTER>
+struct v8_deal_readers {
+    static constexpr uint32_t count = CLUSTER * V8_CONSUMER_THREADS / 32 + (CLUSTER - 1);
+};
+template <int CLUSTER, int BN, int DEEP>
+static __device__ __forceinline__ bool v8_next_unit(const hgemm_sk &sk, hgemm_sk_walk &walk, uint32_t *flags,
+                                                    v8_smem<BN, DEEP> *sm, int role, uint32_t worker,
+                                                    hgemm_sk_unit &u) {
+    /* the 320-wide tile's consumers would spill with it (launch_v8 never deals it) */
+    if (BN > 256 || !sk.deal) return hgemm_sk_next(&sk, &walk, &u) != 0;
+    uint32_t *deal = flags + V8_DEAL_FLAG;
+    uint32_t &dealt = walk.it;
+    const uint32_t slot = dealt % V8_UNIT_QUEUE, parity = (dealt / V8_UNIT_QUEUE) & 1;
+    const uint32_t total = hgemm_sk_units(&sk);
+    uint32_t j;
+    if (role == V8_DEAL_CLAIM) {
+        const uint32_t clusters = gridDim.x / CLUSTER;
+        j = dealt == 0 ? worker : clusters + atom_add_relaxed_gpu_u32(deal, 1);
+        if constexpr (CLUSTER > 1) {
+            mbarrier_wait_cluster(&sm->unit_empty[slot], parity ^ 1); /* every reader has the slot's last unit */
+#pragma unroll
+            for (uint32_t r = 0; r < CLUSTER; r++) {
+                st_shared_cluster_u32(mapa_shared(&sm->unit_q[slot], r), j);
+                mbarrier_arrive_release_cluster(&sm->unit_full[slot], r);
+            }
+        } else {
+            mbarrier_wait(&sm->unit_empty[slot], parity ^ 1);
+            *(volatile uint32_t *)&sm->unit_q[slot] = j;
+            mbarrier_arrive(&sm->unit_full[slot]);
+        }
+        if (j >= total) {
+            /* every reader has seen the end, so no arrival comes to this
+             * block's barriers any more; then the last cluster here resets
+             * the counters (acq_rel: every cluster's last take is before) */
+            mbarrier_wait_cluster(&sm->unit_empty[slot], parity);
+            if (atom_add_acq_rel_gpu_u32(deal + 1, 1) == clusters - 1) {
+                st_relaxed_gpu_u32(deal, 0);
+                st_relaxed_gpu_u32(deal + 1, 0);
+            }
+        }
+    } else {
+        if constexpr (CLUSTER > 1)
+            mbarrier_wait_cluster(&sm->unit_full[slot], parity);
+        else
+            mbarrier_wait(&sm->unit_full[slot], parity);
+        j = *(volatile uint32_t *)&sm->unit_q[slot];
+        if (role == V8_DEAL_WARP) __syncwarp(); /* the whole warp has read the slot */
+        if (role == V8_DEAL_THREAD || threadIdx.x % 32 == 0) {
+            if constexpr (CLUSTER > 1)
+                mbarrier_arrive_release_cluster(&sm->unit_empty[slot], 0);
+            else
+                mbarrier_arrive(&sm->unit_empty[slot]);
+        }
+    }
+    dealt++;
+    if (j >= total) return false;
+    hgemm_sk_unit_at(&sk, j, &u);
+    return true;
+}
 
 /* First row of C (and A) of this block's tile: cluster tile (tile.m, tile.n)
  * is CLUSTER tiles stacked along M, block `rank` takes the rank-th. */
@@ -553,6 +648,10 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
             mbarrier_init(&sm->c_full[g], 1);
             mbarrier_init(&sm->part_full[g], 1);
         }
+        for (int i = 0; i < V8_UNIT_QUEUE; i++) {
+            mbarrier_init(&sm->unit_full[i], 1);
+            mbarrier_init(&sm->unit_empty[i], v8_deal_readers<CLUSTER>::count);
+        }
         fence_mbarrier_init();
     }
     /* The peer's loads and releases target these barriers: initialised
@@ -577,7 +676,7 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
     if (trigger == HGEMM_TRIGGER_START) griddep_launch_dependents();
 
     if (wg == V8_PRODUCER_WG) {
-        setmaxnreg_dec<V8_PRODUCER_REGS>();
+        setmaxnreg_dec<(BN > 256 ? V8_PRODUCER_REGS : V8_DEAL_PRODUCER_REGS)>();
         if (tid == V8_PRODUCER_THREAD) {
             /* a cluster walks its units (stream_k.h); this block is its rank-th */
             const uint32_t worker = blockIdx.x / CLUSTER, rank = CLUSTER > 1 ? cluster_ctarank() : 0;
@@ -586,7 +685,8 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
             pipe_state st = {0, 0};
             hgemm_sk_walk walk = hgemm_sk_start(&sk, worker);
             hgemm_sk_unit u;
-            while (hgemm_sk_next(&sk, &walk, &u)) {
+            const int role = rank == 0 ? V8_DEAL_CLAIM : V8_DEAL_THREAD;
+            while (v8_next_unit<CLUSTER>(sk, walk, flags, sm, role, worker, u)) {
                 const uint32_t entry = u.tile / bt.tiles;
                 const hgemm_tile tile = hgemm_raster(u.tile - entry * bt.tiles, ctiles_m, tiles_n, bt.raster);
                 const int32_t a_row = v8_row0<CLUSTER>(tile, rank);
@@ -694,7 +794,7 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
         hgemm_sk_unit u;
         uint32_t units = 0; /* the phase clocks mark the first unit */
         v8_phase_mark<BN>(leader, true, g, V8_PHASE_START);
-        while (hgemm_sk_next(&sk, &walk, &u)) {
+        while (v8_next_unit<CLUSTER>(sk, walk, flags, sm, V8_DEAL_WARP, worker, u)) {
             const bool first = units++ == 0;
             const uint32_t entry = u.tile / bt.tiles;
             const hgemm_tile tile = hgemm_raster(u.tile - entry * bt.tiles, ctiles_m, tiles_n, bt.raster);
@@ -956,7 +1056,7 @@ static int v8_pdl_mode(const hgemm_problem *p) {
  * flag left nonzero lets an owner add a partial sum before it is written). */
 static int v8_workspace_fits(const hgemm_problem *p, uint32_t grid) {
     const size_t slots = (size_t)grid * V8_CONSUMERS;
-    return p->workspace != NULL && slots * sizeof(uint32_t) <= V8_FLAG_BYTES &&
+    return p->workspace != NULL && slots <= V8_DEAL_FLAG &&
            p->workspace_bytes >= V8_FLAG_BYTES + slots * V8_SLOT_FLOATS * sizeof(float);
 }
 
@@ -966,7 +1066,7 @@ static int v8_workspace_fits(const hgemm_problem *p, uint32_t grid) {
  * (v8_workspace_fits). */
 static uint32_t v8_tail_max_units(const hgemm_problem *p, int bn, uint32_t cluster) {
     const size_t unit_slots = (size_t)cluster * V8_CONSUMERS, slot_bytes = v8_tail_slot_floats(bn) * sizeof(float);
-    const size_t by_flags = V8_FLAG_BYTES / sizeof(uint32_t) / unit_slots;
+    const size_t by_flags = V8_DEAL_FLAG / unit_slots;
     const size_t by_bytes = (p->workspace_bytes - V8_FLAG_BYTES) / (unit_slots * slot_bytes);
     return (uint32_t)(by_flags < by_bytes ? by_flags : by_bytes);
 }
@@ -984,15 +1084,25 @@ static uint32_t v8_tail_max_units(const hgemm_problem *p, int bn, uint32_t clust
  * rounds and 2 tiles). The width rule weighs this plan (v8_rounds). Last,
  * whole tiles whose last round leaves clusters idle go to the fewest
  * clusters that take as many rounds (hgemm_sk_balance, since run 100; not
- * in v8-allsms): sk.workers may be below grid / cluster. */
+ * in v8-allsms): sk.workers may be below grid / cluster. Under the dynamic
+ * deal (v8_deals) every cluster takes units instead, the balance left out. */
+static int v8_deals(const hgemm_problem *p, int split, int bn, const hgemm_sk *sk);
 static hgemm_sk v8_plan(const hgemm_problem *p, uint32_t tiles, uint32_t grid, uint32_t cluster, int bn,
                         int *split) {
     if (p->C_in != NULL || (bn > 256 && *split != HGEMM_SK_TAIL) || !v8_workspace_fits(p, grid))
         *split = HGEMM_SK_NONE;
     hgemm_sk sk = hgemm_sk_plan(tiles, (uint32_t)hgemm_ceil_div(p->k, BK), grid / cluster, *split);
     if (*split == HGEMM_SK_AUTO || *split == HGEMM_SK_TAIL) hgemm_sk_tail(&sk, v8_tail_max_units(p, bn, cluster));
-    if (!p->all_workers) hgemm_sk_balance(&sk);
+    if (!p->all_workers && !v8_deals(p, *split, bn, &sk)) hgemm_sk_balance(&sk);
     return sk;
+}
+
+/* Whether a launch deals its units dynamically (v8_next_unit): with the
+ * workspace it keeps its counters in, a plan of whole tiles and the tail
+ * split, tiles up to 256 wide (the 320-wide one's consumers would spill),
+ * under hgemm_problem.deal (the launcher's choice: static, so far). */
+static int v8_deals(const hgemm_problem *p, int split, int bn, const hgemm_sk *sk) {
+    return split != HGEMM_SK_NONE && bn <= 256 && hgemm_sk_dealable(sk) && p->deal == HGEMM_DEAL_DYNAMIC;
 }
 
 template <int CLUSTER, bool TMA_EPILOGUE, typename T, int A_MN, int B_MN, int BN, int DEEP = 0, bool FENCED = false,
@@ -1028,8 +1138,7 @@ static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int s
      * flags: where the slots or the tiles' counters would not fit, the
      * second kernel reduces instead (never on an H200: 264 slots, 132). */
     if (sk.slices && sk.reduce == HGEMM_SK_REDUCE_SHARED &&
-        (slots > V8_COUNT_FLAGS ||
-         V8_COUNT_FLAGS + 2 * (size_t)sk.tiles * CLUSTER * V8_CONSUMERS > flag_bytes / sizeof(uint32_t)))
+        (slots > V8_COUNT_FLAGS || V8_COUNT_FLAGS + 2 * (size_t)sk.tiles * CLUSTER * V8_CONSUMERS > V8_DEAL_FLAG))
         sk.reduce = HGEMM_SK_REDUCE_KERNEL;
     /* Clusters with work: all of the plan's while whole tiles go round
      * (dp_tiles is 0 or a multiple of sk.workers, which hgemm_sk_balance may
@@ -1038,6 +1147,7 @@ static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int s
     if (sk.sk_workers && sk.dp_tiles) busy = sk.workers;
     uint32_t *flags = split != HGEMM_SK_NONE ? (uint32_t *)p->workspace : NULL;
     float *partials = split != HGEMM_SK_NONE ? (float *)((char *)p->workspace + flag_bytes) : NULL;
+    sk.deal = (uint32_t)v8_deals(p, split, BN, &sk);
     gemm_args args = make_args(p);
     const int pdl = v8_pdl_mode(p);
     uint32_t trigger = (uint32_t)hgemm__pdl_trigger(pdl);
@@ -1348,6 +1458,14 @@ extern "C" hgemm_status hgemm__launch_v8_pdl_late(const hgemm_problem *p, cudaSt
 extern "C" hgemm_status hgemm__launch_v8_allsms(const hgemm_problem *p, cudaStream_t stream) {
     hgemm_problem q = *p;
     q.all_workers = 1;
+    return hgemm__launch_v8(&q, stream);
+}
+
+/* The table's V8 with its units dealt dynamically where the workspace holds
+ * the counter (v8_next_unit), every cluster taking them. */
+extern "C" hgemm_status hgemm__launch_v8_dyn(const hgemm_problem *p, cudaStream_t stream) {
+    hgemm_problem q = *p;
+    q.deal = HGEMM_DEAL_DYNAMIC;
     return hgemm__launch_v8(&q, stream);
 }
 
