@@ -159,10 +159,9 @@ enum {
     V8_THREADS = V8_CONSUMER_THREADS + WARPGROUP_THREADS,    /* 384 */
     V8_WG_M = V8_BM / V8_CONSUMERS,                          /* 64 rows per consumer */
     V8_RASTER = 8,                                           /* raster groups, in cluster tiles */
-    V8_PRODUCER_REGS = 24,                                   /* the 320-wide tile's loader */
-    V8_DEAL_PRODUCER_REGS = 32,                              /* the other widths': the dynamic deal's
-                                                                loader spilled 16 bytes at 24 (with 32,
-                                                                the 320 tile's consumers spilled) */
+    V8_PRODUCER_REGS = 24,
+    V8_CLAIMER_THREAD = V8_PRODUCER_THREAD + 32,             /* the dynamic deal's taker: the loader
+                                                                warpgroup's second warp */
     V8_CONSUMER_REGS = 240,
     V8_CLUSTER = 2,                                          /* blocks per cluster in the table's V8 */
     V8_EPI_BARRIER = 1,                                      /* named barriers 1, 2: one per consumer */
@@ -303,7 +302,8 @@ struct __align__(SW128_ALIGN) v8_smem {
     uint64_t empty[STAGES];       /* V8_CONSUMERS x CLUSTER arrivals */
     uint64_t c_full[V8_CONSUMERS]; /* beta != 0: consumer g's part of C loaded into c[g] (1 arrival + bytes) */
     uint64_t part_full[V8_CONSUMERS]; /* split-K's owner: a partial sum copied into consumer g's stage */
-    uint64_t unit_full[V8_UNIT_QUEUE];  /* the dynamic deal: unit_q[i] written (1 arrival, rank 0's loader) */
+    uint64_t unit_full[V8_UNIT_QUEUE];  /* the dynamic deal: unit_q[i] written (1 arrival, rank 0's taker) */
+    uint64_t unit_want;                 /* rank 0's loader has issued its unit's loads (1 arrival) */
     uint64_t unit_empty[V8_UNIT_QUEUE]; /* ... and read by every reader of the cluster (V8_DEAL_READERS
                                            arrivals; rank 0's only) */
     uint32_t unit_q[V8_UNIT_QUEUE];     /* the units rank 0's loader was dealt, in turn */
@@ -334,49 +334,74 @@ static_assert(sizeof(v8_smem<320, 2>) + SW128_ALIGN <= MAX_SMEM_PER_BLOCK,
               "3 stages of 56 KB and four 8 KB C buffers must fit one block's 227 KB");
 static_assert(sizeof(((v8_smem<320, 2> *)0)->b[0]) % SW128_ALIGN == 0 && (320 / V8_CLUSTER * BK * 2) % SW128_ALIGN == 0,
               "the 320-wide B stage and each block's slice of it stay 1024-byte aligned");
-static_assert(V8_CONSUMER_REGS * V8_CONSUMER_THREADS + V8_DEAL_PRODUCER_REGS * WARPGROUP_THREADS <= REGISTERS_PER_SM &&
-                  V8_PRODUCER_REGS <= V8_DEAL_PRODUCER_REGS,
-              "the registers the warpgroups ask for must fit the register file");
+/* setmaxnreg.inc takes its registers from those the loader gave back, not
+ * from the rest of the register file: 168 - 24 = 144 per loader thread,
+ * 18432 in all, exactly the consumers' 240 - 168 = 72 each (with 32 for the
+ * loader every V8 launch hung, run 111). */
+static_assert(V8_CONSUMER_REGS * V8_CONSUMER_THREADS + V8_PRODUCER_REGS * WARPGROUP_THREADS <= REGISTERS_PER_SM &&
+                  (V8_CONSUMER_REGS - 168) * V8_CONSUMER_THREADS <= (168 - V8_PRODUCER_REGS) * WARPGROUP_THREADS,
+              "the registers the consumers ask for must be those the loader gives back");
 
-/* The dynamic deal (stream_k.h, hgemm_sk_unit_at; launch_v8 passes `deal`
+/* The dynamic deal (stream_k.h, hgemm_sk_unit_at; launch_v8 sets sk.deal
  * where the plan allows it). A cluster's first unit is its own index; each
- * next one, rank 0's loader takes from a counter in the workspace once it
- * has issued the loads of the one before, which is when its cluster has
- * about a ring's worth of k-tiles left to run: a cluster that runs faster
- * (its SMs' clock, run 110) comes back sooner and takes more. The loader
- * hands each unit to the others through unit_q, a queue of V8_UNIT_QUEUE
- * words in every block of the cluster: it writes the slot in every block
+ * next one a taker thread of rank 0 (v8_deal_take, in the loader
+ * warpgroup's second warp) takes from a counter in the workspace once rank
+ * 0's loader has issued the loads of the unit before (unit_want), which is
+ * when its cluster has about a ring's worth of k-tiles left to run: a
+ * cluster that runs faster (its SMs' clock, run 110) comes back sooner and
+ * takes more. The taker hands each unit to every block through unit_q, a
+ * queue of V8_UNIT_QUEUE words in each: it writes the slot in every block
  * and arrives on each block's unit_full; every reader (each consumer warp
- * of every block, and the other blocks' loaders) reads the slot and
- * arrives on rank 0's unit_empty, which the loader waits for before it
- * writes that slot again. A unit past the last ends every reader's walk.
- * The counter is left at 0 for the next call by the last cluster to take
- * its last unit (the second counter counts them). The counters are the
- * workspace flags from V8_DEAL_FLAG on; the walk's `it` counts the units a
- * role has been dealt. Without sk.deal, the static walk (hgemm_sk_next). */
-enum v8_deal_role {
-    V8_DEAL_CLAIM,  /* rank 0's loader: takes the units and writes them */
-    V8_DEAL_THREAD, /* another block's loader: one reader */
-    V8_DEAL_WARP,   /* a consumer thread: its warp's first thread arrives for the warp */
-};
+ * and the loader of every block) reads the slot and arrives on rank 0's
+ * unit_empty, which the taker waits for before it writes that slot again.
+ * A unit past the last ends every reader's walk. The counters are the
+ * workspace flags from V8_DEAL_FLAG on; the last cluster to take its last
+ * unit leaves both at 0 for the next call. A reader's walk counts in `it`
+ * the units it has read. Without sk.deal, the static walk (hgemm_sk_next). */
 template <int CLUSTER>
 struct v8_deal_readers {
-    static constexpr uint32_t count = CLUSTER * V8_CONSUMER_THREADS / 32 + (CLUSTER - 1);
+    static constexpr uint32_t count = CLUSTER * (V8_CONSUMER_THREADS / 32 + 1);
 };
+/* Which builds can deal: not the 320-wide tile (its consumers spilled with
+ * the reader's code) nor both operands MN-major (their loader spilled 8
+ * bytes at 24 registers); launch_v8 deals nothing else (v8_deals). */
+static constexpr __host__ __device__ bool v8_can_deal(int bn, int a_mn, int b_mn) { return bn <= 256 && !(a_mn && b_mn); }
+
+/* The next unit of a reader: a loader (warp false: one thread) or a
+ * consumer thread (warp true: its warp's first thread arrives for it). */
+template <int CLUSTER, bool DEALS, int BN, int DEEP>
+static __device__ __forceinline__ bool v8_next_unit(const hgemm_sk &sk, hgemm_sk_walk &walk,
+                                                    v8_smem<BN, DEEP> *sm, bool warp, hgemm_sk_unit &u) {
+    if (!DEALS || !sk.deal) return hgemm_sk_next(&sk, &walk, &u) != 0;
+    const uint32_t slot = walk.it % V8_UNIT_QUEUE, parity = (walk.it / V8_UNIT_QUEUE) & 1;
+    walk.it++;
+    if constexpr (CLUSTER > 1)
+        mbarrier_wait_cluster(&sm->unit_full[slot], parity);
+    else
+        mbarrier_wait(&sm->unit_full[slot], parity);
+    const uint32_t j = *(volatile uint32_t *)&sm->unit_q[slot];
+    if (warp) __syncwarp(); /* the whole warp has read the slot */
+    if (!warp || threadIdx.x % 32 == 0) {
+        if constexpr (CLUSTER > 1)
+            mbarrier_arrive_release_cluster(&sm->unit_empty[slot], 0);
+        else
+            mbarrier_arrive(&sm->unit_empty[slot]);
+    }
+    if (j >= hgemm_sk_units(&sk)) return false;
+    hgemm_sk_unit_at(&sk, j, &u);
+    return true;
+}
+
+/* Rank 0's taker: every unit of the cluster's walk, and the end. */
 template <int CLUSTER, int BN, int DEEP>
-static __device__ __forceinline__ bool v8_next_unit(const hgemm_sk &sk, hgemm_sk_walk &walk, uint32_t *flags,
-                                                    v8_smem<BN, DEEP> *sm, int role, uint32_t worker,
-                                                    hgemm_sk_unit &u) {
-    /* the 320-wide tile's consumers would spill with it (launch_v8 never deals it) */
-    if (BN > 256 || !sk.deal) return hgemm_sk_next(&sk, &walk, &u) != 0;
+static __device__ __forceinline__ void v8_deal_take(const hgemm_sk &sk, uint32_t *flags, v8_smem<BN, DEEP> *sm,
+                                                    uint32_t worker) {
     uint32_t *deal = flags + V8_DEAL_FLAG;
-    uint32_t &dealt = walk.it;
-    const uint32_t slot = dealt % V8_UNIT_QUEUE, parity = (dealt / V8_UNIT_QUEUE) & 1;
-    const uint32_t total = hgemm_sk_units(&sk);
-    uint32_t j;
-    if (role == V8_DEAL_CLAIM) {
-        const uint32_t clusters = gridDim.x / CLUSTER;
-        j = dealt == 0 ? worker : clusters + atom_add_relaxed_gpu_u32(deal, 1);
+    const uint32_t clusters = gridDim.x / CLUSTER, total = hgemm_sk_units(&sk);
+    for (uint32_t n = 0;; n++) {
+        const uint32_t slot = n % V8_UNIT_QUEUE, parity = (n / V8_UNIT_QUEUE) & 1;
+        if (n > 0) mbarrier_wait(&sm->unit_want, (n - 1) & 1); /* the loader is through unit n - 1's loads */
+        const uint32_t j = n == 0 ? worker : clusters + atom_add_relaxed_gpu_u32(deal, 1);
         if constexpr (CLUSTER > 1) {
             mbarrier_wait_cluster(&sm->unit_empty[slot], parity ^ 1); /* every reader has the slot's last unit */
 #pragma unroll
@@ -393,30 +418,17 @@ static __device__ __forceinline__ bool v8_next_unit(const hgemm_sk &sk, hgemm_sk
             /* every reader has seen the end, so no arrival comes to this
              * block's barriers any more; then the last cluster here resets
              * the counters (acq_rel: every cluster's last take is before) */
-            mbarrier_wait_cluster(&sm->unit_empty[slot], parity);
+            if constexpr (CLUSTER > 1)
+                mbarrier_wait_cluster(&sm->unit_empty[slot], parity);
+            else
+                mbarrier_wait(&sm->unit_empty[slot], parity);
             if (atom_add_acq_rel_gpu_u32(deal + 1, 1) == clusters - 1) {
                 st_relaxed_gpu_u32(deal, 0);
                 st_relaxed_gpu_u32(deal + 1, 0);
             }
-        }
-    } else {
-        if constexpr (CLUSTER > 1)
-            mbarrier_wait_cluster(&sm->unit_full[slot], parity);
-        else
-            mbarrier_wait(&sm->unit_full[slot], parity);
-        j = *(volatile uint32_t *)&sm->unit_q[slot];
-        if (role == V8_DEAL_WARP) __syncwarp(); /* the whole warp has read the slot */
-        if (role == V8_DEAL_THREAD || threadIdx.x % 32 == 0) {
-            if constexpr (CLUSTER > 1)
-                mbarrier_arrive_release_cluster(&sm->unit_empty[slot], 0);
-            else
-                mbarrier_arrive(&sm->unit_empty[slot]);
+            return;
         }
     }
-    dealt++;
-    if (j >= total) return false;
-    hgemm_sk_unit_at(&sk, j, &u);
-    return true;
 }
 
 /* First row of C (and A) of this block's tile: cluster tile (tile.m, tile.n)
@@ -631,6 +643,7 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
           v8_batch bt, uint32_t trigger) {
     typedef v8_tile<BN, DEEP> tile_t;
     enum { B_SLICE = BN / CLUSTER, CTA_MASK = (1 << CLUSTER) - 1, STAGES = tile_t::stages, ACC = BN / 2 };
+    constexpr bool DEALS = v8_can_deal(BN, A_MN, B_MN);
     /* C's parts a tile, and how many of the last ones wait, packed, to be
      * stored during the next tile's first k-tiles (v8_late_parts) */
     enum { PARTS = BN / tile_t::c_cols, LATE = TMA_EPILOGUE && LATE_AT != V8_LATE_NONE ? v8_late_parts(BN, DEEP) : 0,
@@ -652,6 +665,7 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
             mbarrier_init(&sm->unit_full[i], 1);
             mbarrier_init(&sm->unit_empty[i], v8_deal_readers<CLUSTER>::count);
         }
+        mbarrier_init(&sm->unit_want, 1);
         fence_mbarrier_init();
     }
     /* The peer's loads and releases target these barriers: initialised
@@ -676,7 +690,7 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
     if (trigger == HGEMM_TRIGGER_START) griddep_launch_dependents();
 
     if (wg == V8_PRODUCER_WG) {
-        setmaxnreg_dec<(BN > 256 ? V8_PRODUCER_REGS : V8_DEAL_PRODUCER_REGS)>();
+        setmaxnreg_dec<V8_PRODUCER_REGS>();
         if (tid == V8_PRODUCER_THREAD) {
             /* a cluster walks its units (stream_k.h); this block is its rank-th */
             const uint32_t worker = blockIdx.x / CLUSTER, rank = CLUSTER > 1 ? cluster_ctarank() : 0;
@@ -685,8 +699,7 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
             pipe_state st = {0, 0};
             hgemm_sk_walk walk = hgemm_sk_start(&sk, worker);
             hgemm_sk_unit u;
-            const int role = rank == 0 ? V8_DEAL_CLAIM : V8_DEAL_THREAD;
-            while (v8_next_unit<CLUSTER>(sk, walk, flags, sm, role, worker, u)) {
+            while (v8_next_unit<CLUSTER, DEALS>(sk, walk, sm, false, u)) {
                 const uint32_t entry = u.tile / bt.tiles;
                 const hgemm_tile tile = hgemm_raster(u.tile - entry * bt.tiles, ctiles_m, tiles_n, bt.raster);
                 const int32_t a_row = v8_row0<CLUSTER>(tile, rank);
@@ -699,6 +712,7 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
                     v8_load<B_MN, B_SLICE>(&sm->b[st.stage][rank * B_SLICE * BK], &tmap_b, col, b_row, b_entry,
                                            full, CLUSTER > 1 ? CTA_MASK : 0);
                 }
+                if (DEALS && sk.deal && rank == 0) mbarrier_arrive(&sm->unit_want); /* time to take the next */
             }
             if (trigger == HGEMM_TRIGGER_LATE) griddep_launch_dependents(); /* the block's last load is issued */
             /* The peer's consumers release this block's stages too: stay
@@ -706,6 +720,10 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
              * loads and the peer's multicasts have all landed by then, each
              * waited for by a consumer here). */
             if (CLUSTER > 1 && !FENCED) ring_producer_tail(ring, st);
+        }
+        if constexpr (DEALS) {
+            if (tid == V8_CLAIMER_THREAD && sk.deal && (CLUSTER == 1 || cluster_ctarank() == 0))
+                v8_deal_take<CLUSTER>(sk, flags, sm, blockIdx.x / CLUSTER);
         }
         if (FENCED) __syncwarp(); /* converged again for the closing cluster barrier */
     } else {
@@ -794,7 +812,7 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
         hgemm_sk_unit u;
         uint32_t units = 0; /* the phase clocks mark the first unit */
         v8_phase_mark<BN>(leader, true, g, V8_PHASE_START);
-        while (v8_next_unit<CLUSTER>(sk, walk, flags, sm, V8_DEAL_WARP, worker, u)) {
+        while (v8_next_unit<CLUSTER, DEALS>(sk, walk, sm, true, u)) {
             const bool first = units++ == 0;
             const uint32_t entry = u.tile / bt.tiles;
             const hgemm_tile tile = hgemm_raster(u.tile - entry * bt.tiles, ctiles_m, tiles_n, bt.raster);
@@ -1099,10 +1117,11 @@ static hgemm_sk v8_plan(const hgemm_problem *p, uint32_t tiles, uint32_t grid, u
 
 /* Whether a launch deals its units dynamically (v8_next_unit): with the
  * workspace it keeps its counters in, a plan of whole tiles and the tail
- * split, tiles up to 256 wide (the 320-wide one's consumers would spill),
- * under hgemm_problem.deal (the launcher's choice: static, so far). */
+ * split, a build that can (v8_can_deal), under hgemm_problem.deal (the
+ * launcher's choice: static, so far). */
 static int v8_deals(const hgemm_problem *p, int split, int bn, const hgemm_sk *sk) {
-    return split != HGEMM_SK_NONE && bn <= 256 && hgemm_sk_dealable(sk) && p->deal == HGEMM_DEAL_DYNAMIC;
+    return split != HGEMM_SK_NONE && v8_can_deal(bn, p->a_mn, p->b_mn) && hgemm_sk_dealable(sk) &&
+           p->deal == HGEMM_DEAL_DYNAMIC;
 }
 
 template <int CLUSTER, bool TMA_EPILOGUE, typename T, int A_MN, int B_MN, int BN, int DEEP = 0, bool FENCED = false,
@@ -1147,7 +1166,7 @@ static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int s
     if (sk.sk_workers && sk.dp_tiles) busy = sk.workers;
     uint32_t *flags = split != HGEMM_SK_NONE ? (uint32_t *)p->workspace : NULL;
     float *partials = split != HGEMM_SK_NONE ? (float *)((char *)p->workspace + flag_bytes) : NULL;
-    sk.deal = (uint32_t)v8_deals(p, split, BN, &sk);
+    sk.deal = (uint32_t)(v8_can_deal(BN, A_MN, B_MN) && v8_deals(p, split, BN, &sk));
     gemm_args args = make_args(p);
     const int pdl = v8_pdl_mode(p);
     uint32_t trigger = (uint32_t)hgemm__pdl_trigger(pdl);
