@@ -725,7 +725,7 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
             if (tid == V8_CLAIMER_THREAD && sk.deal && (CLUSTER == 1 || cluster_ctarank() == 0))
                 v8_deal_take<CLUSTER>(sk, flags, sm, blockIdx.x / CLUSTER);
         }
-        if (FENCED) __syncwarp(); /* converged again for the closing cluster barrier */
+        if (FENCED || DEALS) __syncwarp(); /* converged again for the closing cluster barrier */
     } else {
         setmaxnreg_inc<V8_CONSUMER_REGS>();
         /* read here, not before the roles part: live across the loader's
@@ -1000,8 +1000,13 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
     /* No cluster barrier here: a block's shared memory is written from
      * outside it only by the peer's multicasts, all of which this block's
      * consumers waited for, and its barriers only by the peer's releases,
-     * for which the loader waited (ring_producer_tail). */
-    if (CLUSTER > 1 && FENCED) cluster_sync();
+     * for which the loader waited (ring_producer_tail). Under the dynamic
+     * deal rank 0's taker also writes the other blocks' queues: their
+     * readers waited for each word before they left, but compute-sanitizer's
+     * racecheck does not follow that through the mbarrier and reported every
+     * such write as one into a block that might have exited (run 112), so
+     * those launches close with a cluster barrier. */
+    if (CLUSTER > 1 && (FENCED || (DEALS && sk.deal))) cluster_sync();
 }
 
 #ifdef HGEMM_PHASE_TIMER
