@@ -36,6 +36,27 @@ def launches(path):
     return out
 
 
+def launch_stats(slots):
+    """One launch's warpgroups: ends (ns after the first start), cycles and clocks (GHz)."""
+    ends = sorted(v[2] for v in slots.values())
+    cycles = [v[3] - v[1] for v in slots.values()]
+    ghz = [(v[3] - v[1]) / (v[2] - v[0]) for v in slots.values() if v[2] > v[0]]
+    return {"groups": len(ends), "end_min": ends[0], "end_median": statistics.median(ends), "end_max": ends[-1],
+            "cycles_min": min(cycles), "cycles_max": max(cycles), "ghz_min": min(ghz), "ghz_max": max(ghz)}
+
+
+def clock_levels(slots):
+    """{clock in GHz, to 3 decimals: [blocks at it]} (a block's clock: the mean of its warpgroups')."""
+    by_block = defaultdict(list)
+    for slot, v in slots.items():
+        if v[2] > v[0]:
+            by_block[slot // 2].append((v[3] - v[1]) / (v[2] - v[0]))
+    levels = defaultdict(list)
+    for block, g in sorted(by_block.items()):
+        levels[round(statistics.mean(g), 3)].append(block)
+    return dict(levels)
+
+
 def report(path):
     data = launches(path)
     if not data:
@@ -43,26 +64,15 @@ def report(path):
         return False
     print(path)
     for launch in sorted(data):
-        slots = data[launch]
-        ends = [v[2] for v in slots.values()]
-        cycles = [v[3] - v[1] for v in slots.values()]
-        ghz = [(v[3] - v[1]) / (v[2] - v[0]) for v in slots.values() if v[2] > v[0]]
-        lo, med, hi = min(ends), statistics.median(ends), max(ends)
-        print(f"  launch {launch}: {len(ends)} warpgroups, end {lo / 1e3:.1f} / {med / 1e3:.1f} / {hi / 1e3:.1f} us "
+        st = launch_stats(data[launch])
+        lo, med, hi = st["end_min"], st["end_median"], st["end_max"]
+        print(f"  launch {launch}: {st['groups']} warpgroups, end {lo / 1e3:.1f} / {med / 1e3:.1f} / {hi / 1e3:.1f} us "
               f"(max - median {100 * (hi - med) / hi:.2f}%, max - min {100 * (hi - lo) / hi:.2f}% of the latest); "
-              f"cycles {min(cycles)}..{max(cycles)} ({100 * (max(cycles) - min(cycles)) / max(cycles):.2f}%); "
-              f"GHz {min(ghz):.3f}..{max(ghz):.3f}")
-    first = data[min(data)]
-    by_block = defaultdict(list)
-    for slot, v in first.items():
-        if v[2] > v[0]:
-            by_block[slot // 2].append((v[3] - v[1]) / (v[2] - v[0]))
-    groups = defaultdict(list)
-    for block, g in sorted(by_block.items()):
-        groups[round(statistics.mean(g), 3)].append(block)
+              f"cycles {st['cycles_min']}..{st['cycles_max']} "
+              f"({100 * (st['cycles_max'] - st['cycles_min']) / st['cycles_max']:.2f}%); "
+              f"GHz {st['ghz_min']:.3f}..{st['ghz_max']:.3f}")
     print("  clocks in launch 1 (GHz: blocks):")
-    for clock in sorted(groups):
-        blocks = groups[clock]
+    for clock, blocks in sorted(clock_levels(data[min(data)]).items()):
         print(f"    {clock:.3f}: {len(blocks)} blocks, {' '.join(str(b) for b in blocks)}")
     return True
 

@@ -41,14 +41,7 @@ typedef struct hgemm_problem {
                                    everywhere but its raster ablations */
     int all_workers;            /* V8: 0 everywhere but v8-allsms; 1: whole tiles on every
                                    cluster, never on fewer (hgemm_sk_balance) */
-    int deal;                   /* V8 with a workspace, HGEMM_DEAL_*: 0 (the launcher's choice)
-                                   everywhere but its deal ablations */
 } hgemm_problem;
-
-/* hgemm_problem.deal: how V8's clusters get their units (stream_k.h). STATIC:
- * worker w runs units w, w + workers, ...; DYNAMIC: each takes the next from
- * a counter in the workspace (plans of whole tiles and the tail split). */
-enum { HGEMM_DEAL_DEFAULT = 0, HGEMM_DEAL_STATIC, HGEMM_DEAL_DYNAMIC };
 
 /* hgemm_problem.pdl: how a V8 or V9 launch lets the stream's next kernel start.
  * START: the launch attribute, and each block triggers its dependents
@@ -229,7 +222,6 @@ hgemm_status hgemm__launch_v8_320_whole(const hgemm_problem *p, cudaStream_t str
 hgemm_status hgemm__launch_v8_64(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_64_fenced(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_allsms(const hgemm_problem *p, cudaStream_t stream);
-hgemm_status hgemm__launch_v8_dyn(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_nopdl(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_320_r1(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_320_r2(const hgemm_problem *p, cudaStream_t stream);

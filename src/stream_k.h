@@ -132,7 +132,6 @@ typedef struct hgemm_sk {
     uint32_t reduce;     /* split-K: who adds the slices, an HGEMM_SK_REDUCE_* (0 otherwise) */
     uint32_t tail_slices; /* >= 2: the tail split, tiles [dp_tiles, tiles) in this many slices
                              (sk_workers and slices 0); 0: none */
-    uint32_t deal;       /* 1: the dynamic deal (hgemm_sk_unit_at; a dealable plan); 0: the walk */
 } hgemm_sk;
 
 /* One piece of work: k-tiles [k_begin, k_end) of output tile `tile`. */
@@ -141,8 +140,7 @@ typedef struct hgemm_sk_unit { uint32_t tile, k_begin, k_end; } hgemm_sk_unit;
 /* A worker's position in its list of units. */
 typedef struct hgemm_sk_walk {
     uint32_t next_dp;  /* next whole tile */
-    uint32_t it, end;  /* stream-K iterations still to run, counted from tile dp_tiles: [it, end);
-                          under the dynamic deal, `it` counts the units the worker was dealt */
+    uint32_t it, end;  /* stream-K iterations still to run, counted from tile dp_tiles: [it, end) */
 } hgemm_sk_walk;
 
 /* The slices of split-K for `tiles` tiles: as many as the workers hold (whole
@@ -169,7 +167,6 @@ static inline HGEMM_HD hgemm_sk hgemm_sk_plan(uint32_t tiles, uint32_t k_tiles, 
     s.slices = 0;
     s.reduce = HGEMM_SK_REDUCE_KERNEL;
     s.tail_slices = 0;
-    s.deal = 0;
     if (split == HGEMM_SK_NONE || split == HGEMM_SK_TAIL || workers < 2 || tiles == 0 || k_tiles < HGEMM_SK_MIN_KTILES) return s;
     const uint64_t rounds = (tiles + (uint64_t)workers - 1) / workers;
     if ((uint64_t)tiles * 100 >= rounds * workers * HGEMM_SK_MIN_EFFICIENCY) return s;
@@ -298,7 +295,6 @@ static inline HGEMM_HD hgemm_sk_walk hgemm_sk_start(const hgemm_sk *s, uint32_t 
     hgemm_sk_walk wk;
     wk.next_dp = w;
     wk.it = wk.end = 0;
-    if (s->deal) return wk; /* the kernel deals */
     if (s->slices) { /* split-K: one unit, held in next_dp; end - it counts it */
         wk.end = w < s->sk_workers ? 1 : 0;
         return wk;
@@ -313,43 +309,6 @@ static inline HGEMM_HD hgemm_sk_walk hgemm_sk_start(const hgemm_sk *s, uint32_t 
         wk.end = hgemm_sk_begin(s, w + 1);
     }
     return wk;
-}
-
-/* Unit j (0 <= j < tail * tail_slices) of the tail split, as the walk
- * deals them: the units of slices 1 .. tail_slices-1 first (slice 1 + j /
- * tail of tail tile j % tail), then the tiles' owners, slice 0 of each. */
-static inline HGEMM_HD void hgemm_sk_tail_unit(const hgemm_sk *s, uint32_t j, hgemm_sk_unit *u) {
-    const uint32_t tail = s->tiles - s->dp_tiles;
-    const uint32_t first_owner = tail * (s->tail_slices - 1);
-    const uint32_t slice = j < first_owner ? 1 + j / tail : 0;
-    u->tile = s->dp_tiles + (j < first_owner ? j % tail : j - first_owner);
-    u->k_begin = hgemm_sk_cut(s->k_tiles, slice, s->tail_slices);
-    u->k_end = hgemm_sk_cut(s->k_tiles, slice + 1, s->tail_slices);
-}
-
-/* The dynamic deal (V8 with a workspace, since run 111): for plans of whole
- * tiles and the tail split only, the units as one sequence, whole tiles
- * first (unit j < dp_tiles is tile j), then the tail split's in the walk's
- * order. The static walk gives worker w units w, w + workers, ... of it;
- * the dynamic deal gives each worker unit w first, then whichever unit a
- * counter hands it next, so a worker that runs faster takes more. Every
- * wait of the tail split is for a unit numbered lower, and every unit
- * numbered lower has been handed out before, so every wait still ends. */
-static inline HGEMM_HD int hgemm_sk_dealable(const hgemm_sk *s) {
-    return s->slices == 0 && s->sk_workers == 0;
-}
-static inline HGEMM_HD uint32_t hgemm_sk_units(const hgemm_sk *s) {
-    return s->dp_tiles + (s->tail_slices ? (s->tiles - s->dp_tiles) * s->tail_slices : 0);
-}
-/* Unit j (< hgemm_sk_units) of a dealable plan. */
-static inline HGEMM_HD void hgemm_sk_unit_at(const hgemm_sk *s, uint32_t j, hgemm_sk_unit *u) {
-    if (j < s->dp_tiles) {
-        u->tile = j;
-        u->k_begin = 0;
-        u->k_end = s->k_tiles;
-        return;
-    }
-    hgemm_sk_tail_unit(s, j - s->dp_tiles, u);
 }
 
 /* The next unit of the walk: whole tiles first, then the stream-K range.
@@ -373,7 +332,12 @@ static inline HGEMM_HD int hgemm_sk_next(const hgemm_sk *s, hgemm_sk_walk *wk, h
     }
     if (s->tail_slices) {
         if (wk->it >= wk->end) return 0;
-        hgemm_sk_tail_unit(s, wk->it, u);
+        const uint32_t tail = s->tiles - s->dp_tiles, j = wk->it;
+        const uint32_t first_owner = tail * (s->tail_slices - 1);
+        const uint32_t slice = j < first_owner ? 1 + j / tail : 0;
+        u->tile = s->dp_tiles + (j < first_owner ? j % tail : j - first_owner);
+        u->k_begin = hgemm_sk_cut(s->k_tiles, slice, s->tail_slices);
+        u->k_end = hgemm_sk_cut(s->k_tiles, slice + 1, s->tail_slices);
         wk->it += s->workers;
         return 1;
     }

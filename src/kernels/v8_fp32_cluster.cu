@@ -134,6 +134,11 @@
  * Tiles go in raster groups V8_RASTER cluster tiles wide; v8-320-r1..r32
  * walk them in other widths (run 87): the SMs' requests to L2 stayed within
  * 3%, and the narrowest and widest bands read more DRAM and ran slower.
+ * Each cluster runs its units in a fixed deal (stream_k.h). The SMs' clocks
+ * sit up to 2% apart (run 110: every warpgroup counts the same cycles, the
+ * slowest SMs end last); dealing each next unit from a counter instead
+ * (v8-dyn, run 113) ran 1.5..3.5% slower, 1.8% even where no unit could
+ * move: the hand-off after a unit's last load outlasted the ring.
  */
 #include <cuda_bf16.h>
 
@@ -160,8 +165,9 @@ enum {
     V8_WG_M = V8_BM / V8_CONSUMERS,                          /* 64 rows per consumer */
     V8_RASTER = 8,                                           /* raster groups, in cluster tiles */
     V8_PRODUCER_REGS = 24,
-    V8_CLAIMER_THREAD = V8_PRODUCER_THREAD + 32,             /* the dynamic deal's taker: the loader
-                                                                warpgroup's second warp */
+    V8_LAUNCH_REGS = REGISTERS_PER_SM / V8_THREADS / 8 * 8,  /* 168: each thread's at launch (the
+                                                                launch bounds' one block of 384 threads;
+                                                                allocated in steps of 8) */
     V8_CONSUMER_REGS = 240,
     V8_CLUSTER = 2,                                          /* blocks per cluster in the table's V8 */
     V8_EPI_BARRIER = 1,                                      /* named barriers 1, 2: one per consumer */
@@ -175,12 +181,6 @@ enum {
     V8_REDUCE_BATCH_IN_KERNEL = 8,                           /* the same in v8_kernel (168 registers) */
     V8_COUNT_FLAGS = 512,                                    /* flags before the in-kernel reduction's
                                                                 counters (two per tile part) */
-    V8_DEAL_FLAG = V8_FLAG_BYTES / 4 - 2,                    /* the dynamic deal's two counters, the
-                                                                flags' last two words: no other use
-                                                                reaches them */
-    V8_UNIT_QUEUE = 8,                                       /* the dynamic deal's units in flight in a
-                                                                cluster: more than a loader can run
-                                                                ahead (a unit has a k-tile at least) */
     V8_MN_BOX = SW128_ROW_BYTES / 2,                         /* 64: MN-major boxes' width in elements */
     V8_MN_BOX_BYTES = V8_MN_BOX * BK * 2,                    /* 8 KB: one box, the descriptor's MN step */
 };
@@ -302,11 +302,6 @@ struct __align__(SW128_ALIGN) v8_smem {
     uint64_t empty[STAGES];       /* V8_CONSUMERS x CLUSTER arrivals */
     uint64_t c_full[V8_CONSUMERS]; /* beta != 0: consumer g's part of C loaded into c[g] (1 arrival + bytes) */
     uint64_t part_full[V8_CONSUMERS]; /* split-K's owner: a partial sum copied into consumer g's stage */
-    uint64_t unit_full[V8_UNIT_QUEUE];  /* the dynamic deal: unit_q[i] written (1 arrival, rank 0's taker) */
-    uint64_t unit_want;                 /* rank 0's loader has issued its unit's loads (1 arrival) */
-    uint64_t unit_empty[V8_UNIT_QUEUE]; /* ... and read by every reader of the cluster (V8_DEAL_READERS
-                                           arrivals; rank 0's only) */
-    uint32_t unit_q[V8_UNIT_QUEUE];     /* the units rank 0's loader was dealt, in turn */
 };
 
 static_assert(sizeof(((v8_smem<256> *)0)->a[0]) % SW128_ALIGN == 0, "stages must stay 1024-byte aligned");
@@ -334,102 +329,14 @@ static_assert(sizeof(v8_smem<320, 2>) + SW128_ALIGN <= MAX_SMEM_PER_BLOCK,
               "3 stages of 56 KB and four 8 KB C buffers must fit one block's 227 KB");
 static_assert(sizeof(((v8_smem<320, 2> *)0)->b[0]) % SW128_ALIGN == 0 && (320 / V8_CLUSTER * BK * 2) % SW128_ALIGN == 0,
               "the 320-wide B stage and each block's slice of it stay 1024-byte aligned");
-/* setmaxnreg.inc takes its registers from those the loader gave back, not
- * from the rest of the register file: 168 - 24 = 144 per loader thread,
- * 18432 in all, exactly the consumers' 240 - 168 = 72 each (with 32 for the
- * loader every V8 launch hung, run 111). */
+/* setmaxnreg.inc takes its registers from those the loader warpgroup gave
+ * back, not from the rest of the register file: from the launch's 168,
+ * 144 per loader thread, 18432 in all, exactly the consumers' 72 more each
+ * (with 32 for the loader every V8 launch hung, run 111). */
 static_assert(V8_CONSUMER_REGS * V8_CONSUMER_THREADS + V8_PRODUCER_REGS * WARPGROUP_THREADS <= REGISTERS_PER_SM &&
-                  (V8_CONSUMER_REGS - 168) * V8_CONSUMER_THREADS <= (168 - V8_PRODUCER_REGS) * WARPGROUP_THREADS,
+                  (V8_CONSUMER_REGS - V8_LAUNCH_REGS) * V8_CONSUMER_THREADS <=
+                      (V8_LAUNCH_REGS - V8_PRODUCER_REGS) * WARPGROUP_THREADS,
               "the registers the consumers ask for must be those the loader gives back");
-
-/* The dynamic deal (stream_k.h, hgemm_sk_unit_at; launch_v8 sets sk.deal
- * where the plan allows it). A cluster's first unit is its own index; each
- * next one a taker thread of rank 0 (v8_deal_take, in the loader
- * warpgroup's second warp) takes from a counter in the workspace once rank
- * 0's loader has issued the loads of the unit before (unit_want), which is
- * when its cluster has about a ring's worth of k-tiles left to run: a
- * cluster that runs faster (its SMs' clock, run 110) comes back sooner and
- * takes more. The taker hands each unit to every block through unit_q, a
- * queue of V8_UNIT_QUEUE words in each: it writes the slot in every block
- * and arrives on each block's unit_full; every reader (each consumer warp
- * and the loader of every block) reads the slot and arrives on rank 0's
- * unit_empty, which the taker waits for before it writes that slot again.
- * A unit past the last ends every reader's walk. The counters are the
- * workspace flags from V8_DEAL_FLAG on; the last cluster to take its last
- * unit leaves both at 0 for the next call. A reader's walk counts in `it`
- * the units it has read. Without sk.deal, the static walk (hgemm_sk_next). */
-template <int CLUSTER>
-struct v8_deal_readers {
-    static constexpr uint32_t count = CLUSTER * (V8_CONSUMER_THREADS / 32 + 1);
-};
-/* Which builds can deal: not the 320-wide tile (its consumers spilled with
- * the reader's code) nor both operands MN-major (their loader spilled 8
- * bytes at 24 registers); launch_v8 deals nothing else (v8_deals). */
-static constexpr __host__ __device__ bool v8_can_deal(int bn, int a_mn, int b_mn) { return bn <= 256 && !(a_mn && b_mn); }
-
-/* The next unit of a reader: a loader (warp false: one thread) or a
- * consumer thread (warp true: its warp's first thread arrives for it). */
-template <int CLUSTER, bool DEALS, int BN, int DEEP>
-static __device__ __forceinline__ bool v8_next_unit(const hgemm_sk &sk, hgemm_sk_walk &walk,
-                                                    v8_smem<BN, DEEP> *sm, bool warp, hgemm_sk_unit &u) {
-    if (!DEALS || !sk.deal) return hgemm_sk_next(&sk, &walk, &u) != 0;
-    const uint32_t slot = walk.it % V8_UNIT_QUEUE, parity = (walk.it / V8_UNIT_QUEUE) & 1;
-    walk.it++;
-    if constexpr (CLUSTER > 1)
-        mbarrier_wait_cluster(&sm->unit_full[slot], parity);
-    else
-        mbarrier_wait(&sm->unit_full[slot], parity);
-    const uint32_t j = *(volatile uint32_t *)&sm->unit_q[slot];
-    if (warp) __syncwarp(); /* the whole warp has read the slot */
-    if (!warp || threadIdx.x % 32 == 0) {
-        if constexpr (CLUSTER > 1)
-            mbarrier_arrive_release_cluster(&sm->unit_empty[slot], 0);
-        else
-            mbarrier_arrive(&sm->unit_empty[slot]);
-    }
-    if (j >= hgemm_sk_units(&sk)) return false;
-    hgemm_sk_unit_at(&sk, j, &u);
-    return true;
-}
-
-/* Rank 0's taker: every unit of the cluster's walk, and the end. */
-template <int CLUSTER, int BN, int DEEP>
-static __device__ __forceinline__ void v8_deal_take(const hgemm_sk &sk, uint32_t *flags, v8_smem<BN, DEEP> *sm,
-                                                    uint32_t worker) {
-    uint32_t *deal = flags + V8_DEAL_FLAG;
-    const uint32_t clusters = gridDim.x / CLUSTER, total = hgemm_sk_units(&sk);
-    for (uint32_t n = 0;; n++) {
-        const uint32_t slot = n % V8_UNIT_QUEUE, parity = (n / V8_UNIT_QUEUE) & 1;
-        if (n > 0) mbarrier_wait(&sm->unit_want, (n - 1) & 1); /* the loader is through unit n - 1's loads */
-        const uint32_t j = n == 0 ? worker : clusters + atom_add_relaxed_gpu_u32(deal, 1);
-        if constexpr (CLUSTER > 1) {
-            mbarrier_wait_cluster(&sm->unit_empty[slot], parity ^ 1); /* every reader has the slot's last unit */
-#pragma unroll
-            for (uint32_t r = 0; r < CLUSTER; r++) {
-                st_shared_cluster_u32(mapa_shared(&sm->unit_q[slot], r), j);
-                mbarrier_arrive_release_cluster(&sm->unit_full[slot], r);
-            }
-        } else {
-            mbarrier_wait(&sm->unit_empty[slot], parity ^ 1);
-            *(volatile uint32_t *)&sm->unit_q[slot] = j;
-            mbarrier_arrive(&sm->unit_full[slot]);
-        }
-        if (j >= total) {
-            /* every reader has seen the end, so no arrival comes to this
-             * block's barriers any more; then the last cluster here resets
-             * the counters (acq_rel: every cluster's last take is before) */
-            if constexpr (CLUSTER > 1)
-                mbarrier_wait_cluster(&sm->unit_empty[slot], parity);
-            else
-                mbarrier_wait(&sm->unit_empty[slot], parity);
-            if (atom_add_acq_rel_gpu_u32(deal + 1, 1) == clusters - 1) {
-                st_relaxed_gpu_u32(deal, 0);
-                st_relaxed_gpu_u32(deal + 1, 0);
-            }
-            return;
-        }
-    }
-}
 
 /* First row of C (and A) of this block's tile: cluster tile (tile.m, tile.n)
  * is CLUSTER tiles stacked along M, block `rank` takes the rank-th. */
@@ -643,7 +550,6 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
           v8_batch bt, uint32_t trigger) {
     typedef v8_tile<BN, DEEP> tile_t;
     enum { B_SLICE = BN / CLUSTER, CTA_MASK = (1 << CLUSTER) - 1, STAGES = tile_t::stages, ACC = BN / 2 };
-    constexpr bool DEALS = v8_can_deal(BN, A_MN, B_MN);
     /* C's parts a tile, and how many of the last ones wait, packed, to be
      * stored during the next tile's first k-tiles (v8_late_parts) */
     enum { PARTS = BN / tile_t::c_cols, LATE = TMA_EPILOGUE && LATE_AT != V8_LATE_NONE ? v8_late_parts(BN, DEEP) : 0,
@@ -661,11 +567,6 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
             mbarrier_init(&sm->c_full[g], 1);
             mbarrier_init(&sm->part_full[g], 1);
         }
-        for (int i = 0; i < V8_UNIT_QUEUE; i++) {
-            mbarrier_init(&sm->unit_full[i], 1);
-            mbarrier_init(&sm->unit_empty[i], v8_deal_readers<CLUSTER>::count);
-        }
-        mbarrier_init(&sm->unit_want, 1);
         fence_mbarrier_init();
     }
     /* The peer's loads and releases target these barriers: initialised
@@ -699,7 +600,7 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
             pipe_state st = {0, 0};
             hgemm_sk_walk walk = hgemm_sk_start(&sk, worker);
             hgemm_sk_unit u;
-            while (v8_next_unit<CLUSTER, DEALS>(sk, walk, sm, false, u)) {
+            while (hgemm_sk_next(&sk, &walk, &u)) {
                 const uint32_t entry = u.tile / bt.tiles;
                 const hgemm_tile tile = hgemm_raster(u.tile - entry * bt.tiles, ctiles_m, tiles_n, bt.raster);
                 const int32_t a_row = v8_row0<CLUSTER>(tile, rank);
@@ -712,7 +613,6 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
                     v8_load<B_MN, B_SLICE>(&sm->b[st.stage][rank * B_SLICE * BK], &tmap_b, col, b_row, b_entry,
                                            full, CLUSTER > 1 ? CTA_MASK : 0);
                 }
-                if (DEALS && sk.deal && rank == 0) mbarrier_arrive(&sm->unit_want); /* time to take the next */
             }
             if (trigger == HGEMM_TRIGGER_LATE) griddep_launch_dependents(); /* the block's last load is issued */
             /* The peer's consumers release this block's stages too: stay
@@ -721,11 +621,7 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
              * waited for by a consumer here). */
             if (CLUSTER > 1 && !FENCED) ring_producer_tail(ring, st);
         }
-        if constexpr (DEALS) {
-            if (tid == V8_CLAIMER_THREAD && sk.deal && (CLUSTER == 1 || cluster_ctarank() == 0))
-                v8_deal_take<CLUSTER>(sk, flags, sm, blockIdx.x / CLUSTER);
-        }
-        if (FENCED || DEALS) __syncwarp(); /* converged again for the closing cluster barrier */
+        if (FENCED) __syncwarp(); /* converged again for the closing cluster barrier */
     } else {
         setmaxnreg_inc<V8_CONSUMER_REGS>();
         /* read here, not before the roles part: live across the loader's
@@ -812,7 +708,7 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
         hgemm_sk_unit u;
         uint32_t units = 0; /* the phase clocks mark the first unit */
         v8_phase_mark<BN>(leader, true, g, V8_PHASE_START);
-        while (v8_next_unit<CLUSTER, DEALS>(sk, walk, sm, true, u)) {
+        while (hgemm_sk_next(&sk, &walk, &u)) {
             const bool first = units++ == 0;
             const uint32_t entry = u.tile / bt.tiles;
             const hgemm_tile tile = hgemm_raster(u.tile - entry * bt.tiles, ctiles_m, tiles_n, bt.raster);
@@ -1000,13 +896,8 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
     /* No cluster barrier here: a block's shared memory is written from
      * outside it only by the peer's multicasts, all of which this block's
      * consumers waited for, and its barriers only by the peer's releases,
-     * for which the loader waited (ring_producer_tail). Under the dynamic
-     * deal rank 0's taker also writes the other blocks' queues: their
-     * readers waited for each word before they left, but compute-sanitizer's
-     * racecheck does not follow that through the mbarrier and reported every
-     * such write as one into a block that might have exited (run 112), so
-     * those launches close with a cluster barrier. */
-    if (CLUSTER > 1 && (FENCED || (DEALS && sk.deal))) cluster_sync();
+     * for which the loader waited (ring_producer_tail). */
+    if (CLUSTER > 1 && FENCED) cluster_sync();
 }
 
 #ifdef HGEMM_PHASE_TIMER
@@ -1079,7 +970,7 @@ static int v8_pdl_mode(const hgemm_problem *p) {
  * flag left nonzero lets an owner add a partial sum before it is written). */
 static int v8_workspace_fits(const hgemm_problem *p, uint32_t grid) {
     const size_t slots = (size_t)grid * V8_CONSUMERS;
-    return p->workspace != NULL && slots <= V8_DEAL_FLAG &&
+    return p->workspace != NULL && slots * sizeof(uint32_t) <= V8_FLAG_BYTES &&
            p->workspace_bytes >= V8_FLAG_BYTES + slots * V8_SLOT_FLOATS * sizeof(float);
 }
 
@@ -1089,7 +980,7 @@ static int v8_workspace_fits(const hgemm_problem *p, uint32_t grid) {
  * (v8_workspace_fits). */
 static uint32_t v8_tail_max_units(const hgemm_problem *p, int bn, uint32_t cluster) {
     const size_t unit_slots = (size_t)cluster * V8_CONSUMERS, slot_bytes = v8_tail_slot_floats(bn) * sizeof(float);
-    const size_t by_flags = V8_DEAL_FLAG / unit_slots;
+    const size_t by_flags = V8_FLAG_BYTES / sizeof(uint32_t) / unit_slots;
     const size_t by_bytes = (p->workspace_bytes - V8_FLAG_BYTES) / (unit_slots * slot_bytes);
     return (uint32_t)(by_flags < by_bytes ? by_flags : by_bytes);
 }
@@ -1107,26 +998,15 @@ static uint32_t v8_tail_max_units(const hgemm_problem *p, int bn, uint32_t clust
  * rounds and 2 tiles). The width rule weighs this plan (v8_rounds). Last,
  * whole tiles whose last round leaves clusters idle go to the fewest
  * clusters that take as many rounds (hgemm_sk_balance, since run 100; not
- * in v8-allsms): sk.workers may be below grid / cluster. Under the dynamic
- * deal (v8_deals) every cluster takes units instead, the balance left out. */
-static int v8_deals(const hgemm_problem *p, int split, int bn, const hgemm_sk *sk);
+ * in v8-allsms): sk.workers may be below grid / cluster. */
 static hgemm_sk v8_plan(const hgemm_problem *p, uint32_t tiles, uint32_t grid, uint32_t cluster, int bn,
                         int *split) {
     if (p->C_in != NULL || (bn > 256 && *split != HGEMM_SK_TAIL) || !v8_workspace_fits(p, grid))
         *split = HGEMM_SK_NONE;
     hgemm_sk sk = hgemm_sk_plan(tiles, (uint32_t)hgemm_ceil_div(p->k, BK), grid / cluster, *split);
     if (*split == HGEMM_SK_AUTO || *split == HGEMM_SK_TAIL) hgemm_sk_tail(&sk, v8_tail_max_units(p, bn, cluster));
-    if (!p->all_workers && !v8_deals(p, *split, bn, &sk)) hgemm_sk_balance(&sk);
+    if (!p->all_workers) hgemm_sk_balance(&sk);
     return sk;
-}
-
-/* Whether a launch deals its units dynamically (v8_next_unit): with the
- * workspace it keeps its counters in, a plan of whole tiles and the tail
- * split, a build that can (v8_can_deal), under hgemm_problem.deal (the
- * launcher's choice: static, so far). */
-static int v8_deals(const hgemm_problem *p, int split, int bn, const hgemm_sk *sk) {
-    return split != HGEMM_SK_NONE && v8_can_deal(bn, p->a_mn, p->b_mn) && hgemm_sk_dealable(sk) &&
-           p->deal == HGEMM_DEAL_DYNAMIC;
 }
 
 template <int CLUSTER, bool TMA_EPILOGUE, typename T, int A_MN, int B_MN, int BN, int DEEP = 0, bool FENCED = false,
@@ -1162,7 +1042,8 @@ static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int s
      * flags: where the slots or the tiles' counters would not fit, the
      * second kernel reduces instead (never on an H200: 264 slots, 132). */
     if (sk.slices && sk.reduce == HGEMM_SK_REDUCE_SHARED &&
-        (slots > V8_COUNT_FLAGS || V8_COUNT_FLAGS + 2 * (size_t)sk.tiles * CLUSTER * V8_CONSUMERS > V8_DEAL_FLAG))
+        (slots > V8_COUNT_FLAGS ||
+         V8_COUNT_FLAGS + 2 * (size_t)sk.tiles * CLUSTER * V8_CONSUMERS > flag_bytes / sizeof(uint32_t)))
         sk.reduce = HGEMM_SK_REDUCE_KERNEL;
     /* Clusters with work: all of the plan's while whole tiles go round
      * (dp_tiles is 0 or a multiple of sk.workers, which hgemm_sk_balance may
@@ -1171,7 +1052,6 @@ static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int s
     if (sk.sk_workers && sk.dp_tiles) busy = sk.workers;
     uint32_t *flags = split != HGEMM_SK_NONE ? (uint32_t *)p->workspace : NULL;
     float *partials = split != HGEMM_SK_NONE ? (float *)((char *)p->workspace + flag_bytes) : NULL;
-    sk.deal = (uint32_t)(v8_can_deal(BN, A_MN, B_MN) && v8_deals(p, split, BN, &sk));
     gemm_args args = make_args(p);
     const int pdl = v8_pdl_mode(p);
     uint32_t trigger = (uint32_t)hgemm__pdl_trigger(pdl);
@@ -1482,14 +1362,6 @@ extern "C" hgemm_status hgemm__launch_v8_pdl_late(const hgemm_problem *p, cudaSt
 extern "C" hgemm_status hgemm__launch_v8_allsms(const hgemm_problem *p, cudaStream_t stream) {
     hgemm_problem q = *p;
     q.all_workers = 1;
-    return hgemm__launch_v8(&q, stream);
-}
-
-/* The table's V8 with its units dealt dynamically where the workspace holds
- * the counter (v8_next_unit), every cluster taking them. */
-extern "C" hgemm_status hgemm__launch_v8_dyn(const hgemm_problem *p, cudaStream_t stream) {
-    hgemm_problem q = *p;
-    q.deal = HGEMM_DEAL_DYNAMIC;
     return hgemm__launch_v8(&q, stream);
 }
 

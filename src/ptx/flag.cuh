@@ -45,15 +45,6 @@ static __device__ __forceinline__ uint32_t atom_add_relaxed_gpu_u32(uint32_t *p,
     return old;
 }
 
-/* atom.add.acq_rel.gpu.global.u32: a count ordered both ways: what this
- * thread did before is visible to whoever sees the count, and what the
- * threads that counted before it did is visible to this thread after it. */
-static __device__ __forceinline__ uint32_t atom_add_acq_rel_gpu_u32(uint32_t *p, uint32_t v) {
-    uint32_t old;
-    asm volatile("atom.add.acq_rel.gpu.global.u32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory");
-    return old;
-}
-
 /* Wait until the counter reaches n (acquire); traps after HGEMM_HANG_NS. */
 static __device__ __forceinline__ void count_wait_gpu(const uint32_t *p, uint32_t n) {
     spin_until([&] { return ld_acquire_gpu_u32(p) >= n; }, [&] { hang_report("count wait", n, 0); });

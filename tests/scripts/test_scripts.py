@@ -575,5 +575,62 @@ class DeviceCheckStatus(unittest.TestCase):
         self.assertRegex(summary, r"processes\s+rc=[1-9]")
 
 
+class PhasePaces(unittest.TestCase):
+    """scripts/phase_paces.py on a phase CSV written here: two blocks (four
+    warpgroups) with the same cycles at two clocks, and one with no end."""
+
+    CSV = """# tool: hgemm-phase-timer
+launch,slot,phase,ns,cycles
+1,0,start,0,1000
+1,0,end,1000000,1501000
+1,1,start,32,1000
+1,1,end,1000032,1501000
+1,2,start,0,2000
+1,2,end,1034483,1502000
+1,3,start,64,2000
+1,3,end,1034547,1502000
+1,4,start,0,5
+"""
+
+    def setUp(self):
+        import phase_paces
+        self.pp = phase_paces
+        fd, self.path = tempfile.mkstemp(suffix=".csv")
+        with os.fdopen(fd, "w") as f:
+            f.write(self.CSV)
+
+    def tearDown(self):
+        os.unlink(self.path)
+
+    def test_ends_cycles_and_clocks(self):
+        data = self.pp.launches(self.path)
+        self.assertEqual(sorted(data), [1])
+        self.assertEqual(sorted(data[1]), [0, 1, 2, 3])  # slot 4 has no end
+        st = self.pp.launch_stats(data[1])
+        self.assertEqual((st["groups"], st["end_min"], st["end_max"]), (4, 1000000, 1034547))
+        self.assertEqual((st["cycles_min"], st["cycles_max"]), (1500000, 1500000))
+        self.assertAlmostEqual(st["ghz_max"], 1.5, places=6)
+        self.assertAlmostEqual(st["ghz_min"], 1.5e6 / 1034483, places=6)
+
+    def test_blocks_by_clock(self):
+        levels = self.pp.clock_levels(self.pp.launches(self.path)[1])
+        self.assertEqual(levels, {1.45: [1], 1.5: [0]})
+
+    def test_command_line(self):
+        script = os.path.join(HERE, "..", "..", "scripts", "phase_paces.py")
+        out = subprocess.run([sys.executable, script, self.path], capture_output=True, text=True)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertIn("4 warpgroups", out.stdout)
+        self.assertIn("1.450: 1 blocks, 1", out.stdout)
+        fd, empty = tempfile.mkstemp(suffix=".csv")
+        with os.fdopen(fd, "w") as f:
+            f.write("launch,slot,phase,ns,cycles\n1,0,start,0,1\n")
+        try:
+            out = subprocess.run([sys.executable, script, empty], capture_output=True, text=True)
+            self.assertEqual(out.returncode, 1)
+        finally:
+            os.unlink(empty)
+
+
 if __name__ == "__main__":
     unittest.main()
