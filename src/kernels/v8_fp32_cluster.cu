@@ -330,9 +330,10 @@ static_assert(sizeof(v8_smem<320, 2>) + SW128_ALIGN <= MAX_SMEM_PER_BLOCK,
 static_assert(sizeof(((v8_smem<320, 2> *)0)->b[0]) % SW128_ALIGN == 0 && (320 / V8_CLUSTER * BK * 2) % SW128_ALIGN == 0,
               "the 320-wide B stage and each block's slice of it stay 1024-byte aligned");
 /* setmaxnreg.inc takes its registers from those the loader warpgroup gave
- * back, not from the rest of the register file: from the launch's 168,
- * 144 per loader thread, 18432 in all, exactly the consumers' 72 more each
- * (with 32 for the loader every V8 launch hung, run 111). */
+ * back (the block's pool), not from the rest of the register file: from
+ * the launch's 168, 144 per loader thread, 18432 in all, exactly the
+ * consumers' 72 more each. Run 111 showed it: with 32 for the loader, 1024
+ * short, every V8 launch hung, though the file had 1024 unallocated. */
 static_assert(V8_CONSUMER_REGS * V8_CONSUMER_THREADS + V8_PRODUCER_REGS * WARPGROUP_THREADS <= REGISTERS_PER_SM &&
                   (V8_CONSUMER_REGS - V8_LAUNCH_REGS) * V8_CONSUMER_THREADS <=
                       (V8_LAUNCH_REGS - V8_PRODUCER_REGS) * WARPGROUP_THREADS,
