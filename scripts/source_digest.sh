@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
 # source_digest.sh [REV]: a short SHA-256 of the files that decide what the
-# build produces (CMakeLists.txt, Makefile, cmake/, include/, src/, tests/,
-# tools/): each file's SHA-256 and path, in path order, hashed once more.
+# build produces and what a run executes (CMakeLists.txt, Makefile,
+# pyproject.toml, cmake/, include/, python/, src/, tests/, tools/): each
+# file's SHA-256 and path, in path order, hashed once more. python/ counts
+# because the device's Python steps (the package's tests, the model) run it.
+# Digests in device logs up to run 114 were taken without python/ and
+# pyproject.toml: to match one, run that commit's own copy of this script,
+# from scripts/ (cd scripts && git show REV:scripts/source_digest.sh | bash -s REV).
 #
 #   scripts/source_digest.sh          the files on disk (git-ignored ones left out)
 #   scripts/source_digest.sh REV      the files of commit REV
@@ -12,7 +17,7 @@
 # summary.txt; run this with a commit here to find which commit ran.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-paths=(CMakeLists.txt Makefile cmake include src tests tools)
+paths=(CMakeLists.txt Makefile pyproject.toml cmake include python src tests tools)
 list() {
     if [ $# -ge 1 ]; then
         git ls-tree -r --name-only "$1" -- "${paths[@]}" | LC_ALL=C sort | while IFS= read -r f; do

@@ -436,6 +436,14 @@ class SourceDigest(unittest.TestCase):
         self.write("tools/new.c", "int c;\n")
         self.assertNotEqual(self.digest(), before)
 
+    def test_the_python_package_counts(self):
+        before = self.digest()
+        self.write("python/hgemm/__init__.py", "x = 1\n")
+        self.assertNotEqual(self.digest(), before)
+        after = self.digest()
+        self.write("pyproject.toml", "[project]\n")
+        self.assertNotEqual(self.digest(), after)
+
 
 class PackResults(unittest.TestCase):
     """scripts/pack_results.sh: no CSV may be the file the device leaves behind."""
