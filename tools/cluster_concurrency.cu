@@ -16,19 +16,18 @@
 
 #include "check.h" /* HGEMM_CHECK_CUDA */
 #include "cluster_config.h"
+#include "ptx/common.cuh" /* globaltimer_ns, sm_id */
 
-enum { MAX_BLOCKS = 1024 };
+enum { MAX_BLOCKS = 1024, MAX_SMS = 1024 /* %smid's range counted here */ };
 
 /* rec[3 * block]: SM, start ns, end ns */
 __global__ void spin(unsigned long long *rec, unsigned long long ns) {
     extern __shared__ int smem[];
     if (threadIdx.x == 0) {
-        unsigned long long t0, t;
-        unsigned smid;
-        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
-        asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
-        do asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)); while (t - t0 < ns);
-        rec[3 * blockIdx.x] = smid;
+        const unsigned long long t0 = globaltimer_ns();
+        unsigned long long t;
+        do t = globaltimer_ns(); while (t - t0 < ns); /* bounded: ends after ns */
+        rec[3 * blockIdx.x] = sm_id();
         rec[3 * blockIdx.x + 1] = t0;
         rec[3 * blockIdx.x + 2] = t;
         smem[0] = (int)t;
@@ -60,7 +59,7 @@ static span span_of(const unsigned long long *rec, int blocks, unsigned long lon
         if (st < s.start_min) s.start_min = st;
         if (st > s.start_max) s.start_max = st;
         if (en > s.end_max) s.end_max = en;
-        sm_used[rec[3 * b] % 1024] = 1;
+        sm_used[rec[3 * b] % MAX_SMS] = 1;
     }
     return s;
 }
@@ -121,11 +120,11 @@ int main(void) {
             unsigned long long t0 = ~0ull;
             for (int b = 0; b < a_blocks; b++)
                 if (host[3 * b + 1] < t0) t0 = host[3 * b + 1];
-            int used[1024] = {0};
+            int used[MAX_SMS] = {0};
             const span a = span_of(host, a_blocks, t0, used);
             const span b = span_of(host + MAX_BLOCKS * 3, b_blocks, t0, used);
             int n_used = 0;
-            for (int i = 0; i < 1024; i++) n_used += used[i];
+            for (int i = 0; i < MAX_SMS; i++) n_used += used[i];
             printf("%s,%d,%.1f,%.1f,%.1f,%.1f,%.1f,%d\n", names[sc], bc, a.start_max, a.end_max, b.start_min,
                    b.start_max, b.end_max, n_used);
         }

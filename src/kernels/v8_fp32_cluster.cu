@@ -202,8 +202,9 @@ __device__ unsigned long long v8_phase_clock[V8_PHASE_SLOTS * V8_PHASES * 2];
 template <int BN>
 static __device__ __forceinline__ void v8_phase_mark(bool leader, bool first, int g, int phase) {
 #ifdef HGEMM_PHASE_TIMER
-    if constexpr (BN > V8_PHASE_MAX_BN) /* the wide tiles would spill */
+    if constexpr (BN > V8_PHASE_MAX_BN) { /* the wide tiles would spill */
         if (phase != V8_PHASE_START && phase != V8_PHASE_END) return;
+    }
     const uint32_t slot = blockIdx.x * V8_CONSUMERS + (uint32_t)g;
     if (leader && first && slot < V8_PHASE_SLOTS) {
         unsigned long long *at = &v8_phase_clock[(slot * V8_PHASES + phase) * 2];

@@ -64,6 +64,14 @@ static __device__ __forceinline__ uint64_t globaltimer_ns(void) {
     return t;
 }
 
+/* mov %smid (PTX ISA "Special Registers: %smid"): the SM this thread runs on
+ * (a probe's record; it may change under preemption, never within a block here). */
+static __device__ __forceinline__ uint32_t sm_id(void) {
+    uint32_t id;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
+    return id;
+}
+
 /* Called by a spin-wait that ran past HGEMM_HANG_NS: trap, so the launch
  * fails (cudaErrorLaunchFailure) instead of hanging; compute-sanitizer and
  * cuda-gdb then name the kernel, block, thread and PC. The trap is inline on
