@@ -41,10 +41,6 @@ typedef struct hgemm_problem {
                                    everywhere but its raster ablations */
     int all_workers;            /* V8: 0 everywhere but v8-allsms; 1: whole tiles on every
                                    cluster, never on fewer (hgemm_sk_balance) */
-    int turns;                  /* V8: 0 everywhere but v8-turns; 1: the two consumers take
-                                   their epilogues in turn (V8_TURN_BARRIER) */
-    int lag_ns;                 /* V8: 0 everywhere but v8-lag500 and v8-lag1000: consumer 1
-                                   starts this many ns after the first stage has landed */
 } hgemm_problem;
 
 /* hgemm_problem.pdl: how a V8 or V9 launch lets the stream's next kernel start.
@@ -226,9 +222,6 @@ hgemm_status hgemm__launch_v8_320_whole(const hgemm_problem *p, cudaStream_t str
 hgemm_status hgemm__launch_v8_64(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_64_fenced(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_allsms(const hgemm_problem *p, cudaStream_t stream);
-hgemm_status hgemm__launch_v8_turns(const hgemm_problem *p, cudaStream_t stream);
-hgemm_status hgemm__launch_v8_lag500(const hgemm_problem *p, cudaStream_t stream);
-hgemm_status hgemm__launch_v8_lag1000(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_nopdl(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_320_r1(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_320_r2(const hgemm_problem *p, cudaStream_t stream);

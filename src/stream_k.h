@@ -355,13 +355,6 @@ static inline HGEMM_HD int hgemm_sk_next(const hgemm_sk *s, hgemm_sk_walk *wk, h
     return 0;
 }
 
-/* Whether the walk has a unit left, that is whether hgemm_sk_next would
- * return 1 (the walk is not changed). */
-static inline HGEMM_HD int hgemm_sk_more(const hgemm_sk *s, const hgemm_sk_walk *wk) {
-    if (s->slices) return wk->it < wk->end;
-    return wk->next_dp < s->dp_tiles || wk->it < wk->end;
-}
-
 /* The workers whose partial sums the owner of `u` (a unit with k_begin == 0
  * and k_end < k_tiles) adds: w+1 .. *last-1, where w is the owner. */
 static inline HGEMM_HD uint32_t hgemm_sk_contributors_end(const hgemm_sk *s, uint32_t w,

@@ -172,8 +172,6 @@ enum {
     V8_CLUSTER = 2,                                          /* blocks per cluster in the table's V8 */
     V8_EPI_BARRIER = 1,                                      /* named barriers 1, 2: one per consumer */
     V8_RING_DONE_BARRIER = 3,                                /* both consumers past their last WGMMA */
-    V8_TURN_BARRIER = 4,                                     /* 4, 5: consumer 0's, 1's epilogue is done
-                                                                (v8-turns) */
     V8_SLOT_FLOATS = V8_WG_M * V8_BN,                        /* one consumer's partial sum, fp32 (room
                                                                 for the widest tile) */
     V8_FLAG_BYTES = 4096,                                    /* the workspace's flags: 1024, one per slot of
@@ -551,7 +549,7 @@ __global__ void __launch_bounds__(V8_THREADS, 1)
 v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
           const __grid_constant__ CUtensorMap tmap_c, const __grid_constant__ CUtensorMap tmap_c_in,
           gemm_args args, uint32_t ctiles_m, uint32_t tiles_n, hgemm_sk sk, float *partials, uint32_t *flags,
-          v8_batch bt, uint32_t trigger, uint32_t turns, uint32_t lag_ns) {
+          v8_batch bt, uint32_t trigger) {
     typedef v8_tile<BN, DEEP> tile_t;
     enum { B_SLICE = BN / CLUSTER, CTA_MASK = (1 << CLUSTER) - 1, STAGES = tile_t::stages, ACC = BN / 2 };
     /* C's parts a tile, and how many of the last ones wait, packed, to be
@@ -711,29 +709,9 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
         hgemm_sk_walk walk = hgemm_sk_start(&sk, worker);
         hgemm_sk_unit u;
         uint32_t units = 0; /* the phase clocks mark the first unit */
-        /* v8-turns: the epilogues in turn: consumer 0's of a unit, then consumer 1's,
-         * then consumer 0's of the next... (not with split-K, whose owners
-         * meet at V8_RING_DONE_BARRIER after their k-loops). Once one has
-         * waited for the other, they stay that far apart: while one stores
-         * its tile, the other's WGMMAs have the tensor pipe to themselves,
-         * instead of both storing while it idles. A consumer signals at the
-         * top of each unit after its first (its last epilogue is done), and
-         * waits after its k-loop: consumer 0 from its second unit on, for
-         * consumer 1's epilogue of the unit before; consumer 1, but for its
-         * last unit, for consumer 0's of this one. Each signal is waited
-         * for once, and no consumer signals twice before the other waits. */
-        const bool in_turn = turns && !sk.slices;
         v8_phase_mark<BN>(leader, true, g, V8_PHASE_START);
         while (hgemm_sk_next(&sk, &walk, &u)) {
             const bool first = units++ == 0;
-            if (in_turn && !first) named_barrier_arrive(V8_TURN_BARRIER + g, V8_CONSUMER_THREADS);
-            const bool last = in_turn && !hgemm_sk_more(&sk, &walk);
-            /* v8-lag500, v8-lag1000: consumer 1 starts its first k-tile
-             * lag_ns after the stage has landed, consumer 0 at once */
-            if (lag_ns && first && g == 1) {
-                ring_consumer_wait(ring, st);
-                __nanosleep(lag_ns);
-            }
             const uint32_t entry = u.tile / bt.tiles;
             const hgemm_tile tile = hgemm_raster(u.tile - entry * bt.tiles, ctiles_m, tiles_n, bt.raster);
             const int32_t row0 = v8_row0<CLUSTER>(tile, rank), col0 = (int32_t)(tile.n * BN);
@@ -759,8 +737,6 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
             ring_release_last(ring, held, leader); /* a unit has at least one k-tile */
             late_flush(); /* a unit shorter than the late parts: the rest now */
             v8_phase_mark<BN>(leader, first, g, V8_PHASE_KLOOP);
-            if (in_turn && (g == 0 ? !first : !last))
-                named_barrier_sync(V8_TURN_BARRIER + 1 - g, V8_CONSUMER_THREADS);
 
             /* A cluster tile that sticks out below m can leave a block with no
              * rows at all (an odd number of tile rows): it loaded for its peer
@@ -1081,9 +1057,7 @@ static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int s
     gemm_args args = make_args(p);
     const int pdl = v8_pdl_mode(p);
     uint32_t trigger = (uint32_t)hgemm__pdl_trigger(pdl);
-    uint32_t turns = p->turns ? 1u : 0u, lag_ns = (uint32_t)p->lag_ns;
-    void *params[] = {&ta, &tb, &tc, &tc_in, &args, &ctiles_m, &tiles_n, &sk, &partials, &flags, &bt, &trigger,
-                      &turns, &lag_ns};
+    void *params[] = {&ta, &tb, &tc, &tc_in, &args, &ctiles_m, &tiles_n, &sk, &partials, &flags, &bt, &trigger};
     /* hgemm__persistent_grid has set the shared-memory limit */
     st = hgemm__launch_ready_ex(kernel, dim3(busy * CLUSTER), V8_THREADS, smem, CLUSTER, pdl != HGEMM_PDL_OFF,
                                 stream, params);
@@ -1391,25 +1365,6 @@ extern "C" hgemm_status hgemm__launch_v8_allsms(const hgemm_problem *p, cudaStre
     hgemm_problem q = *p;
     q.all_workers = 1;
     return hgemm__launch_v8(&q, stream);
-}
-
-/* The table's V8 with its consumers kept apart (run 115, 116): the
- * epilogues in turn (V8_TURN_BARRIER), or consumer 1 started late. */
-extern "C" hgemm_status hgemm__launch_v8_turns(const hgemm_problem *p, cudaStream_t stream) {
-    hgemm_problem q = *p;
-    q.turns = 1;
-    return hgemm__launch_v8(&q, stream);
-}
-static hgemm_status launch_v8_lag(const hgemm_problem *p, cudaStream_t stream, int ns) {
-    hgemm_problem q = *p;
-    q.lag_ns = ns;
-    return hgemm__launch_v8(&q, stream);
-}
-extern "C" hgemm_status hgemm__launch_v8_lag500(const hgemm_problem *p, cudaStream_t stream) {
-    return launch_v8_lag(p, stream, 500);
-}
-extern "C" hgemm_status hgemm__launch_v8_lag1000(const hgemm_problem *p, cudaStream_t stream) {
-    return launch_v8_lag(p, stream, 1000);
 }
 
 /* The quarter tile with the block's start and end as through run 76

@@ -43,14 +43,6 @@ static __device__ __forceinline__ void named_barrier_sync(uint32_t id, uint32_t 
     asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(count) : "memory");
 }
 
-/* bar.arrive id, count (same section): count this warp's threads in at
- * named barrier `id` and go on; the threads that wait there with bar.sync
- * pass once `count` have arrived or waited. One side signals, the other
- * waits: a hand-off between warpgroups. */
-static __device__ __forceinline__ void named_barrier_arrive(uint32_t id, uint32_t count) {
-    asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(count) : "memory");
-}
-
 /* griddepcontrol (PTX ISA, "Parallel Synchronization and Communication
  * Instructions: griddepcontrol"; sm_90): programmatic dependent launch.
  * wait: this thread waits until every grid this one depends on has
