@@ -358,8 +358,9 @@ static_assert(V8_CONSUMER_REGS * V8_CONSUMER_THREADS + V8_PRODUCER_REGS * WARPGR
  * loader starts that tile, a thread beside it (V8_TAKER_THREAD: the loader
  * at 24 registers spilled with this) counts the cluster in on a workspace
  * flag (v8_arrive, about a tile before the answer is needed) and writes
- * its place to every block of the cluster; each reader (the loaders, every consumer thread) waits
- * for it where its walk leaves the whole tiles (v8_next_unit). The SMs'
+ * its place to every block of the cluster; each reader (the loaders,
+ * every consumer thread) waits for it where its walk leaves the whole
+ * tiles (v8_next_unit). The SMs'
  * clocks differ by about 2% and hold for a launch (run 110), so the
  * clusters that come first are the faster ones, and they run the tail's
  * second pass, which the cluster's index gave to clusters 0.. whatever
