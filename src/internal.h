@@ -41,8 +41,6 @@ typedef struct hgemm_problem {
                                    everywhere but its raster ablations */
     int all_workers;            /* V8: 0 everywhere but v8-allsms; 1: whole tiles on every
                                    cluster, never on fewer (hgemm_sk_balance) */
-    int fixed_tail;             /* V8: 0 everywhere but v8-fixed-tail; 1: the tail split's units
-                                   by the cluster's index, not its arrival (v8_arrive) */
 } hgemm_problem;
 
 /* hgemm_problem.pdl: how a V8 or V9 launch lets the stream's next kernel start.
@@ -224,7 +222,6 @@ hgemm_status hgemm__launch_v8_320_whole(const hgemm_problem *p, cudaStream_t str
 hgemm_status hgemm__launch_v8_64(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_64_fenced(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_allsms(const hgemm_problem *p, cudaStream_t stream);
-hgemm_status hgemm__launch_v8_fixed_tail(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_nopdl(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_320_r1(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_320_r2(const hgemm_problem *p, cudaStream_t stream);

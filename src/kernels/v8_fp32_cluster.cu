@@ -138,7 +138,10 @@
  * sit up to 2% apart (run 110: every warpgroup counts the same cycles, the
  * slowest SMs end last); dealing each next unit from a counter instead
  * (v8-dyn, run 113) ran 1.5..3.5% slower, 1.8% even where no unit could
- * move: the hand-off after a unit's last load outlasted the ring.
+ * move: the hand-off after a unit's last load outlasted the ring. Giving
+ * only the tail's second pass to the first clusters to reach it (taken a
+ * tile ahead, once per cluster; run 118) came out level: faster at 8192^3
+ * in two runs of five, slower in three.
  * The two consumers wait on the same stages and store their parts of C
  * at once; taking those epilogues in turn, so that one's WGMMAs run while
  * the other stores (v8-turns, runs 115, 116), ran up to 2.2% slower,
@@ -165,8 +168,6 @@ enum {
     V8_CONSUMER_THREADS = V8_CONSUMERS * WARPGROUP_THREADS,
     V8_PRODUCER_WG = V8_CONSUMERS,                           /* warpgroup 2 */
     V8_PRODUCER_THREAD = V8_CONSUMER_THREADS,                /* its first thread issues the loads */
-    V8_TAKER_THREAD = V8_PRODUCER_THREAD + 32,               /* its second warp's first counts the
-                                                                cluster in for the tail (v8_arrive) */
     V8_THREADS = V8_CONSUMER_THREADS + WARPGROUP_THREADS,    /* 384 */
     V8_WG_M = V8_BM / V8_CONSUMERS,                          /* 64 rows per consumer */
     V8_RASTER = 8,                                           /* raster groups, in cluster tiles */
@@ -187,8 +188,6 @@ enum {
     V8_REDUCE_BATCH_IN_KERNEL = 8,                           /* the same in v8_kernel (168 registers) */
     V8_COUNT_FLAGS = 512,                                    /* flags before the in-kernel reduction's
                                                                 counters (two per tile part) */
-    V8_ARRIVAL_FLAG = V8_FLAG_BYTES / 4 - 1,                 /* the last flag: the tail's arrival count
-                                                                (v8_arrive), no tail unit's */
     V8_MN_BOX = SW128_ROW_BYTES / 2,                         /* 64: MN-major boxes' width in elements */
     V8_MN_BOX_BYTES = V8_MN_BOX * BK * 2,                    /* 8 KB: one box, the descriptor's MN step */
 };
@@ -311,9 +310,6 @@ struct __align__(SW128_ALIGN) v8_smem {
     uint64_t empty[STAGES];       /* V8_CONSUMERS x CLUSTER arrivals */
     uint64_t c_full[V8_CONSUMERS]; /* beta != 0: consumer g's part of C loaded into c[g] (1 arrival + bytes) */
     uint64_t part_full[V8_CONSUMERS]; /* split-K's owner: a partial sum copied into consumer g's stage */
-    uint64_t tail_go;             /* the loader's last whole tile starts (1 arrival; v8_arrive) */
-    uint64_t rank_full;           /* tail_rank written (1 arrival, rank 0's taker; v8_arrive) */
-    uint32_t tail_rank;           /* the cluster's place in the tail (v8_arrive) */
 };
 
 static_assert(sizeof(((v8_smem<256> *)0)->a[0]) % SW128_ALIGN == 0, "stages must stay 1024-byte aligned");
@@ -350,51 +346,6 @@ static_assert(V8_CONSUMER_REGS * V8_CONSUMER_THREADS + V8_PRODUCER_REGS * WARPGR
                   (V8_CONSUMER_REGS - V8_LAUNCH_REGS) * V8_CONSUMER_THREADS <=
                       (V8_LAUNCH_REGS - V8_PRODUCER_REGS) * WARPGROUP_THREADS,
               "the registers the consumers ask for must be those the loader gives back");
-
-/* The tail in order of arrival (since run 118; v8-fixed-tail deals it by
- * the cluster's index, as before). After its whole tiles a cluster runs
- * the tail split's units r, r + clusters, ... (stream_k.h), where r is its
- * place among the clusters in reaching its last whole tile: as rank 0's
- * loader starts that tile, a thread beside it (V8_TAKER_THREAD: the loader
- * at 24 registers spilled with this) counts the cluster in on a workspace
- * flag (v8_arrive, about a tile before the answer is needed) and writes
- * its place to every block of the cluster; each reader (the loaders,
- * every consumer thread) waits for it where its walk leaves the whole
- * tiles (v8_next_unit). The SMs'
- * clocks differ by about 2% and hold for a launch (run 110), so the
- * clusters that come first are the faster ones, and they run the tail's
- * second pass, which the cluster's index gave to clusters 0.. whatever
- * their clock. Every cluster has a whole tile (dp_tiles >= clusters) and
- * takes one place; the last to count leaves the flag at 0 for the next
- * call. Units of the first pass are taken before any of the second, so
- * an owner still waits only for units that run before or beside its own.
- * Not for the 320-wide tile nor both operands MN-major (as v8-dyn: their
- * registers are full). */
-enum : uint32_t { V8_RANKED = 0xffffffffu }; /* walk.next_dp once the walk has its place */
-static constexpr __host__ __device__ bool v8_can_arrive(int bn, int a_mn, int b_mn) {
-    return bn <= 256 && !(a_mn && b_mn);
-}
-template <int CLUSTER, typename SMEM>
-static __device__ __forceinline__ void v8_arrive(uint32_t *flags, SMEM *sm, uint32_t clusters) {
-    uint32_t *count = flags + V8_ARRIVAL_FLAG;
-    const uint32_t r = atom_add_relaxed_gpu_u32(count, 1);
-    if (r == clusters - 1) st_relaxed_gpu_u32(count, 0); /* every cluster has counted */
-#pragma unroll
-    for (uint32_t b = 0; b < CLUSTER; b++) {
-        st_shared_cluster_u32(mapa_shared(&sm->tail_rank, b), r);
-        mbarrier_arrive_release_cluster(&sm->rank_full, b);
-    }
-}
-template <int CLUSTER, typename SMEM>
-static __device__ __forceinline__ bool v8_next_unit(const hgemm_sk &sk, hgemm_sk_walk &walk, hgemm_sk_unit &u,
-                                                    SMEM *sm, bool arrive) {
-    if (arrive && walk.next_dp >= sk.dp_tiles && walk.next_dp != V8_RANKED) {
-        mbarrier_wait_cluster(&sm->rank_full, 0);
-        walk.it = *(volatile uint32_t *)&sm->tail_rank;
-        walk.next_dp = V8_RANKED;
-    }
-    return hgemm_sk_next(&sk, &walk, &u) != 0;
-}
 
 /* First row of C (and A) of this block's tile: cluster tile (tile.m, tile.n)
  * is CLUSTER tiles stacked along M, block `rank` takes the rank-th. */
@@ -605,7 +556,7 @@ __global__ void __launch_bounds__(V8_THREADS, 1)
 v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
           const __grid_constant__ CUtensorMap tmap_c, const __grid_constant__ CUtensorMap tmap_c_in,
           gemm_args args, uint32_t ctiles_m, uint32_t tiles_n, hgemm_sk sk, float *partials, uint32_t *flags,
-          v8_batch bt, uint32_t trigger, uint32_t arrival) {
+          v8_batch bt, uint32_t trigger) {
     typedef v8_tile<BN, DEEP> tile_t;
     enum { B_SLICE = BN / CLUSTER, CTA_MASK = (1 << CLUSTER) - 1, STAGES = tile_t::stages, ACC = BN / 2 };
     /* C's parts a tile, and how many of the last ones wait, packed, to be
@@ -618,7 +569,6 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
     v8_smem<BN, DEEP> *sm = (v8_smem<BN, DEEP> *)smem_aligned(smem_raw); /* the same offset in every block */
     const int tid = threadIdx.x, wg = tid / WARPGROUP_THREADS;
     const pipe_ring ring = ring_make_cluster(sm->full, sm->empty, STAGES, CLUSTER);
-    const bool arrive = v8_can_arrive(BN, A_MN, B_MN) && arrival != 0; /* the tail in order of arrival */
 
     if (tid == 0) {
         ring_init(ring, V8_CONSUMERS);
@@ -626,8 +576,6 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
             mbarrier_init(&sm->c_full[g], 1);
             mbarrier_init(&sm->part_full[g], 1);
         }
-        mbarrier_init(&sm->tail_go, 1);
-        mbarrier_init(&sm->rank_full, 1);
         fence_mbarrier_init();
     }
     /* The peer's loads and releases target these barriers: initialised
@@ -661,9 +609,7 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
             pipe_state st = {0, 0};
             hgemm_sk_walk walk = hgemm_sk_start(&sk, worker);
             hgemm_sk_unit u;
-            while (v8_next_unit<CLUSTER>(sk, walk, u, sm, arrive)) {
-                if (arrive && rank == 0 && walk.next_dp >= sk.dp_tiles && walk.next_dp != V8_RANKED)
-                    mbarrier_arrive(&sm->tail_go); /* this cluster's last whole tile starts */
+            while (hgemm_sk_next(&sk, &walk, &u)) {
                 const uint32_t entry = u.tile / bt.tiles;
                 const hgemm_tile tile = hgemm_raster(u.tile - entry * bt.tiles, ctiles_m, tiles_n, bt.raster);
                 const int32_t a_row = v8_row0<CLUSTER>(tile, rank);
@@ -684,12 +630,7 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
              * waited for by a consumer here). */
             if (CLUSTER > 1 && !FENCED) ring_producer_tail(ring, st);
         }
-        /* the taker: rank 0's count for the tail, once the loader is at its last whole tile */
-        if (arrive && tid == V8_TAKER_THREAD && (CLUSTER == 1 || cluster_ctarank() == 0)) {
-            mbarrier_wait(&sm->tail_go, 0);
-            v8_arrive<CLUSTER>(flags, sm, sk.workers);
-        }
-        if (FENCED || arrive) __syncwarp(); /* converged again for the closing cluster barrier */
+        if (FENCED) __syncwarp(); /* converged again for the closing cluster barrier */
     } else {
         setmaxnreg_inc<V8_CONSUMER_REGS>();
         /* read here, not before the roles part: live across the loader's
@@ -776,7 +717,7 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
         hgemm_sk_unit u;
         uint32_t units = 0; /* the phase clocks mark the first unit */
         v8_phase_mark<BN>(leader, true, g, V8_PHASE_START);
-        while (v8_next_unit<CLUSTER>(sk, walk, u, sm, arrive)) {
+        while (hgemm_sk_next(&sk, &walk, &u)) {
             const bool first = units++ == 0;
             const uint32_t entry = u.tile / bt.tiles;
             const hgemm_tile tile = hgemm_raster(u.tile - entry * bt.tiles, ctiles_m, tiles_n, bt.raster);
@@ -965,7 +906,7 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
      * outside it only by the peer's multicasts, all of which this block's
      * consumers waited for, and its barriers only by the peer's releases,
      * for which the loader waited (ring_producer_tail). */
-    if (CLUSTER > 1 && (FENCED || arrive)) cluster_sync();
+    if (CLUSTER > 1 && FENCED) cluster_sync();
 }
 
 #ifdef HGEMM_PHASE_TIMER
@@ -1048,7 +989,7 @@ static int v8_workspace_fits(const hgemm_problem *p, uint32_t grid) {
  * (v8_workspace_fits). */
 static uint32_t v8_tail_max_units(const hgemm_problem *p, int bn, uint32_t cluster) {
     const size_t unit_slots = (size_t)cluster * V8_CONSUMERS, slot_bytes = v8_tail_slot_floats(bn) * sizeof(float);
-    const size_t by_flags = V8_ARRIVAL_FLAG / unit_slots; /* flags below the arrival count */
+    const size_t by_flags = V8_FLAG_BYTES / sizeof(uint32_t) / unit_slots;
     const size_t by_bytes = (p->workspace_bytes - V8_FLAG_BYTES) / (unit_slots * slot_bytes);
     return (uint32_t)(by_flags < by_bytes ? by_flags : by_bytes);
 }
@@ -1111,7 +1052,7 @@ static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int s
      * second kernel reduces instead (never on an H200: 264 slots, 132). */
     if (sk.slices && sk.reduce == HGEMM_SK_REDUCE_SHARED &&
         (slots > V8_COUNT_FLAGS ||
-         V8_COUNT_FLAGS + 2 * (size_t)sk.tiles * CLUSTER * V8_CONSUMERS > V8_ARRIVAL_FLAG))
+         V8_COUNT_FLAGS + 2 * (size_t)sk.tiles * CLUSTER * V8_CONSUMERS > flag_bytes / sizeof(uint32_t)))
         sk.reduce = HGEMM_SK_REDUCE_KERNEL;
     /* Clusters with work: all of the plan's while whole tiles go round
      * (dp_tiles is 0 or a multiple of sk.workers, which hgemm_sk_balance may
@@ -1123,11 +1064,7 @@ static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int s
     gemm_args args = make_args(p);
     const int pdl = v8_pdl_mode(p);
     uint32_t trigger = (uint32_t)hgemm__pdl_trigger(pdl);
-    /* the tail in order of arrival: where whole tiles come first, on every cluster */
-    uint32_t arrival = v8_can_arrive(BN, A_MN, B_MN) && !p->fixed_tail && flags != NULL && sk.tail_slices >= 2 &&
-                       sk.dp_tiles >= sk.workers;
-    void *params[] = {&ta, &tb, &tc, &tc_in, &args, &ctiles_m, &tiles_n, &sk, &partials, &flags, &bt, &trigger,
-                      &arrival};
+    void *params[] = {&ta, &tb, &tc, &tc_in, &args, &ctiles_m, &tiles_n, &sk, &partials, &flags, &bt, &trigger};
     /* hgemm__persistent_grid has set the shared-memory limit */
     st = hgemm__launch_ready_ex(kernel, dim3(busy * CLUSTER), V8_THREADS, smem, CLUSTER, pdl != HGEMM_PDL_OFF,
                                 stream, params);
@@ -1434,15 +1371,6 @@ extern "C" hgemm_status hgemm__launch_v8_pdl_late(const hgemm_problem *p, cudaSt
 extern "C" hgemm_status hgemm__launch_v8_allsms(const hgemm_problem *p, cudaStream_t stream) {
     hgemm_problem q = *p;
     q.all_workers = 1;
-    return hgemm__launch_v8(&q, stream);
-}
-
-/* The table's V8 with the tail split's units dealt by the cluster's index,
- * as through run 117 (V8: in the order the clusters reach their last whole
- * tile, v8_arrive). */
-extern "C" hgemm_status hgemm__launch_v8_fixed_tail(const hgemm_problem *p, cudaStream_t stream) {
-    hgemm_problem q = *p;
-    q.fixed_tail = 1;
     return hgemm__launch_v8(&q, stream);
 }
 

@@ -61,39 +61,4 @@ static __device__ __forceinline__ void mbarrier_arrive_cluster(uint64_t *bar, ui
                  ::"r"(mapa_shared(bar, rank)) : "memory");
 }
 
-/* st.shared::cluster.u32 (PTX ISA "st"): one word at a shared::cluster
- * address (from mapa_shared), in this block's or another block's shared memory. */
-static __device__ __forceinline__ void st_shared_cluster_u32(uint32_t addr, uint32_t v) {
-    asm volatile("st.shared::cluster.u32 [%0], %1;" ::"r"(addr), "r"(v) : "memory");
-}
-
-/* mbarrier.arrive.release.cluster.shared::cluster (PTX ISA "mbarrier.arrive"):
- * one arrival on the barrier at `bar`'s offset in block `rank`, after every
- * earlier memory access of this thread is visible to the cluster (a word
- * written into another block's shared memory). Not for the k-loop (see
- * mbarrier_arrive_cluster). */
-static __device__ __forceinline__ void mbarrier_arrive_release_cluster(uint64_t *bar, uint32_t rank) {
-    asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];"
-                 ::"r"(mapa_shared(bar, rank)) : "memory");
-}
-
-/* mbarrier.try_wait.parity.acquire.cluster (PTX ISA "mbarrier.try_wait"): has
- * the phase of this parity of the local barrier completed? What the arriving
- * threads of any block of the cluster did before their release arrivals is
- * visible to this thread once it has. */
-static __device__ __forceinline__ uint32_t mbarrier_try_wait_parity_cluster(uint64_t *bar, uint32_t parity) {
-    uint32_t done;
-    asm volatile("{\n\t.reg .pred p;\n\t"
-                 "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n\t"
-                 "selp.u32 %0, 1, 0, p;\n\t}"
-                 : "=r"(done) : "r"(smem_u32(bar)), "r"(parity) : "memory");
-    return done;
-}
-
-/* Wait as mbarrier_wait, acquiring at cluster scope; traps after HGEMM_HANG_NS. */
-static __device__ __forceinline__ void mbarrier_wait_cluster(uint64_t *bar, uint32_t parity) {
-    spin_until([&] { return mbarrier_try_wait_parity_cluster(bar, parity) != 0; },
-               [&] { hang_report("mbarrier wait (cluster)", smem_u32(bar), parity); });
-}
-
 #endif
