@@ -140,8 +140,9 @@
  * (v8-dyn, run 113) ran 1.5..3.5% slower, 1.8% even where no unit could
  * move: the hand-off after a unit's last load outlasted the ring. Giving
  * only the tail's second pass to the first clusters to reach it (taken a
- * tile ahead, once per cluster; run 118) came out level: faster at 8192^3
- * in two runs of five, slower in three.
+ * tile ahead, once per cluster; run 118) was no faster: at 8192^3 faster
+ * in two runs of five and slower in three, and 0.8..1.5% slower at two
+ * other tail-split shapes.
  * The two consumers wait on the same stages and store their parts of C
  * at once; taking those epilogues in turn, so that one's WGMMAs run while
  * the other stores (v8-turns, runs 115, 116), ran up to 2.2% slower,
