@@ -63,7 +63,10 @@
 # bench.csv, suite.csv, hostcost.csv, forms.csv, batched.csv, window30.csv, window100.csv, processes.csv, profile-raw.csv,
 # profile.csv, nccl.csv, nccl-timeline.csv; where that is more than the 8 files a
 # remote run returns, all of them in results.tgz beside device.log and summary.txt
-# (scripts/pack_results.sh). Each step has its own timeout, so a hung
+# (scripts/pack_results.sh). Packing sees one invocation's $OUT only: give
+# every step of a remote call to one invocation (each step's variables may
+# be set together), or archive the call's whole output yourself, or files
+# past the eighth are lost. Each step has its own timeout, so a hung
 # kernel costs minutes, not the whole run. Never changes any GPU setting.
 # Exits 0 when every step it ran passed, 1 when any failed (summary.txt says which).
 set -uo pipefail
