@@ -552,7 +552,7 @@ static __device__ __forceinline__ uint64_t v8_desc(const __half *tile) {
  * cluster barrier, and the last stores waited for until their writes are
  * done. */
 template <int CLUSTER, bool TMA_EPILOGUE, typename T, int A_MN, int B_MN, int BN, int DEEP, bool FENCED = false,
-          int LATE_AT = v8_tile<BN, DEEP>::late_at>
+          int LATE_AT = v8_tile<BN, DEEP>::late_at, int A_RA = 0>
 __global__ void __launch_bounds__(V8_THREADS, 1)
 v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
           const __grid_constant__ CUtensorMap tmap_c, const __grid_constant__ CUtensorMap tmap_c_in,
@@ -566,6 +566,7 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
            PART_REGS = tile_t::c_cols / 4, LATE_REGS = LATE > 0 ? LATE * PART_REGS : 1 };
     static_assert(!B_MN || B_SLICE % V8_MN_BOX == 0, "an MN-major B slice is whole 64-column boxes");
     static_assert(BN != 320 || (!A_MN && !B_MN), "the 320-wide tile is built for K-major operands only");
+    static_assert(!A_RA || BN == 320, "A in registers: the 320-wide tile's two WGMMAs a step");
     extern __shared__ uint8_t smem_raw[];
     v8_smem<BN, DEEP> *sm = (v8_smem<BN, DEEP> *)smem_aligned(smem_raw); /* the same offset in every block */
     const int tid = threadIdx.x, wg = tid / WARPGROUP_THREADS;
@@ -728,13 +729,21 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
                 ring_consumer_wait(ring, st);
                 v8_phase_mark<BN>(leader, first && kt == u.k_begin, g, V8_PHASE_FIRST_DATA);
                 /* consumer g's 64 rows: the g-th 64-row slice (K-major) or the g-th box (MN-major) */
-                const uint64_t desc_a = v8_desc<A_MN>(&sm->a[st.stage][g * V8_WG_M * BK]);
-                const uint64_t desc_b = v8_desc<B_MN>(sm->b[st.stage]);
-                wgmma_fence();
                 /* the unit's first k-tile overwrites d (a 320-wide tile whose
                  * columns from 192 on lie past n still runs its m64n128s: a
                  * branch around them made ptxas serialize every WGMMA, C7520) */
-                wgmma_ktile_m64n_f32_ab<T, A_MN, B_MN, BN>(d, desc_a, desc_b, kt != u.k_begin);
+                if constexpr (A_RA) { /* A's fragments first, then both WGMMAs of each step from them */
+                    uint32_t af[4 * KTILE_WGMMAS];
+                    wgmma_a_frags(af, smem_u32(&sm->a[st.stage][g * V8_WG_M * BK]));
+                    const uint64_t desc_b = v8_desc<B_MN>(sm->b[st.stage]);
+                    wgmma_fence();
+                    wgmma_ktile_m64n320_f32_ra<T, B_MN>(d, af, desc_b, kt != u.k_begin);
+                } else {
+                    const uint64_t desc_a = v8_desc<A_MN>(&sm->a[st.stage][g * V8_WG_M * BK]);
+                    const uint64_t desc_b = v8_desc<B_MN>(sm->b[st.stage]);
+                    wgmma_fence();
+                    wgmma_ktile_m64n_f32_ab<T, A_MN, B_MN, BN>(d, desc_a, desc_b, kt != u.k_begin);
+                }
                 wgmma_commit_group();
                 if constexpr (LATE_AT == V8_LATE_BEFORE) late_next();
                 wgmma_wait_group_1(); /* k-tile kt-1 is done; kt stays in flight */
@@ -1020,7 +1029,7 @@ static hgemm_sk v8_plan(const hgemm_problem *p, uint32_t tiles, uint32_t grid, u
 }
 
 template <int CLUSTER, bool TMA_EPILOGUE, typename T, int A_MN, int B_MN, int BN, int DEEP = 0, bool FENCED = false,
-          int LATE_AT = v8_tile<BN, DEEP>::late_at>
+          int LATE_AT = v8_tile<BN, DEEP>::late_at, int A_RA = 0>
 static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int split) {
     const int64_t batch = p->batch > 1 ? p->batch : 1;
     CUtensorMap ta, tb, tc, tc_in;
@@ -1029,7 +1038,7 @@ static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int s
     if (st != HGEMM_SUCCESS) return st;
     uint32_t tiles_m = hgemm_ceil_div(p->m, V8_BM), tiles_n = hgemm_ceil_div(p->n, BN);
     uint32_t ctiles_m = hgemm_ceil_div(tiles_m, CLUSTER);
-    const void *kernel = (const void *)v8_kernel<CLUSTER, TMA_EPILOGUE, T, A_MN, B_MN, BN, DEEP, FENCED, LATE_AT>;
+    const void *kernel = (const void *)v8_kernel<CLUSTER, TMA_EPILOGUE, T, A_MN, B_MN, BN, DEEP, FENCED, LATE_AT, A_RA>;
     const size_t smem = sizeof(v8_smem<BN, DEEP>) + SW128_ALIGN;
     unsigned grid = 0;
     /* hgemm__supports_v8 has checked that every entry's tiles fit 32 bits at
@@ -1318,6 +1327,16 @@ extern "C" hgemm_status hgemm__launch_v8_320(const hgemm_problem *p, cudaStream_
 }
 extern "C" hgemm_status hgemm__launch_v8_320_whole(const hgemm_problem *p, cudaStream_t stream) {
     return launch_v8<V8_CLUSTER, true, __half, 0, 0, 320, 2>(p, stream, HGEMM_SK_NONE);
+}
+
+/* The 320-wide tile with A in registers (run 120): each consumer reads its
+ * A slice once a k16 step with ldmatrix and feeds both WGMMAs of the step
+ * from the fragment, where the shared-memory form reads it once per
+ * instruction: shared memory moves about 119 bytes a clock at the tensor
+ * pipe's full rate instead of 131 (the wide tile: 125; docs/notes/v8-log.md,
+ * run 119). */
+extern "C" hgemm_status hgemm__launch_v8_320_ra(const hgemm_problem *p, cudaStream_t stream) {
+    return launch_v8<V8_CLUSTER, true, __half, 0, 0, 320, 2, false, V8_LATE_NONE, 1>(p, stream, HGEMM_SK_TAIL);
 }
 
 /* The 320-wide tile in raster groups of other widths (V8: V8_RASTER, 8
