@@ -540,6 +540,14 @@ static __device__ __forceinline__ void v8_load(__half *dst, const CUtensorMap *m
     }
 }
 
+/* Registers that must keep their values up to here (A's fragments, which a
+ * WGMMA in flight reads): an empty asm that takes them as inputs. */
+template <int N>
+static __device__ __forceinline__ void v8_hold(const uint32_t (&r)[N]) {
+#pragma unroll
+    for (int i = 0; i < N; i++) asm volatile("" ::"r"(r[i]));
+}
+
 /* The WGMMA descriptor of a K-major or an MN-major tile (v8_load's boxes). */
 template <int MN>
 static __device__ __forceinline__ uint64_t v8_desc(const __half *tile) {
@@ -645,6 +653,13 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
             if (args.beta != 0.0f) prefetch_tensormap(&tmap_c_in);
         }
         float d[ACC] = {}; /* (64, BN) fp32 accumulator */
+        /* A in registers: the fragments of the k-tile whose WGMMAs are in
+         * flight. A WGMMA reads them until its group completes, but to the
+         * compiler they are dead once it is issued, and the next k-tile's
+         * ldmatrix may take their registers (run 120: every product of
+         * more than one k-tile wrong). Copied here and used (v8_hold) after
+         * the wait for their group, they stay where they are until then. */
+        uint32_t af_held[A_RA ? 4 * KTILE_WGMMAS : 1] = {};
         uint32_t c_phase = 0;  /* parity of c_full[g]'s next load */
         /* C's parts staged so far: with an odd number of parts a tile (320
          * wide: five through two buffers) the buffer alternates across
@@ -732,8 +747,8 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
                 /* the unit's first k-tile overwrites d (a 320-wide tile whose
                  * columns from 192 on lie past n still runs its m64n128s: a
                  * branch around them made ptxas serialize every WGMMA, C7520) */
+                uint32_t af[A_RA ? 4 * KTILE_WGMMAS : 1];
                 if constexpr (A_RA) { /* A's fragments first, then both WGMMAs of each step from them */
-                    uint32_t af[4 * KTILE_WGMMAS];
                     wgmma_a_frags(af, smem_u32(&sm->a[st.stage][g * V8_WG_M * BK]));
                     const uint64_t desc_b = v8_desc<B_MN>(sm->b[st.stage]);
                     wgmma_fence();
@@ -747,10 +762,16 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
                 wgmma_commit_group();
                 if constexpr (LATE_AT == V8_LATE_BEFORE) late_next();
                 wgmma_wait_group_1(); /* k-tile kt-1 is done; kt stays in flight */
+                if constexpr (A_RA) { /* kt-1's fragments are free; kt's are held until kt is done */
+                    v8_hold<4 * KTILE_WGMMAS>(af_held);
+#pragma unroll
+                    for (int i = 0; i < 4 * KTILE_WGMMAS; i++) af_held[i] = af[i];
+                }
                 ring_release_held(ring, &held, st, leader && kt > u.k_begin);
                 if constexpr (LATE_AT == V8_LATE_AFTER) late_next();
             }
             wgmma_wait_group_0();
+            if constexpr (A_RA) v8_hold<4 * KTILE_WGMMAS>(af_held);
             ring_release_last(ring, held, leader); /* a unit has at least one k-tile */
             late_flush(); /* a unit shorter than the late parts: the rest now */
             v8_phase_mark<BN>(leader, first, g, V8_PHASE_KLOOP);
