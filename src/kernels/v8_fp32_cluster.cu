@@ -543,7 +543,7 @@ static __device__ __forceinline__ void v8_load(__half *dst, const CUtensorMap *m
 /* Registers that must keep their values up to here (A's fragments, which a
  * WGMMA in flight reads): an empty asm that takes them as inputs. */
 template <int N>
-static __device__ __forceinline__ void v8_hold(const uint32_t (&r)[N]) {
+static __device__ __forceinline__ void v8_hold(const uint32_t (&r)[N]) { /* N: deduced */
 #pragma unroll
     for (int i = 0; i < N; i++) asm volatile("" ::"r"(r[i]));
 }
@@ -574,7 +574,8 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
            PART_REGS = tile_t::c_cols / 4, LATE_REGS = LATE > 0 ? LATE * PART_REGS : 1 };
     static_assert(!B_MN || B_SLICE % V8_MN_BOX == 0, "an MN-major B slice is whole 64-column boxes");
     static_assert(BN != 320 || (!A_MN && !B_MN), "the 320-wide tile is built for K-major operands only");
-    static_assert(!A_RA || BN == 320, "A in registers: the 320-wide tile's two WGMMAs a step");
+    static_assert(!A_RA || (BN == 320 && !A_MN && LATE_AT == V8_LATE_NONE),
+                  "A in registers: the 320-wide tile's two WGMMAs a step, A K-major, no late parts");
     extern __shared__ uint8_t smem_raw[];
     v8_smem<BN, DEEP> *sm = (v8_smem<BN, DEEP> *)smem_aligned(smem_raw); /* the same offset in every block */
     const int tid = threadIdx.x, wg = tid / WARPGROUP_THREADS;
@@ -653,13 +654,6 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
             if (args.beta != 0.0f) prefetch_tensormap(&tmap_c_in);
         }
         float d[ACC] = {}; /* (64, BN) fp32 accumulator */
-        /* A in registers: the fragments of the k-tile whose WGMMAs are in
-         * flight. A WGMMA reads them until its group completes, but to the
-         * compiler they are dead once it is issued, and the next k-tile's
-         * ldmatrix may take their registers (run 120: every product of
-         * more than one k-tile wrong). Copied here and used (v8_hold) after
-         * the wait for their group, they stay where they are until then. */
-        uint32_t af_held[A_RA ? 4 * KTILE_WGMMAS : 1] = {};
         uint32_t c_phase = 0;  /* parity of c_full[g]'s next load */
         /* C's parts staged so far: with an odd number of parts a tile (320
          * wide: five through two buffers) the buffer alternates across
@@ -740,38 +734,58 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
             const hgemm_tile tile = hgemm_raster(u.tile - entry * bt.tiles, ctiles_m, tiles_n, bt.raster);
             const int32_t row0 = v8_row0<CLUSTER>(tile, rank), col0 = (int32_t)(tile.n * BN);
             pipe_state held = st;
-            for (uint32_t kt = u.k_begin; kt < u.k_end; kt++, ring_advance(ring, &st)) {
-                ring_consumer_wait(ring, st);
-                v8_phase_mark<BN>(leader, first && kt == u.k_begin, g, V8_PHASE_FIRST_DATA);
-                /* consumer g's 64 rows: the g-th 64-row slice (K-major) or the g-th box (MN-major) */
-                /* the unit's first k-tile overwrites d (a 320-wide tile whose
-                 * columns from 192 on lie past n still runs its m64n128s: a
-                 * branch around them made ptxas serialize every WGMMA, C7520) */
-                uint32_t af[A_RA ? 4 * KTILE_WGMMAS : 1];
-                if constexpr (A_RA) { /* A's fragments first, then both WGMMAs of each step from them */
-                    wgmma_a_frags(af, smem_u32(&sm->a[st.stage][g * V8_WG_M * BK]));
+            if constexpr (A_RA) {
+                /* A in registers: a WGMMA reads its fragment until its group
+                 * completes, but to the compiler the registers are free once
+                 * it is issued, and the next k-tile's ldmatrix took them
+                 * (runs 120, 121: every product of more than one k-tile
+                 * wrong; a copy held past the wait was moved, not the
+                 * registers kept). So k-tiles take two fragment sets in turn,
+                 * and each k-tile, after its wait for the one before, uses
+                 * that one's set (v8_hold): both sets are live at once, in
+                 * different registers. */
+                uint32_t fa[4 * KTILE_WGMMAS], fb[4 * KTILE_WGMMAS] = {};
+                auto ktile = [&](uint32_t(&cur)[4 * KTILE_WGMMAS], const uint32_t(&prev)[4 * KTILE_WGMMAS],
+                                 uint32_t kt) {
+                    ring_consumer_wait(ring, st);
+                    wgmma_a_frags(cur, smem_u32(&sm->a[st.stage][g * V8_WG_M * BK]));
                     const uint64_t desc_b = v8_desc<B_MN>(sm->b[st.stage]);
                     wgmma_fence();
-                    wgmma_ktile_m64n320_f32_ra<T, B_MN>(d, af, desc_b, kt != u.k_begin);
-                } else {
+                    wgmma_ktile_m64n320_f32_ra<T, B_MN>(d, cur, desc_b, kt != u.k_begin);
+                    wgmma_commit_group();
+                    wgmma_wait_group_1(); /* k-tile kt-1 is done, and with it `prev` */
+                    v8_hold(prev);
+                    ring_release_held(ring, &held, st, leader && kt > u.k_begin);
+                    ring_advance(ring, &st);
+                };
+                for (uint32_t kt = u.k_begin; kt < u.k_end; kt++) {
+                    ktile(fa, fb, kt);
+                    if (++kt == u.k_end) break;
+                    ktile(fb, fa, kt);
+                }
+                wgmma_wait_group_0();
+                v8_hold(fa);
+                v8_hold(fb);
+            } else {
+                for (uint32_t kt = u.k_begin; kt < u.k_end; kt++, ring_advance(ring, &st)) {
+                    ring_consumer_wait(ring, st);
+                    v8_phase_mark<BN>(leader, first && kt == u.k_begin, g, V8_PHASE_FIRST_DATA);
+                    /* consumer g's 64 rows: the g-th 64-row slice (K-major) or the g-th box (MN-major) */
                     const uint64_t desc_a = v8_desc<A_MN>(&sm->a[st.stage][g * V8_WG_M * BK]);
                     const uint64_t desc_b = v8_desc<B_MN>(sm->b[st.stage]);
                     wgmma_fence();
+                    /* the unit's first k-tile overwrites d (a 320-wide tile whose
+                     * columns from 192 on lie past n still runs its m64n128s: a
+                     * branch around them made ptxas serialize every WGMMA, C7520) */
                     wgmma_ktile_m64n_f32_ab<T, A_MN, B_MN, BN>(d, desc_a, desc_b, kt != u.k_begin);
+                    wgmma_commit_group();
+                    if constexpr (LATE_AT == V8_LATE_BEFORE) late_next();
+                    wgmma_wait_group_1(); /* k-tile kt-1 is done; kt stays in flight */
+                    ring_release_held(ring, &held, st, leader && kt > u.k_begin);
+                    if constexpr (LATE_AT == V8_LATE_AFTER) late_next();
                 }
-                wgmma_commit_group();
-                if constexpr (LATE_AT == V8_LATE_BEFORE) late_next();
-                wgmma_wait_group_1(); /* k-tile kt-1 is done; kt stays in flight */
-                if constexpr (A_RA) { /* kt-1's fragments are free; kt's are held until kt is done */
-                    v8_hold<4 * KTILE_WGMMAS>(af_held);
-#pragma unroll
-                    for (int i = 0; i < 4 * KTILE_WGMMAS; i++) af_held[i] = af[i];
-                }
-                ring_release_held(ring, &held, st, leader && kt > u.k_begin);
-                if constexpr (LATE_AT == V8_LATE_AFTER) late_next();
+                wgmma_wait_group_0();
             }
-            wgmma_wait_group_0();
-            if constexpr (A_RA) v8_hold<4 * KTILE_WGMMAS>(af_held);
             ring_release_last(ring, held, leader); /* a unit has at least one k-tile */
             late_flush(); /* a unit shorter than the late parts: the rest now */
             v8_phase_mark<BN>(leader, first, g, V8_PHASE_KLOOP);
