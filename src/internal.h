@@ -218,7 +218,6 @@ hgemm_status hgemm__launch_v8_wide(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_narrow(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_192(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_320(const hgemm_problem *p, cudaStream_t stream);
-hgemm_status hgemm__launch_v8_320_ra(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_320_whole(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_64(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_64_fenced(const hgemm_problem *p, cudaStream_t stream);

@@ -20,9 +20,7 @@
 
 #include "gemm_args.cuh" /* BK */
 #include "hw.h"
-#include "ptx/mma.cuh"
 #include "ptx/wgmma.cuh"
-#include "swizzle.cuh"
 
 enum {
     KTILE_WGMMAS = BK / WGMMA_K,            /* 4 */
@@ -94,44 +92,6 @@ static __device__ __forceinline__ void wgmma_ktile_m64n_f32_ab(float d[N / 2], u
         if constexpr (N == 64 && bf16) wgmma_m64n64k16_f32_bf16<A_MN, B_MN>(d, da, db, acc);
         if constexpr (N == 64 && !bf16) wgmma_m64n64k16_f32_f16<A_MN, B_MN>(d, da, db, acc);
     }
-}
-
-/* The 320-wide k-tile with A in registers (v8-320-rs): `a` holds the
- * consumer's 64 x BK slice of A as four A fragments, one per k16 step
- * (wgmma_a_frags), and each step's m64n192 and m64n128 both take theirs, so
- * A is read from shared memory once a step instead of once an instruction.
- * B as in wgmma_ktile_m64n_f32_ab (K-major or MN-major, 24 KB on for the
- * second instruction). */
-template <typename T, int B_MN>
-static __device__ __forceinline__ void wgmma_ktile_m64n320_f32_ra(float d[160], const uint32_t a[4 * KTILE_WGMMAS],
-                                                                  uint64_t desc_b, uint32_t accumulate) {
-    constexpr uint64_t step_b = B_MN ? WGMMA_DESC_K_STEP_MN : WGMMA_DESC_K_STEP;
-#pragma unroll
-    for (int kk = 0; kk < KTILE_WGMMAS; kk++) {
-        const uint64_t db = desc_b + step_b * kk;
-        const uint32_t acc = accumulate || kk > 0;
-        if constexpr (__is_same(T, __nv_bfloat16)) {
-            wgmma_m64n192k16_f32_bf16_ra<B_MN>(d, &a[4 * kk], db, acc);
-            wgmma_m64n128k16_f32_bf16_ra<B_MN>(d + WGMMA_N320_FIRST / 2, &a[4 * kk], db + WGMMA_N320_B_STEP, acc);
-        } else {
-            wgmma_m64n192k16_f32_f16_ra<B_MN>(d, &a[4 * kk], db, acc);
-            wgmma_m64n128k16_f32_f16_ra<B_MN>(d + WGMMA_N320_FIRST / 2, &a[4 * kk], db + WGMMA_N320_B_STEP, acc);
-        }
-    }
-}
-
-/* A's fragments for wgmma_ktile_m64n320_f32_ra: the 64 x BK slice at `slice`
- * (shared memory, 128-byte rows, TMA's 128B swizzle, 1024-byte aligned), one
- * ldmatrix.x4 per k16 step. Warp w takes rows 16w..16w+15; lane l gives the
- * address of row 16w + l % 16, 16-byte chunk 2kk + l / 16, so that the four
- * 8x8 matrices land as a0 (rows 0..7, k 0..7), a1 (rows 8..15), a2 (rows
- * 0..7, k 8..15) and a3: the register fragment WGMMA reads. */
-static __device__ __forceinline__ void wgmma_a_frags(uint32_t a[4 * KTILE_WGMMAS], uint32_t slice) {
-    const uint32_t t = threadIdx.x % WARPGROUP_THREADS, lane = t % WARP_SIZE;
-    const uint32_t row = 16 * (t / WARP_SIZE) + lane % 16;
-#pragma unroll
-    for (int kk = 0; kk < KTILE_WGMMAS; kk++)
-        ldmatrix_x4(&a[4 * kk], slice + sw128_offset(row, 2 * kk + lane / 16));
 }
 
 #endif

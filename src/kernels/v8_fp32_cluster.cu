@@ -147,6 +147,12 @@
  * at once; taking those epilogues in turn, so that one's WGMMAs run while
  * the other stores (v8-turns, runs 115, 116), ran up to 2.2% slower,
  * faster nowhere.
+ * Tiles that move fewer bytes per output lost too: 192x256 with three
+ * consumers in pairs sharing B (v8-tall, run 119: 0.81 L2 bytes an output
+ * against 0.98, but two m64n128k16 a step, as the 512-thread block's 128
+ * launch registers cannot hold one m64n256k16) ran 1.4..2.7% slower, and
+ * the 320 tile with A in registers (v8-320-ra, run 122: one ldmatrix of A
+ * a step for both WGMMAs) 2..5% slower than with A in shared memory.
  */
 #include <cuda_bf16.h>
 
@@ -540,14 +546,6 @@ static __device__ __forceinline__ void v8_load(__half *dst, const CUtensorMap *m
     }
 }
 
-/* Registers that must keep their values up to here (A's fragments, which a
- * WGMMA in flight reads): an empty asm that takes them as inputs. */
-template <int N>
-static __device__ __forceinline__ void v8_hold(const uint32_t (&r)[N]) { /* N: deduced */
-#pragma unroll
-    for (int i = 0; i < N; i++) asm volatile("" ::"r"(r[i]));
-}
-
 /* The WGMMA descriptor of a K-major or an MN-major tile (v8_load's boxes). */
 template <int MN>
 static __device__ __forceinline__ uint64_t v8_desc(const __half *tile) {
@@ -560,7 +558,7 @@ static __device__ __forceinline__ uint64_t v8_desc(const __half *tile) {
  * cluster barrier, and the last stores waited for until their writes are
  * done. */
 template <int CLUSTER, bool TMA_EPILOGUE, typename T, int A_MN, int B_MN, int BN, int DEEP, bool FENCED = false,
-          int LATE_AT = v8_tile<BN, DEEP>::late_at, int A_RA = 0>
+          int LATE_AT = v8_tile<BN, DEEP>::late_at>
 __global__ void __launch_bounds__(V8_THREADS, 1)
 v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
           const __grid_constant__ CUtensorMap tmap_c, const __grid_constant__ CUtensorMap tmap_c_in,
@@ -574,8 +572,6 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
            PART_REGS = tile_t::c_cols / 4, LATE_REGS = LATE > 0 ? LATE * PART_REGS : 1 };
     static_assert(!B_MN || B_SLICE % V8_MN_BOX == 0, "an MN-major B slice is whole 64-column boxes");
     static_assert(BN != 320 || (!A_MN && !B_MN), "the 320-wide tile is built for K-major operands only");
-    static_assert(!A_RA || (BN == 320 && !A_MN && LATE_AT == V8_LATE_NONE),
-                  "A in registers: the 320-wide tile's two WGMMAs a step, A K-major, no late parts");
     extern __shared__ uint8_t smem_raw[];
     v8_smem<BN, DEEP> *sm = (v8_smem<BN, DEEP> *)smem_aligned(smem_raw); /* the same offset in every block */
     const int tid = threadIdx.x, wg = tid / WARPGROUP_THREADS;
@@ -734,58 +730,24 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
             const hgemm_tile tile = hgemm_raster(u.tile - entry * bt.tiles, ctiles_m, tiles_n, bt.raster);
             const int32_t row0 = v8_row0<CLUSTER>(tile, rank), col0 = (int32_t)(tile.n * BN);
             pipe_state held = st;
-            if constexpr (A_RA) {
-                /* A in registers: a WGMMA reads its fragment until its group
-                 * completes, but to the compiler the registers are free once
-                 * it is issued, and the next k-tile's ldmatrix took them
-                 * (runs 120, 121: every product of more than one k-tile
-                 * wrong; a copy held past the wait was moved, not the
-                 * registers kept). So k-tiles take two fragment sets in turn,
-                 * and each k-tile, after its wait for the one before, uses
-                 * that one's set (v8_hold): both sets are live at once, in
-                 * different registers. */
-                uint32_t fa[4 * KTILE_WGMMAS], fb[4 * KTILE_WGMMAS] = {};
-                auto ktile = [&](uint32_t(&cur)[4 * KTILE_WGMMAS], const uint32_t(&prev)[4 * KTILE_WGMMAS],
-                                 uint32_t kt) {
-                    ring_consumer_wait(ring, st);
-                    wgmma_a_frags(cur, smem_u32(&sm->a[st.stage][g * V8_WG_M * BK]));
-                    const uint64_t desc_b = v8_desc<B_MN>(sm->b[st.stage]);
-                    wgmma_fence();
-                    wgmma_ktile_m64n320_f32_ra<T, B_MN>(d, cur, desc_b, kt != u.k_begin);
-                    wgmma_commit_group();
-                    wgmma_wait_group_1(); /* k-tile kt-1 is done, and with it `prev` */
-                    v8_hold(prev);
-                    ring_release_held(ring, &held, st, leader && kt > u.k_begin);
-                    ring_advance(ring, &st);
-                };
-                for (uint32_t kt = u.k_begin; kt < u.k_end; kt++) {
-                    ktile(fa, fb, kt);
-                    if (++kt == u.k_end) break;
-                    ktile(fb, fa, kt);
-                }
-                wgmma_wait_group_0();
-                v8_hold(fa);
-                v8_hold(fb);
-            } else {
-                for (uint32_t kt = u.k_begin; kt < u.k_end; kt++, ring_advance(ring, &st)) {
-                    ring_consumer_wait(ring, st);
-                    v8_phase_mark<BN>(leader, first && kt == u.k_begin, g, V8_PHASE_FIRST_DATA);
-                    /* consumer g's 64 rows: the g-th 64-row slice (K-major) or the g-th box (MN-major) */
-                    const uint64_t desc_a = v8_desc<A_MN>(&sm->a[st.stage][g * V8_WG_M * BK]);
-                    const uint64_t desc_b = v8_desc<B_MN>(sm->b[st.stage]);
-                    wgmma_fence();
-                    /* the unit's first k-tile overwrites d (a 320-wide tile whose
-                     * columns from 192 on lie past n still runs its m64n128s: a
-                     * branch around them made ptxas serialize every WGMMA, C7520) */
-                    wgmma_ktile_m64n_f32_ab<T, A_MN, B_MN, BN>(d, desc_a, desc_b, kt != u.k_begin);
-                    wgmma_commit_group();
-                    if constexpr (LATE_AT == V8_LATE_BEFORE) late_next();
-                    wgmma_wait_group_1(); /* k-tile kt-1 is done; kt stays in flight */
-                    ring_release_held(ring, &held, st, leader && kt > u.k_begin);
-                    if constexpr (LATE_AT == V8_LATE_AFTER) late_next();
-                }
-                wgmma_wait_group_0();
+            for (uint32_t kt = u.k_begin; kt < u.k_end; kt++, ring_advance(ring, &st)) {
+                ring_consumer_wait(ring, st);
+                v8_phase_mark<BN>(leader, first && kt == u.k_begin, g, V8_PHASE_FIRST_DATA);
+                /* consumer g's 64 rows: the g-th 64-row slice (K-major) or the g-th box (MN-major) */
+                const uint64_t desc_a = v8_desc<A_MN>(&sm->a[st.stage][g * V8_WG_M * BK]);
+                const uint64_t desc_b = v8_desc<B_MN>(sm->b[st.stage]);
+                wgmma_fence();
+                /* the unit's first k-tile overwrites d (a 320-wide tile whose
+                 * columns from 192 on lie past n still runs its m64n128s: a
+                 * branch around them made ptxas serialize every WGMMA, C7520) */
+                wgmma_ktile_m64n_f32_ab<T, A_MN, B_MN, BN>(d, desc_a, desc_b, kt != u.k_begin);
+                wgmma_commit_group();
+                if constexpr (LATE_AT == V8_LATE_BEFORE) late_next();
+                wgmma_wait_group_1(); /* k-tile kt-1 is done; kt stays in flight */
+                ring_release_held(ring, &held, st, leader && kt > u.k_begin);
+                if constexpr (LATE_AT == V8_LATE_AFTER) late_next();
             }
+            wgmma_wait_group_0();
             ring_release_last(ring, held, leader); /* a unit has at least one k-tile */
             late_flush(); /* a unit shorter than the late parts: the rest now */
             v8_phase_mark<BN>(leader, first, g, V8_PHASE_KLOOP);
@@ -1064,7 +1026,7 @@ static hgemm_sk v8_plan(const hgemm_problem *p, uint32_t tiles, uint32_t grid, u
 }
 
 template <int CLUSTER, bool TMA_EPILOGUE, typename T, int A_MN, int B_MN, int BN, int DEEP = 0, bool FENCED = false,
-          int LATE_AT = v8_tile<BN, DEEP>::late_at, int A_RA = 0>
+          int LATE_AT = v8_tile<BN, DEEP>::late_at>
 static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int split) {
     const int64_t batch = p->batch > 1 ? p->batch : 1;
     CUtensorMap ta, tb, tc, tc_in;
@@ -1073,7 +1035,7 @@ static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int s
     if (st != HGEMM_SUCCESS) return st;
     uint32_t tiles_m = hgemm_ceil_div(p->m, V8_BM), tiles_n = hgemm_ceil_div(p->n, BN);
     uint32_t ctiles_m = hgemm_ceil_div(tiles_m, CLUSTER);
-    const void *kernel = (const void *)v8_kernel<CLUSTER, TMA_EPILOGUE, T, A_MN, B_MN, BN, DEEP, FENCED, LATE_AT, A_RA>;
+    const void *kernel = (const void *)v8_kernel<CLUSTER, TMA_EPILOGUE, T, A_MN, B_MN, BN, DEEP, FENCED, LATE_AT>;
     const size_t smem = sizeof(v8_smem<BN, DEEP>) + SW128_ALIGN;
     unsigned grid = 0;
     /* hgemm__supports_v8 has checked that every entry's tiles fit 32 bits at
@@ -1362,16 +1324,6 @@ extern "C" hgemm_status hgemm__launch_v8_320(const hgemm_problem *p, cudaStream_
 }
 extern "C" hgemm_status hgemm__launch_v8_320_whole(const hgemm_problem *p, cudaStream_t stream) {
     return launch_v8<V8_CLUSTER, true, __half, 0, 0, 320, 2>(p, stream, HGEMM_SK_NONE);
-}
-
-/* The 320-wide tile with A in registers (run 120): each consumer reads its
- * A slice once a k16 step with ldmatrix and feeds both WGMMAs of the step
- * from the fragment, where the shared-memory form reads it once per
- * instruction: shared memory moves about 119 bytes a clock at the tensor
- * pipe's full rate instead of 131 (the wide tile: 125; docs/notes/v8-log.md,
- * run 119). */
-extern "C" hgemm_status hgemm__launch_v8_320_ra(const hgemm_problem *p, cudaStream_t stream) {
-    return launch_v8<V8_CLUSTER, true, __half, 0, 0, 320, 2, false, V8_LATE_NONE, 1>(p, stream, HGEMM_SK_TAIL);
 }
 
 /* The 320-wide tile in raster groups of other widths (V8: V8_RASTER, 8
