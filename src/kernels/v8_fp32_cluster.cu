@@ -1431,3 +1431,162 @@ extern "C" hgemm_status hgemm__launch_v8_320_serial(const hgemm_problem *p, cuda
 extern "C" hgemm_status hgemm__launch_v8_wide_after(const hgemm_problem *p, cudaStream_t stream) {
     return launch_v8<V8_CLUSTER, true, __half, 0, 0, 256, 2, false, V8_LATE_AFTER>(p, stream, HGEMM_SK_AUTO);
 }
+
+/* ---- v8-tall-inline (run 123's probe): 192 x 256 tiles, the loader inline ----
+ *
+ * Run 119's tall tile (three consumers, each the wide tile's 64 x 256 part,
+ * pairs sharing B) had to split each k16 step into two m64n128k16: a block
+ * of 512 threads launches with 128 registers, and one m64n256k16 with fp32
+ * accumulators needs 154. This build has no loader warpgroup: 384 threads,
+ * all three warpgroups consumers, 168 registers each from the launch, and
+ * the first thread of warpgroup 0 issues the loads between its own WGMMAs
+ * (as V2's ring did before warp specialization). Per multiply-add it writes
+ * 8% fewer bytes into shared memory and WGMMA reads the wide tile's, and
+ * it asks L2 for 17% fewer bytes per output than the wide tile.
+ * Whole tiles only (no workspace paths, no late parts); beta != 0 and
+ * column tiles TMA cannot store go through the element-wise epilogue.
+ * fp16, both operands K-major (the experiment table's form). */
+enum {
+    V8T_CONSUMERS = 3,
+    V8T_BM = V8T_CONSUMERS * V8_WG_M,             /* 192 */
+    V8T_BN = 256,
+    V8T_STAGES = 3,
+    V8T_THREADS = V8T_CONSUMERS * WARPGROUP_THREADS, /* 384: 168 registers each at launch */
+    V8T_B_SLICE = V8T_BN / V8_CLUSTER,
+    V8T_TX = (V8T_BM + V8T_BN) * BK * 2,          /* 56 KB land in each block per stage */
+};
+
+struct __align__(SW128_ALIGN) v8t_smem {
+    __half a[V8T_STAGES][V8T_BM * BK];           /* rows 64g.. for consumer g */
+    __half b[V8T_STAGES][V8T_BN * BK];           /* rows 128r.. from block r's multicast */
+    __half c[V8T_CONSUMERS][2][F16Q_ROWS * F16Q_BOX]; /* each consumer's two 64x64 stagings */
+    uint64_t full[V8T_STAGES];
+    uint64_t empty[V8T_STAGES];                  /* 3 consumers x 2 blocks arrivals */
+};
+static_assert(sizeof(((v8t_smem *)0)->a[0]) % SW128_ALIGN == 0 && sizeof(((v8t_smem *)0)->b[0]) % SW128_ALIGN == 0,
+              "the tall tile's stages stay 1024-byte aligned");
+static_assert(sizeof(v8t_smem) + SW128_ALIGN <= MAX_SMEM_PER_BLOCK,
+              "3 stages of 56 KB and three consumers' 16 KB of C must fit one block's 227 KB");
+
+template <typename T>
+__global__ void __launch_bounds__(V8T_THREADS, 1)
+v8t_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
+           const __grid_constant__ CUtensorMap tmap_c, gemm_args args, uint32_t ctiles_m, uint32_t tiles_n,
+           uint32_t tiles, uint32_t workers, uint32_t k_tiles) {
+    enum { ACC = V8T_BN / 2, PARTS = V8T_BN / F16Q_BOX };
+    extern __shared__ uint8_t smem_raw[];
+    v8t_smem *sm = (v8t_smem *)smem_aligned(smem_raw);
+    const int tid = threadIdx.x, g = tid / WARPGROUP_THREADS;
+    const bool leader = tid % WARPGROUP_THREADS == 0, loader = tid == 0;
+    const pipe_ring ring = ring_make_cluster(sm->full, sm->empty, V8T_STAGES, V8_CLUSTER);
+    if (loader) {
+        ring_init(ring, V8T_CONSUMERS);
+    }
+    cluster_sync_relaxed_arrive();
+    griddep_wait();
+    const uint32_t worker = blockIdx.x / V8_CLUSTER, rank = cluster_ctarank();
+
+    /* The loader's place in the same walk, V8T_STAGES k-tiles ahead of the
+     * consumers: each release of a stage lets it refill that stage. */
+    pipe_state pst = {0, 0};
+    uint32_t p_tile = worker, p_kt = 0;
+    auto load_next = [&]() {
+        if (p_tile >= tiles) return;
+        const hgemm_tile t = hgemm_raster(p_tile, ctiles_m, tiles_n, V8_RASTER);
+        const int32_t col = (int32_t)(p_kt * BK);
+        uint64_t *full = ring_producer_acquire(ring, pst, V8T_TX);
+        tma_load_3d(sm->a[pst.stage], &tmap_a, col, (int32_t)((t.m * V8_CLUSTER + rank) * V8T_BM), 0, full);
+        tma_load_3d_multicast(&sm->b[pst.stage][rank * V8T_B_SLICE * BK], &tmap_b, col,
+                              (int32_t)(t.n * V8T_BN + rank * V8T_B_SLICE), 0, full, (1 << V8_CLUSTER) - 1);
+        ring_advance(ring, &pst);
+        if (++p_kt == k_tiles) {
+            p_kt = 0;
+            p_tile += workers;
+        }
+    };
+    if (loader) {
+        prefetch_tensormap(&tmap_a);
+        prefetch_tensormap(&tmap_b);
+        for (int s = 0; s < V8T_STAGES; s++) load_next();
+    }
+    if (leader) prefetch_tensormap(&tmap_c);
+
+    float d[ACC] = {};
+    pipe_state st = {0, 0};
+    for (uint32_t tile = worker; tile < tiles; tile += workers) {
+        const hgemm_tile t = hgemm_raster(tile, ctiles_m, tiles_n, V8_RASTER);
+        const int32_t row0 = (int32_t)((t.m * V8_CLUSTER + rank) * V8T_BM), col0 = (int32_t)(t.n * V8T_BN);
+        pipe_state held = st;
+        for (uint32_t kt = 0; kt < k_tiles; kt++, ring_advance(ring, &st)) {
+            ring_consumer_wait(ring, st);
+            const uint64_t desc_a = v8_desc<0>(&sm->a[st.stage][g * V8_WG_M * BK]);
+            const uint64_t desc_b = v8_desc<0>(sm->b[st.stage]);
+            wgmma_fence();
+            wgmma_ktile_m64n_f32_ab<T, 0, 0, V8T_BN>(d, desc_a, desc_b, kt != 0);
+            wgmma_commit_group();
+            wgmma_wait_group_1(); /* k-tile kt-1 is done */
+            if (kt > 0) {
+                if (leader) ring_consumer_release(ring, held);
+                if (loader) load_next();
+            }
+            held = st;
+        }
+        wgmma_wait_group_0();
+        if (leader) ring_consumer_release(ring, held);
+        if (loader) load_next();
+
+        const int32_t qrow0 = row0 + g * V8_WG_M;
+        if (row0 >= args.m) continue; /* the lower block of a last cluster row with no rows */
+        if (args.beta != 0.0f || f16q_needs_direct(args, col0, V8T_BN)) {
+            epilogue_m64n_f32<T, V8T_BN>(args, d, qrow0, col0);
+            continue;
+        }
+        /* four 64-column parts through two buffers: a part waits for the
+         * store of the part two before it */
+#pragma unroll
+        for (int h = 0; h < PARTS; h++) {
+            __half *buf = sm->c[g][h % 2];
+            if (leader) bulk_wait_group_read_1();
+            named_barrier_sync(V8_EPI_BARRIER + g, WARPGROUP_THREADS);
+            f32q_stage<T, F16Q_BOX>(buf, d + h * F16Q_BOX / 2, args);
+            fence_proxy_async_shared();
+            named_barrier_sync(V8_EPI_BARRIER + g, WARPGROUP_THREADS);
+            if (leader) {
+                tma_store_3d(&tmap_c, col0 + h * F16Q_BOX, qrow0, 0, buf);
+                bulk_commit_group();
+            }
+        }
+    }
+    if (leader) bulk_wait_group_read_0();
+    /* the peer's consumers release this block's stages too: the loader
+     * stays until the last of those releases has arrived */
+    if (loader) ring_producer_tail(ring, pst);
+}
+
+extern "C" hgemm_status hgemm__launch_v8_tall_inline(const hgemm_problem *p, cudaStream_t stream) {
+    CUtensorMap ta, tb, tc;
+    hgemm_status st = hgemm__tmap_encode_batch(&ta, p->dtype, p->A, (uint64_t)p->m, (uint64_t)p->k,
+                                               (uint64_t)p->lda, 1, 0, V8T_BM, BK, TMAP_SWIZZLE_128B);
+    if (st == HGEMM_SUCCESS)
+        st = hgemm__tmap_encode_batch(&tb, p->dtype, p->B, (uint64_t)p->n, (uint64_t)p->k, (uint64_t)p->ldb, 1, 0,
+                                      V8T_B_SLICE, BK, TMAP_SWIZZLE_128B);
+    if (st == HGEMM_SUCCESS) st = v8_c_map(p, 1, p->C, p->ldc, &tc);
+    if (st != HGEMM_SUCCESS) return st;
+    uint32_t ctiles_m = hgemm_ceil_div(hgemm_ceil_div(p->m, V8T_BM), V8_CLUSTER), tiles_n = hgemm_ceil_div(p->n, V8T_BN);
+    const uint64_t all_tiles = (uint64_t)ctiles_m * tiles_n;
+    if (all_tiles > UINT32_MAX) return HGEMM_ERROR_NOT_SUPPORTED;
+    uint32_t tiles = (uint32_t)all_tiles, k_tiles = hgemm_ceil_div(p->k, BK);
+    if (tiles == 0 || k_tiles == 0) return HGEMM_ERROR_NOT_SUPPORTED; /* hgemm_nt's no-ops never get here */
+    const void *kernel = (const void *)v8t_kernel<__half>;
+    const size_t smem = sizeof(v8t_smem) + SW128_ALIGN;
+    unsigned grid = 0;
+    st = hgemm__persistent_grid(kernel, V8T_THREADS, smem, V8_CLUSTER, UINT32_MAX, &grid);
+    if (st != HGEMM_SUCCESS) return st;
+    /* whole tiles on the fewest clusters that take as many rounds */
+    const uint32_t clusters = grid / V8_CLUSTER, rounds = hgemm_ceil_div(tiles, clusters);
+    uint32_t workers = hgemm_ceil_div(tiles, rounds);
+    gemm_args args = make_args(p);
+    void *params[] = {&ta, &tb, &tc, &args, &ctiles_m, &tiles_n, &tiles, &workers, &k_tiles};
+    return hgemm__launch_ready_ex(kernel, dim3(workers * V8_CLUSTER), V8T_THREADS, smem, V8_CLUSTER, true, stream,
+                                  params);
+}
