@@ -1432,61 +1432,67 @@ extern "C" hgemm_status hgemm__launch_v8_wide_after(const hgemm_problem *p, cuda
     return launch_v8<V8_CLUSTER, true, __half, 0, 0, 256, 2, false, V8_LATE_AFTER>(p, stream, HGEMM_SK_AUTO);
 }
 
-/* ---- v8-tall-inline (run 123's probe): 192 x 256 tiles, the loader inline ----
+/* ---- v8-tall-inline and v8-wide-inline (run 123's probe): the loader inline ----
  *
  * Run 119's tall tile (three consumers, each the wide tile's 64 x 256 part,
  * pairs sharing B) had to split each k16 step into two m64n128k16: a block
  * of 512 threads launches with 128 registers, and one m64n256k16 with fp32
- * accumulators needs 154. This build has no loader warpgroup: 384 threads,
- * all three warpgroups consumers, 168 registers each from the launch, and
- * the first thread of warpgroup 0 issues the loads between its own WGMMAs
- * (as V2's ring did before warp specialization). Per multiply-add it writes
- * 8% fewer bytes into shared memory and WGMMA reads the wide tile's, and
- * it asks L2 for 17% fewer bytes per output than the wide tile.
- * Whole tiles only (no workspace paths, no late parts); beta != 0 and
- * column tiles TMA cannot store go through the element-wise epilogue.
- * fp16, both operands K-major (the experiment table's form). */
-enum {
-    V8T_CONSUMERS = 3,
-    V8T_BM = V8T_CONSUMERS * V8_WG_M,             /* 192 */
-    V8T_BN = 256,
-    V8T_STAGES = 3,
-    V8T_THREADS = V8T_CONSUMERS * WARPGROUP_THREADS, /* 384: 168 registers each at launch */
-    V8T_B_SLICE = V8T_BN / V8_CLUSTER,
-    V8T_TX = (V8T_BM + V8T_BN) * BK * 2,          /* 56 KB land in each block per stage */
+ * accumulators needs 154. These builds have no loader warpgroup: every
+ * warpgroup is a consumer, at the launch's registers (168 for three, 255
+ * for two), and the first thread of warpgroup 0 issues each load right
+ * after its release of a stage, waiting there until every consumer of the
+ * pair has released it (as V2's ring did before warp specialization).
+ * v8-tall-inline, 192 x 256 (3 stages of 56 KB): per multiply-add it
+ * writes 8% fewer bytes into shared memory than the wide tile, WGMMA reads
+ * the same, and it asks L2 for 17% fewer bytes per output. v8-wide-inline,
+ * 128 x 256 (4 stages of 48 KB), is the same code with two consumers: the
+ * tall tile against it measures the tile, it against V8 the inline loader.
+ * Whole tiles only (no workspace paths, no late parts: every part of C
+ * goes out before the next tile); beta != 0 and column tiles TMA cannot
+ * store take the element-wise epilogue. fp16, both operands K-major (the
+ * experiment table's form). */
+enum { V8I_BN = 256, V8I_B_SLICE = V8I_BN / V8_CLUSTER };
+
+template <int CONSUMERS> struct v8i_tile {
+    static constexpr int bm = CONSUMERS * V8_WG_M;                /* 192 or 128 */
+    static constexpr int stages = CONSUMERS == 3 ? 3 : 4;
+    static constexpr int threads = CONSUMERS * WARPGROUP_THREADS; /* 384: 168 registers each at launch */
+    static constexpr uint32_t tx_bytes = (bm + V8I_BN) * BK * 2;  /* land in each block per stage */
 };
 
-struct __align__(SW128_ALIGN) v8t_smem {
-    __half a[V8T_STAGES][V8T_BM * BK];           /* rows 64g.. for consumer g */
-    __half b[V8T_STAGES][V8T_BN * BK];           /* rows 128r.. from block r's multicast */
-    __half c[V8T_CONSUMERS][2][F16Q_ROWS * F16Q_BOX]; /* each consumer's two 64x64 stagings */
-    uint64_t full[V8T_STAGES];
-    uint64_t empty[V8T_STAGES];                  /* 3 consumers x 2 blocks arrivals */
+template <int CONSUMERS> struct __align__(SW128_ALIGN) v8i_smem {
+    enum { BM = v8i_tile<CONSUMERS>::bm, STAGES = v8i_tile<CONSUMERS>::stages };
+    __half a[STAGES][BM * BK];                       /* rows 64g.. for consumer g */
+    __half b[STAGES][V8I_BN * BK];                   /* rows 128r.. from block r's multicast */
+    __half c[CONSUMERS][2][F16Q_ROWS * F16Q_BOX];    /* each consumer's two 64x64 stagings */
+    uint64_t full[STAGES];
+    uint64_t empty[STAGES];                          /* CONSUMERS x 2 blocks arrivals */
 };
-static_assert(sizeof(((v8t_smem *)0)->a[0]) % SW128_ALIGN == 0 && sizeof(((v8t_smem *)0)->b[0]) % SW128_ALIGN == 0,
+static_assert(sizeof(((v8i_smem<3> *)0)->a[0]) % SW128_ALIGN == 0 && sizeof(((v8i_smem<3> *)0)->b[0]) % SW128_ALIGN == 0,
               "the tall tile's stages stay 1024-byte aligned");
-static_assert(sizeof(v8t_smem) + SW128_ALIGN <= MAX_SMEM_PER_BLOCK,
+static_assert(sizeof(v8i_smem<3>) + SW128_ALIGN <= MAX_SMEM_PER_BLOCK,
               "3 stages of 56 KB and three consumers' 16 KB of C must fit one block's 227 KB");
+static_assert(sizeof(v8i_smem<2>) + SW128_ALIGN <= MAX_SMEM_PER_BLOCK,
+              "4 stages of 48 KB and two consumers' 16 KB of C must fit one block's 227 KB");
 
-template <typename T>
-__global__ void __launch_bounds__(V8T_THREADS, 1)
-v8t_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
+template <typename T, int CONSUMERS>
+__global__ void __launch_bounds__(CONSUMERS * WARPGROUP_THREADS, 1)
+v8i_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
            const __grid_constant__ CUtensorMap tmap_c, gemm_args args, uint32_t ctiles_m, uint32_t tiles_n,
            uint32_t tiles, uint32_t workers, uint32_t k_tiles) {
-    enum { ACC = V8T_BN / 2, PARTS = V8T_BN / F16Q_BOX };
+    typedef v8i_tile<CONSUMERS> tile_t;
+    enum { ACC = V8I_BN / 2, PARTS = V8I_BN / F16Q_BOX, BM = tile_t::bm, STAGES = tile_t::stages };
     extern __shared__ uint8_t smem_raw[];
-    v8t_smem *sm = (v8t_smem *)smem_aligned(smem_raw);
+    v8i_smem<CONSUMERS> *sm = (v8i_smem<CONSUMERS> *)smem_aligned(smem_raw);
     const int tid = threadIdx.x, g = tid / WARPGROUP_THREADS;
     const bool leader = tid % WARPGROUP_THREADS == 0, loader = tid == 0;
-    const pipe_ring ring = ring_make_cluster(sm->full, sm->empty, V8T_STAGES, V8_CLUSTER);
-    if (loader) {
-        ring_init(ring, V8T_CONSUMERS);
-    }
+    const pipe_ring ring = ring_make_cluster(sm->full, sm->empty, STAGES, V8_CLUSTER);
+    if (loader) ring_init(ring, CONSUMERS);
     cluster_sync_relaxed_arrive();
     griddep_wait();
     const uint32_t worker = blockIdx.x / V8_CLUSTER, rank = cluster_ctarank();
 
-    /* The loader's place in the same walk, V8T_STAGES k-tiles ahead of the
+    /* The loader's place in the same walk, STAGES k-tiles ahead of the
      * consumers: each release of a stage lets it refill that stage. */
     pipe_state pst = {0, 0};
     uint32_t p_tile = worker, p_kt = 0;
@@ -1494,10 +1500,10 @@ v8t_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ C
         if (p_tile >= tiles) return;
         const hgemm_tile t = hgemm_raster(p_tile, ctiles_m, tiles_n, V8_RASTER);
         const int32_t col = (int32_t)(p_kt * BK);
-        uint64_t *full = ring_producer_acquire(ring, pst, V8T_TX);
-        tma_load_3d(sm->a[pst.stage], &tmap_a, col, (int32_t)((t.m * V8_CLUSTER + rank) * V8T_BM), 0, full);
-        tma_load_3d_multicast(&sm->b[pst.stage][rank * V8T_B_SLICE * BK], &tmap_b, col,
-                              (int32_t)(t.n * V8T_BN + rank * V8T_B_SLICE), 0, full, (1 << V8_CLUSTER) - 1);
+        uint64_t *full = ring_producer_acquire(ring, pst, tile_t::tx_bytes);
+        tma_load_3d(sm->a[pst.stage], &tmap_a, col, (int32_t)((t.m * V8_CLUSTER + rank) * BM), 0, full);
+        tma_load_3d_multicast(&sm->b[pst.stage][rank * V8I_B_SLICE * BK], &tmap_b, col,
+                              (int32_t)(t.n * V8I_BN + rank * V8I_B_SLICE), 0, full, (1 << V8_CLUSTER) - 1);
         ring_advance(ring, &pst);
         if (++p_kt == k_tiles) {
             p_kt = 0;
@@ -1507,38 +1513,41 @@ v8t_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ C
     if (loader) {
         prefetch_tensormap(&tmap_a);
         prefetch_tensormap(&tmap_b);
-        for (int s = 0; s < V8T_STAGES; s++) load_next();
+        for (int s = 0; s < STAGES; s++) load_next();
     }
     if (leader) prefetch_tensormap(&tmap_c);
+    __syncwarp(); /* warp 0 whole again before the aligned WGMMA instructions */
 
     float d[ACC] = {};
     pipe_state st = {0, 0};
     for (uint32_t tile = worker; tile < tiles; tile += workers) {
         const hgemm_tile t = hgemm_raster(tile, ctiles_m, tiles_n, V8_RASTER);
-        const int32_t row0 = (int32_t)((t.m * V8_CLUSTER + rank) * V8T_BM), col0 = (int32_t)(t.n * V8T_BN);
+        const int32_t row0 = (int32_t)((t.m * V8_CLUSTER + rank) * BM), col0 = (int32_t)(t.n * V8I_BN);
         pipe_state held = st;
         for (uint32_t kt = 0; kt < k_tiles; kt++, ring_advance(ring, &st)) {
             ring_consumer_wait(ring, st);
             const uint64_t desc_a = v8_desc<0>(&sm->a[st.stage][g * V8_WG_M * BK]);
             const uint64_t desc_b = v8_desc<0>(sm->b[st.stage]);
             wgmma_fence();
-            wgmma_ktile_m64n_f32_ab<T, 0, 0, V8T_BN>(d, desc_a, desc_b, kt != 0);
+            wgmma_ktile_m64n_f32_ab<T, 0, 0, V8I_BN>(d, desc_a, desc_b, kt != 0);
             wgmma_commit_group();
             wgmma_wait_group_1(); /* k-tile kt-1 is done */
             if (kt > 0) {
                 if (leader) ring_consumer_release(ring, held);
                 if (loader) load_next();
+                __syncwarp();
             }
             held = st;
         }
         wgmma_wait_group_0();
         if (leader) ring_consumer_release(ring, held);
         if (loader) load_next();
+        __syncwarp();
 
         const int32_t qrow0 = row0 + g * V8_WG_M;
         if (row0 >= args.m) continue; /* the lower block of a last cluster row with no rows */
-        if (args.beta != 0.0f || f16q_needs_direct(args, col0, V8T_BN)) {
-            epilogue_m64n_f32<T, V8T_BN>(args, d, qrow0, col0);
+        if (args.beta != 0.0f || f16q_needs_direct(args, col0, V8I_BN)) {
+            epilogue_m64n_f32<T, V8I_BN>(args, d, qrow0, col0);
             continue;
         }
         /* four 64-column parts through two buffers: a part waits for the
@@ -1563,30 +1572,40 @@ v8t_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ C
     if (loader) ring_producer_tail(ring, pst);
 }
 
-extern "C" hgemm_status hgemm__launch_v8_tall_inline(const hgemm_problem *p, cudaStream_t stream) {
+template <int CONSUMERS>
+static hgemm_status launch_v8i(const hgemm_problem *p, cudaStream_t stream) {
+    typedef v8i_tile<CONSUMERS> tile_t;
     CUtensorMap ta, tb, tc;
     hgemm_status st = hgemm__tmap_encode_batch(&ta, p->dtype, p->A, (uint64_t)p->m, (uint64_t)p->k,
-                                               (uint64_t)p->lda, 1, 0, V8T_BM, BK, TMAP_SWIZZLE_128B);
+                                               (uint64_t)p->lda, 1, 0, tile_t::bm, BK, TMAP_SWIZZLE_128B);
     if (st == HGEMM_SUCCESS)
         st = hgemm__tmap_encode_batch(&tb, p->dtype, p->B, (uint64_t)p->n, (uint64_t)p->k, (uint64_t)p->ldb, 1, 0,
-                                      V8T_B_SLICE, BK, TMAP_SWIZZLE_128B);
+                                      V8I_B_SLICE, BK, TMAP_SWIZZLE_128B);
     if (st == HGEMM_SUCCESS) st = v8_c_map(p, 1, p->C, p->ldc, &tc);
     if (st != HGEMM_SUCCESS) return st;
-    uint32_t ctiles_m = hgemm_ceil_div(hgemm_ceil_div(p->m, V8T_BM), V8_CLUSTER), tiles_n = hgemm_ceil_div(p->n, V8T_BN);
+    uint32_t ctiles_m = hgemm_ceil_div(hgemm_ceil_div(p->m, tile_t::bm), V8_CLUSTER);
+    uint32_t tiles_n = hgemm_ceil_div(p->n, V8I_BN);
     const uint64_t all_tiles = (uint64_t)ctiles_m * tiles_n;
     if (all_tiles > UINT32_MAX) return HGEMM_ERROR_NOT_SUPPORTED;
     uint32_t tiles = (uint32_t)all_tiles, k_tiles = hgemm_ceil_div(p->k, BK);
     if (tiles == 0 || k_tiles == 0) return HGEMM_ERROR_NOT_SUPPORTED; /* hgemm_nt's no-ops never get here */
-    const void *kernel = (const void *)v8t_kernel<__half>;
-    const size_t smem = sizeof(v8t_smem) + SW128_ALIGN;
+    const void *kernel = (const void *)v8i_kernel<__half, CONSUMERS>;
+    const size_t smem = sizeof(v8i_smem<CONSUMERS>) + SW128_ALIGN;
     unsigned grid = 0;
-    st = hgemm__persistent_grid(kernel, V8T_THREADS, smem, V8_CLUSTER, UINT32_MAX, &grid);
+    st = hgemm__persistent_grid(kernel, tile_t::threads, smem, V8_CLUSTER, UINT32_MAX, &grid);
     if (st != HGEMM_SUCCESS) return st;
     /* whole tiles on the fewest clusters that take as many rounds */
     const uint32_t clusters = grid / V8_CLUSTER, rounds = hgemm_ceil_div(tiles, clusters);
     uint32_t workers = hgemm_ceil_div(tiles, rounds);
     gemm_args args = make_args(p);
     void *params[] = {&ta, &tb, &tc, &args, &ctiles_m, &tiles_n, &tiles, &workers, &k_tiles};
-    return hgemm__launch_ready_ex(kernel, dim3(workers * V8_CLUSTER), V8T_THREADS, smem, V8_CLUSTER, true, stream,
-                                  params);
+    return hgemm__launch_ready_ex(kernel, dim3(workers * V8_CLUSTER), tile_t::threads, smem, V8_CLUSTER, true,
+                                  stream, params);
+}
+
+extern "C" hgemm_status hgemm__launch_v8_tall_inline(const hgemm_problem *p, cudaStream_t stream) {
+    return launch_v8i<3>(p, stream);
+}
+extern "C" hgemm_status hgemm__launch_v8_wide_inline(const hgemm_problem *p, cudaStream_t stream) {
+    return launch_v8i<2>(p, stream);
 }
