@@ -45,7 +45,8 @@
 #   e2e       python/llama_e2e.py: a Llama-shaped model through hgemm and through torch
 #   processes scripts/processes.sh $PROCESS_ARGS (default: v5, v6, v7 and cuBLAS
 #             in 3 fresh processes)
-#   profile   scripts/profile.sh $PROFILE_KERNELS (Nsight Compute, clocks never touched)
+#   profile   scripts/profile.sh $PROFILE_KERNELS at $PROFILE_SHAPE ("M N K", default 8192^3;
+#             Nsight Compute, clocks never touched)
 #   nccl      libhgemm_nccl on 2+ GPUs: the tests labelled multigpu, then
 #             hgemm-nccl-bench ($NCCL_BENCH_ARGS) into nccl.csv and
 #             nccl-timeline.csv, and where $NCCL_BENCH_ARGS2 is set a second run
@@ -296,7 +297,9 @@ if has processes; then
 fi
 
 if has profile; then
-    run profile 500 env BUILD="$BUILD" OUT="$OUT" scripts/profile.sh "${PROFILE_KERNELS:-v0,v1,v2,v3,v4,v5,v6,v7,v8,cublas32,cublas16}"
+    # shellcheck disable=SC2086 # PROFILE_SHAPE is "M N K", three words
+    run profile 500 env BUILD="$BUILD" OUT="$OUT" scripts/profile.sh \
+        "${PROFILE_KERNELS:-v0,v1,v2,v3,v4,v5,v6,v7,v8,cublas32,cublas16}" ${PROFILE_SHAPE:-8192 8192 8192}
 fi
 
 echo "=== summary"
