@@ -242,6 +242,7 @@ hgemm_status hgemm__launch_v8_halves(const hgemm_problem *p, cudaStream_t stream
 hgemm_status hgemm__launch_v8_wide_serial(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_wide_after(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_tall_inline(const hgemm_problem *p, cudaStream_t stream);
+hgemm_status hgemm__launch_v8_tall_inline_n(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_wide_inline(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_320_serial(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v9(const hgemm_problem *p, cudaStream_t stream);

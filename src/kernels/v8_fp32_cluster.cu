@@ -1432,7 +1432,7 @@ extern "C" hgemm_status hgemm__launch_v8_wide_after(const hgemm_problem *p, cuda
     return launch_v8<V8_CLUSTER, true, __half, 0, 0, 256, 2, false, V8_LATE_AFTER>(p, stream, HGEMM_SK_AUTO);
 }
 
-/* ---- v8-tall-inline and v8-wide-inline (run 123's probe): the loader inline ----
+/* ---- v8-tall-inline, v8-tall-inline-n, v8-wide-inline (run 123's probe): the loader inline ----
  *
  * Run 119's tall tile (three consumers, each the wide tile's 64 x 256 part,
  * pairs sharing B) had to split each k16 step into two m64n128k16: a block
@@ -1441,47 +1441,80 @@ extern "C" hgemm_status hgemm__launch_v8_wide_after(const hgemm_problem *p, cuda
  * warpgroup is a consumer, at the launch's registers (168 for three, 255
  * for two), and the first thread of warpgroup 0 issues each load right
  * after its release of a stage, waiting there until every consumer of the
- * pair has released it (as V2's ring did before warp specialization).
- * v8-tall-inline, 192 x 256 (3 stages of 56 KB): per multiply-add it
- * writes 8% fewer bytes into shared memory than the wide tile, WGMMA reads
- * the same, and it asks L2 for 17% fewer bytes per output. v8-wide-inline,
- * 128 x 256 (4 stages of 48 KB), is the same code with two consumers: the
- * tall tile against it measures the tile, it against V8 the inline loader.
- * Whole tiles only (no workspace paths, no late parts: every part of C
- * goes out before the next tile); beta != 0 and column tiles TMA cannot
- * store take the element-wise epilogue. fp16, both operands K-major (the
- * experiment table's form). */
-enum { V8I_BN = 256, V8I_B_SLICE = V8I_BN / V8_CLUSTER };
+ * pair has released it (as V2's ring did before warp specialization). Its
+ * place in the walk lives in shared memory, not in every thread's
+ * registers.
+ *   - v8-tall-inline, 192 x 256 (3 stages of 56 KB), pairs stacked along
+ *     M sharing B: per multiply-add it writes 8% fewer bytes into shared
+ *     memory than the wide tile, WGMMA reads the same, and it asks L2 for
+ *     17% fewer bytes per output;
+ *   - v8-tall-inline-n, the same tile in pairs side by side along N
+ *     sharing A (each block loads half of A for both and its own B): 6%
+ *     fewer L2 bytes per output than the wide tile, and no block without
+ *     rows where the tile rows are odd in number (8192 = 42 2/3 tall rows:
+ *     pairs along M leave the last pair's lower block empty);
+ *   - v8-wide-inline, 128 x 256 (4 stages of 48 KB), the same code with two
+ *     consumers: a tall tile against it measures the tile, it against V8
+ *     the inline loader.
+ * Whole tiles, and with a workspace the tail split where it applies (as
+ * V8's: the last round's tiles in 2..4 slices of k, slot of consumer g of
+ * block `rank` of a unit (unit * 2 + rank) * consumers + g); no late parts
+ * (every part of C goes out before the next unit); beta != 0 and column
+ * tiles TMA cannot store take the element-wise epilogue. fp16, both
+ * operands K-major (the experiment table's form). */
+enum { V8I_BN = 256, V8I_SLOT_FLOATS = V8_WG_M * V8I_BN };
 
-template <int CONSUMERS> struct v8i_tile {
+template <int CONSUMERS, bool PAIR_N> struct v8i_tile {
     static constexpr int bm = CONSUMERS * V8_WG_M;                /* 192 or 128 */
     static constexpr int stages = CONSUMERS == 3 ? 3 : 4;
     static constexpr int threads = CONSUMERS * WARPGROUP_THREADS; /* 384: 168 registers each at launch */
     static constexpr uint32_t tx_bytes = (bm + V8I_BN) * BK * 2;  /* land in each block per stage */
+    static constexpr int a_rows = PAIR_N ? bm / V8_CLUSTER : bm;  /* A's rows one block loads */
+    static constexpr int b_rows = PAIR_N ? V8I_BN : V8I_BN / V8_CLUSTER;
 };
 
+/* The loader's place in the walk (thread 0's alone) */
+typedef struct v8i_loader {
+    hgemm_sk_walk walk;
+    hgemm_sk_unit u;
+    uint32_t kt, more;
+    pipe_state st;
+} v8i_loader;
+
 template <int CONSUMERS> struct __align__(SW128_ALIGN) v8i_smem {
-    enum { BM = v8i_tile<CONSUMERS>::bm, STAGES = v8i_tile<CONSUMERS>::stages };
+    enum { BM = CONSUMERS * V8_WG_M, STAGES = CONSUMERS == 3 ? 3 : 4 };
     __half a[STAGES][BM * BK];                       /* rows 64g.. for consumer g */
-    __half b[STAGES][V8I_BN * BK];                   /* rows 128r.. from block r's multicast */
+    __half b[STAGES][V8I_BN * BK];
     __half c[CONSUMERS][2][F16Q_ROWS * F16Q_BOX];    /* each consumer's two 64x64 stagings */
     uint64_t full[STAGES];
     uint64_t empty[STAGES];                          /* CONSUMERS x 2 blocks arrivals */
+    v8i_loader loader;
 };
-static_assert(sizeof(((v8i_smem<3> *)0)->a[0]) % SW128_ALIGN == 0 && sizeof(((v8i_smem<3> *)0)->b[0]) % SW128_ALIGN == 0,
-              "the tall tile's stages stay 1024-byte aligned");
+static_assert(sizeof(((v8i_smem<3> *)0)->a[0]) % SW128_ALIGN == 0 && (96 * BK * 2) % SW128_ALIGN == 0 &&
+                  sizeof(((v8i_smem<3> *)0)->b[0]) % SW128_ALIGN == 0,
+              "the tall tile's stages and each block's half of A or B stay 1024-byte aligned");
 static_assert(sizeof(v8i_smem<3>) + SW128_ALIGN <= MAX_SMEM_PER_BLOCK,
               "3 stages of 56 KB and three consumers' 16 KB of C must fit one block's 227 KB");
 static_assert(sizeof(v8i_smem<2>) + SW128_ALIGN <= MAX_SMEM_PER_BLOCK,
               "4 stages of 48 KB and two consumers' 16 KB of C must fit one block's 227 KB");
 
-template <typename T, int CONSUMERS>
+/* This block's first row and column of cluster tile `tile` */
+template <int CONSUMERS, bool PAIR_N>
+static __device__ __forceinline__ void v8i_origin(uint32_t tile, uint32_t ctiles_m, uint32_t ctiles_n, uint32_t rank,
+                                                  int32_t *row0, int32_t *col0) {
+    const hgemm_tile t = hgemm_raster(tile, ctiles_m, ctiles_n, V8_RASTER);
+    const uint32_t bm = v8i_tile<CONSUMERS, PAIR_N>::bm;
+    *row0 = (int32_t)(PAIR_N ? t.m * bm : (t.m * V8_CLUSTER + rank) * bm);
+    *col0 = (int32_t)(PAIR_N ? (t.n * V8_CLUSTER + rank) * V8I_BN : t.n * V8I_BN);
+}
+
+template <typename T, int CONSUMERS, bool PAIR_N>
 __global__ void __launch_bounds__(CONSUMERS * WARPGROUP_THREADS, 1)
 v8i_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
-           const __grid_constant__ CUtensorMap tmap_c, gemm_args args, uint32_t ctiles_m, uint32_t tiles_n,
-           uint32_t tiles, uint32_t workers, uint32_t k_tiles) {
-    typedef v8i_tile<CONSUMERS> tile_t;
-    enum { ACC = V8I_BN / 2, PARTS = V8I_BN / F16Q_BOX, BM = tile_t::bm, STAGES = tile_t::stages };
+           const __grid_constant__ CUtensorMap tmap_c, gemm_args args, uint32_t ctiles_m, uint32_t ctiles_n,
+           hgemm_sk sk, float *partials, uint32_t *flags) {
+    typedef v8i_tile<CONSUMERS, PAIR_N> tile_t;
+    enum { ACC = V8I_BN / 2, PARTS = V8I_BN / F16Q_BOX, STAGES = tile_t::stages };
     extern __shared__ uint8_t smem_raw[];
     v8i_smem<CONSUMERS> *sm = (v8i_smem<CONSUMERS> *)smem_aligned(smem_raw);
     const int tid = threadIdx.x, g = tid / WARPGROUP_THREADS;
@@ -1492,27 +1525,49 @@ v8i_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ C
     griddep_wait();
     const uint32_t worker = blockIdx.x / V8_CLUSTER, rank = cluster_ctarank();
 
-    /* The loader's place in the same walk, STAGES k-tiles ahead of the
-     * consumers: each release of a stage lets it refill that stage. */
-    pipe_state pst = {0, 0};
-    uint32_t p_tile = worker, p_kt = 0;
+    /* The next load of the walk, STAGES k-tiles ahead of the consumers: each
+     * release of a stage lets the loader refill it. */
     auto load_next = [&]() {
-        if (p_tile >= tiles) return;
-        const hgemm_tile t = hgemm_raster(p_tile, ctiles_m, tiles_n, V8_RASTER);
-        const int32_t col = (int32_t)(p_kt * BK);
-        uint64_t *full = ring_producer_acquire(ring, pst, tile_t::tx_bytes);
-        tma_load_3d(sm->a[pst.stage], &tmap_a, col, (int32_t)((t.m * V8_CLUSTER + rank) * BM), 0, full);
-        tma_load_3d_multicast(&sm->b[pst.stage][rank * V8I_B_SLICE * BK], &tmap_b, col,
-                              (int32_t)(t.n * V8I_BN + rank * V8I_B_SLICE), 0, full, (1 << V8_CLUSTER) - 1);
-        ring_advance(ring, &pst);
-        if (++p_kt == k_tiles) {
-            p_kt = 0;
-            p_tile += workers;
+        v8i_loader *l = &sm->loader;
+        if (!l->more) return;
+        hgemm_sk_unit u = l->u;
+        pipe_state st = l->st;
+        uint32_t kt = l->kt;
+        int32_t row0, col0;
+        v8i_origin<CONSUMERS, PAIR_N>(u.tile, ctiles_m, ctiles_n, rank, &row0, &col0);
+        const int32_t col = (int32_t)(kt * BK);
+        uint64_t *full = ring_producer_acquire(ring, st, tile_t::tx_bytes);
+        if constexpr (PAIR_N) {
+            tma_load_3d_multicast(&sm->a[st.stage][rank * tile_t::a_rows * BK], &tmap_a, col,
+                                  row0 + (int32_t)(rank * tile_t::a_rows), 0, full, (1 << V8_CLUSTER) - 1);
+            tma_load_3d(sm->b[st.stage], &tmap_b, col, col0, 0, full);
+        } else {
+            tma_load_3d(sm->a[st.stage], &tmap_a, col, row0, 0, full);
+            tma_load_3d_multicast(&sm->b[st.stage][rank * tile_t::b_rows * BK], &tmap_b, col,
+                                  col0 + (int32_t)(rank * tile_t::b_rows), 0, full, (1 << V8_CLUSTER) - 1);
         }
+        ring_advance(ring, &st);
+        if (++kt == u.k_end) {
+            hgemm_sk_walk walk = l->walk;
+            l->more = (uint32_t)hgemm_sk_next(&sk, &walk, &u);
+            l->walk = walk;
+            l->u = u;
+            kt = u.k_begin;
+        }
+        l->kt = kt;
+        l->st = st;
     };
     if (loader) {
         prefetch_tensormap(&tmap_a);
         prefetch_tensormap(&tmap_b);
+        v8i_loader *l = &sm->loader;
+        hgemm_sk_walk walk = hgemm_sk_start(&sk, worker);
+        hgemm_sk_unit u;
+        l->more = (uint32_t)hgemm_sk_next(&sk, &walk, &u);
+        l->walk = walk;
+        l->u = u;
+        l->kt = u.k_begin;
+        l->st = pipe_state{0, 0};
         for (int s = 0; s < STAGES; s++) load_next();
     }
     if (leader) prefetch_tensormap(&tmap_c);
@@ -1520,19 +1575,21 @@ v8i_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ C
 
     float d[ACC] = {};
     pipe_state st = {0, 0};
-    for (uint32_t tile = worker; tile < tiles; tile += workers) {
-        const hgemm_tile t = hgemm_raster(tile, ctiles_m, tiles_n, V8_RASTER);
-        const int32_t row0 = (int32_t)((t.m * V8_CLUSTER + rank) * BM), col0 = (int32_t)(t.n * V8I_BN);
+    hgemm_sk_walk walk = hgemm_sk_start(&sk, worker);
+    hgemm_sk_unit u;
+    while (hgemm_sk_next(&sk, &walk, &u)) {
+        int32_t row0, col0;
+        v8i_origin<CONSUMERS, PAIR_N>(u.tile, ctiles_m, ctiles_n, rank, &row0, &col0);
         pipe_state held = st;
-        for (uint32_t kt = 0; kt < k_tiles; kt++, ring_advance(ring, &st)) {
+        for (uint32_t kt = u.k_begin; kt < u.k_end; kt++, ring_advance(ring, &st)) {
             ring_consumer_wait(ring, st);
             const uint64_t desc_a = v8_desc<0>(&sm->a[st.stage][g * V8_WG_M * BK]);
             const uint64_t desc_b = v8_desc<0>(sm->b[st.stage]);
             wgmma_fence();
-            wgmma_ktile_m64n_f32_ab<T, 0, 0, V8I_BN>(d, desc_a, desc_b, kt != 0);
+            wgmma_ktile_m64n_f32_ab<T, 0, 0, V8I_BN>(d, desc_a, desc_b, kt != u.k_begin);
             wgmma_commit_group();
             wgmma_wait_group_1(); /* k-tile kt-1 is done */
-            if (kt > 0) {
+            if (kt > u.k_begin) {
                 if (leader) ring_consumer_release(ring, held);
                 if (loader) load_next();
                 __syncwarp();
@@ -1544,8 +1601,22 @@ v8i_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ C
         if (loader) load_next();
         __syncwarp();
 
+        /* a block of a cluster tile that lies wholly past m or n: nothing
+         * to store, nor to exchange (the same for every piece of that tile) */
+        if (row0 >= args.m || col0 >= args.n) continue;
         const int32_t qrow0 = row0 + g * V8_WG_M;
-        if (row0 >= args.m) continue; /* the lower block of a last cluster row with no rows */
+        if (sk.tail_slices && u.tile >= sk.dp_tiles) { /* the tail split, as V8's */
+            const uint32_t slice = hgemm_sk_tail_slice(&sk, u.k_begin);
+            if (slice > 0) {
+                const uint32_t slot = (hgemm_sk_tail_slot(&sk, u.tile, slice) * V8_CLUSTER + rank) * CONSUMERS + g;
+                v8_partial_put<ACC>(d, partials + (size_t)slot * V8I_SLOT_FLOATS, &flags[slot], g, leader);
+                continue;
+            }
+            for (uint32_t s = 1; s < sk.tail_slices; s++) {
+                const uint32_t slot = (hgemm_sk_tail_slot(&sk, u.tile, s) * V8_CLUSTER + rank) * CONSUMERS + g;
+                v8_partial_add<ACC>(d, partials + (size_t)slot * V8I_SLOT_FLOATS, &flags[slot], g, leader);
+            }
+        }
         if (args.beta != 0.0f || f16q_needs_direct(args, col0, V8I_BN)) {
             epilogue_m64n_f32<T, V8I_BN>(args, d, qrow0, col0);
             continue;
@@ -1569,43 +1640,59 @@ v8i_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ C
     if (leader) bulk_wait_group_read_0();
     /* the peer's consumers release this block's stages too: the loader
      * stays until the last of those releases has arrived */
-    if (loader) ring_producer_tail(ring, pst);
+    if (loader) ring_producer_tail(ring, sm->loader.st);
 }
 
-template <int CONSUMERS>
+template <int CONSUMERS, bool PAIR_N>
 static hgemm_status launch_v8i(const hgemm_problem *p, cudaStream_t stream) {
-    typedef v8i_tile<CONSUMERS> tile_t;
+    typedef v8i_tile<CONSUMERS, PAIR_N> tile_t;
     CUtensorMap ta, tb, tc;
     hgemm_status st = hgemm__tmap_encode_batch(&ta, p->dtype, p->A, (uint64_t)p->m, (uint64_t)p->k,
-                                               (uint64_t)p->lda, 1, 0, tile_t::bm, BK, TMAP_SWIZZLE_128B);
+                                               (uint64_t)p->lda, 1, 0, tile_t::a_rows, BK, TMAP_SWIZZLE_128B);
     if (st == HGEMM_SUCCESS)
         st = hgemm__tmap_encode_batch(&tb, p->dtype, p->B, (uint64_t)p->n, (uint64_t)p->k, (uint64_t)p->ldb, 1, 0,
-                                      V8I_B_SLICE, BK, TMAP_SWIZZLE_128B);
+                                      tile_t::b_rows, BK, TMAP_SWIZZLE_128B);
     if (st == HGEMM_SUCCESS) st = v8_c_map(p, 1, p->C, p->ldc, &tc);
     if (st != HGEMM_SUCCESS) return st;
-    uint32_t ctiles_m = hgemm_ceil_div(hgemm_ceil_div(p->m, tile_t::bm), V8_CLUSTER);
-    uint32_t tiles_n = hgemm_ceil_div(p->n, V8I_BN);
-    const uint64_t all_tiles = (uint64_t)ctiles_m * tiles_n;
-    if (all_tiles > UINT32_MAX) return HGEMM_ERROR_NOT_SUPPORTED;
-    uint32_t tiles = (uint32_t)all_tiles, k_tiles = hgemm_ceil_div(p->k, BK);
-    if (tiles == 0 || k_tiles == 0) return HGEMM_ERROR_NOT_SUPPORTED; /* hgemm_nt's no-ops never get here */
-    const void *kernel = (const void *)v8i_kernel<__half, CONSUMERS>;
+    /* cluster tiles: two block tiles stacked along M, or side by side along N */
+    uint32_t ctiles_m = hgemm_ceil_div(p->m, tile_t::bm), ctiles_n = hgemm_ceil_div(p->n, V8I_BN);
+    if (PAIR_N) ctiles_n = hgemm_ceil_div(ctiles_n, V8_CLUSTER);
+    else ctiles_m = hgemm_ceil_div(ctiles_m, V8_CLUSTER);
+    const uint64_t all_tiles = (uint64_t)ctiles_m * ctiles_n;
+    const uint32_t k_tiles = hgemm_ceil_div(p->k, BK);
+    if (all_tiles > UINT32_MAX || all_tiles == 0 || k_tiles == 0) return HGEMM_ERROR_NOT_SUPPORTED; /* no-ops never get here */
+    const void *kernel = (const void *)v8i_kernel<__half, CONSUMERS, PAIR_N>;
     const size_t smem = sizeof(v8i_smem<CONSUMERS>) + SW128_ALIGN;
     unsigned grid = 0;
     st = hgemm__persistent_grid(kernel, tile_t::threads, smem, V8_CLUSTER, UINT32_MAX, &grid);
     if (st != HGEMM_SUCCESS) return st;
-    /* whole tiles on the fewest clusters that take as many rounds */
-    const uint32_t clusters = grid / V8_CLUSTER, rounds = hgemm_ceil_div(tiles, clusters);
-    uint32_t workers = hgemm_ceil_div(tiles, rounds);
+    /* whole tiles; with a workspace the last round's in slices of k where
+     * that applies (its slots: 64 x 256 fp32 per consumer of each block of
+     * a unit, after V8's 4 KB of flags); else on the fewest clusters that
+     * take as many rounds */
+    hgemm_sk sk = hgemm_sk_plan((uint32_t)all_tiles, k_tiles, grid / V8_CLUSTER, HGEMM_SK_TAIL);
+    const size_t unit_slots = (size_t)V8_CLUSTER * CONSUMERS, slot_bytes = V8I_SLOT_FLOATS * sizeof(float);
+    if (p->workspace != NULL && p->workspace_bytes >= V8_FLAG_BYTES + unit_slots * slot_bytes) {
+        const size_t by_flags = V8_FLAG_BYTES / sizeof(uint32_t) / unit_slots;
+        const size_t by_bytes = (p->workspace_bytes - V8_FLAG_BYTES) / (unit_slots * slot_bytes);
+        hgemm_sk_tail(&sk, (uint32_t)(by_flags < by_bytes ? by_flags : by_bytes));
+    }
+    hgemm_sk_balance(&sk);
+    const uint32_t busy = sk.tiles < sk.workers ? sk.tiles : sk.workers;
+    uint32_t *flags = (uint32_t *)p->workspace;
+    float *partials = p->workspace ? (float *)((char *)p->workspace + V8_FLAG_BYTES) : NULL;
     gemm_args args = make_args(p);
-    void *params[] = {&ta, &tb, &tc, &args, &ctiles_m, &tiles_n, &tiles, &workers, &k_tiles};
-    return hgemm__launch_ready_ex(kernel, dim3(workers * V8_CLUSTER), tile_t::threads, smem, V8_CLUSTER, true,
-                                  stream, params);
+    void *params[] = {&ta, &tb, &tc, &args, &ctiles_m, &ctiles_n, &sk, &partials, &flags};
+    return hgemm__launch_ready_ex(kernel, dim3(busy * V8_CLUSTER), tile_t::threads, smem, V8_CLUSTER, true, stream,
+                                  params);
 }
 
 extern "C" hgemm_status hgemm__launch_v8_tall_inline(const hgemm_problem *p, cudaStream_t stream) {
-    return launch_v8i<3>(p, stream);
+    return launch_v8i<3, false>(p, stream);
+}
+extern "C" hgemm_status hgemm__launch_v8_tall_inline_n(const hgemm_problem *p, cudaStream_t stream) {
+    return launch_v8i<3, true>(p, stream);
 }
 extern "C" hgemm_status hgemm__launch_v8_wide_inline(const hgemm_problem *p, cudaStream_t stream) {
-    return launch_v8i<2>(p, stream);
+    return launch_v8i<2, false>(p, stream);
 }
