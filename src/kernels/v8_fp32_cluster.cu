@@ -153,6 +153,10 @@
  * launch registers cannot hold one m64n256k16) ran 1.4..2.7% slower, and
  * the 320 tile with A in registers (v8-320-ra, run 122: one ldmatrix of A
  * a step for both WGMMAs) 2..5% slower than with A in shared memory.
+ * The tall tile with one m64n256k16 a step, which needs a block without
+ * a loader warpgroup (v8-tall-inline, v8-tall-inline-n, with
+ * v8-wide-inline as their control; at this file's end), has not yet run
+ * on a GPU (run 123's plan, docs/notes/v8-log.md).
  */
 #include <cuda_bf16.h>
 
