@@ -373,9 +373,9 @@ template <int BN> struct v8_tail { static constexpr size_t slot_floats = v8_tail
 /* Workspace slot of consumer g of block `rank` of worker w: one partial sum
  * (64 x 256 fp32, as each thread's 32 float4 in turn: coalesced) and its flag.
  * Float4 q of a slot is registers 4i..4i+3 of thread q % 128, i = q / 128. */
-template <int CLUSTER>
+template <int CLUSTER, int CONSUMERS = V8_CONSUMERS>
 static __device__ __forceinline__ uint32_t v8_slot(uint32_t w, uint32_t rank, int g) {
-    return (w * CLUSTER + rank) * V8_CONSUMERS + (uint32_t)g;
+    return (w * CLUSTER + rank) * CONSUMERS + (uint32_t)g;
 }
 
 /* Stream-K: this worker ran a piece of a tile that another worker owns. Leave
@@ -996,10 +996,11 @@ static int v8_workspace_fits(const hgemm_problem *p, uint32_t grid) {
 
 /* The tail split's units that leave a partial sum (64 x bn fp32 and a flag
  * per consumer of each block of a cluster of `cluster`), at most: as many as
- * the workspace's flags and bytes hold. The workspace must fit the grid
- * (v8_workspace_fits). */
-static uint32_t v8_tail_max_units(const hgemm_problem *p, int bn, uint32_t cluster) {
-    const size_t unit_slots = (size_t)cluster * V8_CONSUMERS, slot_bytes = v8_tail_slot_floats(bn) * sizeof(float);
+ * the workspace's flags and bytes hold. The workspace must hold the flags
+ * (v8_workspace_fits checks more). */
+static uint32_t v8_tail_max_units(const hgemm_problem *p, int bn, uint32_t cluster,
+                                  uint32_t consumers = V8_CONSUMERS) {
+    const size_t unit_slots = (size_t)cluster * consumers, slot_bytes = v8_tail_slot_floats(bn) * sizeof(float);
     const size_t by_flags = V8_FLAG_BYTES / sizeof(uint32_t) / unit_slots;
     const size_t by_bytes = (p->workspace_bytes - V8_FLAG_BYTES) / (unit_slots * slot_bytes);
     return (uint32_t)(by_flags < by_bytes ? by_flags : by_bytes);
@@ -1462,11 +1463,11 @@ extern "C" hgemm_status hgemm__launch_v8_wide_after(const hgemm_problem *p, cuda
  *     the inline loader.
  * Whole tiles, and with a workspace the tail split where it applies (as
  * V8's: the last round's tiles in 2..4 slices of k, slot of consumer g of
- * block `rank` of a unit (unit * 2 + rank) * consumers + g); no late parts
+ * block `rank` of a unit v8_slot's with three consumers where there are); no late parts
  * (every part of C goes out before the next unit); beta != 0 and column
  * tiles TMA cannot store take the element-wise epilogue. fp16, both
  * operands K-major (the experiment table's form). */
-enum { V8I_BN = 256, V8I_SLOT_FLOATS = V8_WG_M * V8I_BN };
+enum { V8I_BN = 256 };
 
 template <int CONSUMERS, bool PAIR_N> struct v8i_tile {
     static constexpr int bm = CONSUMERS * V8_WG_M;                /* 192 or 128 */
@@ -1477,16 +1478,18 @@ template <int CONSUMERS, bool PAIR_N> struct v8i_tile {
     static constexpr int b_rows = PAIR_N ? V8I_BN : V8I_BN / V8_CLUSTER;
 };
 
-/* The loader's place in the walk (thread 0's alone) */
+/* The loader's place in the walk (thread 0's alone): the unit, its k-tile
+ * and where this block loads A and B from for it */
 typedef struct v8i_loader {
     hgemm_sk_walk walk;
     hgemm_sk_unit u;
     uint32_t kt, more;
+    int32_t a_row, b_row;
     pipe_state st;
 } v8i_loader;
 
 template <int CONSUMERS> struct __align__(SW128_ALIGN) v8i_smem {
-    enum { BM = CONSUMERS * V8_WG_M, STAGES = CONSUMERS == 3 ? 3 : 4 };
+    enum { BM = v8i_tile<CONSUMERS, false>::bm, STAGES = v8i_tile<CONSUMERS, false>::stages };
     __half a[STAGES][BM * BK];                       /* rows 64g.. for consumer g */
     __half b[STAGES][V8I_BN * BK];
     __half c[CONSUMERS][2][F16Q_ROWS * F16Q_BOX];    /* each consumer's two 64x64 stagings */
@@ -1529,49 +1532,48 @@ v8i_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ C
     griddep_wait();
     const uint32_t worker = blockIdx.x / V8_CLUSTER, rank = cluster_ctarank();
 
+    /* The loader's next unit of the walk, and the rows of A and B this
+     * block loads for it (this block's half of the shared operand) */
+    auto next_unit = [&](v8i_loader *l, hgemm_sk_walk walk) {
+        hgemm_sk_unit u;
+        l->more = (uint32_t)hgemm_sk_next(&sk, &walk, &u);
+        l->walk = walk;
+        if (!l->more) return;
+        l->u = u;
+        l->kt = u.k_begin;
+        int32_t row0, col0;
+        v8i_origin<CONSUMERS, PAIR_N>(u.tile, ctiles_m, ctiles_n, rank, &row0, &col0);
+        l->a_row = row0 + (PAIR_N ? (int32_t)(rank * tile_t::a_rows) : 0);
+        l->b_row = col0 + (PAIR_N ? 0 : (int32_t)(rank * tile_t::b_rows));
+    };
     /* The next load of the walk, STAGES k-tiles ahead of the consumers: each
      * release of a stage lets the loader refill it. */
     auto load_next = [&]() {
         v8i_loader *l = &sm->loader;
         if (!l->more) return;
-        hgemm_sk_unit u = l->u;
         pipe_state st = l->st;
-        uint32_t kt = l->kt;
-        int32_t row0, col0;
-        v8i_origin<CONSUMERS, PAIR_N>(u.tile, ctiles_m, ctiles_n, rank, &row0, &col0);
+        const uint32_t kt = l->kt;
         const int32_t col = (int32_t)(kt * BK);
         uint64_t *full = ring_producer_acquire(ring, st, tile_t::tx_bytes);
         if constexpr (PAIR_N) {
-            tma_load_3d_multicast(&sm->a[st.stage][rank * tile_t::a_rows * BK], &tmap_a, col,
-                                  row0 + (int32_t)(rank * tile_t::a_rows), 0, full, (1 << V8_CLUSTER) - 1);
-            tma_load_3d(sm->b[st.stage], &tmap_b, col, col0, 0, full);
+            tma_load_3d_multicast(&sm->a[st.stage][rank * tile_t::a_rows * BK], &tmap_a, col, l->a_row, 0, full,
+                                  (1 << V8_CLUSTER) - 1);
+            tma_load_3d(sm->b[st.stage], &tmap_b, col, l->b_row, 0, full);
         } else {
-            tma_load_3d(sm->a[st.stage], &tmap_a, col, row0, 0, full);
-            tma_load_3d_multicast(&sm->b[st.stage][rank * tile_t::b_rows * BK], &tmap_b, col,
-                                  col0 + (int32_t)(rank * tile_t::b_rows), 0, full, (1 << V8_CLUSTER) - 1);
+            tma_load_3d(sm->a[st.stage], &tmap_a, col, l->a_row, 0, full);
+            tma_load_3d_multicast(&sm->b[st.stage][rank * tile_t::b_rows * BK], &tmap_b, col, l->b_row, 0, full,
+                                  (1 << V8_CLUSTER) - 1);
         }
         ring_advance(ring, &st);
-        if (++kt == u.k_end) {
-            hgemm_sk_walk walk = l->walk;
-            l->more = (uint32_t)hgemm_sk_next(&sk, &walk, &u);
-            l->walk = walk;
-            l->u = u;
-            kt = u.k_begin;
-        }
-        l->kt = kt;
         l->st = st;
+        if (kt + 1 == l->u.k_end) next_unit(l, l->walk);
+        else l->kt = kt + 1;
     };
     if (loader) {
         prefetch_tensormap(&tmap_a);
         prefetch_tensormap(&tmap_b);
-        v8i_loader *l = &sm->loader;
-        hgemm_sk_walk walk = hgemm_sk_start(&sk, worker);
-        hgemm_sk_unit u;
-        l->more = (uint32_t)hgemm_sk_next(&sk, &walk, &u);
-        l->walk = walk;
-        l->u = u;
-        l->kt = u.k_begin;
-        l->st = pipe_state{0, 0};
+        sm->loader.st = pipe_state{0, 0};
+        next_unit(&sm->loader, hgemm_sk_start(&sk, worker));
         for (int s = 0; s < STAGES; s++) load_next();
     }
     if (leader) prefetch_tensormap(&tmap_c);
@@ -1612,13 +1614,13 @@ v8i_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ C
         if (sk.tail_slices && u.tile >= sk.dp_tiles) { /* the tail split, as V8's */
             const uint32_t slice = hgemm_sk_tail_slice(&sk, u.k_begin);
             if (slice > 0) {
-                const uint32_t slot = (hgemm_sk_tail_slot(&sk, u.tile, slice) * V8_CLUSTER + rank) * CONSUMERS + g;
-                v8_partial_put<ACC>(d, partials + (size_t)slot * V8I_SLOT_FLOATS, &flags[slot], g, leader);
+                const uint32_t slot = v8_slot<V8_CLUSTER, CONSUMERS>(hgemm_sk_tail_slot(&sk, u.tile, slice), rank, g);
+                v8_partial_put<ACC>(d, partials + slot * v8_tail<V8I_BN>::slot_floats, &flags[slot], g, leader);
                 continue;
             }
             for (uint32_t s = 1; s < sk.tail_slices; s++) {
-                const uint32_t slot = (hgemm_sk_tail_slot(&sk, u.tile, s) * V8_CLUSTER + rank) * CONSUMERS + g;
-                v8_partial_add<ACC>(d, partials + (size_t)slot * V8I_SLOT_FLOATS, &flags[slot], g, leader);
+                const uint32_t slot = v8_slot<V8_CLUSTER, CONSUMERS>(hgemm_sk_tail_slot(&sk, u.tile, s), rank, g);
+                v8_partial_add<ACC>(d, partials + slot * v8_tail<V8I_BN>::slot_floats, &flags[slot], g, leader);
             }
         }
         if (args.beta != 0.0f || f16q_needs_direct(args, col0, V8I_BN)) {
@@ -1671,16 +1673,11 @@ static hgemm_status launch_v8i(const hgemm_problem *p, cudaStream_t stream) {
     st = hgemm__persistent_grid(kernel, tile_t::threads, smem, V8_CLUSTER, UINT32_MAX, &grid);
     if (st != HGEMM_SUCCESS) return st;
     /* whole tiles; with a workspace the last round's in slices of k where
-     * that applies (its slots: 64 x 256 fp32 per consumer of each block of
-     * a unit, after V8's 4 KB of flags); else on the fewest clusters that
-     * take as many rounds */
+     * that applies (V8's flags and slots, per consumer of each block of a
+     * unit); else on the fewest clusters that take as many rounds */
     hgemm_sk sk = hgemm_sk_plan((uint32_t)all_tiles, k_tiles, grid / V8_CLUSTER, HGEMM_SK_TAIL);
-    const size_t unit_slots = (size_t)V8_CLUSTER * CONSUMERS, slot_bytes = V8I_SLOT_FLOATS * sizeof(float);
-    if (p->workspace != NULL && p->workspace_bytes >= V8_FLAG_BYTES + unit_slots * slot_bytes) {
-        const size_t by_flags = V8_FLAG_BYTES / sizeof(uint32_t) / unit_slots;
-        const size_t by_bytes = (p->workspace_bytes - V8_FLAG_BYTES) / (unit_slots * slot_bytes);
-        hgemm_sk_tail(&sk, (uint32_t)(by_flags < by_bytes ? by_flags : by_bytes));
-    }
+    if (p->workspace != NULL && p->workspace_bytes >= V8_FLAG_BYTES)
+        hgemm_sk_tail(&sk, v8_tail_max_units(p, V8I_BN, V8_CLUSTER, CONSUMERS));
     hgemm_sk_balance(&sk);
     const uint32_t busy = sk.tiles < sk.workers ? sk.tiles : sk.workers;
     uint32_t *flags = (uint32_t *)p->workspace;
