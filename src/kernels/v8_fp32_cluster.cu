@@ -1472,7 +1472,7 @@ enum { V8I_BN = 256 };
 template <int CONSUMERS, bool PAIR_N> struct v8i_tile {
     static constexpr int bm = CONSUMERS * V8_WG_M;                /* 192 or 128 */
     static constexpr int stages = CONSUMERS == 3 ? 3 : 4;
-    static constexpr int threads = CONSUMERS * WARPGROUP_THREADS; /* 384: 168 registers each at launch */
+    static constexpr int threads = CONSUMERS * WARPGROUP_THREADS; /* 384 at 168 registers each, or 256 at 255 */
     static constexpr uint32_t tx_bytes = (bm + V8I_BN) * BK * 2;  /* land in each block per stage */
     static constexpr int a_rows = PAIR_N ? bm / V8_CLUSTER : bm;  /* A's rows one block loads */
     static constexpr int b_rows = PAIR_N ? V8I_BN : V8I_BN / V8_CLUSTER;
