@@ -1462,11 +1462,12 @@ extern "C" hgemm_status hgemm__launch_v8_wide_after(const hgemm_problem *p, cuda
  *     consumers: a tall tile against it measures the tile, it against V8
  *     the inline loader.
  * Whole tiles, and with a workspace the tail split where it applies (as
- * V8's: the last round's tiles in 2..4 slices of k, slot of consumer g of
- * block `rank` of a unit v8_slot's with three consumers where there are); no late parts
- * (every part of C goes out before the next unit); beta != 0 and column
- * tiles TMA cannot store take the element-wise epilogue. fp16, both
- * operands K-major (the experiment table's form). */
+ * V8's: the last round's tiles in 2..4 slices of k; each consumer's
+ * partial sum in the slot v8_slot gives it, counting this build's
+ * consumers); no late parts (every part of C goes out before the next
+ * unit); beta != 0 and column tiles TMA cannot store take the
+ * element-wise epilogue. fp16, both operands K-major (the experiment
+ * table's form). */
 enum { V8I_BN = 256 };
 
 template <int CONSUMERS, bool PAIR_N> struct v8i_tile {
@@ -1497,7 +1498,8 @@ template <int CONSUMERS> struct __align__(SW128_ALIGN) v8i_smem {
     uint64_t empty[STAGES];                          /* CONSUMERS x 2 blocks arrivals */
     v8i_loader loader;
 };
-static_assert(sizeof(((v8i_smem<3> *)0)->a[0]) % SW128_ALIGN == 0 && (96 * BK * 2) % SW128_ALIGN == 0 &&
+static_assert(sizeof(((v8i_smem<3> *)0)->a[0]) % SW128_ALIGN == 0 &&
+                  (v8i_tile<3, true>::a_rows * BK * 2) % SW128_ALIGN == 0 &&
                   sizeof(((v8i_smem<3> *)0)->b[0]) % SW128_ALIGN == 0,
               "the tall tile's stages and each block's half of A or B stay 1024-byte aligned");
 static_assert(sizeof(v8i_smem<3>) + SW128_ALIGN <= MAX_SMEM_PER_BLOCK,
