@@ -113,10 +113,22 @@
  *     stages with C staged whole (v8-3stage's build): its epilogue is most
  *     of its time (run 74, V8_SHORT_KTILES).
  *
- * Measured on an H200, 8192^3, median [range] of 3 runs (2026-11-30,
- * bench/results/2026-11-30-h200-run15-bench.csv; runs 13-17: docs/notes/v8-log.md):
- *           763 TFLOP/s [740..767], 1.001x cuBLAS COMPUTE_32F [0.985..1.017],
- *           1.012x COMPUTE_16F [0.993..1.021].
+ * Measured on an H200 (2026-12-03), interleaved with cuBLAS in one process
+ * (each run's launches of both in alternating slices, so both meet the same
+ * clock levels), median [range] of 3 runs, the built-in sweep
+ * (bench/results/2026-12-03-h200-run117-sweep.csv):
+ *           8192^3: 691 TFLOP/s [690..713], 1.041x cuBLAS COMPUTE_32F [1.018..1.050];
+ *           16384^3 0.994x, 4096^3 1.002x, 4096 x 14336 x 4096 0.981x.
+ * In fresh processes at 8192^3 (runs 116..122, five sets of five), each
+ * process 1.024x..1.059x, each set's median 1.027x..1.038x. So: ahead of
+ * cuBLAS at 8192^3, level with it at the other large shapes (a run lands
+ * on either side of 1.00 by about 1%), and 1.04x in three fresh processes
+ * of five not yet reached. Interleaved windows run at the GPU's sustained
+ * clocks, hence fewer TFLOP/s than the first build's figures below, taken
+ * after 3 s cooldowns.
+ * The first build (2026-11-30, bench/results/2026-11-30-h200-run15-bench.csv;
+ * runs 13-17: docs/notes/v8-log.md): 763 TFLOP/s [740..767], 1.001x cuBLAS
+ * COMPUTE_32F [0.985..1.017], 1.012x COMPUTE_16F [0.993..1.021].
  * Level with cuBLAS, not ahead: runs 16 and 17 measured 0.975x and 0.996x
  * (medians), fresh processes 0.959x..1.037x. v8-direct 703 [697..725],
  * v8-nocluster 737 [732..761] in run 15. The tensor pipe stays at 93%
