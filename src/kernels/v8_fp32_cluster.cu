@@ -11,10 +11,8 @@
  *   - setmaxnreg: the loader is a whole warpgroup (setmaxnreg needs one),
  *     which gives its registers back (24 per thread) so that the consumers
  *     may take 240. ptxas reports the launch bound's 168 registers per
- *     thread, but compiles the code after each setmaxnreg to its count (a
- *     consumer needing 200 live floats spills at 168 and not at 232). Until
- *     run 90 (40 and 232) this was room, not a gain; since run 91 the late
- *     parts of C (below) live in it;
+ *     thread, but compiles the code after each setmaxnreg to its count. The
+ *     late parts of C (below) live in that room;
  *   - 2-block clusters along M: the two blocks of a cluster compute two
  *     128x256 tiles one above the other, which need the same B tile. Each
  *     block loads one half of it and multicasts it to both, so a block reads
@@ -22,71 +20,47 @@
  *     is free again only when the consumers of both blocks have released it
  *     (ring_make_cluster, src/pipeline.cuh);
  *   - the epilogue goes through shared memory: each consumer converts its
- *     64x256 quarter with stmatrix into its own buffer (epilogue_f32.cuh),
- *     one thread starts four TMA stores, and the warpgroup goes straight on
- *     to the next tile; only before it reuses the buffer does it wait for
- *     the previous stores to have read it. Two 32 KB buffers would cost
- *     the ring its fourth stage, so since run 27 each consumer stages its
- *     quarter in two halves through one 16 KB buffer, and the ring has 4
- *     stages of 48 KB (v8-3stage: the 3 stages and whole quarters before).
- *     Since run 75 the same 16 KB are two 8 KB buffers, and the quarter
- *     goes out in four parts of 64 columns, each waiting only for the store
- *     of the part two before it (v8-halves: the two halves; 0.3..0.4%
- *     faster at 8192 x 8192 x 256..1024). Since run 91, with beta 0, the
- *     wide tile's last three parts (since run 93 the 320 tile's last two)
- *     are only packed to 16-bit pairs at the tile's end, and go out one per
- *     k-tile while the next tile's first WGMMAs run: the wide tile's before
- *     the k-tile's stage release, the 320 tile's after it (v8_late_parts,
- *     v8_late_at; v8-wide-serial and v8-320-serial store every part first,
- *     v8-wide-after sends the wide tile's after the release).
- *     With beta != 0 (since run 37) one TMA load brings C's part into that
- *     buffer first, and each thread reads its old values there with
- *     ldmatrix (f32q_stage_loaded) instead of element by element from
- *     global memory;
- *   - with a workspace (hgemm_nt_ws), stream-K for the tiles of the last
- *     round (src/stream_k.h): their k-iterations are dealt evenly to all
- *     clusters, a tile's owner adds the others' partial sums in a fixed order
- *     (deterministic), so no SM idles through a half-empty last round; a few
- *     long tiles are cut into aligned slices of k instead (split-K), added
- *     by slice 0's worker (up to 4 slices) or, with more, by all the
- *     slices' workers, each a share, in the same launch (v8-split2k: by a
- *     second kernel, as before run 55). Since run 95, where whole tiles
- *     fill the GPU but leave the last round partly empty, only that
- *     round's tiles are cut in 2..4 aligned slices of k (the tail split,
- *     hgemm_sk_tail; batches too since run 98, and weighed by the width
- *     rule since run 99, v8_rounds). 8192^3, interleaved with cuBLAS
- *     in one process (run 97, medians of 3): the 320-wide tile 1.6486 ms
- *     split against 1.6757 whole (v8-320-whole), the 256-wide one 1.6184
- *     against 1.6426 (v8-dp).
+ *     64x256 quarter with stmatrix (epilogue_f32.cuh) in four parts of 64
+ *     columns through two 8 KB buffers in turn, one thread stores each part
+ *     by TMA, and the warpgroup goes on; a part waits only for the store of
+ *     the part two before it. Staging C in parts is what pays for the ring's
+ *     fourth stage of 48 KB. With beta 0 the wide tile's last three parts
+ *     (the 320 tile's last two) are packed to 16-bit pairs at the tile's end
+ *     and go out one per k-tile while the next tile's first WGMMAs run
+ *     (v8_late_parts, v8_late_at). With beta != 0 one TMA load brings C's
+ *     part into the buffer first, and each thread reads its old values
+ *     there with ldmatrix (f32q_stage_loaded);
+ *   - with a workspace (hgemm_nt_ws), the k-loop is split where whole
+ *     tiles would leave SMs idle (src/stream_k.h): a few long tiles in
+ *     aligned slices of k (split-K), added by slice 0's worker (up to 4
+ *     slices) or by every slice's worker, a share each (more), in the same
+ *     launch; too few tiles to fill the GPU but too short to slice, by
+ *     stream-K (their k-iterations dealt evenly to every cluster); and where
+ *     whole tiles fill the GPU but leave the last round partly empty, that
+ *     round's tiles in 2..4 slices (the tail split, hgemm_sk_tail, weighed
+ *     by the width rule, v8_rounds). Partial sums are added in a fixed
+ *     order, so C is bitwise the same on every run;
  *   - whole tiles whose last round would leave clusters idle go to the
- *     fewest clusters that take as many rounds (hgemm_sk_balance, since
- *     run 100; v8-allsms deals them over every cluster): 4096^3's 256
- *     cluster tiles run 4 full rounds on 64 clusters, not 4 on 66 with 8
- *     idle in the last; 0.5..1.2% faster on seven of eight such shapes.
+ *     fewest clusters that take as many rounds (hgemm_sk_balance): 4096^3's
+ *     256 cluster tiles run 4 full rounds on 64 clusters, not 4 on 66 with
+ *     8 idle in the last;
  *   - a block's start and end carry no GPU-wide memory barrier: the
  *     start's cluster barrier arrives relaxed after the barriers' init fence,
  *     and instead of a closing cluster barrier the loader waits for the last
  *     release of each of its stages (ring_producer_tail), the peer's
- *     included; the last TMA stores are waited for until read
- *     (v8-64-fenced keeps the barriers, to measure them at small products).
- *   - programmatic dependent launch: every V8 launch carries the
- *     attribute, and each block waits (griddepcontrol.wait) only after its
- *     barriers are set up. It triggers nothing: the next call is scheduled
- *     as this one's blocks exit, without waiting for the grid's end and
- *     memory flush, and its blocks then wait for those (run 80: 1000^3
- *     10.5 -> 9.5 us, 256 x 256 x 65536 28.9 -> 27.5). A trigger at the
- *     block's start or after its last load placed the next call's blocks
- *     on the SMs as this call's left them, and that call then ran a long
- *     split slower (512 x 512 x 131072: 125.8 us against 103.2). Ablations:
- *     v8-nopdl (no attribute), v8-pdl-start, v8-pdl-late.
+ *     included; the last TMA stores are waited for until read;
+ *   - programmatic dependent launch: every launch carries the attribute, and
+ *     each block waits (griddepcontrol.wait) only after its barriers are set
+ *     up. It triggers nothing: the next call is scheduled as this one's
+ *     blocks exit (a trigger at the block's start or after its last load
+ *     placed the next call's blocks early and slowed a long split).
  * Tile and WGMMA group in flight are V5's. 12 warps: consumers in
  * warpgroups 0 and 1, the loader thread in warpgroup 2.
  *
- * One source, three builds: CLUSTER = 2 with the TMA epilogue (the table's
- * V8), and ablations that take one idea out each, so the chapter can
- * measure it: v8-nocluster (CLUSTER = 1), v8-direct (the fp32 epilogue
- * from registers straight to global memory, as V5) and v8-dp (the
- * workspace ignored: whole tiles only).
+ * One source, many builds: the table's V8 (CLUSTER = 2, the TMA epilogue,
+ * the tile width by shape) and the ablations, each with one idea taken out
+ * or one width forced, so the chapter can measure it (`hgemm-bench --list`
+ * names them all: v8-nocluster, v8-direct, v8-dp, v8-3stage, v8-wide, ...).
  *
  * The table's V8 is also the library's general kernel (hgemm_gemm): the
  * element type T (fp16 or bf16) and the operands' layouts are template
@@ -98,20 +72,19 @@
  *     transpose pass, no extra copy. Everything else is unchanged.
  *   - Batches: A, B and C are 3-D tensor maps (the entry is the third
  *     coordinate, so TMA's zero fill and clipping stay per entry), the
- *     walk's tile index runs over every entry's tiles, and stream-K shares
- *     the k-loops of the last round across entries as within one. An
- *     operand with stride 0 is one matrix that every entry reads.
+ *     walk's tile index runs over every entry's tiles, and the k-loop
+ *     splits deal across entries as within one. An operand with
+ *     stride 0 is one matrix that every entry reads.
  *   - The tile width: 128x256, or 128x128 or 128x192 where the wide tiles
  *     would leave clusters idle for a round that a narrower one fills (512 x
  *     4096 x 4096: 32 wide tiles for 66 clusters, or 64 narrow ones; 512 x
  *     6144 x 4096: 48 wide, 64 of 192), or 128x64 for small products that
  *     cannot split (1024^3: 64 quarter tiles, 32 narrow), or 128x320
- *     (since run 82, cuBLAS's own tile at 8192^3: 10% fewer L2 requests
- *     per output; whole tiles or the tail split). The rule, v8_choose_bn, counts rounds;
- *     v8-wide, v8-320, v8-192, v8-narrow and v8-64 force one width. A
- *     wide tile's k-loop of at most two k-tiles (k <= 128) runs on 3
- *     stages with C staged whole (v8-3stage's build): its epilogue is most
- *     of its time (run 74, V8_SHORT_KTILES).
+ *     (cuBLAS's own tile at 8192^3: 10% fewer L2 requests per output;
+ *     whole tiles or the tail split). The rule, v8_choose_bn, counts
+ *     rounds. A wide tile's k-loop of at most two k-tiles (k <= 128) runs
+ *     on 3 stages with C staged whole: its epilogue is most of its time
+ *     (V8_SHORT_KTILES).
  *
  * Measured on an H200 (2026-12-03), interleaved with cuBLAS in one process
  * (each run's launches of both in alternating slices, so both meet the same
@@ -131,9 +104,11 @@
  * COMPUTE_32F [0.985..1.017], 1.012x COMPUTE_16F [0.993..1.021].
  * Level with cuBLAS, not ahead: runs 16 and 17 measured 0.975x and 0.996x
  * (medians), fresh processes 0.959x..1.037x. v8-direct 703 [697..725],
- * v8-nocluster 737 [732..761] in run 15. The tensor pipe stays at 93%
- * busy against cuBLAS's 97% (run 16 profile). What holds it is the requests
- * the loads make of L2 (runs 72, 73): an L2 prefetch ahead of the ring made
+ * v8-nocluster 737 [732..761] in run 15.
+ * What was tried since on the gap to cuBLAS, each in docs/notes/v8-log.md:
+ * the first build's tensor pipe was 93% busy against cuBLAS's 97% (run 16
+ * profile), held by the requests its loads made of L2 (runs 72, 73): an
+ * L2 prefetch ahead of the ring made
  * every shape 25..35% slower, and clusters of 4 (v8-c4, a quarter of B per
  * block) ran each round of tiles 5..9% faster with 3 s cooldowns (level
  * per tile at sustained clocks, run 104) but fit only 30 clusters, 120
