@@ -49,9 +49,15 @@
  * be K-major (its MN-major boxes would be 16 or 32 elements wide, another
  * swizzle): those forms are V8's. A batch runs one launch per entry.
  *
- * Measured on an H200, operands rotated so that the weight comes from HBM,
- * median [range] of 2 runs (2026-11-30, bench/results/2026-11-30-h200-run23-suite.csv;
- * all runs: docs/notes/v9-log.md):
+ * Measured on an H200 (2026-12-02), as AUTO runs it at every m <= 64 of
+ * the suite, operands rotated so that the weight comes from HBM, median
+ * [range] of 3 runs (bench/results/2026-12-02-h200-run84-suite.csv):
+ *   1 x 28672 x 4096: 4070.1 GB/s [4036.5..4095.7], 1.005x cuBLAS COMPUTE_32F [0.996..1.011];
+ *   1 x 4096 x 4096:  1.540x cuBLAS COMPUTE_32F [1.458..1.544];
+ *   64 x 4096 x 4096: 1.014x [1.012..1.049]; the lowest of the 23 decode
+ *                     shapes, 64 x 6144 x 4096, 0.959x [0.955..0.970].
+ * The first build, median [range] of 2 runs (2026-11-30,
+ * bench/results/2026-11-30-h200-run23-suite.csv; all runs: docs/notes/v9-log.md):
  *   1 x 28672 x 4096: 3895 GB/s [3894..3896], 81% of the 4.8 TB/s peak,
  *                     1.052x cuBLAS COMPUTE_32F [1.050..1.054];
  *   1 x 4096 x 4096:  1.555x cuBLAS COMPUTE_32F [1.243..1.866] (32 MiB: the launch weighs);
