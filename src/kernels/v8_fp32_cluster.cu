@@ -143,7 +143,9 @@
  * The tall tile with one m64n256k16 a step, which needs a block without
  * a loader warpgroup (v8-tall-inline, v8-tall-inline-n, with
  * v8-wide-inline as their control; at this file's end), has not yet run
- * on a GPU (run 123's plan, docs/notes/v8-log.md).
+ * on a GPU (run 123's plan, docs/notes/v8-log.md); nor have v8-serp and
+ * v8-keep-b (V8_EXP_*, run 124's plan): what the loader asks of L2
+ * between one round of tiles and the next.
  */
 #include <cuda_bf16.h>
 
@@ -520,11 +522,16 @@ v8_split_reduce(const float *partials, gemm_args args, uint32_t ctiles_m, uint32
 /* The loads of one operand's k-tile into `dst`: `rows` rows of a K-major
  * operand in one box at (col, row0), or, MN-major, rows/64 boxes of 64
  * MN-elements by BK k-rows at (row0 + 64j, col), the j-th 8 KB further on.
- * `mask` != 0 multicasts to those blocks of the cluster. */
-template <int MN, int ROWS>
+ * `mask` != 0 multicasts to those blocks of the cluster. HINT: a K-major
+ * box whose L2 lines take `policy` (V8_EXP_KEEP_B). */
+template <int MN, int ROWS, bool HINT = false>
 static __device__ __forceinline__ void v8_load(__half *dst, const CUtensorMap *map, int32_t col, int32_t row0,
-                                               int32_t entry, uint64_t *full, uint16_t mask) {
-    if constexpr (!MN) {
+                                               int32_t entry, uint64_t *full, uint16_t mask, uint64_t policy = 0) {
+    static_assert(!HINT || !MN, "the L2 hint is built for K-major operands only");
+    if constexpr (HINT) {
+        if (mask) tma_load_3d_multicast_hint(dst, map, col, row0, entry, full, mask, policy);
+        else tma_load_3d_hint(dst, map, col, row0, entry, full, policy);
+    } else if constexpr (!MN) {
         if (mask) tma_load_3d_multicast(dst, map, col, row0, entry, full, mask);
         else tma_load_3d(dst, map, col, row0, entry, full);
     } else {
@@ -543,13 +550,29 @@ static __device__ __forceinline__ uint64_t v8_desc(const __half *tile) {
     return MN ? wgmma_desc_sw128_mn(tile, V8_MN_BOX_BYTES) : wgmma_desc_sw128(tile);
 }
 
+/* What the loader asks of L2 (run 124's probe, v8-serp and v8-keep-b; no
+ * build the kernel table runs sets either). Between one round of tiles and
+ * the next, the clusters of a raster group read the same B columns and new
+ * A rows, but a k-loop from the first k-tile to the last finds the first
+ * k-tiles of B long evicted (a round reads more than L2 holds, and the
+ * oldest lines go first).
+ *   V8_EXP_SERP: the odd rounds load their k-tiles from the last to the
+ *     first, so a round starts on the k-tiles the round before read last.
+ *     The consumers take the stages in the order they come: the sum runs
+ *     over the same k-tiles in the other order (a fixed order still, so C
+ *     is the same bits on every run);
+ *   V8_EXP_KEEP_B: B's loads carry an L2 evict_last policy, so that A's
+ *     lines go first and a raster group's B columns stay for the rounds
+ *     that read them again. */
+enum { V8_EXP_SERP = 1, V8_EXP_KEEP_B = 2 };
+
 /* FENCED (the v8-64-fenced ablation): the block's start and end as V8 had
  * them through run 76 (docs/notes/v8-log.md): release arrivals at both
  * cluster barriers (each a GPU-wide memory barrier in SASS), a closing
  * cluster barrier, and the last stores waited for until their writes are
- * done. */
+ * done. EXP: V8_EXP_* bits (0 in the table's builds). */
 template <int CLUSTER, bool TMA_EPILOGUE, typename T, int A_MN, int B_MN, int BN, int DEEP, bool FENCED = false,
-          int LATE_AT = v8_tile<BN, DEEP>::late_at>
+          int LATE_AT = v8_tile<BN, DEEP>::late_at, int EXP = 0>
 __global__ void __launch_bounds__(V8_THREADS, 1)
 v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
           const __grid_constant__ CUtensorMap tmap_c, const __grid_constant__ CUtensorMap tmap_c_in,
@@ -607,18 +630,29 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
             pipe_state st = {0, 0};
             hgemm_sk_walk walk = hgemm_sk_start(&sk, worker);
             hgemm_sk_unit u;
+            const uint64_t b_policy = (EXP & V8_EXP_KEEP_B) ? createpolicy_fractional_l2_evict_last() : 0;
             while (hgemm_sk_next(&sk, &walk, &u)) {
                 const uint32_t entry = u.tile / bt.tiles;
                 const hgemm_tile tile = hgemm_raster(u.tile - entry * bt.tiles, ctiles_m, tiles_n, bt.raster);
                 const int32_t a_row = v8_row0<CLUSTER>(tile, rank);
                 const int32_t b_row = (int32_t)(tile.n * BN + rank * B_SLICE);
                 const int32_t a_entry = (int32_t)(entry & bt.a_mask), b_entry = (int32_t)(entry & bt.b_mask);
+                /* V8_EXP_SERP: a whole tile's round is u.tile / workers; the
+                 * odd rounds (and the tail's units of odd tiles) load k-tile
+                 * k_begin + k_end - 1 - kt at step kt, i.e. |mirror - kt|
+                 * with mirror = k_begin + k_end - 1, and the even ones kt,
+                 * i.e. |0 - kt|: one register beside the loop's, where the
+                 * loader has 24 (a flag and the sum spilled 8 bytes) */
+                const int32_t mirror = (EXP & V8_EXP_SERP) && (u.tile / sk.workers) % 2 == 1
+                                           ? (int32_t)(u.k_begin + u.k_end - 1) : 0;
                 for (uint32_t kt = u.k_begin; kt < u.k_end; kt++, ring_advance(ring, &st)) {
-                    const int32_t col = (int32_t)(kt * BK);
+                    const int32_t col =
+                        (int32_t)(((EXP & V8_EXP_SERP) ? (uint32_t)abs(mirror - (int32_t)kt) : kt) * BK);
                     uint64_t *full = ring_producer_acquire(ring, st, tile_t::tx_bytes);
                     v8_load<A_MN, V8_BM>(sm->a[st.stage], &tmap_a, col, a_row, a_entry, full, 0);
-                    v8_load<B_MN, B_SLICE>(&sm->b[st.stage][rank * B_SLICE * BK], &tmap_b, col, b_row, b_entry,
-                                           full, CLUSTER > 1 ? CTA_MASK : 0);
+                    v8_load<B_MN, B_SLICE, (EXP & V8_EXP_KEEP_B) != 0>(&sm->b[st.stage][rank * B_SLICE * BK], &tmap_b,
+                                                                     col, b_row, b_entry, full,
+                                                                     CLUSTER > 1 ? CTA_MASK : 0, b_policy);
                 }
             }
             if (trigger == HGEMM_TRIGGER_LATE) griddep_launch_dependents(); /* the block's last load is issued */
@@ -1018,7 +1052,7 @@ static hgemm_sk v8_plan(const hgemm_problem *p, uint32_t tiles, uint32_t grid, u
 }
 
 template <int CLUSTER, bool TMA_EPILOGUE, typename T, int A_MN, int B_MN, int BN, int DEEP = 0, bool FENCED = false,
-          int LATE_AT = v8_tile<BN, DEEP>::late_at>
+          int LATE_AT = v8_tile<BN, DEEP>::late_at, int EXP = 0>
 static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int split) {
     const int64_t batch = p->batch > 1 ? p->batch : 1;
     CUtensorMap ta, tb, tc, tc_in;
@@ -1027,7 +1061,7 @@ static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int s
     if (st != HGEMM_SUCCESS) return st;
     uint32_t tiles_m = hgemm_ceil_div(p->m, V8_BM), tiles_n = hgemm_ceil_div(p->n, BN);
     uint32_t ctiles_m = hgemm_ceil_div(tiles_m, CLUSTER);
-    const void *kernel = (const void *)v8_kernel<CLUSTER, TMA_EPILOGUE, T, A_MN, B_MN, BN, DEEP, FENCED, LATE_AT>;
+    const void *kernel = (const void *)v8_kernel<CLUSTER, TMA_EPILOGUE, T, A_MN, B_MN, BN, DEEP, FENCED, LATE_AT, EXP>;
     const size_t smem = sizeof(v8_smem<BN, DEEP>) + SW128_ALIGN;
     unsigned grid = 0;
     /* hgemm__supports_v8 has checked that every entry's tiles fit 32 bits at
@@ -1422,6 +1456,20 @@ extern "C" hgemm_status hgemm__launch_v8_320_serial(const hgemm_problem *p, cuda
  * the stage the k-tile before had read (V8_LATE_AFTER; run 93's v8-wide). */
 extern "C" hgemm_status hgemm__launch_v8_wide_after(const hgemm_problem *p, cudaStream_t stream) {
     return launch_v8<V8_CLUSTER, true, __half, 0, 0, 256, 2, false, V8_LATE_AFTER>(p, stream, HGEMM_SK_AUTO);
+}
+
+/* The wide tile as V8 runs it at 8192^3 (4 stages, C in four parts, the
+ * tail split with a workspace), its loader's L2 traffic changed (run 124's
+ * probe, V8_EXP_*): odd rounds loaded backwards (v8-serp), B kept in L2
+ * (v8-keep-b). Not both in one build: the loader's 24 registers spill
+ * 16 bytes with the two. */
+extern "C" hgemm_status hgemm__launch_v8_serp(const hgemm_problem *p, cudaStream_t stream) {
+    return launch_v8<V8_CLUSTER, true, __half, 0, 0, 256, 2, false, v8_tile<256, 2>::late_at, V8_EXP_SERP>(
+        p, stream, HGEMM_SK_AUTO);
+}
+extern "C" hgemm_status hgemm__launch_v8_keep_b(const hgemm_problem *p, cudaStream_t stream) {
+    return launch_v8<V8_CLUSTER, true, __half, 0, 0, 256, 2, false, v8_tile<256, 2>::late_at, V8_EXP_KEEP_B>(
+        p, stream, HGEMM_SK_AUTO);
 }
 
 /* ---- v8-tall-inline, v8-tall-inline-n, v8-wide-inline (run 123's probe): the loader inline ----
