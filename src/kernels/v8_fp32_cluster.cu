@@ -144,7 +144,7 @@
  * a loader warpgroup (v8-tall-inline, v8-tall-inline-n, with
  * v8-wide-inline as their control; at this file's end), has not yet run
  * on a GPU (run 123's plan, docs/notes/v8-log.md); nor have v8-serp and
- * v8-keep-b (V8_EXP_*, run 124's plan): what the loader asks of L2
+ * v8-keep-b, v8-stream-a (V8_EXP_*, run 124's plan): what the loader asks of L2
  * between one round of tiles and the next.
  */
 #include <cuda_bf16.h>
@@ -550,12 +550,12 @@ static __device__ __forceinline__ uint64_t v8_desc(const __half *tile) {
     return MN ? wgmma_desc_sw128_mn(tile, V8_MN_BOX_BYTES) : wgmma_desc_sw128(tile);
 }
 
-/* What the loader asks of L2 (run 124's probe, v8-serp and v8-keep-b; no
- * build the kernel table runs sets either). Between one round of tiles and
- * the next, the clusters of a raster group read the same B columns and new
- * A rows, but a k-loop from the first k-tile to the last finds the first
- * k-tiles of B long evicted (a round reads more than L2 holds, and the
- * oldest lines go first).
+/* What the loader asks of L2 (run 124's probe: v8-serp, v8-keep-b and
+ * v8-stream-a; no build the kernel table runs sets any of these). Between
+ * one round of tiles and the next, the clusters of a raster group read
+ * the same B columns and new A rows, but a k-loop from the first k-tile to
+ * the last finds the first k-tiles of B long evicted (a round reads more
+ * than L2 holds, and the oldest lines go first).
  *   V8_EXP_SERP: the odd rounds load their k-tiles from the last to the
  *     first, so a round starts on the k-tiles the round before read last.
  *     The consumers take the stages in the order they come: the sum runs
@@ -563,8 +563,14 @@ static __device__ __forceinline__ uint64_t v8_desc(const __half *tile) {
  *     is the same bits on every run);
  *   V8_EXP_KEEP_B: B's loads carry an L2 evict_last policy, so that A's
  *     lines go first and a raster group's B columns stay for the rounds
- *     that read them again. */
-enum { V8_EXP_SERP = 1, V8_EXP_KEEP_B = 2 };
+ *     that read them again (but the group before's B columns stay too,
+ *     until evict_last lines are all that is left to evict);
+ *   V8_EXP_STREAM_A: A's loads carry an evict_first policy instead: L2
+ *     lets A's lines go before B's, as above, but no line is held above
+ *     the normal priority once its group is done. A's slab of a k-tile is
+ *     read by the 8 clusters of its row of the round within a few
+ *     k-tiles, from the room B leaves. */
+enum { V8_EXP_SERP = 1, V8_EXP_KEEP_B = 2, V8_EXP_STREAM_A = 4 };
 
 /* FENCED (the v8-64-fenced ablation): the block's start and end as V8 had
  * them through run 76 (docs/notes/v8-log.md): release arrivals at both
@@ -631,6 +637,7 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
             hgemm_sk_walk walk = hgemm_sk_start(&sk, worker);
             hgemm_sk_unit u;
             const uint64_t b_policy = (EXP & V8_EXP_KEEP_B) ? createpolicy_fractional_l2_evict_last() : 0;
+            const uint64_t a_policy = (EXP & V8_EXP_STREAM_A) ? createpolicy_fractional_l2_evict_first() : 0;
             while (hgemm_sk_next(&sk, &walk, &u)) {
                 const uint32_t entry = u.tile / bt.tiles;
                 const hgemm_tile tile = hgemm_raster(u.tile - entry * bt.tiles, ctiles_m, tiles_n, bt.raster);
@@ -649,7 +656,8 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
                     const int32_t col =
                         (int32_t)(((EXP & V8_EXP_SERP) ? (uint32_t)abs(mirror - (int32_t)kt) : kt) * BK);
                     uint64_t *full = ring_producer_acquire(ring, st, tile_t::tx_bytes);
-                    v8_load<A_MN, V8_BM>(sm->a[st.stage], &tmap_a, col, a_row, a_entry, full, 0);
+                    v8_load<A_MN, V8_BM, (EXP & V8_EXP_STREAM_A) != 0>(sm->a[st.stage], &tmap_a, col, a_row, a_entry,
+                                                                      full, 0, a_policy);
                     v8_load<B_MN, B_SLICE, (EXP & V8_EXP_KEEP_B) != 0>(&sm->b[st.stage][rank * B_SLICE * BK], &tmap_b,
                                                                      col, b_row, b_entry, full,
                                                                      CLUSTER > 1 ? CTA_MASK : 0, b_policy);
@@ -1461,14 +1469,18 @@ extern "C" hgemm_status hgemm__launch_v8_wide_after(const hgemm_problem *p, cuda
 /* The wide tile as V8 runs it at 8192^3 (4 stages, C in four parts, the
  * tail split with a workspace), its loader's L2 traffic changed (run 124's
  * probe, V8_EXP_*): odd rounds loaded backwards (v8-serp), B kept in L2
- * (v8-keep-b). Not both in one build: the loader's 24 registers spill
- * 16 bytes with the two. */
+ * (v8-keep-b), A let go first (v8-stream-a). Not the order and a policy
+ * in one build: the loader's 24 registers spill 16 bytes with the two. */
 extern "C" hgemm_status hgemm__launch_v8_serp(const hgemm_problem *p, cudaStream_t stream) {
     return launch_v8<V8_CLUSTER, true, __half, 0, 0, 256, 2, false, v8_tile<256, 2>::late_at, V8_EXP_SERP>(
         p, stream, HGEMM_SK_AUTO);
 }
 extern "C" hgemm_status hgemm__launch_v8_keep_b(const hgemm_problem *p, cudaStream_t stream) {
     return launch_v8<V8_CLUSTER, true, __half, 0, 0, 256, 2, false, v8_tile<256, 2>::late_at, V8_EXP_KEEP_B>(
+        p, stream, HGEMM_SK_AUTO);
+}
+extern "C" hgemm_status hgemm__launch_v8_stream_a(const hgemm_problem *p, cudaStream_t stream) {
+    return launch_v8<V8_CLUSTER, true, __half, 0, 0, 256, 2, false, v8_tile<256, 2>::late_at, V8_EXP_STREAM_A>(
         p, stream, HGEMM_SK_AUTO);
 }
 

@@ -68,6 +68,15 @@ static __device__ __forceinline__ uint64_t createpolicy_fractional_l2_evict_last
     return policy;
 }
 
+/* createpolicy.fractional.L2::evict_first (PTX ISA "createpolicy"): the
+ * lines of .L2::cache_hint accesses under it go first when L2 evicts (for
+ * an operand read once more, soon, if at all). */
+static __device__ __forceinline__ uint64_t createpolicy_fractional_l2_evict_first(void) {
+    uint64_t policy;
+    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+    return policy;
+}
+
 /* tma_load_3d and tma_load_3d_multicast with .L2::cache_hint (PTX ISA
  * "cp.async.bulk.tensor"): the box's L2 lines take `policy`
  * (createpolicy_*). */
