@@ -1471,17 +1471,19 @@ extern "C" hgemm_status hgemm__launch_v8_wide_after(const hgemm_problem *p, cuda
  * probe, V8_EXP_*): odd rounds loaded backwards (v8-serp), B kept in L2
  * (v8-keep-b), A let go first (v8-stream-a). Not the order and a policy
  * in one build: the loader's 24 registers spill 16 bytes with the two. */
+template <int EXP>
+static hgemm_status launch_v8_wide_exp(const hgemm_problem *p, cudaStream_t stream) {
+    return launch_v8<V8_CLUSTER, true, __half, 0, 0, 256, 2, false, v8_tile<256, 2>::late_at, EXP>(p, stream,
+                                                                                                  HGEMM_SK_AUTO);
+}
 extern "C" hgemm_status hgemm__launch_v8_serp(const hgemm_problem *p, cudaStream_t stream) {
-    return launch_v8<V8_CLUSTER, true, __half, 0, 0, 256, 2, false, v8_tile<256, 2>::late_at, V8_EXP_SERP>(
-        p, stream, HGEMM_SK_AUTO);
+    return launch_v8_wide_exp<V8_EXP_SERP>(p, stream);
 }
 extern "C" hgemm_status hgemm__launch_v8_keep_b(const hgemm_problem *p, cudaStream_t stream) {
-    return launch_v8<V8_CLUSTER, true, __half, 0, 0, 256, 2, false, v8_tile<256, 2>::late_at, V8_EXP_KEEP_B>(
-        p, stream, HGEMM_SK_AUTO);
+    return launch_v8_wide_exp<V8_EXP_KEEP_B>(p, stream);
 }
 extern "C" hgemm_status hgemm__launch_v8_stream_a(const hgemm_problem *p, cudaStream_t stream) {
-    return launch_v8<V8_CLUSTER, true, __half, 0, 0, 256, 2, false, v8_tile<256, 2>::late_at, V8_EXP_STREAM_A>(
-        p, stream, HGEMM_SK_AUTO);
+    return launch_v8_wide_exp<V8_EXP_STREAM_A>(p, stream);
 }
 
 /* ---- v8-tall-inline, v8-tall-inline-n, v8-wide-inline (run 123's probe): the loader inline ----
