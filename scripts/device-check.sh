@@ -5,7 +5,9 @@
 #
 # Steps (default: build,sass,test,sanitize,bench):
 #   build     configure and build (Release) into build-device/
-#   sass      count HGMMA / HMMA per kernel in the library's SASS
+#   sass      count HGMMA / HMMA per kernel in the library's SASS; with $SASS_DUMP (a
+#             substring of kernel symbols, e.g. "ELi256ELi2ELb0ELi1ELi8EE"), every
+#             matching function's whole SASS into sass-dump.txt
 #   test      ctest: the GPU tests (label gpu; the CPU ones run in CI)
 #   sanitize  compute-sanitizer memcheck, racecheck, synccheck on small shapes,
 #             the kernels named in $SANITIZE_KERNELS (default: every kernel and ablation),
@@ -137,6 +139,10 @@ if has sass; then
         /Function :/ { f = \$3 }
         /HGMMA/ { hg[f]++ } /HMMA/ { hm[f]++ }
         END { for (k in hg) print \"HGMMA\", hg[k], k; for (k in hm) print \"HMMA\", hm[k], k }' | sort -k3"
+    if [ -n "${SASS_DUMP:-}" ]; then
+        run sass-dump 120 bash -c "cuobjdump --dump-sass $BUILD/libhgemm.so | awk -v pat=\"\$SASS_DUMP\" '
+            /Function :/ { inside = index(\$0, pat) > 0 } inside' >'$OUT/sass-dump.txt'"
+    fi
 fi
 
 if has test; then

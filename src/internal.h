@@ -247,6 +247,8 @@ hgemm_status hgemm__launch_v8_wide_inline(const hgemm_problem *p, cudaStream_t s
 hgemm_status hgemm__launch_v8_serp(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_keep_b(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_stream_a(const hgemm_problem *p, cudaStream_t stream);
+hgemm_status hgemm__launch_v8_seam(const hgemm_problem *p, cudaStream_t stream);
+hgemm_status hgemm__launch_v8_n128x2(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_320_serial(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v9(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v9_nosplit(const hgemm_problem *p, cudaStream_t stream);

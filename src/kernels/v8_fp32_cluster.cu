@@ -145,7 +145,11 @@
  * v8-wide-inline as their control; at this file's end), has not yet run
  * on a GPU (run 123's plan, docs/notes/v8-log.md); nor have v8-serp and
  * v8-keep-b, v8-stream-a (V8_EXP_*, run 124's plan): what the loader asks of L2
- * between one round of tiles and the next.
+ * between one round of tiles and the next; nor v8-seam and its control
+ * v8-n128x2 (run 125's plan): every k-tile in two m64n128k16 halves, and a
+ * tile's end waiting for its left half only, so that the tensor pipe has
+ * the right half to run while the left half's part of C goes out and the
+ * next tile's left half is issued.
  */
 #include <cuda_bf16.h>
 
@@ -570,7 +574,59 @@ static __device__ __forceinline__ uint64_t v8_desc(const __half *tile) {
  *     the normal priority once its group is done. A's slab of a k-tile is
  *     read by the 8 clusters of its row of the round within a few
  *     k-tiles, from the room B leaves. */
-enum { V8_EXP_SERP = 1, V8_EXP_KEEP_B = 2, V8_EXP_STREAM_A = 4 };
+enum { V8_EXP_SERP = 1, V8_EXP_KEEP_B = 2, V8_EXP_STREAM_A = 4, V8_EXP_SEAM = 8, V8_EXP_N128X2 = 16 };
+
+/* V8_EXP_SEAM (run 125's probe, v8-seam): the seam between one tile and
+ * the next. Both consumers finish a tile together, so from its last
+ * WGMMA's end until the next tile's first one is issued the tensor pipe has
+ * nothing from either: the wait for the last group, C's first part out,
+ * the packing of the late ones, the walk's next unit and the wait for its
+ * stage (run 110's phase clocks: about 3 K cycles a tile change, against
+ * 1 K a k-tile). Here every k-tile runs as two m64n128k16 halves
+ * (v8_ktile_halves), the left columns' (d[0..63], C's parts 0 and 1)
+ * before the right ones' (d[64..127], parts 2 and 3), and a unit's first
+ * and last k-tiles commit each half as its own group. At a plain whole
+ * tile's end (TMA stores, beta 0) only the left group is waited for: part
+ * 0 goes out and part 1 is packed while the right group runs. The next
+ * unit's first k-tile issues its left group at once, then waits for the
+ * tile before's right group, packs its parts 2 and 3 and issues its own
+ * right group. Each wait leaves a group of the other half in flight, so
+ * across the seam the pipe has half a k-tile (256 cycles a consumer)
+ * queued. Other units (the tail split's, split-K's, beta != 0, columns
+ * TMA cannot store) wait for both groups at their end and go on as V8's.
+ * The cost: every k16 step reads A twice (v8-n128x2 measures it alone,
+ * the same halves without the seam). Every unit needs two k-tiles
+ * or more, so launch_v8 runs V8's own build where a plan deals single
+ * k-tiles (stream-K) or k is one k-tile. The right half of B starts 128
+ * rows (K-major) or two 64-column boxes (MN-major) on: 16 KB either way. */
+enum { V8_SEAM_B_STEP = (V8_BN / 2 * SW128_ROW_BYTES) >> 4 };
+static_assert(V8_BN / 2 * SW128_ROW_BYTES == V8_BN / 2 / V8_MN_BOX * V8_MN_BOX_BYTES,
+              "the right half of B lies 16 KB on in both layouts");
+
+/* Whether a plan's every unit has two k-tiles or more (V8_EXP_SEAM's
+ * premise): not where stream-K deals ranges of k-tiles that may be one
+ * long; the tail split's and split-K's slices are HGEMM_SK_TAIL_MIN_ITERS
+ * and HGEMM_SK_MIN_ITERS k-tiles at least. */
+static inline bool v8_seam_fits(const hgemm_sk &sk) {
+    return sk.k_tiles >= 2 && !(sk.sk_workers && !sk.slices);
+}
+static_assert(HGEMM_SK_TAIL_MIN_ITERS >= 2 && HGEMM_SK_MIN_ITERS >= 2, "a slice holds both of a unit's halves");
+
+/* One k-tile of the wide tile as two m64n128k16 groups' worth: the left
+ * columns into d[0..63], then the right ones into d[64..127] (V8_EXP_SEAM,
+ * V8_EXP_N128X2). ptxas keeps WGMMAs in flight only where every WGMMA on
+ * an accumulator has one shape: an m64n256k16 on d after m64n128k16s on
+ * its halves (or before) serialized every WGMMA of the kernel (C7511), so
+ * these builds run every k-tile in halves. `commit`: each half its own
+ * group (the seam's k-tiles), else one group for both. */
+template <typename T, int A_MN, int B_MN>
+static __device__ __forceinline__ void v8_ktile_halves(float d[V8_BN / 2], uint64_t desc_a, uint64_t desc_b,
+                                                       uint32_t accumulate, bool commit) {
+    wgmma_ktile_m64n_f32_ab<T, A_MN, B_MN, V8_BN / 2>(d, desc_a, desc_b, accumulate);
+    if (commit) wgmma_commit_group();
+    wgmma_ktile_m64n_f32_ab<T, A_MN, B_MN, V8_BN / 2>(d + V8_BN / 4, desc_a, desc_b + V8_SEAM_B_STEP, accumulate);
+    if (commit) wgmma_commit_group();
+}
 
 /* FENCED (the v8-64-fenced ablation): the block's start and end as V8 had
  * them through run 76 (docs/notes/v8-log.md): release arrivals at both
@@ -756,6 +812,22 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
         hgemm_sk_walk walk = hgemm_sk_start(&sk, worker);
         hgemm_sk_unit u;
         uint32_t units = 0; /* the phase clocks mark the first unit */
+        /* V8_EXP_SEAM: the unit before left its right group in flight
+         * (carry), and the stage its last k-tile read (carry_st) to release */
+        constexpr bool SEAM = (EXP & V8_EXP_SEAM) != 0;
+        static_assert(!SEAM || (BN == 256 && LATE == 3 && LATE_AT == V8_LATE_BEFORE),
+                      "the seam is built for the wide tile with three late parts");
+        static_assert(!(EXP & V8_EXP_N128X2) || BN == 256, "the k-tile in halves is the wide tile's");
+        bool carry = false;
+        pipe_state carry_st = st;
+        /* parts 2 and 3 of the tile before, once its right group is done */
+        auto seam_pack_right = [&]() {
+            if constexpr (SEAM) {
+                f32q_pack<T, tile_t::c_cols>(&late[PART_REGS], d + 2 * tile_t::c_cols / 2, args.alpha);
+                f32q_pack<T, tile_t::c_cols>(&late[2 * PART_REGS], d + 3 * tile_t::c_cols / 2, args.alpha);
+                late_n = LATE;
+            }
+        };
         v8_phase_mark<BN>(leader, true, g, V8_PHASE_START);
         while (hgemm_sk_next(&sk, &walk, &u)) {
             const bool first = units++ == 0;
@@ -763,22 +835,95 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
             const hgemm_tile tile = hgemm_raster(u.tile - entry * bt.tiles, ctiles_m, tiles_n, bt.raster);
             const int32_t row0 = v8_row0<CLUSTER>(tile, rank), col0 = (int32_t)(tile.n * BN);
             pipe_state held = st;
-            for (uint32_t kt = u.k_begin; kt < u.k_end; kt++, ring_advance(ring, &st)) {
-                ring_consumer_wait(ring, st);
-                v8_phase_mark<BN>(leader, first && kt == u.k_begin, g, V8_PHASE_FIRST_DATA);
-                /* consumer g's 64 rows: the g-th 64-row slice (K-major) or the g-th box (MN-major) */
-                const uint64_t desc_a = v8_desc<A_MN>(&sm->a[st.stage][g * V8_WG_M * BK]);
-                const uint64_t desc_b = v8_desc<B_MN>(sm->b[st.stage]);
-                wgmma_fence();
-                /* the unit's first k-tile overwrites d (a 320-wide tile whose
-                 * columns from 192 on lie past n still runs its m64n128s: a
-                 * branch around them made ptxas serialize every WGMMA, C7520) */
-                wgmma_ktile_m64n_f32_ab<T, A_MN, B_MN, BN>(d, desc_a, desc_b, kt != u.k_begin);
-                wgmma_commit_group();
-                if constexpr (LATE_AT == V8_LATE_BEFORE) late_next();
-                wgmma_wait_group_1(); /* k-tile kt-1 is done; kt stays in flight */
-                ring_release_held(ring, &held, st, leader && kt > u.k_begin);
-                if constexpr (LATE_AT == V8_LATE_AFTER) late_next();
+            if constexpr (SEAM) {
+                { /* the unit's first k-tile, in halves (v8_seam_fits: it has another) */
+                    ring_consumer_wait(ring, st);
+                    const uint64_t desc_a = v8_desc<A_MN>(&sm->a[st.stage][g * V8_WG_M * BK]);
+                    const uint64_t desc_b = v8_desc<B_MN>(sm->b[st.stage]);
+                    wgmma_fence();
+                    wgmma_ktile_m64n_f32_ab<T, A_MN, B_MN, BN / 2>(d, desc_a, desc_b, 0);
+                    wgmma_commit_group();
+                    wgmma_wait_group_1(); /* the tile before's right group, if in flight, is done */
+                    if (carry) {
+                        ring_release_last(ring, carry_st, leader);
+                        seam_pack_right();
+                    }
+                    carry = false;
+                    wgmma_fence(); /* the packing read d[64..] before this group writes them */
+                    wgmma_ktile_m64n_f32_ab<T, A_MN, B_MN, BN / 2>(d + BN / 4, desc_a, desc_b + V8_SEAM_B_STEP, 0);
+                    wgmma_commit_group();
+                    late_next();
+                    held = st;
+                    ring_advance(ring, &st);
+                }
+                for (uint32_t kt = u.k_begin + 1; kt + 1 < u.k_end; kt++, ring_advance(ring, &st)) {
+                    ring_consumer_wait(ring, st);
+                    const uint64_t desc_a = v8_desc<A_MN>(&sm->a[st.stage][g * V8_WG_M * BK]);
+                    const uint64_t desc_b = v8_desc<B_MN>(sm->b[st.stage]);
+                    wgmma_fence();
+                    v8_ktile_halves<T, A_MN, B_MN>(d, desc_a, desc_b, 1, false);
+                    wgmma_commit_group();
+                    late_next();
+                    wgmma_wait_group_1(); /* the k-tile before is done (both its groups, after the first) */
+                    ring_release_held(ring, &held, st, leader);
+                }
+                { /* the last k-tile, in halves */
+                    ring_consumer_wait(ring, st);
+                    const uint64_t desc_a = v8_desc<A_MN>(&sm->a[st.stage][g * V8_WG_M * BK]);
+                    const uint64_t desc_b = v8_desc<B_MN>(sm->b[st.stage]);
+                    wgmma_fence();
+                    v8_ktile_halves<T, A_MN, B_MN>(d, desc_a, desc_b, 1, true);
+                    late_next();
+                    wgmma_wait_group_2(); /* the k-tile before is done; both groups of this one in flight */
+                    ring_release_held(ring, &held, st, leader);
+                    ring_advance(ring, &st);
+                }
+                /* A plain whole tile waits for its left group only: part 0
+                 * out and part 1 packed while the right group runs; the next
+                 * unit's first k-tile (or the walk's end) takes the rest */
+                const bool plain = args.beta == 0.0f && row0 < args.m && !sk.slices &&
+                                   !(sk.tail_slices && u.tile >= sk.dp_tiles) && u.k_begin == 0 &&
+                                   u.k_end == sk.k_tiles && !f16q_needs_direct(args, col0, BN);
+                if (plain) {
+                    wgmma_wait_group_1();
+                    late_flush();
+                    const int32_t qrow0 = row0 + g * V8_WG_M;
+                    gemm_args out = args;
+                    out.C = (__half *)((T *)args.C + (int64_t)entry * bt.stride_c);
+                    part_out(col0, qrow0, (int32_t)entry, 0, [&](__half *buf, int) {
+                        gemm_args no_c = out;
+                        no_c.beta = 0.0f;
+                        f32q_stage<T, tile_t::c_cols>(buf, d, no_c);
+                    });
+                    f32q_pack<T, tile_t::c_cols>(&late[0], d + tile_t::c_cols / 2, args.alpha);
+                    late_col0 = col0 + tile_t::c_cols;
+                    late_row0 = qrow0;
+                    late_entry = (int32_t)entry;
+                    carry = true;
+                    carry_st = held;
+                    continue;
+                }
+            } else {
+                for (uint32_t kt = u.k_begin; kt < u.k_end; kt++, ring_advance(ring, &st)) {
+                    ring_consumer_wait(ring, st);
+                    v8_phase_mark<BN>(leader, first && kt == u.k_begin, g, V8_PHASE_FIRST_DATA);
+                    /* consumer g's 64 rows: the g-th 64-row slice (K-major) or the g-th box (MN-major) */
+                    const uint64_t desc_a = v8_desc<A_MN>(&sm->a[st.stage][g * V8_WG_M * BK]);
+                    const uint64_t desc_b = v8_desc<B_MN>(sm->b[st.stage]);
+                    wgmma_fence();
+                    /* the unit's first k-tile overwrites d (a 320-wide tile whose
+                     * columns from 192 on lie past n still runs its m64n128s: a
+                     * branch around them made ptxas serialize every WGMMA, C7520) */
+                    if constexpr ((EXP & V8_EXP_N128X2) != 0)
+                        v8_ktile_halves<T, A_MN, B_MN>(d, desc_a, desc_b, kt != u.k_begin, false);
+                    else
+                        wgmma_ktile_m64n_f32_ab<T, A_MN, B_MN, BN>(d, desc_a, desc_b, kt != u.k_begin);
+                    wgmma_commit_group();
+                    if constexpr (LATE_AT == V8_LATE_BEFORE) late_next();
+                    wgmma_wait_group_1(); /* k-tile kt-1 is done; kt stays in flight */
+                    ring_release_held(ring, &held, st, leader && kt > u.k_begin);
+                    if constexpr (LATE_AT == V8_LATE_AFTER) late_next();
+                }
             }
             wgmma_wait_group_0();
             ring_release_last(ring, held, leader); /* a unit has at least one k-tile */
@@ -931,6 +1076,13 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
                     late_row0 = qrow0;
                     late_entry = (int32_t)entry;
                 }
+            }
+        }
+        if constexpr (SEAM) {
+            wgmma_wait_group_0();
+            if (carry) { /* the walk's last tile ended in halves */
+                ring_release_last(ring, carry_st, leader);
+                seam_pack_right();
             }
         }
         late_flush(); /* the walk's last tile */
@@ -1088,6 +1240,11 @@ static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int s
     const uint32_t slots = grid * V8_CONSUMERS;
     const size_t flag_bytes = V8_FLAG_BYTES;
     hgemm_sk sk = v8_plan(p, tiles, grid, CLUSTER, BN, &split);
+    if constexpr ((EXP & V8_EXP_SEAM) != 0) { /* the same resources, so the same grid */
+        if (!v8_seam_fits(sk)) /* in halves all the same: only the seam differs */
+            kernel = (const void *)v8_kernel<CLUSTER, TMA_EPILOGUE, T, A_MN, B_MN, BN, DEEP, FENCED, LATE_AT,
+                                             (EXP & ~V8_EXP_SEAM) | V8_EXP_N128X2>;
+    }
     /* The in-kernel reduction's counters sit after the first V8_COUNT_FLAGS
      * flags: where the slots or the tiles' counters would not fit, the
      * second kernel reduces instead (never on an H200: 264 slots, 132). */
@@ -1484,6 +1641,12 @@ extern "C" hgemm_status hgemm__launch_v8_keep_b(const hgemm_problem *p, cudaStre
 }
 extern "C" hgemm_status hgemm__launch_v8_stream_a(const hgemm_problem *p, cudaStream_t stream) {
     return launch_v8_wide_exp<V8_EXP_STREAM_A>(p, stream);
+}
+extern "C" hgemm_status hgemm__launch_v8_seam(const hgemm_problem *p, cudaStream_t stream) {
+    return launch_v8_wide_exp<V8_EXP_SEAM>(p, stream);
+}
+extern "C" hgemm_status hgemm__launch_v8_n128x2(const hgemm_problem *p, cudaStream_t stream) {
+    return launch_v8_wide_exp<V8_EXP_N128X2>(p, stream);
 }
 
 /* ---- v8-tall-inline, v8-tall-inline-n, v8-wide-inline (run 123's probe): the loader inline ----

@@ -57,4 +57,9 @@ static __device__ __forceinline__ void wgmma_wait_group_1(void) {
     asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
 }
 
+/* wgmma.wait_group.sync.aligned 2: all but the two newest committed groups have completed. */
+static __device__ __forceinline__ void wgmma_wait_group_2(void) {
+    asm volatile("wgmma.wait_group.sync.aligned 2;" ::: "memory");
+}
+
 #endif
