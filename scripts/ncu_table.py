@@ -21,6 +21,8 @@ FREQ_TO_MHZ = {"cycle/nsecond": 1e3, "cycle/usecond": 1.0, "cycle/msecond": 1e-3
 BYTES_TO_KIB = {"byte": 1 / 1024, "kbyte": 1000 / 1024, "kibyte": 1.0, "mbyte": 1e6 / 1024,
                 "mibyte": 1024.0}
 BYTES_TO_GB = {"byte": 1e-9, "kbyte": 1e-6, "mbyte": 1e-3, "gbyte": 1.0, "tbyte": 1e3}
+# L2 counts in 32-byte sectors (lts__t_sectors_*)
+SECTORS_TO_GB = {"sector": 32e-9, "ksector": 32e-6, "msector": 32e-3, "gsector": 32.0}
 
 # (output column, candidate metric names in order of preference, unit table or
 # None for plain numbers). ncu reports .avg, .min, .max and .sum variants of a
@@ -46,7 +48,12 @@ COLUMNS = [
     ("cluster", ["launch__cluster_dim_x"], None),
 ] + [("stall_" + reason, ["smsp__average_warps_issue_stalled_%s_per_issue_active.ratio" % reason], None)
      for reason in ("barrier", "long_scoreboard", "wait", "math_pipe_throttle", "membar",
-                    "lg_throttle", "sleeping")]
+                    "lg_throttle", "sleeping")] + [
+    # where L2's lookups come from (profile.sh's L2_DETAIL=1): the SMs' own
+    # requests (TMA and loads), and the other L2 partition's, over the fabric
+    ("l2_tex_gb", ["lts__t_sectors_srcunit_tex.sum"], SECTORS_TO_GB),
+    ("l2_fabric_gb", ["lts__t_sectors_srcunit_ltcfabric.sum"], SECTORS_TO_GB),
+]
 
 
 class ParseError(ValueError):

@@ -1655,12 +1655,12 @@ extern "C" hgemm_status hgemm__launch_v8_n128x2(const hgemm_problem *p, cudaStre
 
 /* v8-promo128, v8-promo-none (run 125's L2 probe): the wide tile's build
  * with its A and B maps asking L2 to round a miss up to 128 bytes, or not
- * at all, where every map of the library asks for 256. At 8192^3 V8's 320
- * tile asked L2 for 9.96 GB against cuBLAS's 8.07 with the same tile and
- * pairs (run 87; the operands and C are 7.99 GB as the tiles read them),
- * and the raster width moved V8's figure between 10.19 and 11.09 GB while
- * the loads stayed the same: L2 counts more than the SMs' requests there,
- * and the promoted lines are one candidate. */
+ * at all, where every map of the library asks for 256. At 8192^3 (run 87)
+ * L2 looked up 9.96 GB for V8's 320 tile against 8.07 for cuBLAS's, both
+ * 320 x 128 in pairs: 8.26 against 6.95 GB asked by the SMs, and 1.68
+ * against 1.22 GB from the other L2 partition, which the raster width
+ * moved by half with the loads unchanged. A miss rounded up to 256 bytes
+ * brings its line's other half with it, from DRAM or over that fabric. */
 static hgemm_status launch_v8_promo(const hgemm_problem *p, cudaStream_t stream, int promotion) {
     hgemm_problem q = *p;
     q.l2_promotion = promotion;

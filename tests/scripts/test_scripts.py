@@ -58,6 +58,14 @@ class NcuTable(unittest.TestCase):
         self.assertAlmostEqual(row["l2_gb"], 25.0)
         self.assertIsNone(self.rows["v6"]["dram_read_gb"])  # the old fixture lacks the metric
 
+    def test_l2_sources_in_gb(self):
+        text = ('# kernel: v8\n"Kernel Name","lts__t_sectors_srcunit_tex.sum","lts__t_sectors_srcunit_ltcfabric.sum"\n'
+                '"","sector","Msector"\n"v8_kernel","250,000,000","50.00"\n')
+        row = ncu_table.parse(text)[0]
+        self.assertAlmostEqual(row["l2_tex_gb"], 8.0)
+        self.assertAlmostEqual(row["l2_fabric_gb"], 1.6)
+        self.assertIsNone(self.rows["v6"]["l2_tex_gb"])  # without L2_DETAIL: no source split
+
     def test_empty_input_is_an_error(self):
         with self.assertRaises(ncu_table.ParseError):
             ncu_table.parse("==PROF== nothing\n")
