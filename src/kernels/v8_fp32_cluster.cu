@@ -839,11 +839,16 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
             const int32_t row0 = v8_row0<CLUSTER>(tile, rank), col0 = (int32_t)(tile.n * BN);
             pipe_state held = st;
             if constexpr (SEAM) {
-                { /* the unit's first k-tile, in halves (v8_seam_fits: it has another) */
+                /* the next stage's data, consumer g's descriptors of it, and the fence */
+                auto seam_stage = [&](uint64_t *desc_a, uint64_t *desc_b) {
                     ring_consumer_wait(ring, st);
-                    const uint64_t desc_a = v8_desc<A_MN>(&sm->a[st.stage][g * V8_WG_M * BK]);
-                    const uint64_t desc_b = v8_desc<B_MN>(sm->b[st.stage]);
+                    *desc_a = v8_desc<A_MN>(&sm->a[st.stage][g * V8_WG_M * BK]);
+                    *desc_b = v8_desc<B_MN>(sm->b[st.stage]);
                     wgmma_fence();
+                };
+                { /* the unit's first k-tile, in halves (v8_seam_fits: it has another) */
+                    uint64_t desc_a, desc_b;
+                    seam_stage(&desc_a, &desc_b);
                     wgmma_ktile_m64n_f32_ab<T, A_MN, B_MN, BN / 2>(d, desc_a, desc_b, 0);
                     wgmma_commit_group();
                     wgmma_wait_group_1(); /* the tile before's right group, if in flight, is done */
@@ -860,10 +865,8 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
                     ring_advance(ring, &st);
                 }
                 for (uint32_t kt = u.k_begin + 1; kt + 1 < u.k_end; kt++, ring_advance(ring, &st)) {
-                    ring_consumer_wait(ring, st);
-                    const uint64_t desc_a = v8_desc<A_MN>(&sm->a[st.stage][g * V8_WG_M * BK]);
-                    const uint64_t desc_b = v8_desc<B_MN>(sm->b[st.stage]);
-                    wgmma_fence();
+                    uint64_t desc_a, desc_b;
+                    seam_stage(&desc_a, &desc_b);
                     v8_ktile_halves<T, A_MN, B_MN>(d, desc_a, desc_b, 1, false);
                     wgmma_commit_group();
                     late_next();
@@ -871,10 +874,8 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
                     ring_release_held(ring, &held, st, leader);
                 }
                 { /* the last k-tile, in halves */
-                    ring_consumer_wait(ring, st);
-                    const uint64_t desc_a = v8_desc<A_MN>(&sm->a[st.stage][g * V8_WG_M * BK]);
-                    const uint64_t desc_b = v8_desc<B_MN>(sm->b[st.stage]);
-                    wgmma_fence();
+                    uint64_t desc_a, desc_b;
+                    seam_stage(&desc_a, &desc_b);
                     v8_ktile_halves<T, A_MN, B_MN>(d, desc_a, desc_b, 1, true);
                     late_next();
                     wgmma_wait_group_2(); /* the k-tile before is done; both groups of this one in flight */
