@@ -1245,10 +1245,17 @@ static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int s
     const uint32_t slots = grid * V8_CONSUMERS;
     const size_t flag_bytes = V8_FLAG_BYTES;
     hgemm_sk sk = v8_plan(p, tiles, grid, CLUSTER, BN, &split);
-    if constexpr ((EXP & V8_EXP_SEAM) != 0) { /* the same resources, so the same grid */
-        if (!v8_seam_fits(sk)) /* in halves all the same: only the seam differs */
+    /* V8_EXP_SEAM where a unit may have one k-tile: the halves without the
+     * seam, a kernel of the same resources (so the same grid), whose
+     * shared-memory limit the launch below sets (hgemm__persistent_grid set
+     * the seam kernel's only) */
+    bool swapped = false;
+    if constexpr ((EXP & V8_EXP_SEAM) != 0) {
+        if (!v8_seam_fits(sk)) {
             kernel = (const void *)v8_kernel<CLUSTER, TMA_EPILOGUE, T, A_MN, B_MN, BN, DEEP, FENCED, LATE_AT,
                                              (EXP & ~V8_EXP_SEAM) | V8_EXP_N128X2>;
+            swapped = true;
+        }
     }
     /* The in-kernel reduction's counters sit after the first V8_COUNT_FLAGS
      * flags: where the slots or the tiles' counters would not fit, the
@@ -1268,9 +1275,12 @@ static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int s
     const int pdl = v8_pdl_mode(p);
     uint32_t trigger = (uint32_t)hgemm__pdl_trigger(pdl);
     void *params[] = {&ta, &tb, &tc, &tc_in, &args, &ctiles_m, &tiles_n, &sk, &partials, &flags, &bt, &trigger};
-    /* hgemm__persistent_grid has set the shared-memory limit */
-    st = hgemm__launch_ready_ex(kernel, dim3(busy * CLUSTER), V8_THREADS, smem, CLUSTER, pdl != HGEMM_PDL_OFF,
-                                stream, params);
+    /* hgemm__persistent_grid has set the shared-memory limit, of every
+     * kernel but a swapped one */
+    st = swapped ? hgemm__launch_ex(kernel, dim3(busy * CLUSTER), V8_THREADS, smem, CLUSTER, pdl != HGEMM_PDL_OFF,
+                                    stream, params)
+                 : hgemm__launch_ready_ex(kernel, dim3(busy * CLUSTER), V8_THREADS, smem, CLUSTER,
+                                          pdl != HGEMM_PDL_OFF, stream, params);
     if (st != HGEMM_SUCCESS || !sk.slices || sk.reduce != HGEMM_SK_REDUCE_KERNEL) return st;
     /* Split-K: one block per share of each consumer's part of each tile, one
      * share per slot written (sk_workers * CLUSTER * V8_CONSUMERS <= slots). */
