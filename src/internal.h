@@ -43,6 +43,8 @@ typedef struct hgemm_problem {
                                    cluster, never on fewer (hgemm_sk_balance) */
     int l2_promotion;           /* V8's A and B maps, HGEMM_L2_PROMO_*: 0 (256 bytes)
                                    everywhere but its L2-promotion ablations */
+    int no_seam;                /* V8: 0 everywhere but v8-noseam; 1: the wide tile's
+                                   plain k-loop, without the seam between tiles */
 } hgemm_problem;
 
 /* hgemm_problem.l2_promotion: how far L2 rounds up a TMA load's miss
@@ -260,6 +262,7 @@ hgemm_status hgemm__launch_v8_serp(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_keep_b(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_stream_a(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_seam(const hgemm_problem *p, cudaStream_t stream);
+hgemm_status hgemm__launch_v8_noseam(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_n128x2(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_promo128(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_promo_none(const hgemm_problem *p, cudaStream_t stream);

@@ -635,7 +635,7 @@ static __device__ __forceinline__ void v8_ktile_halves(float d[V8_BN / 2], uint6
  * them through run 76 (docs/notes/v8-log.md): release arrivals at both
  * cluster barriers (each a GPU-wide memory barrier in SASS), a closing
  * cluster barrier, and the last stores waited for until their writes are
- * done. EXP: V8_EXP_* bits (0 in the table's builds). */
+ * done. EXP: V8_EXP_* bits (0 in the table's builds, but V8_EXP_SEAM in V8's wide tile). */
 template <int CLUSTER, bool TMA_EPILOGUE, typename T, int A_MN, int B_MN, int BN, int DEEP, bool FENCED = false,
           int LATE_AT = v8_tile<BN, DEEP>::late_at, int EXP = 0>
 __global__ void __launch_bounds__(V8_THREADS, 1)
@@ -1245,15 +1245,15 @@ static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int s
     const uint32_t slots = grid * V8_CONSUMERS;
     const size_t flag_bytes = V8_FLAG_BYTES;
     hgemm_sk sk = v8_plan(p, tiles, grid, CLUSTER, BN, &split);
-    /* V8_EXP_SEAM where a unit may have one k-tile: the halves without the
-     * seam, a kernel of the same resources (so the same grid), whose
-     * shared-memory limit the launch below sets (hgemm__persistent_grid set
-     * the seam kernel's only) */
+    /* V8_EXP_SEAM where a unit may have one k-tile: the same build without
+     * the seam, whose shared memory is the same (so is the grid) and whose
+     * limit the launch below sets (hgemm__persistent_grid set the seam
+     * kernel's only) */
     bool swapped = false;
     if constexpr ((EXP & V8_EXP_SEAM) != 0) {
         if (!v8_seam_fits(sk)) {
             kernel = (const void *)v8_kernel<CLUSTER, TMA_EPILOGUE, T, A_MN, B_MN, BN, DEEP, FENCED, LATE_AT,
-                                             (EXP & ~V8_EXP_SEAM) | V8_EXP_N128X2>;
+                                             EXP & ~V8_EXP_SEAM>;
             swapped = true;
         }
     }
@@ -1455,7 +1455,11 @@ static hgemm_status launch_v8_tile(const hgemm_problem *p, cudaStream_t stream) 
             return launch_v8<1, true, T, A_MN, B_MN, 256, 2>(p, stream, HGEMM_SK_AUTO);
     if (hgemm_ceil_div(p->k, BK) <= V8_SHORT_KTILES)
         return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 256, 0>(p, stream, HGEMM_SK_AUTO);
-    return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 256, 2>(p, stream, HGEMM_SK_AUTO);
+    if (p->no_seam) return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 256, 2>(p, stream, HGEMM_SK_AUTO);
+    /* the seam between tiles (V8_EXP_SEAM, run 125); launch_v8 runs the
+     * plain build where a plan deals single k-tiles */
+    return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 256, 2, false, v8_tile<256, 2>::late_at, V8_EXP_SEAM>(
+        p, stream, HGEMM_SK_AUTO);
 }
 
 template <typename T>
@@ -1581,6 +1585,14 @@ extern "C" hgemm_status hgemm__launch_v8_pdl_late(const hgemm_problem *p, cudaSt
 /* The table's V8 with whole tiles dealt over every cluster, as through run
  * 99, where V8 deals them over the fewest clusters that take as many rounds
  * (hgemm_sk_balance). */
+/* V8 with the wide tile's plain k-loop: every tile waits for its last
+ * WGMMA group before its epilogue, as through run 125 */
+extern "C" hgemm_status hgemm__launch_v8_noseam(const hgemm_problem *p, cudaStream_t stream) {
+    hgemm_problem q = *p;
+    q.no_seam = 1;
+    return hgemm__launch_v8(&q, stream);
+}
+
 extern "C" hgemm_status hgemm__launch_v8_allsms(const hgemm_problem *p, cudaStream_t stream) {
     hgemm_problem q = *p;
     q.all_workers = 1;

@@ -93,8 +93,12 @@ static void list_kernels(void) {
     kernels[n_kernels++] = (kernel_under_test){
         HGEMM_KERNEL_AUTO, "auto",
         auto_info && auto_info->acc == HGEMM_ACC_F16 ? HGEMM_CHECK_ATOL_ACC_F16 : HGEMM_CHECK_ATOL_ACC_F32};
-    for (int i = 0; i < hgemm__kernel_count() && n_kernels < MAX_KERNELS; i++) {
+    for (int i = 0; i < hgemm__kernel_count(); i++) {
         const hgemm_kernel_info *info = hgemm__kernel_at(i);
+        if (n_kernels >= MAX_KERNELS) { /* fail rather than leave kernels out */
+            fprintf(stderr, "test_gpu_edges: more than MAX_KERNELS (%d) kernels to test: raise it\n", MAX_KERNELS);
+            exit(1);
+        }
         kernels[n_kernels++] = (kernel_under_test){
             info->id, info->name,
             info->acc == HGEMM_ACC_F16 ? HGEMM_CHECK_ATOL_ACC_F16 : HGEMM_CHECK_ATOL_ACC_F32};
@@ -638,7 +642,7 @@ static void mode_cost(void) {
     hgemm_check_fill_random(B, s, s, s, SEED_B, 1.0f, 0);
     int dev = 0;
     HGEMM_CHECK_CUDA(cudaGetDevice(&dev));
-    const hgemm_problem p = {s, s, s, 1.0f, 0.0f, A, s, B, s, C, s, NULL, 0, 0, HGEMM_DTYPE_F16, 0, 0, 1, 0, 0, 0, NULL, 0, 0, 0, 0, 0};
+    const hgemm_problem p = {s, s, s, 1.0f, 0.0f, A, s, B, s, C, s, NULL, 0, 0, HGEMM_DTYPE_F16, 0, 0, 1, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0};
     for (int i = 0; i < n_kernels; i++) {
         const kernel_under_test *kt = &kernels[i];
         hgemm_status st = HGEMM_SUCCESS;

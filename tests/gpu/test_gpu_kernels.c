@@ -26,7 +26,7 @@ enum {
     GUARD_ROWS = 8,     /* sentinel rows above and below C */
     GUARD_COLS = 8,     /* ldc is at least n rounded up to 8, plus these */
     SEED_A = 101, SEED_B = 202, SEED_C = 303,
-    MAX_KERNELS = 96,
+    MAX_KERNELS = 160,
     WHY_LEN = 256,
     NOOP_ROWS = 64,     /* the m == 0 / n == 0 cases: C is a 64 x 64 region */
 };
