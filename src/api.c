@@ -66,16 +66,8 @@ static const hgemm_kernel_info experiment_table[] = {
     {HGEMM_KERNEL_V8, "v8-halves", HGEMM_ACC_F32, "V8 (128x256, 4 stages) staging each consumer's C in two halves through one buffer, as from run 27 to run 74 (V8: four parts through two buffers)", hgemm__launch_v8_halves, supports_tma_abc, 0, 0},
     {HGEMM_KERNEL_V8, "v8-wide-serial", HGEMM_ACC_F32, "V8 with 128x256 tiles at every shape, every part of C stored before the next tile starts, as through run 90 (V8: the last parts during the next tile's first k-tiles)", hgemm__launch_v8_wide_serial, supports_tma_abc, 0, 0},
     {HGEMM_KERNEL_V8, "v8-wide-after", HGEMM_ACC_F32, "V8 with 128x256 tiles at every shape, each late part of C stored after the k-tile's stage release, as the 320 tile does (the wide tile: before it)", hgemm__launch_v8_wide_after, supports_tma_abc, 0, 0},
-    {HGEMM_KERNEL_V8, "v8-tall-inline", HGEMM_ACC_F32, "V8 with 192x256 tiles in pairs along M sharing B: three consumer warpgroups, one m64n256k16 a k16 step each, the loads issued by warpgroup 0's first thread (no loader warpgroup); whole tiles, the tail split with a workspace", hgemm__launch_v8_tall_inline, supports_tma_abc, 0, 0},
-    {HGEMM_KERNEL_V8, "v8-tall-inline-n", HGEMM_ACC_F32, "v8-tall-inline in pairs along N sharing A: no block without rows where the tile rows are odd in number", hgemm__launch_v8_tall_inline_n, supports_tma_abc, 0, 0},
-    {HGEMM_KERNEL_V8, "v8-wide-inline", HGEMM_ACC_F32, "v8-tall-inline's code with two consumers: 128x256 tiles, the loads issued by warpgroup 0's first thread, every part of C stored before the next tile", hgemm__launch_v8_wide_inline, supports_tma_abc, 0, 0},
-    {HGEMM_KERNEL_V8, "v8-serp", HGEMM_ACC_F32, "V8 (128x256, 4 stages) with the odd rounds of tiles loading their k-tiles from the last to the first, so that a round starts on what the round before read last", hgemm__launch_v8_serp, supports_tma_abc, 0, 0},
-    {HGEMM_KERNEL_V8, "v8-keep-b", HGEMM_ACC_F32, "V8 (128x256, 4 stages) with B's loads under an L2 evict_last policy, so that a raster group's B columns stay in L2 for its next rounds", hgemm__launch_v8_keep_b, supports_tma_abc, 0, 0},
-    {HGEMM_KERNEL_V8, "v8-stream-a", HGEMM_ACC_F32, "V8 (128x256, 4 stages) with A's loads under an L2 evict_first policy, so that B's columns stay in L2 for a raster group's next rounds and nothing of A is kept", hgemm__launch_v8_stream_a, supports_tma_abc, 0, 0},
     {HGEMM_KERNEL_V8, "v8-seam", HGEMM_ACC_F32, "V8 (128x256, 4 stages) with every k-tile in two m64n128k16 halves and a plain tile's end waiting for the left half only: C's first part goes out, and the next tile's left half is issued, while the right half runs", hgemm__launch_v8_seam, supports_tma_abc, 0, 0},
     {HGEMM_KERNEL_V8, "v8-n128x2", HGEMM_ACC_F32, "V8 (128x256, 4 stages) with every k16 step as two m64n128k16 on the accumulator's halves, as v8-seam runs it, without the seam: the split's own cost", hgemm__launch_v8_n128x2, supports_tma_abc, 0, 0},
-    {HGEMM_KERNEL_V8, "v8-promo128", HGEMM_ACC_F32, "V8 (128x256, 4 stages) with its A and B loads asking L2 to round a miss up to 128 bytes instead of 256", hgemm__launch_v8_promo128, supports_tma_abc, 0, 0},
-    {HGEMM_KERNEL_V8, "v8-promo-none", HGEMM_ACC_F32, "V8 (128x256, 4 stages) with its A and B loads asking L2 for no promotion of a miss instead of 256 bytes", hgemm__launch_v8_promo_none, supports_tma_abc, 0, 0},
     {HGEMM_KERNEL_V8, "v8-320-serial", HGEMM_ACC_F32, "V8 with 128x320 tiles at every shape, every part of C stored before the next tile starts, as through run 92 (v8-320: the last two parts during the next tile's first k-tiles)", hgemm__launch_v8_320_serial, supports_tma_abc, 0, 0},
     {HGEMM_KERNEL_V9, "v9-nosplit", HGEMM_ACC_F32, "V9 without split-K: one block per tile walks the whole k-loop", hgemm__launch_v9_nosplit, hgemm__supports_v9, 0, 0},
     {HGEMM_KERNEL_V9, "v9-noswap", HGEMM_ACC_F32, "V9 without the operand swap: A on WGMMA's M side, B on N", hgemm__launch_v9_noswap, hgemm__supports_v9, 0, 0},
@@ -498,7 +490,7 @@ hgemm_status hgemm__preflight(hgemm_kernel kernel, int64_t m, int64_t n, int64_t
     if (st != HGEMM_SUCCESS) return st;
     const hgemm_kernel_info *info = resolve(kernel, m, n, k);
     hgemm_problem p = {m, n, k, alpha, 0.0f, A, lda, B, ldb, (void *)(uintptr_t)C, ldc, NULL, 0, 0,
-                       HGEMM_DTYPE_F16, 0, 0, 1, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0};
+                       HGEMM_DTYPE_F16, 0, 0, 1, 0, 0, 0, NULL, 0, 0, 0, 0, 0};
     hgemm_launch_fn run;
     return preflight(info, &p, &run);
 }
@@ -534,7 +526,7 @@ static hgemm_status run_validated(const hgemm_kernel_info *info, int chosen, con
     hgemm_problem p = {r->m, r->n, r->k, r->alpha, r->beta, r->A, r->lda, r->B, r->ldb, r->C, r->ldc,
                        o->workspace_bytes ? o->workspace : NULL, o->workspace_bytes,
                        o->sm_count_target, r->dtype, r->op_a == HGEMM_OP_T, r->op_b == HGEMM_OP_N,
-                       r->batch, r->stride_a, r->stride_b, r->stride_c, NULL, 0, 0, 0, 0, 0, 0};
+                       r->batch, r->stride_a, r->stride_b, r->stride_c, NULL, 0, 0, 0, 0, 0};
     if (info == NULL) {
         info = hgemm__kernel_find(hgemm__auto_choice(r->m, r->n, r->k));
         chosen = 1;

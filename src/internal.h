@@ -41,15 +41,9 @@ typedef struct hgemm_problem {
                                    everywhere but its raster ablations */
     int all_workers;            /* V8: 0 everywhere but v8-allsms; 1: whole tiles on every
                                    cluster, never on fewer (hgemm_sk_balance) */
-    int l2_promotion;           /* V8's A and B maps, HGEMM_L2_PROMO_*: 0 (256 bytes)
-                                   everywhere but its L2-promotion ablations */
     int no_seam;                /* V8: 0 everywhere but v8-noseam; 1: the wide tile's
                                    plain k-loop, without the seam between tiles */
 } hgemm_problem;
-
-/* hgemm_problem.l2_promotion: how far L2 rounds up a TMA load's miss
- * (cuTensorMapEncodeTiled's CUtensorMapL2promotion). */
-enum { HGEMM_L2_PROMO_DEFAULT = 0, HGEMM_L2_PROMO_128B, HGEMM_L2_PROMO_NONE };
 
 /* hgemm_problem.pdl: how a V8 or V9 launch lets the stream's next kernel start.
  * START: the launch attribute, and each block triggers its dependents
@@ -158,12 +152,6 @@ hgemm_status hgemm__tmap_encode_batch(CUtensorMap *map, hgemm_dtype dtype, const
                                       uint64_t rows, uint64_t cols, uint64_t ld, uint64_t count,
                                       uint64_t stride, uint32_t box_rows, uint32_t box_cols,
                                       int swizzle128);
-/* hgemm__tmap_encode_batch with the L2 promotion of its loads' misses, an
- * HGEMM_L2_PROMO_* (the others take the default, 256 bytes). */
-hgemm_status hgemm__tmap_encode_batch_l2(CUtensorMap *map, hgemm_dtype dtype, const void *ptr,
-                                         uint64_t rows, uint64_t cols, uint64_t ld, uint64_t count,
-                                         uint64_t stride, uint32_t box_rows, uint32_t box_cols,
-                                         int swizzle128, int l2_promotion);
 /* The tensor limits (not the boxes) of the A and B maps of a valid problem,
  * and of the C map when c_by_tma: SUCCESS or NOT_SUPPORTED, no CUDA call. */
 hgemm_status hgemm__tmap_supports(const hgemm_problem *p, int c_by_tma);
@@ -255,17 +243,9 @@ hgemm_status hgemm__launch_v8_c4(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_halves(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_wide_serial(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_wide_after(const hgemm_problem *p, cudaStream_t stream);
-hgemm_status hgemm__launch_v8_tall_inline(const hgemm_problem *p, cudaStream_t stream);
-hgemm_status hgemm__launch_v8_tall_inline_n(const hgemm_problem *p, cudaStream_t stream);
-hgemm_status hgemm__launch_v8_wide_inline(const hgemm_problem *p, cudaStream_t stream);
-hgemm_status hgemm__launch_v8_serp(const hgemm_problem *p, cudaStream_t stream);
-hgemm_status hgemm__launch_v8_keep_b(const hgemm_problem *p, cudaStream_t stream);
-hgemm_status hgemm__launch_v8_stream_a(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_seam(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_noseam(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_n128x2(const hgemm_problem *p, cudaStream_t stream);
-hgemm_status hgemm__launch_v8_promo128(const hgemm_problem *p, cudaStream_t stream);
-hgemm_status hgemm__launch_v8_promo_none(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_320_serial(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v9(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v9_nosplit(const hgemm_problem *p, cudaStream_t stream);

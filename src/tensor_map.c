@@ -95,12 +95,8 @@ long hgemm__tmap_lookup_attempts(void) {
 /* rank 2: one matrix; rank 3: `count` of them, `stride` elements apart. */
 static hgemm_status encode_rank(CUtensorMap *map, hgemm_dtype dtype, unsigned rank, const void *ptr,
                                 uint64_t rows, uint64_t cols, uint64_t ld, uint64_t count,
-                                uint64_t stride, uint32_t box_rows, uint32_t box_cols, int swizzle128,
-                                int l2_promotion) {
+                                uint64_t stride, uint32_t box_rows, uint32_t box_cols, int swizzle128) {
     if (map == NULL || (dtype != HGEMM_DTYPE_F16 && dtype != HGEMM_DTYPE_BF16)) return HGEMM_ERROR_INVALID_VALUE;
-    if (l2_promotion != HGEMM_L2_PROMO_DEFAULT && l2_promotion != HGEMM_L2_PROMO_128B &&
-        l2_promotion != HGEMM_L2_PROMO_NONE)
-        return HGEMM_ERROR_INVALID_VALUE;
     hgemm_status st = hgemm__tmap_check(ptr, rows, cols, ld, box_rows, box_cols, swizzle128);
     if (st != HGEMM_SUCCESS) return st;
     if (count == 0) return HGEMM_ERROR_INVALID_VALUE;
@@ -121,38 +117,24 @@ static hgemm_status encode_rank(CUtensorMap *map, hgemm_dtype dtype, unsigned ra
                         rank, (void *)ptr, dims, strides, box,
                         elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
                         swizzle128 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_NONE,
-                        l2_promotion == HGEMM_L2_PROMO_128B  ? CU_TENSOR_MAP_L2_PROMOTION_L2_128B
-                        : l2_promotion == HGEMM_L2_PROMO_NONE ? CU_TENSOR_MAP_L2_PROMOTION_NONE
-                                                              : CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+                        CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     return r == CUDA_SUCCESS ? HGEMM_SUCCESS : HGEMM_ERROR_CUDA;
 }
 
 hgemm_status hgemm__tmap_encode(CUtensorMap *map, const void *ptr, uint64_t rows, uint64_t cols,
                                 uint64_t ld, uint32_t box_rows, uint32_t box_cols, int swizzle128) {
-    return encode_rank(map, HGEMM_DTYPE_F16, 2, ptr, rows, cols, ld, 1, 0, box_rows, box_cols, swizzle128,
-                       HGEMM_L2_PROMO_DEFAULT);
+    return encode_rank(map, HGEMM_DTYPE_F16, 2, ptr, rows, cols, ld, 1, 0, box_rows, box_cols, swizzle128);
 }
 
 hgemm_status hgemm__tmap_encode_dt(CUtensorMap *map, hgemm_dtype dtype, const void *ptr, uint64_t rows,
                                    uint64_t cols, uint64_t ld, uint32_t box_rows, uint32_t box_cols,
                                    int swizzle128) {
-    return encode_rank(map, dtype, 2, ptr, rows, cols, ld, 1, 0, box_rows, box_cols, swizzle128,
-                       HGEMM_L2_PROMO_DEFAULT);
+    return encode_rank(map, dtype, 2, ptr, rows, cols, ld, 1, 0, box_rows, box_cols, swizzle128);
 }
 
 hgemm_status hgemm__tmap_encode_batch(CUtensorMap *map, hgemm_dtype dtype, const void *ptr,
                                       uint64_t rows, uint64_t cols, uint64_t ld, uint64_t count,
                                       uint64_t stride, uint32_t box_rows, uint32_t box_cols,
                                       int swizzle128) {
-    return encode_rank(map, dtype, 3, ptr, rows, cols, ld, count, stride, box_rows, box_cols, swizzle128,
-                       HGEMM_L2_PROMO_DEFAULT);
-}
-
-hgemm_status hgemm__tmap_encode_batch_l2(CUtensorMap *map, hgemm_dtype dtype, const void *ptr,
-                                         uint64_t rows, uint64_t cols, uint64_t ld, uint64_t count,
-                                         uint64_t stride, uint32_t box_rows, uint32_t box_cols,
-                                         int swizzle128, int l2_promotion) {
-    return encode_rank(map, dtype, 3, ptr, rows, cols, ld, count, stride, box_rows, box_cols, swizzle128,
-                       l2_promotion);
+    return encode_rank(map, dtype, 3, ptr, rows, cols, ld, count, stride, box_rows, box_cols, swizzle128);
 }

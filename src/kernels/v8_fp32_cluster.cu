@@ -140,19 +140,25 @@
  * launch registers cannot hold one m64n256k16) ran 1.4..2.7% slower, and
  * the 320 tile with A in registers (v8-320-ra, run 122: one ldmatrix of A
  * a step for both WGMMAs) 2..5% slower than with A in shared memory.
- * The tall tile with one m64n256k16 a step, which needs a block without
- * a loader warpgroup (v8-tall-inline, v8-tall-inline-n, with
- * v8-wide-inline as their control; at this file's end), has not yet run
- * on a GPU (run 123's plan, docs/notes/v8-log.md); nor have v8-serp and
- * v8-keep-b, v8-stream-a (V8_EXP_*, run 124's plan): what the loader asks of L2
- * between one round of tiles and the next; nor v8-seam and its control
- * v8-n128x2 (run 125's plan): every k-tile in two m64n128k16 halves, and a
- * tile's end waiting for its left half only, so that the tensor pipe has
- * the right half to run while the left half's part of C goes out and the
- * next tile's left half is issued.
- * Nor v8-promo128 and v8-promo-none (run 125's L2 probe): the wide tile
- * with its loads' L2 promotion at 128 bytes or none, where every map asks
- * for 256.
+ * The tall tile with one m64n256k16 a step, in a block without a loader
+ * warpgroup (its first thread issuing the loads), came out level with
+ * AUTO (run 127: 8192^3 1.036x cuBLAS COMPUTE_32F in pairs along N against
+ * AUTO's 1.040x, in the same process), 1..1.5% ahead of the same code with
+ * the wide tile, which itself lost about 1% to V8's loader warpgroup; it
+ * was removed. So were three asks of L2 between one round of tiles and
+ * the next (run 125: the odd rounds loading k backwards, B under an
+ * evict_last policy, A under evict_first) and the maps' L2 promotion at
+ * 128 bytes or none instead of 256: each level with the wide tile within
+ * the runs' ranges, or slower.
+ * The seam between tiles (V8_EXP_SEAM, since run 126): the wide tile runs
+ * each k-tile as two m64n128k16 halves and waits at a plain tile's end for
+ * the left half only, so the tensor pipe runs the right half while the
+ * left half's part of C goes out, and the next tile's left half is issued
+ * before the right half's parts are packed. Run 125, beside the plain
+ * wide tile (v8-wide) in the same process: level at 128 k-tiles a tile
+ * and more, 0.2..0.8% faster at 64 and 96, 1.9% at 16; the halves alone
+ * (v8-n128x2) cost 0.5..2.2%, and the seam won 0.4..4.1% back. v8-noseam
+ * is V8 without it.
  */
 #include <cuda_bf16.h>
 
@@ -529,16 +535,11 @@ v8_split_reduce(const float *partials, gemm_args args, uint32_t ctiles_m, uint32
 /* The loads of one operand's k-tile into `dst`: `rows` rows of a K-major
  * operand in one box at (col, row0), or, MN-major, rows/64 boxes of 64
  * MN-elements by BK k-rows at (row0 + 64j, col), the j-th 8 KB further on.
- * `mask` != 0 multicasts to those blocks of the cluster. HINT: a K-major
- * box whose L2 lines take `policy` (V8_EXP_KEEP_B). */
-template <int MN, int ROWS, bool HINT = false>
+ * `mask` != 0 multicasts to those blocks of the cluster. */
+template <int MN, int ROWS>
 static __device__ __forceinline__ void v8_load(__half *dst, const CUtensorMap *map, int32_t col, int32_t row0,
-                                               int32_t entry, uint64_t *full, uint16_t mask, uint64_t policy = 0) {
-    static_assert(!HINT || !MN, "the L2 hint is built for K-major operands only");
-    if constexpr (HINT) {
-        if (mask) tma_load_3d_multicast_hint(dst, map, col, row0, entry, full, mask, policy);
-        else tma_load_3d_hint(dst, map, col, row0, entry, full, policy);
-    } else if constexpr (!MN) {
+                                               int32_t entry, uint64_t *full, uint16_t mask) {
+    if constexpr (!MN) {
         if (mask) tma_load_3d_multicast(dst, map, col, row0, entry, full, mask);
         else tma_load_3d(dst, map, col, row0, entry, full);
     } else {
@@ -557,27 +558,7 @@ static __device__ __forceinline__ uint64_t v8_desc(const __half *tile) {
     return MN ? wgmma_desc_sw128_mn(tile, V8_MN_BOX_BYTES) : wgmma_desc_sw128(tile);
 }
 
-/* What the loader asks of L2 (run 124's probe: v8-serp, v8-keep-b and
- * v8-stream-a; no build the kernel table runs sets any of these). Between
- * one round of tiles and the next, the clusters of a raster group read
- * the same B columns and new A rows, but a k-loop from the first k-tile to
- * the last finds the first k-tiles of B long evicted (a round reads more
- * than L2 holds, and the oldest lines go first).
- *   V8_EXP_SERP: the odd rounds load their k-tiles from the last to the
- *     first, so a round starts on the k-tiles the round before read last.
- *     The consumers take the stages in the order they come: the sum runs
- *     over the same k-tiles in the other order (a fixed order still, so C
- *     is the same bits on every run);
- *   V8_EXP_KEEP_B: B's loads carry an L2 evict_last policy, so that A's
- *     lines go first and a raster group's B columns stay for the rounds
- *     that read them again (but the group before's B columns stay too,
- *     until evict_last lines are all that is left to evict);
- *   V8_EXP_STREAM_A: A's loads carry an evict_first policy instead: L2
- *     lets A's lines go before B's, as above, but no line is held above
- *     the normal priority once its group is done. A's slab of a k-tile is
- *     read by the 8 clusters of its row of the round within a few
- *     k-tiles, from the room B leaves. */
-enum { V8_EXP_SERP = 1, V8_EXP_KEEP_B = 2, V8_EXP_STREAM_A = 4, V8_EXP_SEAM = 8, V8_EXP_N128X2 = 16 };
+enum { V8_EXP_SEAM = 8, V8_EXP_N128X2 = 16 };
 
 /* V8_EXP_SEAM (run 125's probe, v8-seam): the seam between one tile and
  * the next. Both consumers finish a tile together, so from its last
@@ -695,31 +676,18 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
             pipe_state st = {0, 0};
             hgemm_sk_walk walk = hgemm_sk_start(&sk, worker);
             hgemm_sk_unit u;
-            const uint64_t b_policy = (EXP & V8_EXP_KEEP_B) ? createpolicy_fractional_l2_evict_last() : 0;
-            const uint64_t a_policy = (EXP & V8_EXP_STREAM_A) ? createpolicy_fractional_l2_evict_first() : 0;
             while (hgemm_sk_next(&sk, &walk, &u)) {
                 const uint32_t entry = u.tile / bt.tiles;
                 const hgemm_tile tile = hgemm_raster(u.tile - entry * bt.tiles, ctiles_m, tiles_n, bt.raster);
                 const int32_t a_row = v8_row0<CLUSTER>(tile, rank);
                 const int32_t b_row = (int32_t)(tile.n * BN + rank * B_SLICE);
                 const int32_t a_entry = (int32_t)(entry & bt.a_mask), b_entry = (int32_t)(entry & bt.b_mask);
-                /* V8_EXP_SERP: a whole tile's round is u.tile / workers; the
-                 * odd rounds (and the tail's units of odd tiles) load k-tile
-                 * k_begin + k_end - 1 - kt at step kt, i.e. |mirror - kt|
-                 * with mirror = k_begin + k_end - 1, and the even ones kt,
-                 * i.e. |0 - kt|: one register beside the loop's, where the
-                 * loader has 24 (a flag and the sum spilled 8 bytes) */
-                const int32_t mirror = (EXP & V8_EXP_SERP) && (u.tile / sk.workers) % 2 == 1
-                                           ? (int32_t)(u.k_begin + u.k_end - 1) : 0;
                 for (uint32_t kt = u.k_begin; kt < u.k_end; kt++, ring_advance(ring, &st)) {
-                    const int32_t col =
-                        (int32_t)(((EXP & V8_EXP_SERP) ? (uint32_t)abs(mirror - (int32_t)kt) : kt) * BK);
+                    const int32_t col = (int32_t)(kt * BK);
                     uint64_t *full = ring_producer_acquire(ring, st, tile_t::tx_bytes);
-                    v8_load<A_MN, V8_BM, (EXP & V8_EXP_STREAM_A) != 0>(sm->a[st.stage], &tmap_a, col, a_row, a_entry,
-                                                                      full, 0, a_policy);
-                    v8_load<B_MN, B_SLICE, (EXP & V8_EXP_KEEP_B) != 0>(&sm->b[st.stage][rank * B_SLICE * BK], &tmap_b,
-                                                                     col, b_row, b_entry, full,
-                                                                     CLUSTER > 1 ? CTA_MASK : 0, b_policy);
+                    v8_load<A_MN, V8_BM>(sm->a[st.stage], &tmap_a, col, a_row, a_entry, full, 0);
+                    v8_load<B_MN, B_SLICE>(&sm->b[st.stage][rank * B_SLICE * BK], &tmap_b, col, b_row, b_entry,
+                                           full, CLUSTER > 1 ? CTA_MASK : 0);
                 }
             }
             if (trigger == HGEMM_TRIGGER_LATE) griddep_launch_dependents(); /* the block's last load is issued */
@@ -1132,17 +1100,16 @@ static hgemm_status v8_maps(const hgemm_problem *p, int64_t batch, CUtensorMap *
                             CUtensorMap *tc) {
     const uint64_t m = (uint64_t)p->m, n = (uint64_t)p->n, k = (uint64_t)p->k;
     const uint64_t na = p->stride_a ? (uint64_t)batch : 1, nb = p->stride_b ? (uint64_t)batch : 1;
-    const int promo = p->l2_promotion;
     hgemm_status st =
-        p->a_mn ? hgemm__tmap_encode_batch_l2(ta, p->dtype, p->A, k, m, (uint64_t)p->lda, na, (uint64_t)p->stride_a,
-                                              BK, V8_MN_BOX, TMAP_SWIZZLE_128B, promo)
-                : hgemm__tmap_encode_batch_l2(ta, p->dtype, p->A, m, k, (uint64_t)p->lda, na, (uint64_t)p->stride_a,
-                                              V8_BM, BK, TMAP_SWIZZLE_128B, promo);
+        p->a_mn ? hgemm__tmap_encode_batch(ta, p->dtype, p->A, k, m, (uint64_t)p->lda, na, (uint64_t)p->stride_a,
+                                           BK, V8_MN_BOX, TMAP_SWIZZLE_128B)
+                : hgemm__tmap_encode_batch(ta, p->dtype, p->A, m, k, (uint64_t)p->lda, na, (uint64_t)p->stride_a,
+                                           V8_BM, BK, TMAP_SWIZZLE_128B);
     if (st != HGEMM_SUCCESS) return st;
-    st = p->b_mn ? hgemm__tmap_encode_batch_l2(tb, p->dtype, p->B, k, n, (uint64_t)p->ldb, nb, (uint64_t)p->stride_b,
-                                               BK, V8_MN_BOX, TMAP_SWIZZLE_128B, promo)
-                 : hgemm__tmap_encode_batch_l2(tb, p->dtype, p->B, n, k, (uint64_t)p->ldb, nb, (uint64_t)p->stride_b,
-                                               BN / CLUSTER, BK, TMAP_SWIZZLE_128B, promo);
+    st = p->b_mn ? hgemm__tmap_encode_batch(tb, p->dtype, p->B, k, n, (uint64_t)p->ldb, nb, (uint64_t)p->stride_b,
+                                            BK, V8_MN_BOX, TMAP_SWIZZLE_128B)
+                 : hgemm__tmap_encode_batch(tb, p->dtype, p->B, n, k, (uint64_t)p->ldb, nb, (uint64_t)p->stride_b,
+                                            BN / CLUSTER, BK, TMAP_SWIZZLE_128B);
     if (st != HGEMM_SUCCESS) return st;
     return v8_c_map(p, batch, p->C, p->ldc, tc);
 }
@@ -1651,310 +1618,16 @@ extern "C" hgemm_status hgemm__launch_v8_wide_after(const hgemm_problem *p, cuda
 }
 
 /* The wide tile as V8 runs it at 8192^3 (4 stages, C in four parts, the
- * tail split with a workspace), its loader's L2 traffic changed (run 124's
- * probe, V8_EXP_*): odd rounds loaded backwards (v8-serp), B kept in L2
- * (v8-keep-b), A let go first (v8-stream-a). Not the order and a policy
- * in one build: the loader's 24 registers spill 16 bytes with the two. */
+ * tail split with a workspace), built with V8_EXP_* bits, at every shape
+ * (V8 picks the width by shape) */
 template <int EXP>
 static hgemm_status launch_v8_wide_exp(const hgemm_problem *p, cudaStream_t stream) {
     return launch_v8<V8_CLUSTER, true, __half, 0, 0, 256, 2, false, v8_tile<256, 2>::late_at, EXP>(p, stream,
                                                                                                   HGEMM_SK_AUTO);
-}
-extern "C" hgemm_status hgemm__launch_v8_serp(const hgemm_problem *p, cudaStream_t stream) {
-    return launch_v8_wide_exp<V8_EXP_SERP>(p, stream);
-}
-extern "C" hgemm_status hgemm__launch_v8_keep_b(const hgemm_problem *p, cudaStream_t stream) {
-    return launch_v8_wide_exp<V8_EXP_KEEP_B>(p, stream);
-}
-extern "C" hgemm_status hgemm__launch_v8_stream_a(const hgemm_problem *p, cudaStream_t stream) {
-    return launch_v8_wide_exp<V8_EXP_STREAM_A>(p, stream);
 }
 extern "C" hgemm_status hgemm__launch_v8_seam(const hgemm_problem *p, cudaStream_t stream) {
     return launch_v8_wide_exp<V8_EXP_SEAM>(p, stream);
 }
 extern "C" hgemm_status hgemm__launch_v8_n128x2(const hgemm_problem *p, cudaStream_t stream) {
     return launch_v8_wide_exp<V8_EXP_N128X2>(p, stream);
-}
-
-/* v8-promo128, v8-promo-none (run 125's L2 probe): the wide tile's build
- * with its A and B maps asking L2 to round a miss up to 128 bytes, or not
- * at all, where every map of the library asks for 256. At 8192^3 (run 87)
- * L2 looked up 9.96 GB for V8's 320 tile against 8.07 for cuBLAS's, both
- * 320 x 128 in pairs: 8.26 against 6.95 GB asked by the SMs, and 1.68
- * against 1.22 GB from the other L2 partition, which the raster width
- * moved by half with the loads unchanged. A miss rounded up to 256 bytes
- * brings its line's other half with it, from DRAM or over that fabric. */
-static hgemm_status launch_v8_promo(const hgemm_problem *p, cudaStream_t stream, int promotion) {
-    hgemm_problem q = *p;
-    q.l2_promotion = promotion;
-    return launch_v8_wide_exp<0>(&q, stream);
-}
-extern "C" hgemm_status hgemm__launch_v8_promo128(const hgemm_problem *p, cudaStream_t stream) {
-    return launch_v8_promo(p, stream, HGEMM_L2_PROMO_128B);
-}
-extern "C" hgemm_status hgemm__launch_v8_promo_none(const hgemm_problem *p, cudaStream_t stream) {
-    return launch_v8_promo(p, stream, HGEMM_L2_PROMO_NONE);
-}
-
-/* ---- v8-tall-inline, v8-tall-inline-n, v8-wide-inline (run 123's probe): the loader inline ----
- *
- * Run 119's tall tile (three consumers, each the wide tile's 64 x 256 part,
- * pairs sharing B) had to split each k16 step into two m64n128k16: a block
- * of 512 threads launches with 128 registers, and one m64n256k16 with fp32
- * accumulators needs 154. These builds have no loader warpgroup: every
- * warpgroup is a consumer, at the launch's registers (168 for three, 255
- * for two), and the first thread of warpgroup 0 issues each load right
- * after its release of a stage, waiting there until every consumer of the
- * pair has released it (as V2's ring did before warp specialization). Its
- * place in the walk lives in shared memory, not in every thread's
- * registers.
- *   - v8-tall-inline, 192 x 256 (3 stages of 56 KB), pairs stacked along
- *     M sharing B: per multiply-add it writes 8% fewer bytes into shared
- *     memory than the wide tile, WGMMA reads the same, and it asks L2 for
- *     17% fewer bytes per output;
- *   - v8-tall-inline-n, the same tile in pairs side by side along N
- *     sharing A (each block loads half of A for both and its own B): 6%
- *     fewer L2 bytes per output than the wide tile, and no block without
- *     rows where the tile rows are odd in number (8192 = 42 2/3 tall rows:
- *     pairs along M leave the last pair's lower block empty);
- *   - v8-wide-inline, 128 x 256 (4 stages of 48 KB), the same code with two
- *     consumers: a tall tile against it measures the tile, it against V8
- *     the inline loader.
- * Whole tiles, and with a workspace the tail split where it applies (as
- * V8's: the last round's tiles in 2..4 slices of k; each consumer's
- * partial sum in the slot v8_slot gives it, counting this build's
- * consumers); no late parts (every part of C goes out before the next
- * unit); beta != 0 and column tiles TMA cannot store take the
- * element-wise epilogue. fp16, both operands K-major (the experiment
- * table's form). */
-enum { V8I_BN = 256 };
-
-template <int CONSUMERS, bool PAIR_N> struct v8i_tile {
-    static constexpr int bm = CONSUMERS * V8_WG_M;                /* 192 or 128 */
-    static constexpr int stages = CONSUMERS == 3 ? 3 : 4;
-    static constexpr int threads = CONSUMERS * WARPGROUP_THREADS; /* 384 at 168 registers each, or 256 at 255 */
-    static constexpr uint32_t tx_bytes = (bm + V8I_BN) * BK * 2;  /* land in each block per stage */
-    static constexpr int a_rows = PAIR_N ? bm / V8_CLUSTER : bm;  /* A's rows one block loads */
-    static constexpr int b_rows = PAIR_N ? V8I_BN : V8I_BN / V8_CLUSTER;
-};
-
-/* The loader's place in the walk (thread 0's alone): the unit, its k-tile
- * and where this block loads A and B from for it */
-typedef struct v8i_loader {
-    hgemm_sk_walk walk;
-    hgemm_sk_unit u;
-    uint32_t kt, more;
-    int32_t a_row, b_row;
-    pipe_state st;
-} v8i_loader;
-
-template <int CONSUMERS> struct __align__(SW128_ALIGN) v8i_smem {
-    enum { BM = v8i_tile<CONSUMERS, false>::bm, STAGES = v8i_tile<CONSUMERS, false>::stages };
-    __half a[STAGES][BM * BK];                       /* rows 64g.. for consumer g */
-    __half b[STAGES][V8I_BN * BK];
-    __half c[CONSUMERS][2][F16Q_ROWS * F16Q_BOX];    /* each consumer's two 64x64 stagings */
-    uint64_t full[STAGES];
-    uint64_t empty[STAGES];                          /* CONSUMERS x 2 blocks arrivals */
-    v8i_loader loader;
-};
-static_assert(sizeof(((v8i_smem<3> *)0)->a[0]) % SW128_ALIGN == 0 &&
-                  (v8i_tile<3, true>::a_rows * BK * 2) % SW128_ALIGN == 0 &&
-                  sizeof(((v8i_smem<3> *)0)->b[0]) % SW128_ALIGN == 0,
-              "the tall tile's stages and each block's half of A or B stay 1024-byte aligned");
-static_assert(sizeof(v8i_smem<3>) + SW128_ALIGN <= MAX_SMEM_PER_BLOCK,
-              "3 stages of 56 KB and three consumers' 16 KB of C must fit one block's 227 KB");
-static_assert(sizeof(v8i_smem<2>) + SW128_ALIGN <= MAX_SMEM_PER_BLOCK,
-              "4 stages of 48 KB and two consumers' 16 KB of C must fit one block's 227 KB");
-
-/* This block's first row and column of cluster tile `tile` */
-template <int CONSUMERS, bool PAIR_N>
-static __device__ __forceinline__ void v8i_origin(uint32_t tile, uint32_t ctiles_m, uint32_t ctiles_n, uint32_t rank,
-                                                  int32_t *row0, int32_t *col0) {
-    const hgemm_tile t = hgemm_raster(tile, ctiles_m, ctiles_n, V8_RASTER);
-    const uint32_t bm = v8i_tile<CONSUMERS, PAIR_N>::bm;
-    *row0 = (int32_t)(PAIR_N ? t.m * bm : (t.m * V8_CLUSTER + rank) * bm);
-    *col0 = (int32_t)(PAIR_N ? (t.n * V8_CLUSTER + rank) * V8I_BN : t.n * V8I_BN);
-}
-
-template <typename T, int CONSUMERS, bool PAIR_N>
-__global__ void __launch_bounds__(CONSUMERS * WARPGROUP_THREADS, 1)
-v8i_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
-           const __grid_constant__ CUtensorMap tmap_c, gemm_args args, uint32_t ctiles_m, uint32_t ctiles_n,
-           hgemm_sk sk, float *partials, uint32_t *flags) {
-    typedef v8i_tile<CONSUMERS, PAIR_N> tile_t;
-    enum { ACC = V8I_BN / 2, PARTS = V8I_BN / F16Q_BOX, STAGES = tile_t::stages };
-    extern __shared__ uint8_t smem_raw[];
-    v8i_smem<CONSUMERS> *sm = (v8i_smem<CONSUMERS> *)smem_aligned(smem_raw);
-    const int tid = threadIdx.x, g = tid / WARPGROUP_THREADS;
-    const bool leader = tid % WARPGROUP_THREADS == 0, loader = tid == 0;
-    const pipe_ring ring = ring_make_cluster(sm->full, sm->empty, STAGES, V8_CLUSTER);
-    if (loader) ring_init(ring, CONSUMERS);
-    cluster_sync_relaxed_arrive();
-    griddep_wait();
-    const uint32_t worker = blockIdx.x / V8_CLUSTER, rank = cluster_ctarank();
-
-    /* The loader's next unit of the walk, and the rows of A and B this
-     * block loads for it (this block's half of the shared operand) */
-    auto next_unit = [&](v8i_loader *l, hgemm_sk_walk walk) {
-        hgemm_sk_unit u;
-        l->more = (uint32_t)hgemm_sk_next(&sk, &walk, &u);
-        l->walk = walk;
-        if (!l->more) return;
-        l->u = u;
-        l->kt = u.k_begin;
-        int32_t row0, col0;
-        v8i_origin<CONSUMERS, PAIR_N>(u.tile, ctiles_m, ctiles_n, rank, &row0, &col0);
-        l->a_row = row0 + (PAIR_N ? (int32_t)(rank * tile_t::a_rows) : 0);
-        l->b_row = col0 + (PAIR_N ? 0 : (int32_t)(rank * tile_t::b_rows));
-    };
-    /* The next load of the walk, STAGES k-tiles ahead of the consumers: each
-     * release of a stage lets the loader refill it. */
-    auto load_next = [&]() {
-        v8i_loader *l = &sm->loader;
-        if (!l->more) return;
-        pipe_state st = l->st;
-        const uint32_t kt = l->kt;
-        const int32_t col = (int32_t)(kt * BK);
-        uint64_t *full = ring_producer_acquire(ring, st, tile_t::tx_bytes);
-        if constexpr (PAIR_N) {
-            tma_load_3d_multicast(&sm->a[st.stage][rank * tile_t::a_rows * BK], &tmap_a, col, l->a_row, 0, full,
-                                  (1 << V8_CLUSTER) - 1);
-            tma_load_3d(sm->b[st.stage], &tmap_b, col, l->b_row, 0, full);
-        } else {
-            tma_load_3d(sm->a[st.stage], &tmap_a, col, l->a_row, 0, full);
-            tma_load_3d_multicast(&sm->b[st.stage][rank * tile_t::b_rows * BK], &tmap_b, col, l->b_row, 0, full,
-                                  (1 << V8_CLUSTER) - 1);
-        }
-        ring_advance(ring, &st);
-        l->st = st;
-        if (kt + 1 == l->u.k_end) next_unit(l, l->walk);
-        else l->kt = kt + 1;
-    };
-    if (loader) {
-        prefetch_tensormap(&tmap_a);
-        prefetch_tensormap(&tmap_b);
-        sm->loader.st = pipe_state{0, 0};
-        next_unit(&sm->loader, hgemm_sk_start(&sk, worker));
-        for (int s = 0; s < STAGES; s++) load_next();
-    }
-    if (leader) prefetch_tensormap(&tmap_c);
-    __syncwarp(); /* warp 0 whole again before the aligned WGMMA instructions */
-
-    float d[ACC] = {};
-    pipe_state st = {0, 0};
-    hgemm_sk_walk walk = hgemm_sk_start(&sk, worker);
-    hgemm_sk_unit u;
-    while (hgemm_sk_next(&sk, &walk, &u)) {
-        int32_t row0, col0;
-        v8i_origin<CONSUMERS, PAIR_N>(u.tile, ctiles_m, ctiles_n, rank, &row0, &col0);
-        pipe_state held = st;
-        for (uint32_t kt = u.k_begin; kt < u.k_end; kt++, ring_advance(ring, &st)) {
-            ring_consumer_wait(ring, st);
-            const uint64_t desc_a = v8_desc<0>(&sm->a[st.stage][g * V8_WG_M * BK]);
-            const uint64_t desc_b = v8_desc<0>(sm->b[st.stage]);
-            wgmma_fence();
-            wgmma_ktile_m64n_f32_ab<T, 0, 0, V8I_BN>(d, desc_a, desc_b, kt != u.k_begin);
-            wgmma_commit_group();
-            wgmma_wait_group_1(); /* k-tile kt-1 is done */
-            if (kt > u.k_begin) {
-                if (leader) ring_consumer_release(ring, held);
-                if (loader) load_next();
-                __syncwarp();
-            }
-            held = st;
-        }
-        wgmma_wait_group_0();
-        if (leader) ring_consumer_release(ring, held);
-        if (loader) load_next();
-        __syncwarp();
-
-        /* a block of a cluster tile that lies wholly past m or n: nothing
-         * to store, nor to exchange (the same for every piece of that tile) */
-        if (row0 >= args.m || col0 >= args.n) continue;
-        const int32_t qrow0 = row0 + g * V8_WG_M;
-        if (sk.tail_slices && u.tile >= sk.dp_tiles) { /* the tail split, as V8's */
-            const uint32_t slice = hgemm_sk_tail_slice(&sk, u.k_begin);
-            if (slice > 0) {
-                const uint32_t slot = v8_slot<V8_CLUSTER, CONSUMERS>(hgemm_sk_tail_slot(&sk, u.tile, slice), rank, g);
-                v8_partial_put<ACC>(d, partials + slot * v8_tail<V8I_BN>::slot_floats, &flags[slot], g, leader);
-                continue;
-            }
-            for (uint32_t s = 1; s < sk.tail_slices; s++) {
-                const uint32_t slot = v8_slot<V8_CLUSTER, CONSUMERS>(hgemm_sk_tail_slot(&sk, u.tile, s), rank, g);
-                v8_partial_add<ACC>(d, partials + slot * v8_tail<V8I_BN>::slot_floats, &flags[slot], g, leader);
-            }
-        }
-        if (args.beta != 0.0f || f16q_needs_direct(args, col0, V8I_BN)) {
-            epilogue_m64n_f32<T, V8I_BN>(args, d, qrow0, col0);
-            continue;
-        }
-        /* four 64-column parts through two buffers: a part waits for the
-         * store of the part two before it */
-#pragma unroll
-        for (int h = 0; h < PARTS; h++) {
-            __half *buf = sm->c[g][h % 2];
-            if (leader) bulk_wait_group_read_1();
-            named_barrier_sync(V8_EPI_BARRIER + g, WARPGROUP_THREADS);
-            f32q_stage<T, F16Q_BOX>(buf, d + h * F16Q_BOX / 2, args);
-            fence_proxy_async_shared();
-            named_barrier_sync(V8_EPI_BARRIER + g, WARPGROUP_THREADS);
-            if (leader) {
-                tma_store_3d(&tmap_c, col0 + h * F16Q_BOX, qrow0, 0, buf);
-                bulk_commit_group();
-            }
-        }
-    }
-    if (leader) bulk_wait_group_read_0();
-    /* the peer's consumers release this block's stages too: the loader
-     * stays until the last of those releases has arrived */
-    if (loader) ring_producer_tail(ring, sm->loader.st);
-}
-
-template <int CONSUMERS, bool PAIR_N>
-static hgemm_status launch_v8i(const hgemm_problem *p, cudaStream_t stream) {
-    typedef v8i_tile<CONSUMERS, PAIR_N> tile_t;
-    CUtensorMap ta, tb, tc;
-    hgemm_status st = hgemm__tmap_encode_batch(&ta, p->dtype, p->A, (uint64_t)p->m, (uint64_t)p->k,
-                                               (uint64_t)p->lda, 1, 0, tile_t::a_rows, BK, TMAP_SWIZZLE_128B);
-    if (st == HGEMM_SUCCESS)
-        st = hgemm__tmap_encode_batch(&tb, p->dtype, p->B, (uint64_t)p->n, (uint64_t)p->k, (uint64_t)p->ldb, 1, 0,
-                                      tile_t::b_rows, BK, TMAP_SWIZZLE_128B);
-    if (st == HGEMM_SUCCESS) st = v8_c_map(p, 1, p->C, p->ldc, &tc);
-    if (st != HGEMM_SUCCESS) return st;
-    /* cluster tiles: two block tiles stacked along M, or side by side along N */
-    uint32_t ctiles_m = hgemm_ceil_div(p->m, tile_t::bm), ctiles_n = hgemm_ceil_div(p->n, V8I_BN);
-    if (PAIR_N) ctiles_n = hgemm_ceil_div(ctiles_n, V8_CLUSTER);
-    else ctiles_m = hgemm_ceil_div(ctiles_m, V8_CLUSTER);
-    const uint64_t all_tiles = (uint64_t)ctiles_m * ctiles_n;
-    const uint32_t k_tiles = hgemm_ceil_div(p->k, BK);
-    if (all_tiles > UINT32_MAX || all_tiles == 0 || k_tiles == 0) return HGEMM_ERROR_NOT_SUPPORTED; /* no-ops never get here */
-    const void *kernel = (const void *)v8i_kernel<__half, CONSUMERS, PAIR_N>;
-    const size_t smem = sizeof(v8i_smem<CONSUMERS>) + SW128_ALIGN;
-    unsigned grid = 0;
-    st = hgemm__persistent_grid(kernel, tile_t::threads, smem, V8_CLUSTER, UINT32_MAX, &grid);
-    if (st != HGEMM_SUCCESS) return st;
-    /* whole tiles; with a workspace the last round's in slices of k where
-     * that applies (V8's flags and slots, per consumer of each block of a
-     * unit); else on the fewest clusters that take as many rounds */
-    hgemm_sk sk = hgemm_sk_plan((uint32_t)all_tiles, k_tiles, grid / V8_CLUSTER, HGEMM_SK_TAIL);
-    if (p->workspace != NULL && p->workspace_bytes >= V8_FLAG_BYTES)
-        hgemm_sk_tail(&sk, v8_tail_max_units(p, V8I_BN, V8_CLUSTER, CONSUMERS));
-    hgemm_sk_balance(&sk);
-    const uint32_t busy = sk.tiles < sk.workers ? sk.tiles : sk.workers;
-    uint32_t *flags = (uint32_t *)p->workspace;
-    float *partials = p->workspace ? (float *)((char *)p->workspace + V8_FLAG_BYTES) : NULL;
-    gemm_args args = make_args(p);
-    void *params[] = {&ta, &tb, &tc, &args, &ctiles_m, &ctiles_n, &sk, &partials, &flags};
-    return hgemm__launch_ready_ex(kernel, dim3(busy * V8_CLUSTER), tile_t::threads, smem, V8_CLUSTER, true, stream,
-                                  params);
-}
-
-extern "C" hgemm_status hgemm__launch_v8_tall_inline(const hgemm_problem *p, cudaStream_t stream) {
-    return launch_v8i<3, false>(p, stream);
-}
-extern "C" hgemm_status hgemm__launch_v8_tall_inline_n(const hgemm_problem *p, cudaStream_t stream) {
-    return launch_v8i<3, true>(p, stream);
-}
-extern "C" hgemm_status hgemm__launch_v8_wide_inline(const hgemm_problem *p, cudaStream_t stream) {
-    return launch_v8i<2, false>(p, stream);
 }

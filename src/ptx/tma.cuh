@@ -59,48 +59,6 @@ static __device__ __forceinline__ void tma_load_3d_multicast(void *dst, const CU
                  : "memory");
 }
 
-/* createpolicy.fractional.L2::evict_last (PTX ISA "createpolicy"): a cache
- * policy for .L2::cache_hint accesses: the lines they bring into L2 go last
- * when L2 evicts (for an operand that later blocks will read again). */
-static __device__ __forceinline__ uint64_t createpolicy_fractional_l2_evict_last(void) {
-    uint64_t policy;
-    asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
-    return policy;
-}
-
-/* createpolicy.fractional.L2::evict_first (PTX ISA "createpolicy"): the
- * lines of .L2::cache_hint accesses under it go first when L2 evicts (for
- * an operand read once more, soon, if at all). */
-static __device__ __forceinline__ uint64_t createpolicy_fractional_l2_evict_first(void) {
-    uint64_t policy;
-    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
-    return policy;
-}
-
-/* tma_load_3d and tma_load_3d_multicast with .L2::cache_hint (PTX ISA
- * "cp.async.bulk.tensor"): the box's L2 lines take `policy`
- * (createpolicy_*). */
-static __device__ __forceinline__ void tma_load_3d_hint(void *dst, const CUtensorMap *map, int32_t col,
-                                                        int32_t row, int32_t entry, uint64_t *bar,
-                                                        uint64_t policy) {
-    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint"
-                 " [%0], [%1, {%2, %3, %4}], [%5], %6;"
-                 ::"r"(smem_u32(dst)), "l"((uint64_t)map), "r"(col), "r"(row), "r"(entry), "r"(smem_u32(bar)),
-                   "l"(policy)
-                 : "memory");
-}
-
-static __device__ __forceinline__ void tma_load_3d_multicast_hint(void *dst, const CUtensorMap *map,
-                                                                  int32_t col, int32_t row, int32_t entry,
-                                                                  uint64_t *bar, uint16_t cta_mask,
-                                                                  uint64_t policy) {
-    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes"
-                 ".multicast::cluster.L2::cache_hint [%0], [%1, {%2, %3, %4}], [%5], %6, %7;"
-                 ::"r"(smem_u32(dst)), "l"((uint64_t)map), "r"(col), "r"(row), "r"(entry),
-                   "r"(smem_u32(bar)), "h"(cta_mask), "l"(policy)
-                 : "memory");
-}
-
 static __device__ __forceinline__ void tma_store_3d(const CUtensorMap *map, int32_t col, int32_t row,
                                                     int32_t entry, const void *src) {
     asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%1, %2, %3}], [%4];"
