@@ -142,7 +142,7 @@
  * a step for both WGMMAs) 2..5% slower than with A in shared memory.
  * The tall tile with one m64n256k16 a step, in a block without a loader
  * warpgroup (its first thread issuing the loads), came out level with
- * AUTO (run 127: 8192^3 1.036x cuBLAS COMPUTE_32F in pairs along N against
+ * AUTO (run 127: 8192^3 1.037x cuBLAS COMPUTE_32F in pairs along N against
  * AUTO's 1.040x, in the same process), 1..1.5% ahead of the same code with
  * the wide tile, which itself lost about 1% to V8's loader warpgroup; it
  * was removed. So were three asks of L2 between one round of tiles and
@@ -1212,13 +1212,16 @@ static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int s
     const uint32_t slots = grid * V8_CONSUMERS;
     const size_t flag_bytes = V8_FLAG_BYTES;
     hgemm_sk sk = v8_plan(p, tiles, grid, CLUSTER, BN, &split);
-    /* V8_EXP_SEAM where a unit may have one k-tile: the same build without
-     * the seam, whose shared memory is the same (so is the grid) and whose
-     * limit the launch below sets (hgemm__persistent_grid set the seam
-     * kernel's only) */
+    /* V8_EXP_SEAM where a unit may have one k-tile, or where no tile ends
+     * plain (split-K's slices, beta != 0: each of their units waits for
+     * both halves, so the seam's build would pay for its halves and win
+     * nothing; run 126, 1024 x 1024 x 16384 split-K: 1.4% slower than
+     * v8-noseam): the same build without the seam, whose shared memory is
+     * the same (so is the grid) and whose limit the launch below sets
+     * (hgemm__persistent_grid set the seam kernel's only) */
     bool swapped = false;
     if constexpr ((EXP & V8_EXP_SEAM) != 0) {
-        if (!v8_seam_fits(sk)) {
+        if (!v8_seam_fits(sk) || sk.slices || p->beta != 0.0f) {
             kernel = (const void *)v8_kernel<CLUSTER, TMA_EPILOGUE, T, A_MN, B_MN, BN, DEEP, FENCED, LATE_AT,
                                              EXP & ~V8_EXP_SEAM>;
             swapped = true;
