@@ -35,7 +35,9 @@
 #   hostcost  hgemm-bench --host-cost: host time per call, $SUITE_KERNELS and cuBLAS
 #   forms     hgemm-bench at 8192^3 in fp16 and bf16, layouts NN, NT and TN, each beside
 #             cuBLAS COMPUTE_32F ($FORMS_ARGS, default --kernels auto,v8 --dtype f16,bf16
-#             --layout nn,nt,tn --repeat 3 --size 8192 8192 8192), into forms.csv, forms.log
+#             --layout nn,nt,tn --repeat 3 --size 8192 8192 8192 --interleave 12 --iters 36
+#             --cooldown 1, interleaved as in run 98: 12 slices fit a form's 3 or 4 entries;
+#             a $FORMS_ARGS of your own needs its own --interleave), into forms.csv, forms.log
 #   batched   hgemm-bench on strided batches beside cublasGemmStridedBatchedEx: 64 x
 #             1024x1024x128 and 8 x 4096^3 ($BATCHED_ARGS, default --kernels auto,v8
 #             --repeat 3), into batched-64.csv and batched-8.csv, both in batched.csv,
@@ -255,7 +257,7 @@ if has forms; then
     : >"$OUT/forms.log"
     # shellcheck disable=SC2086
     STEP_LOG="$OUT/forms.log" run forms 560 "$BUILD/tools/hgemm-bench" \
-        ${FORMS_ARGS:---kernels auto,v8 --dtype f16,bf16 --layout nn,nt,tn --repeat 3 --size 8192 8192 8192} \
+        ${FORMS_ARGS:---kernels auto,v8 --dtype f16,bf16 --layout nn,nt,tn --repeat 3 --size 8192 8192 8192 --interleave 12 --iters 36 --cooldown 1} \
         --csv "$OUT/forms.csv"
 fi
 
