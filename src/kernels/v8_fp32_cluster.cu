@@ -143,9 +143,9 @@
  * The tall tile with one m64n256k16 a step, in a block without a loader
  * warpgroup (its first thread issuing the loads), came out level with
  * AUTO (run 127: 8192^3 1.037x cuBLAS COMPUTE_32F in pairs along N against
- * AUTO's 1.040x, in the same process), 1..1.5% ahead of the same code with
- * the wide tile, which itself lost about 1% to V8's loader warpgroup; it
- * was removed. So were three asks of L2 between one round of tiles and
+ * AUTO's 1.040x, in the same process), 0.6..1.6% ahead of the same code
+ * with the wide tile where both run whole rounds, which itself lost about
+ * 1% to V8's loader warpgroup; it was removed. So were three asks of L2 between one round of tiles and
  * the next (run 125: the odd rounds loading k backwards, B under an
  * evict_last policy, A under evict_first) and the maps' L2 promotion at
  * 128 bytes or none instead of 256: each level with the wide tile within
@@ -560,7 +560,7 @@ static __device__ __forceinline__ uint64_t v8_desc(const __half *tile) {
 
 enum { V8_EXP_SEAM = 8, V8_EXP_N128X2 = 16 };
 
-/* V8_EXP_SEAM (run 125's probe, v8-seam): the seam between one tile and
+/* V8_EXP_SEAM (V8's wide tile since run 126; run 125's probe): the seam between one tile and
  * the next. Both consumers finish a tile together, so from its last
  * WGMMA's end until the next tile's first one is issued the tensor pipe has
  * nothing from either: the wait for the last group, C's first part out,
@@ -580,8 +580,9 @@ enum { V8_EXP_SEAM = 8, V8_EXP_N128X2 = 16 };
  * TMA cannot store) wait for both groups at their end and go on as V8's.
  * The cost: every k16 step reads A twice (v8-n128x2 measures it alone,
  * the same halves without the seam). Every unit needs two k-tiles
- * or more, so launch_v8 runs V8's own build where a plan deals single
- * k-tiles (stream-K) or k is one k-tile. The right half of B starts 128
+ * or more, so launch_v8 runs the build without the seam where a plan
+ * deals single k-tiles (stream-K) or k is one k-tile, and where no tile
+ * ends plain (split-K, beta != 0). The right half of B starts 128
  * rows (K-major) or two 64-column boxes (MN-major) on: 16 KB either way. */
 enum { V8_SEAM_B_STEP = (V8_BN / 2 * SW128_ROW_BYTES) >> 4 };
 static_assert(V8_BN / 2 * SW128_ROW_BYTES == V8_BN / 2 / V8_MN_BOX * V8_MN_BOX_BYTES,
