@@ -18,8 +18,10 @@
 #   suite     hgemm-bench --suite llm (decode, prefill, squares, long-K, wide, ragged;
 #             memory-bound shapes with rotated operands), $SUITE_KERNELS (default
 #             auto, what users get; v8,v9,auto,auto-f16acc to derive AUTO's table) beside
-#             cuBLAS, $SUITE_ARGS (default --repeat 3 --cooldown 0.5: a median of 3 is
-#             not moved by one slow window, a median of 2 is; about 4 minutes), into suite.csv
+#             cuBLAS, $SUITE_ARGS (default --repeat 3 --cooldown 0.5 --interleave 6 --iters 30,
+#             as runs 99 and 101: a median of 3 is not moved by one slow window, a median
+#             of 2 is; 6 slices fit 1 or 4 kernels beside both cuBLAS modes, other counts
+#             need their own --interleave; about 1.5 minutes for AUTO), into suite.csv
 #   shapes    hgemm-bench on shape files, each with its own kernels: $SHAPES holds
 #             FILE=KERNELS pairs separated by ';' (e.g. "bench/shapes/prefetch.txt=v8,v8-nopf"),
 #             $SHAPES_ARGS (default --repeat 3 --cooldown 1), into shapes-NAME.csv
@@ -212,7 +214,7 @@ fi
 if has suite; then
     # shellcheck disable=SC2086
     run suite 560 "$BUILD/tools/hgemm-bench" --kernels "${SUITE_KERNELS:-auto}" \
-        --suite llm ${SUITE_ARGS:---repeat 3 --cooldown 0.5} --csv "$OUT/suite.csv"
+        --suite llm ${SUITE_ARGS:---repeat 3 --cooldown 0.5 --interleave 6 --iters 30} --csv "$OUT/suite.csv"
 fi
 
 if has shapes; then
