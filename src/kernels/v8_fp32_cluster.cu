@@ -375,9 +375,9 @@ template <int BN> struct v8_tail { static constexpr size_t slot_floats = v8_tail
 /* Workspace slot of consumer g of block `rank` of worker w: one partial sum
  * (64 x 256 fp32, as each thread's 32 float4 in turn: coalesced) and its flag.
  * Float4 q of a slot is registers 4i..4i+3 of thread q % 128, i = q / 128. */
-template <int CLUSTER, int CONSUMERS = V8_CONSUMERS>
+template <int CLUSTER>
 static __device__ __forceinline__ uint32_t v8_slot(uint32_t w, uint32_t rank, int g) {
-    return (w * CLUSTER + rank) * CONSUMERS + (uint32_t)g;
+    return (w * CLUSTER + rank) * V8_CONSUMERS + (uint32_t)g;
 }
 
 /* Stream-K: this worker ran a piece of a tile that another worker owns. Leave
@@ -579,23 +579,24 @@ enum { V8_EXP_SEAM = 8, V8_EXP_N128X2 = 16 };
  * queued. Other units (the tail split's, split-K's, beta != 0, columns
  * TMA cannot store) wait for both groups at their end and go on as V8's.
  * The cost: every k16 step reads A twice (v8-n128x2 measures it alone,
- * the same halves without the seam). Every unit needs two k-tiles
- * or more, so launch_v8 runs the build without the seam where a plan
- * deals single k-tiles (stream-K) or k is one k-tile, and where no tile
- * ends plain (split-K, beta != 0). The right half of B starts 128
+ * the same halves without the seam). launch_v8 runs the build without
+ * the seam where it does not pay (v8_seam_pays). The right half of B starts 128
  * rows (K-major) or two 64-column boxes (MN-major) on: 16 KB either way. */
 enum { V8_SEAM_B_STEP = (V8_BN / 2 * SW128_ROW_BYTES) >> 4 };
 static_assert(V8_BN / 2 * SW128_ROW_BYTES == V8_BN / 2 / V8_MN_BOX * V8_MN_BOX_BYTES,
               "the right half of B lies 16 KB on in both layouts");
 
-/* Whether a plan's every unit has two k-tiles or more (V8_EXP_SEAM's
- * premise): not where stream-K deals ranges of k-tiles that may be one
- * long; the tail split's and split-K's slices are HGEMM_SK_TAIL_MIN_ITERS
- * and HGEMM_SK_MIN_ITERS k-tiles at least. */
-static inline bool v8_seam_fits(const hgemm_sk &sk) {
-    return sk.k_tiles >= 2 && !(sk.sk_workers && !sk.slices);
+/* Whether a plan runs V8_EXP_SEAM's build: every unit holds two k-tiles or
+ * more, and whole tiles end plain. Not with stream-K or split-K (shared
+ * workers: stream-K's ranges may be one k-tile long, and no split-K slice
+ * ends plain), nor with beta != 0 (no tile ends plain): there the seam's
+ * halves would cost and win nothing (run 126, 1024 x 1024 x 16384,
+ * split-K: 1.4% slower than v8-noseam). The tail split's slices are
+ * HGEMM_SK_TAIL_MIN_ITERS k-tiles at least. */
+static inline bool v8_seam_pays(const hgemm_sk &sk, float beta) {
+    return sk.k_tiles >= 2 && sk.sk_workers == 0 && beta == 0.0f;
 }
-static_assert(HGEMM_SK_TAIL_MIN_ITERS >= 2 && HGEMM_SK_MIN_ITERS >= 2, "a slice holds both of a unit's halves");
+static_assert(HGEMM_SK_TAIL_MIN_ITERS >= 2, "a slice holds both of a unit's halves");
 
 /* One k-tile of the wide tile as two m64n128k16 groups' worth: the left
  * columns into d[0..63], then the right ones into d[64..127] (V8_EXP_SEAM,
@@ -815,7 +816,7 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
                     *desc_b = v8_desc<B_MN>(sm->b[st.stage]);
                     wgmma_fence();
                 };
-                { /* the unit's first k-tile, in halves (v8_seam_fits: it has another) */
+                { /* the unit's first k-tile, in halves (v8_seam_pays: it has another) */
                     uint64_t desc_a, desc_b;
                     seam_stage(&desc_a, &desc_b);
                     wgmma_ktile_m64n_f32_ab<T, A_MN, B_MN, BN / 2>(d, desc_a, desc_b, 0);
@@ -1152,9 +1153,8 @@ static int v8_workspace_fits(const hgemm_problem *p, uint32_t grid) {
  * per consumer of each block of a cluster of `cluster`), at most: as many as
  * the workspace's flags and bytes hold. The workspace must hold the flags
  * (v8_workspace_fits checks more). */
-static uint32_t v8_tail_max_units(const hgemm_problem *p, int bn, uint32_t cluster,
-                                  uint32_t consumers = V8_CONSUMERS) {
-    const size_t unit_slots = (size_t)cluster * consumers, slot_bytes = v8_tail_slot_floats(bn) * sizeof(float);
+static uint32_t v8_tail_max_units(const hgemm_problem *p, int bn, uint32_t cluster) {
+    const size_t unit_slots = (size_t)cluster * V8_CONSUMERS, slot_bytes = v8_tail_slot_floats(bn) * sizeof(float);
     const size_t by_flags = V8_FLAG_BYTES / sizeof(uint32_t) / unit_slots;
     const size_t by_bytes = (p->workspace_bytes - V8_FLAG_BYTES) / (unit_slots * slot_bytes);
     return (uint32_t)(by_flags < by_bytes ? by_flags : by_bytes);
@@ -1213,16 +1213,13 @@ static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int s
     const uint32_t slots = grid * V8_CONSUMERS;
     const size_t flag_bytes = V8_FLAG_BYTES;
     hgemm_sk sk = v8_plan(p, tiles, grid, CLUSTER, BN, &split);
-    /* V8_EXP_SEAM where a unit may have one k-tile, or where no tile ends
-     * plain (split-K's slices, beta != 0: each of their units waits for
-     * both halves, so the seam's build would pay for its halves and win
-     * nothing; run 126, 1024 x 1024 x 16384 split-K: 1.4% slower than
-     * v8-noseam): the same build without the seam, whose shared memory is
-     * the same (so is the grid) and whose limit the launch below sets
-     * (hgemm__persistent_grid set the seam kernel's only) */
+    /* V8_EXP_SEAM where it does not pay (v8_seam_pays): the same build
+     * without the seam, whose shared memory is the same (so is the grid)
+     * and whose limit the launch below sets (hgemm__persistent_grid set the
+     * seam kernel's only) */
     bool swapped = false;
     if constexpr ((EXP & V8_EXP_SEAM) != 0) {
-        if (!v8_seam_fits(sk) || sk.slices || p->beta != 0.0f) {
+        if (!v8_seam_pays(sk, p->beta)) {
             kernel = (const void *)v8_kernel<CLUSTER, TMA_EPILOGUE, T, A_MN, B_MN, BN, DEEP, FENCED, LATE_AT,
                                              EXP & ~V8_EXP_SEAM>;
             swapped = true;
