@@ -1424,8 +1424,8 @@ static hgemm_status launch_v8_tile(const hgemm_problem *p, cudaStream_t stream) 
     if (hgemm_ceil_div(p->k, BK) <= V8_SHORT_KTILES)
         return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 256, 0>(p, stream, HGEMM_SK_AUTO);
     if (p->no_seam) return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 256, 2>(p, stream, HGEMM_SK_AUTO);
-    /* the seam between tiles (V8_EXP_SEAM, run 125); launch_v8 runs the
-     * plain build where a plan deals single k-tiles */
+    /* the seam between tiles (V8_EXP_SEAM, since run 126); launch_v8 runs
+     * the plain build where the seam does not pay (v8_seam_pays) */
     return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 256, 2, false, v8_tile<256, 2>::late_at, V8_EXP_SEAM>(
         p, stream, HGEMM_SK_AUTO);
 }
