@@ -397,14 +397,21 @@ static int check_tail(uint32_t tiles, uint32_t k_tiles, uint32_t workers, uint32
     return 1;
 }
 
-static void test_tail(void) {
+/* A tail check over a grid of plans (k-loops from 16 in steps of k_step,
+ * workspace slots from 0 in steps of 40); 0 at the first failure. */
+typedef int (*tail_check)(uint32_t tiles, uint32_t k_tiles, uint32_t workers, uint32_t max_units);
+static int check_tail_grid(tail_check check, uint32_t k_step) {
     int all = 1;
     for (uint32_t workers = 2; workers <= MAX_WORKERS && all; workers += (workers < 10 ? 1 : 7))
         for (uint32_t tiles = 1; tiles <= MAX_TILES && all; tiles += (tiles < 20 ? 1 : 13))
-            for (uint32_t k = 16; k <= TAIL_MAX_K && all; k += 16)
+            for (uint32_t k = 16; k <= TAIL_MAX_K && all; k += k_step)
                 for (uint32_t units = 0; units <= 3 * MAX_WORKERS && all; units += 40)
-                    all = check_tail(tiles, k, workers, units);
-    CHECK(all);
+                    all = check(tiles, k, workers, units);
+    return all;
+}
+
+static void test_tail(void) {
+    CHECK(check_tail_grid(check_tail, 16));
     /* The shapes it was made for, on 66 clusters (HGEMM_SK_TAIL: the 320
      * tile's mode; AUTO: the other widths'). */
     static const struct {
@@ -526,13 +533,7 @@ static int check_uneven(uint32_t tiles, uint32_t k_tiles, uint32_t workers, uint
 }
 
 static void test_uneven(void) {
-    int all = 1;
-    for (uint32_t workers = 2; workers <= MAX_WORKERS && all; workers += (workers < 10 ? 1 : 7))
-        for (uint32_t tiles = 1; tiles <= MAX_TILES && all; tiles += (tiles < 20 ? 1 : 13))
-            for (uint32_t k = 16; k <= TAIL_MAX_K && all; k += 24)
-                for (uint32_t units = 0; units <= 3 * MAX_WORKERS && all; units += 40)
-                    all = check_uneven(tiles, k, workers, units);
-    CHECK(all);
+    CHECK(check_tail_grid(check_uneven, 24));
     /* The shapes it was made for, 256x256 cluster tiles on 66 clusters,
      * with V8's 32 MiB workspace (127 wide units). */
     static const struct {
