@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# carry_build.sh: build here what device-check.sh builds on the device, and
+# pack it small enough to travel with the working tree.
+#
+#   scripts/carry_build.sh            (then: device run with carry ["build-carry"] and the
+#                                      step `carried` in place of `build`)
+#
+# Configures and builds build-device/ (Release, as device-check's build step
+# does) and writes build-carry/build.tar.xz: every CTest file, executable and
+# shared library of that tree, and the folder it was built in
+# (build-carry/root), so that device-check's `carried` step can unpack it and
+# point the CTest files at the device's copy. The test programs link hgemm
+# statically, so they hold the same kernels many times: xz with a large
+# window keeps the archive a few MB. Everything the device would build is
+# built from this checkout: commit first, and the digest device-check prints
+# still names the sources.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+cd "$here"
+gen=()
+command -v ninja >/dev/null && gen=(-G Ninja)
+cmake -S . -B build-device "${gen[@]}" -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build-device -j "$(nproc)"
+mkdir -p build-carry
+printf '%s\n' "$here" >build-carry/root
+find build-device -type f \( -name CTestTestfile.cmake -o -perm -u+x -o -name '*.so*' \) \
+    ! -path '*/CMakeFiles/*' | sort >build-carry/files
+tar cf - -T build-carry/files | xz -9 -T0 >build-carry/build.tar.xz
+echo "carry_build: $(wc -l <build-carry/files) files, $(du -h build-carry/build.tar.xz | cut -f1) in build-carry/build.tar.xz"
