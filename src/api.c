@@ -56,7 +56,6 @@ static const hgemm_kernel_info experiment_table[] = {
     {HGEMM_KERNEL_V8, "v8-64-fenced", HGEMM_ACC_F32, "V8 with 128x64 tiles and the block's start and end behind GPU-wide memory barriers and a closing cluster barrier, as V8 had through run 76", hgemm__launch_v8_64_fenced, supports_tma_abc, 0, 0},
     {HGEMM_KERNEL_V8, "v8-noseam", HGEMM_ACC_F32, "V8 with the 128x256 tile's plain k-loop: each tile waits for its last WGMMA group before its epilogue, as through run 125 (V8: the left half first, the next tile's left half issued while the right half runs)", hgemm__launch_v8_noseam, hgemm__supports_v8, 1, 1},
     {HGEMM_KERNEL_V8, "v8-allsms", HGEMM_ACC_F32, "V8 with whole tiles dealt over every cluster, as through run 99 (V8: over the fewest clusters that take as many rounds)", hgemm__launch_v8_allsms, hgemm__supports_v8, 1, 1},
-    {HGEMM_KERNEL_V8, "v8-uneven", HGEMM_ACC_F32, "V8 with the uneven tail where whole tiles leave the last round partly idle and the tail split does not apply: each last tile's owner runs its long first slice while the idle clusters run the tiles' ends (V8: whole tiles on the fewest clusters that take as many rounds)", hgemm__launch_v8_uneven, hgemm__supports_v8, 1, 1},
     {HGEMM_KERNEL_V8, "v8-nopdl", HGEMM_ACC_F32, "V8 without programmatic dependent launch: a call starts only when the previous kernel in the stream has finished, as through run 78", hgemm__launch_v8_nopdl, hgemm__supports_v8, 1, 1},
     {HGEMM_KERNEL_V8, "v8-pdl-start", HGEMM_ACC_F32, "V8 with programmatic dependent launch, each block letting the next kernel be scheduled right after its own wait (V8: as its blocks exit)", hgemm__launch_v8_pdl_start, hgemm__supports_v8, 1, 1},
     {HGEMM_KERNEL_V8, "v8-pdl-late", HGEMM_ACC_F32, "V8 with programmatic dependent launch, each block letting the next kernel be scheduled once its loader has issued its last load (V8: as its blocks exit)", hgemm__launch_v8_pdl_late, hgemm__supports_v8, 1, 1},
@@ -491,7 +490,7 @@ hgemm_status hgemm__preflight(hgemm_kernel kernel, int64_t m, int64_t n, int64_t
     if (st != HGEMM_SUCCESS) return st;
     const hgemm_kernel_info *info = resolve(kernel, m, n, k);
     hgemm_problem p = {m, n, k, alpha, 0.0f, A, lda, B, ldb, (void *)(uintptr_t)C, ldc, NULL, 0, 0,
-                       HGEMM_DTYPE_F16, 0, 0, 1, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0};
+                       HGEMM_DTYPE_F16, 0, 0, 1, 0, 0, 0, NULL, 0, 0, 0, 0, 0};
     hgemm_launch_fn run;
     return preflight(info, &p, &run);
 }
@@ -527,7 +526,7 @@ static hgemm_status run_validated(const hgemm_kernel_info *info, int chosen, con
     hgemm_problem p = {r->m, r->n, r->k, r->alpha, r->beta, r->A, r->lda, r->B, r->ldb, r->C, r->ldc,
                        o->workspace_bytes ? o->workspace : NULL, o->workspace_bytes,
                        o->sm_count_target, r->dtype, r->op_a == HGEMM_OP_T, r->op_b == HGEMM_OP_N,
-                       r->batch, r->stride_a, r->stride_b, r->stride_c, NULL, 0, 0, 0, 0, 0, 0};
+                       r->batch, r->stride_a, r->stride_b, r->stride_c, NULL, 0, 0, 0, 0, 0};
     if (info == NULL) {
         info = hgemm__kernel_find(hgemm__auto_choice(r->m, r->n, r->k));
         chosen = 1;

@@ -43,8 +43,6 @@ typedef struct hgemm_problem {
                                    cluster, never on fewer (hgemm_sk_balance) */
     int no_seam;                /* V8: 0 everywhere but v8-noseam; 1: the wide tile's
                                    plain k-loop, without the seam between tiles */
-    int uneven_tail;            /* V8: 0 everywhere but v8-uneven; 1: the uneven tail
-                                   (stream_k.h) where the tail split does not apply */
 } hgemm_problem;
 
 /* hgemm_problem.pdl: how a V8 or V9 launch lets the stream's next kernel start.
@@ -226,7 +224,6 @@ hgemm_status hgemm__launch_v8_320_whole(const hgemm_problem *p, cudaStream_t str
 hgemm_status hgemm__launch_v8_64(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_64_fenced(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_allsms(const hgemm_problem *p, cudaStream_t stream);
-hgemm_status hgemm__launch_v8_uneven(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_nopdl(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_320_r1(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_320_r2(const hgemm_problem *p, cudaStream_t stream);

@@ -65,22 +65,6 @@
  * and stores the tile. An owner waits only for units numbered below its
  * own, which never wait themselves, so every wait ends (all workers are
  * resident).
- *
- * The uneven tail (hgemm_sk_tail_uneven, the v8-uneven ablation), where
- * the tail split finds no cut that pays: the last round's `tail` tiles are
- * cut in tail_slices equal slices as above, but each tile's owner runs its
- * first tail_owner_slices of them as one unit (the tail split's owner: one
- * slice), and the rest go to the workers the last round would leave idle:
- * workers 0 .. tail-1 own tail tiles 0 .. tail-1, and helper h = w - tail
- * runs units h, h + helpers, ... of the tail split's numbering (its
- * tail_stride is the helpers, not the workers). The owner's share is as
- * long as makes owners and helpers end together, so the last round lasts
- * about tail / workers of a whole one instead of one (4096 x 4096 x 14336
- * in 256x256 cluster tiles: 256 tiles on 66 workers, 3 whole rounds and 58
- * tiles in 11 slices; 58 owners run the first 10, 203 of 224 k-tiles, and
- * 8 helpers 7 or 8 last slices of 21 each). Every slice starts near the
- * same k as the others of its kind, as the tail split's do. Owners wait
- * for helpers only, and helpers never wait.
  */
 #ifndef HGEMM_STREAM_K_H
 #define HGEMM_STREAM_K_H
@@ -119,21 +103,6 @@ enum {
      * only where the tail then takes at most 3/4 of a round. */
     HGEMM_SK_TAIL_MAX_SLICES = 4,
     HGEMM_SK_TAIL_MIN_ITERS = 16,
-    /* The uneven tail: at most this many helper slices per tile, each of at
-     * least HGEMM_SK_UNEVEN_MIN_ITERS k-tiles, and at most
-     * HGEMM_SK_UNEVEN_MAX_CUT slices in all; a helper's slice costs
-     * HGEMM_SK_UNEVEN_SLICE_COST k-tiles more than its k-loop (its pipeline
-     * fill and the partial sum it leaves), and an owner pays
-     * HGEMM_SK_UNEVEN_ADD_COST k-tiles per partial sum it adds (both
-     * assumed: a 64 x 256 fp32 partial per consumer is 64 KB, about a
-     * k-tile's bytes). It applies where the last round then lasts at most
-     * HGEMM_SK_UNEVEN_MAX_PCT % of a whole one. */
-    HGEMM_SK_UNEVEN_MAX_SLICES = 4,
-    HGEMM_SK_UNEVEN_MIN_ITERS = 4,
-    HGEMM_SK_UNEVEN_MAX_CUT = 16,
-    HGEMM_SK_UNEVEN_SLICE_COST = 3,
-    HGEMM_SK_UNEVEN_ADD_COST = 2,
-    HGEMM_SK_UNEVEN_MAX_PCT = 95,
 };
 
 /* hgemm_sk's `reduce`: who adds a split tile's slices (see above). */
@@ -163,12 +132,6 @@ typedef struct hgemm_sk {
     uint32_t reduce;     /* split-K: who adds the slices, an HGEMM_SK_REDUCE_* (0 otherwise) */
     uint32_t tail_slices; /* >= 2: the tail split, tiles [dp_tiles, tiles) in this many slices
                              (sk_workers and slices 0); 0: none */
-    uint32_t tail_owner_slices; /* the tail split: how many of a tail tile's first slices its
-                                   owner runs as one unit (1; the uneven tail: 1 or more) */
-    uint32_t tail_helper_units; /* the tail split: units past the owners', tail * (tail_slices -
-                                   tail_owner_slices) */
-    uint32_t tail_stride; /* the tail split: between a worker's units (workers; the uneven tail:
-                             the helpers) */
 } hgemm_sk;
 
 /* One piece of work: k-tiles [k_begin, k_end) of output tile `tile`. */
@@ -204,9 +167,6 @@ static inline HGEMM_HD hgemm_sk hgemm_sk_plan(uint32_t tiles, uint32_t k_tiles, 
     s.slices = 0;
     s.reduce = HGEMM_SK_REDUCE_KERNEL;
     s.tail_slices = 0;
-    s.tail_owner_slices = 0;
-    s.tail_helper_units = 0;
-    s.tail_stride = 0;
     if (split == HGEMM_SK_NONE || split == HGEMM_SK_TAIL || workers < 2 || tiles == 0 || k_tiles < HGEMM_SK_MIN_KTILES) return s;
     const uint64_t rounds = (tiles + (uint64_t)workers - 1) / workers;
     if ((uint64_t)tiles * 100 >= rounds * workers * HGEMM_SK_MIN_EFFICIENCY) return s;
@@ -281,55 +241,6 @@ static inline HGEMM_HD void hgemm_sk_tail(hgemm_sk *s, uint32_t max_units) {
     if (best == 0 || num * 4 > den * 3) return;
     s->dp_tiles = whole * s->workers;
     s->tail_slices = best;
-    s->tail_owner_slices = 1;
-    s->tail_helper_units = tail * (best - 1);
-    s->tail_stride = s->workers;
-}
-
-/* The uneven tail on a whole-tiles plan (dp_tiles == tiles) whose last
- * round leaves workers idle: for each count m of helper slices per tile
- * (1 .. HGEMM_SK_UNEVEN_MAX_SLICES, at most `max_units` partial sums in
- * all) and each cut in n equal slices (m < n <= HGEMM_SK_UNEVEN_MAX_CUT,
- * slices of HGEMM_SK_UNEVEN_MIN_ITERS k-tiles or more), the owners run the
- * first n - m slices and add m partial sums, and the helpers run passes of
- * a slice and its cost each; the cut whose last round ends first, where
- * that is at most HGEMM_SK_UNEVEN_MAX_PCT % of a whole round (the fewer
- * slices on a tie). Else the plan stays as it is. */
-static inline HGEMM_HD void hgemm_sk_tail_uneven(hgemm_sk *s, uint32_t max_units) {
-    if (s->dp_tiles != s->tiles || s->sk_workers || s->slices || s->tail_slices || s->workers < 2 ||
-        s->k_tiles < HGEMM_SK_MIN_KTILES)
-        return;
-    const uint32_t whole = s->tiles / s->workers, tail = s->tiles % s->workers;
-    if (whole == 0 || tail == 0) return;
-    const uint32_t helpers = s->workers - tail, k = s->k_tiles;
-    uint32_t best_n = 0, best_m = 0;
-    uint64_t best_time = (uint64_t)k * HGEMM_SK_UNEVEN_MAX_PCT / 100 + 1; /* in k-tiles */
-    for (uint32_t m = 1; m <= HGEMM_SK_UNEVEN_MAX_SLICES; m++) {
-        if ((uint64_t)tail * m > max_units) break;
-        const uint64_t passes = ((uint64_t)tail * m + helpers - 1) / helpers;
-        for (uint32_t n = m + 1; n <= HGEMM_SK_UNEVEN_MAX_CUT && k / n >= HGEMM_SK_UNEVEN_MIN_ITERS; n++) {
-            const uint64_t owner = hgemm_sk_cut(k, n - m, n) + (uint64_t)m * HGEMM_SK_UNEVEN_ADD_COST;
-            const uint64_t helper = passes * ((k + n - 1) / n + HGEMM_SK_UNEVEN_SLICE_COST);
-            const uint64_t time = owner > helper ? owner : helper;
-            if (time < best_time) {
-                best_time = time;
-                best_n = n;
-                best_m = m;
-            }
-        }
-    }
-    if (best_n == 0) return;
-    s->dp_tiles = whole * s->workers;
-    s->tail_slices = best_n;
-    s->tail_owner_slices = best_n - best_m;
-    s->tail_helper_units = tail * best_m;
-    s->tail_stride = helpers;
-}
-
-/* Whether a plan runs the uneven tail (its helpers step by fewer than the
- * workers). */
-static inline HGEMM_HD int hgemm_sk_uneven(const hgemm_sk *s) {
-    return s->tail_slices != 0 && s->tail_stride != s->workers;
 }
 
 /* Whole tiles on fewer workers, the same rounds (since run 100): where a
@@ -352,11 +263,10 @@ static inline HGEMM_HD void hgemm_sk_balance(hgemm_sk *s) {
     s->workers = (uint32_t)(((uint64_t)s->tiles + rounds - 1) / rounds);
 }
 
-/* The tail split: the slot (unit number) of slice `slice` >= tail_owner_slices
- * of tail tile `tile`, and the slice of a unit of a tail tile that starts at
- * k_begin (0: the owner's). */
+/* The tail split: the slot (unit number) of slice `slice` >= 1 of tail tile
+ * `tile`, and the slice of a unit of a tail tile that starts at k_begin. */
 static inline HGEMM_HD uint32_t hgemm_sk_tail_slot(const hgemm_sk *s, uint32_t tile, uint32_t slice) {
-    return (slice - s->tail_owner_slices) * (s->tiles - s->dp_tiles) + (tile - s->dp_tiles);
+    return (slice - 1) * (s->tiles - s->dp_tiles) + (tile - s->dp_tiles);
 }
 static inline HGEMM_HD uint32_t hgemm_sk_tail_slice(const hgemm_sk *s, uint32_t k_begin) {
     uint32_t slice = 0;
@@ -390,18 +300,8 @@ static inline HGEMM_HD hgemm_sk_walk hgemm_sk_start(const hgemm_sk *s, uint32_t 
         return wk;
     }
     if (s->tail_slices) { /* the tail split: units w, w + workers, ... of [0, end) */
-        const uint32_t tail = s->tiles - s->dp_tiles, first_owner = s->tail_helper_units;
         wk.it = w;
-        wk.end = first_owner + tail;
-        if (hgemm_sk_uneven(s)) { /* owner w runs unit first_owner + w alone, helper w - tail */
-            if (w < tail) {       /* units w - tail, w - tail + helpers, ... */
-                wk.it = first_owner + w;
-                wk.end = wk.it + 1;
-            } else {
-                wk.it = w - tail;
-                wk.end = first_owner;
-            }
-        }
+        wk.end = (s->tiles - s->dp_tiles) * s->tail_slices;
         return wk;
     }
     if (w < s->sk_workers) {
@@ -433,14 +333,12 @@ static inline HGEMM_HD int hgemm_sk_next(const hgemm_sk *s, hgemm_sk_walk *wk, h
     if (s->tail_slices) {
         if (wk->it >= wk->end) return 0;
         const uint32_t tail = s->tiles - s->dp_tiles, j = wk->it;
-        const uint32_t first_owner = s->tail_helper_units;
-        const uint32_t slice = j < first_owner ? s->tail_owner_slices + j / tail : 0;
+        const uint32_t first_owner = tail * (s->tail_slices - 1);
+        const uint32_t slice = j < first_owner ? 1 + j / tail : 0;
         u->tile = s->dp_tiles + (j < first_owner ? j % tail : j - first_owner);
         u->k_begin = hgemm_sk_cut(s->k_tiles, slice, s->tail_slices);
-        /* the owner's unit ends at its last slice's end */
-        const uint32_t after = slice + 1 > s->tail_owner_slices ? slice + 1 : s->tail_owner_slices;
-        u->k_end = hgemm_sk_cut(s->k_tiles, after, s->tail_slices);
-        wk->it += s->tail_stride;
+        u->k_end = hgemm_sk_cut(s->k_tiles, slice + 1, s->tail_slices);
+        wk->it += s->workers;
         return 1;
     }
     if (wk->it < wk->end) {

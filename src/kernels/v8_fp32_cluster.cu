@@ -924,7 +924,7 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
                     v8_partial_put<ACC>(d, partials + slot * v8_tail<BN>::slot_floats, &flags[slot], g, leader);
                     continue;
                 }
-                for (uint32_t s = sk.tail_owner_slices; s < sk.tail_slices; s++) {
+                for (uint32_t s = 1; s < sk.tail_slices; s++) {
                     const uint32_t slot = v8_slot<CLUSTER>(hgemm_sk_tail_slot(&sk, u.tile, s), rank, g);
                     v8_partial_add<ACC>(d, partials + slot * v8_tail<BN>::slot_floats, &flags[slot], g, leader);
                 }
@@ -1179,10 +1179,7 @@ static hgemm_sk v8_plan(const hgemm_problem *p, uint32_t tiles, uint32_t grid, u
     if (p->C_in != NULL || (bn > 256 && *split != HGEMM_SK_TAIL) || !v8_workspace_fits(p, grid))
         *split = HGEMM_SK_NONE;
     hgemm_sk sk = hgemm_sk_plan(tiles, (uint32_t)hgemm_ceil_div(p->k, BK), grid / cluster, *split);
-    if (*split == HGEMM_SK_AUTO || *split == HGEMM_SK_TAIL) {
-        hgemm_sk_tail(&sk, v8_tail_max_units(p, bn, cluster));
-        if (p->uneven_tail) hgemm_sk_tail_uneven(&sk, v8_tail_max_units(p, bn, cluster));
-    }
+    if (*split == HGEMM_SK_AUTO || *split == HGEMM_SK_TAIL) hgemm_sk_tail(&sk, v8_tail_max_units(p, bn, cluster));
     if (!p->all_workers) hgemm_sk_balance(&sk);
     return sk;
 }
@@ -1324,7 +1321,7 @@ static double v8_rounds(const hgemm_problem *p, uint64_t tiles, uint32_t workers
     if (tiles > UINT32_MAX) return whole;
     int split = bn > 256 ? HGEMM_SK_TAIL : HGEMM_SK_AUTO;
     const hgemm_sk sk = v8_plan(p, (uint32_t)tiles, workers * V8_CLUSTER, V8_CLUSTER, bn, &split);
-    if (!sk.tail_slices || hgemm_sk_uneven(&sk)) return whole; /* the uneven tail: whole rounds, as V8 weighs it */
+    if (!sk.tail_slices) return whole;
     const uint32_t passes = hgemm_sk_tail_passes(sk.tiles - sk.dp_tiles, sk.tail_slices, workers);
     return (double)(sk.dp_tiles / workers) + (double)passes / sk.tail_slices + V8_TAIL_ROUND_COST;
 }
@@ -1561,16 +1558,6 @@ extern "C" hgemm_status hgemm__launch_v8_pdl_late(const hgemm_problem *p, cudaSt
 extern "C" hgemm_status hgemm__launch_v8_noseam(const hgemm_problem *p, cudaStream_t stream) {
     hgemm_problem q = *p;
     q.no_seam = 1;
-    return hgemm__launch_v8(&q, stream);
-}
-
-/* V8 with the uneven tail (stream_k.h, hgemm_sk_tail_uneven) wherever
- * whole tiles leave the last round partly idle and the tail split does
- * not apply: the idle clusters run the last tiles' ends while their
- * owners run the long first slices. */
-extern "C" hgemm_status hgemm__launch_v8_uneven(const hgemm_problem *p, cudaStream_t stream) {
-    hgemm_problem q = *p;
-    q.uneven_tail = 1;
     return hgemm__launch_v8(&q, stream);
 }
 

@@ -26,9 +26,6 @@
  * The tail split (hgemm_sk_tail): see check_tail; and its choices at the
  * shapes it was made for.
  *
- * The uneven tail (hgemm_sk_tail_uneven): see check_uneven; and its
- * choices at the floor's shapes.
- *
  * Balance (hgemm_sk_balance): a whole-tiles plan goes to the fewest workers
  * that take as many rounds, each tile run once by a worker below that
  * count; a plan that splits, shares or cuts its tail is left as it was.
@@ -341,8 +338,7 @@ static int check_tail(uint32_t tiles, uint32_t k_tiles, uint32_t workers, uint32
     if (!CHECK_MSG(n >= 2 && n <= HGEMM_SK_TAIL_MAX_SLICES && s.dp_tiles == tiles / workers * workers &&
                        tail == tiles % workers && tail > 0 && s.dp_tiles > 0 &&
                        k_tiles / n >= HGEMM_SK_TAIL_MIN_ITERS && tail * (n - 1) <= max_units &&
-                       (tail * n + workers - 1) / workers * 4 <= 3 * n && s.tail_owner_slices == 1 &&
-                       s.tail_helper_units == tail * (n - 1) && s.tail_stride == workers && !hgemm_sk_uneven(&s),
+                       (tail * n + workers - 1) / workers * 4 <= 3 * n,
                    "tiles %u k %u workers %u units %u: tail of %u tiles in %u slices, dp %u", tiles, k_tiles,
                    workers, max_units, tail, n, s.dp_tiles))
         return 0;
@@ -397,21 +393,14 @@ static int check_tail(uint32_t tiles, uint32_t k_tiles, uint32_t workers, uint32
     return 1;
 }
 
-/* A tail check over a grid of plans (k-loops from 16 in steps of k_step,
- * workspace slots from 0 in steps of 40); 0 at the first failure. */
-typedef int (*tail_check)(uint32_t tiles, uint32_t k_tiles, uint32_t workers, uint32_t max_units);
-static int check_tail_grid(tail_check check, uint32_t k_step) {
+static void test_tail(void) {
     int all = 1;
     for (uint32_t workers = 2; workers <= MAX_WORKERS && all; workers += (workers < 10 ? 1 : 7))
         for (uint32_t tiles = 1; tiles <= MAX_TILES && all; tiles += (tiles < 20 ? 1 : 13))
-            for (uint32_t k = 16; k <= TAIL_MAX_K && all; k += k_step)
+            for (uint32_t k = 16; k <= TAIL_MAX_K && all; k += 16)
                 for (uint32_t units = 0; units <= 3 * MAX_WORKERS && all; units += 40)
-                    all = check(tiles, k, workers, units);
-    return all;
-}
-
-static void test_tail(void) {
-    CHECK(check_tail_grid(check_tail, 16));
+                    all = check_tail(tiles, k, workers, units);
+    CHECK(all);
     /* The shapes it was made for, on 66 clusters (HGEMM_SK_TAIL: the 320
      * tile's mode; AUTO: the other widths'). */
     static const struct {
@@ -444,118 +433,6 @@ static void test_tail(void) {
                   "%u tiles of %u k-tiles, %u units: dp %u, tail in %u (expected %u, %u)", cases[i].tiles,
                   cases[i].k_tiles, cases[i].max_units, s.dp_tiles, s.tail_slices, cases[i].dp_tiles,
                   cases[i].tail_slices);
-    }
-}
-
-/* The uneven tail on one whole-tiles plan; returns 0 at the first broken
- * property (reported): where it applies, the whole rounds go round robin
- * as before; worker i < tail runs one more unit, the first J =
- * tail_owner_slices of the n = tail_slices equal slices of tail tile i (its
- * owner's); every other worker runs only slices J .. n-1 (so never
- * waits), at most HGEMM_SK_UNEVEN_MAX_SLICES of them per tile, each of at
- * least HGEMM_SK_UNEVEN_MIN_ITERS k-tiles, tail * (n - J) at most
- * max_units; every (tile, k-tile) runs once; slots name each helper unit
- * once; and the longest worker's tail, by the model's costs, is at most
- * HGEMM_SK_UNEVEN_MAX_PCT % of a whole tile. Where the tail split
- * applies, the uneven tail leaves it alone. */
-static int check_uneven(uint32_t tiles, uint32_t k_tiles, uint32_t workers, uint32_t max_units) {
-    hgemm_sk s = hgemm_sk_plan(tiles, k_tiles, workers, HGEMM_SK_TAIL);
-    hgemm_sk_tail(&s, max_units);
-    const hgemm_sk before = s;
-    hgemm_sk_tail_uneven(&s, max_units);
-    if (before.tail_slices || s.tail_slices == 0)
-        return CHECK_MSG(memcmp(&s, &before, sizeof s) == 0,
-                         "tiles %u k %u workers %u: uneven changed a plan", tiles, k_tiles, workers);
-    const uint32_t n = s.tail_slices, owned = s.tail_owner_slices, m = n - owned, tail = tiles - s.dp_tiles;
-    const uint32_t c = hgemm_sk_cut(k_tiles, owned, n);
-    if (!CHECK_MSG(hgemm_sk_uneven(&s) && owned >= 1 && m >= 1 && m <= HGEMM_SK_UNEVEN_MAX_SLICES &&
-                       n <= HGEMM_SK_UNEVEN_MAX_CUT && s.dp_tiles == tiles / workers * workers &&
-                       tail == tiles % workers && tail > 0 && s.dp_tiles > 0 && tail * m <= max_units &&
-                       k_tiles / n >= HGEMM_SK_UNEVEN_MIN_ITERS && k_tiles >= HGEMM_SK_MIN_KTILES &&
-                       s.tail_helper_units == tail * m && s.tail_stride == workers - tail,
-                   "tiles %u k %u workers %u units %u: tail of %u tiles in %u slices, owners %u of them", tiles,
-                   k_tiles, workers, max_units, tail, n, owned))
-        return 0;
-    const uint32_t total = tiles * k_tiles;
-    for (uint32_t i = 0; i < total; i++) owner_of[i] = NO_WORKER;
-    static uint8_t slot_used[MAX_TILES * HGEMM_SK_UNEVEN_MAX_SLICES];
-    memset(slot_used, 0, sizeof slot_used);
-    uint32_t longest = 0; /* k-tiles of the tail a worker runs, with the model's costs */
-    for (uint32_t w = 0; w < workers; w++) {
-        hgemm_sk_walk wk = hgemm_sk_start(&s, w);
-        hgemm_sk_unit u;
-        uint32_t expect_dp = w, has_owner = 0, cost = 0;
-        while (hgemm_sk_next(&s, &wk, &u)) {
-            if (u.tile < s.dp_tiles) {
-                if (!CHECK_MSG(has_owner == 0 && cost == 0 && u.tile == expect_dp && u.k_begin == 0 &&
-                                   u.k_end == k_tiles,
-                               "uneven: worker %u whole tile %u, expected %u", w, u.tile, expect_dp))
-                    return 0;
-                expect_dp += workers;
-            } else if (w < tail) {
-                if (!CHECK_MSG(hgemm_sk_tail_slice(&s, u.k_begin) == 0 && has_owner == 0 &&
-                                   u.tile == s.dp_tiles + w && u.k_begin == 0 &&
-                                   u.k_end == c,
-                               "uneven: owner %u runs (%u, %u..%u)", w, u.tile, u.k_begin, u.k_end))
-                    return 0;
-                has_owner = 1;
-                cost = c + m * HGEMM_SK_UNEVEN_ADD_COST;
-            } else {
-                const uint32_t slice = hgemm_sk_tail_slice(&s, u.k_begin);
-                const uint32_t slot = hgemm_sk_tail_slot(&s, u.tile, slice);
-                if (!CHECK_MSG(u.tile < tiles && slice >= owned && slice < n &&
-                                   u.k_begin == hgemm_sk_cut(k_tiles, slice, n) &&
-                                   u.k_end == hgemm_sk_cut(k_tiles, slice + 1, n) &&
-                                   u.k_end - u.k_begin >= HGEMM_SK_UNEVEN_MIN_ITERS && slot < tail * m &&
-                                   !slot_used[slot],
-                               "uneven: helper %u runs (%u, %u..%u), slice %u slot %u", w, u.tile, u.k_begin,
-                               u.k_end, slice, slot))
-                    return 0;
-                slot_used[slot] = 1;
-                cost += u.k_end - u.k_begin + HGEMM_SK_UNEVEN_SLICE_COST;
-            }
-            for (uint32_t kt = u.k_begin; kt < u.k_end; kt++) {
-                uint16_t *o = &owner_of[u.tile * k_tiles + kt];
-                if (!CHECK_MSG(*o == NO_WORKER, "uneven: (%u, %u) run twice", u.tile, kt)) return 0;
-                *o = (uint16_t)w;
-            }
-        }
-        if (!CHECK_MSG(expect_dp >= s.dp_tiles && (w >= tail || has_owner), "uneven: worker %u's units missing",
-                       w))
-            return 0;
-        if (cost > longest) longest = cost;
-    }
-    for (uint32_t i = 0; i < total; i++)
-        if (!CHECK_MSG(owner_of[i] != NO_WORKER, "uneven: tiles %u k %u workers %u: (%u, %u) never run", tiles, k_tiles, workers, i / k_tiles, i % k_tiles)) return 0;
-    return CHECK_MSG((uint64_t)longest * 100 <= (uint64_t)k_tiles * HGEMM_SK_UNEVEN_MAX_PCT,
-                     "tiles %u k %u workers %u: the uneven tail takes %u of %u k-tiles", tiles, k_tiles, workers,
-                     longest, k_tiles);
-}
-
-static void test_uneven(void) {
-    CHECK(check_tail_grid(check_uneven, 24));
-    /* The shapes it was made for, 256x256 cluster tiles on 66 clusters,
-     * with V8's 32 MiB workspace (127 wide units). */
-    static const struct {
-        uint32_t tiles, k_tiles, dp_tiles, tail_slices, owner_slices;
-    } cases[] = {
-        {256, 224, 198, 11, 10}, /* 4096 x 4096 x 14336: 58 owners run 203 k-tiles, 8 helpers 7 or 8 slices of 20..21 */
-        {896, 64, 858, 3, 1},    /* 4096 x 14336 x 4096: the tail split's thirds, left alone */
-        {576, 96, 528, 5, 4},    /* 6144^3: 48 owners 76, 18 helpers 2 or 3 slices of 19..20 */
-        {512, 224, 462, 10, 8},  /* 8192 x 4096 x 14336: 50 owners 179, 16 helpers 6 or 7 slices of 22..23 */
-        {256, 64, 256, 0, 0},    /* 4096^3: 60 of 64 k-tiles at best, over 95% */
-        {1024, 128, 990, 3, 1},  /* 8192^3: the tail split's thirds, left alone */
-        {660, 64, 660, 0, 0},    /* every round full */
-    };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        hgemm_sk s = hgemm_sk_plan(cases[i].tiles, cases[i].k_tiles, H200_CLUSTERS, HGEMM_SK_AUTO);
-        hgemm_sk_tail(&s, 127);
-        hgemm_sk_tail_uneven(&s, 127);
-        CHECK_MSG(s.dp_tiles == cases[i].dp_tiles && s.tail_slices == cases[i].tail_slices &&
-                      s.tail_owner_slices == cases[i].owner_slices,
-                  "%u tiles of %u k-tiles: dp %u, tail in %u, owner %u (expected %u, %u, %u)", cases[i].tiles,
-                  cases[i].k_tiles, s.dp_tiles, s.tail_slices, s.tail_owner_slices, cases[i].dp_tiles,
-                  cases[i].tail_slices, cases[i].owner_slices);
     }
 }
 
@@ -631,7 +508,6 @@ int main(void) {
     test_choices();
     test_properties();
     test_tail();
-    test_uneven();
     test_balance();
     return check_finish();
 }

@@ -125,13 +125,6 @@ static const test_case cases[] = {
      * last 14 in quarters of 16 or 17) */
     {"tail split", 2500, 2500, 4100, 0, 8, 16, 0.5f, -1.5f, C_RANDOM, AB_RANDOM, STREAM_NONBLOCKING, 0},
     {"tail split", 2500, 2500, 4100, PLAIN, STREAM_LEGACY, 0},
-    /* the uneven tail (v8-uneven+ws): 2520 x 2776 is 110 wide cluster tiles
-     * on 66 clusters (the last row's lower block has 88 rows, the last
-     * column 216), 44 left after one round, too many for the tail split
-     * with 40 k-tiles (k 2536, the last one ragged): 44 owners run the
-     * first 3 quarters, 22 helpers the last quarters, 2 each */
-    {"uneven tail", 2520, 2776, 2536, 0, 8, 16, 0.5f, -1.5f, C_RANDOM, AB_RANDOM, STREAM_NONBLOCKING, 0},
-    {"uneven tail", 2520, 2776, 2536, PLAIN, STREAM_LEGACY, 0},
     /* padded leading dimensions */
     {"padded ld", 200, 136, 96, 24, 40, 56, 1.0f, 0.0f, C_NAN, AB_RANDOM, STREAM_LEGACY, 0},
     {"padded ld", 333, 257, 130, 8, 16, 8, 1.0f, 0.0f, C_NAN, AB_RANDOM, STREAM_NONBLOCKING, 0},

@@ -41,10 +41,6 @@ static const shape shapes[] = {{1, 1, 1}, {129, 264, 72}, {300, 520, 100}, {256,
                                {4224, 1000, 2048},
                                /* 100 wide cluster tiles of 64 k-tiles, the last 34 in thirds */
                                {2500, 2500, 4096},
-                               /* 110 wide cluster tiles of 40 k-tiles, 44 past a round: too many for
-                                  the tail split (v8-uneven: the uneven tail, owners 3 quarters,
-                                  22 helpers 2 last quarters each) */
-                               {2520, 2776, 2536},
                                /* decode: V9 splits k over clusters of 6 and 8 blocks; 79 tiles,
                                   one deep-ring block each; a swapped tile whose last 8 columns
                                   n cuts (V9's staged epilogue) */
