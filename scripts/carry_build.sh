@@ -8,8 +8,10 @@
 # Configures and builds build-device/ (Release, as device-check's build step
 # does) and writes build-carry/build.tar.xz: every CTest file, executable and
 # shared library of that tree, and the folder it was built in
-# (build-carry/root), so that device-check's `carried` step can unpack it and
-# point the CTest files at the device's copy. The test programs link hgemm
+# (build-carry/root) and the Python the CTest files name (build-carry/python),
+# so that device-check's `carried` step can unpack it and point the CTest
+# files at the device's copy and Python. Shared libraries go with their
+# links (libhgemm_nccl.so.0 is one: without it the NCCL tests cannot start). The test programs link hgemm
 # statically, so they hold the same kernels many times: xz with a large
 # window keeps the archive a few MB. Everything the device would build is
 # built from this checkout: commit first, and the digest device-check prints
@@ -23,7 +25,9 @@ cmake -S . -B build-device "${gen[@]}" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build-device -j "$(nproc)"
 mkdir -p build-carry
 printf '%s\n' "$here" >build-carry/root
-find build-device -type f \( -name CTestTestfile.cmake -o -perm -u+x -o -name '*.so*' \) \
+grep -ho '"[^"]*/python3[^"]*"' -r build-device --include=CTestTestfile.cmake | tr -d '"' | sort -u |
+    head -1 >build-carry/python
+find build-device \( -type f -o -type l \) \( -name CTestTestfile.cmake -o -perm -u+x -o -name '*.so*' \) \
     ! -path '*/CMakeFiles/*' | sort >build-carry/files
 tar cf - -T build-carry/files | xz -9 -T0 >build-carry/build.tar.xz
 echo "carry_build: $(wc -l <build-carry/files) files, $(du -h build-carry/build.tar.xz | cut -f1) in build-carry/build.tar.xz"
