@@ -11,9 +11,9 @@
 # (build-carry/root) and the Python the CTest files name (build-carry/python),
 # so that device-check's `carried` step can unpack it and point the CTest
 # files at the device's copy and Python. Shared libraries go with their
-# links (libhgemm_nccl.so.0 is one: without it the NCCL tests cannot start). The test programs link hgemm
-# statically, so they hold the same kernels many times: xz with a large
-# window keeps the archive a few MB. Everything the device would build is
+# links (libhgemm_nccl.so.0 is one: without it the NCCL tests cannot
+# start). The test programs link hgemm statically, so they hold the same
+# kernels many times: xz with a large window keeps the archive a few MB. Everything the device would build is
 # built from this checkout: commit first, and the digest device-check prints
 # still names the sources.
 set -euo pipefail

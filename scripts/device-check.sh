@@ -150,12 +150,11 @@ if has carried; then
     # tar's xz where there is one, else Python's
     run carried-unpack 120 bash -c "tar xJf build-carry/build.tar.xz 2>/dev/null ||
         python3 -c 'import tarfile; tarfile.open(\"build-carry/build.tar.xz\").extractall()'" || exit 1
-    run carried-relocate 60 bash -c "find '$BUILD' -name CTestTestfile.cmake -exec sed -i 's#$from#$PWD#g' {} +" || exit 1
-    # the Python the CTest files name: this machine's
+    # the checkout's folder and the Python the CTest files name: this machine's
+    subst="s#$from#$PWD#g"
     py_from=$(cat build-carry/python 2>/dev/null || true) py_here=$(command -v python3 || true)
-    if [ -n "$py_from" ] && [ -n "$py_here" ]; then
-        run carried-python 60 bash -c "find '$BUILD' -name CTestTestfile.cmake -exec sed -i 's#$py_from#$py_here#g' {} +"
-    fi
+    [ -n "$py_from" ] && [ -n "$py_here" ] && subst="$subst;s#$py_from#$py_here#g"
+    run carried-relocate 60 bash -c "find '$BUILD' -name CTestTestfile.cmake -exec sed -i '$subst' {} +" || exit 1
 fi
 
 if has sass; then
