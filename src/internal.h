@@ -41,8 +41,8 @@ typedef struct hgemm_problem {
                                    everywhere but its raster ablations */
     int all_workers;            /* V8: 0 everywhere but v8-allsms; 1: whole tiles on every
                                    cluster, never on fewer (hgemm_sk_balance) */
-    int no_seam;                /* V8: 0 everywhere but v8-noseam; 1: the wide and the 320
-                                   tile's plain k-loop, without the seam between tiles */
+    int no_seam;                /* V8: 0 everywhere but v8-noseam; 1: the wide tile's
+                                   plain k-loop, without the seam between tiles */
 } hgemm_problem;
 
 /* hgemm_problem.pdl: how a V8 or V9 launch lets the stream's next kernel start.

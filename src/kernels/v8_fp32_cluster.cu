@@ -589,8 +589,9 @@ static_assert(V8_BN / 2 * SW128_ROW_BYTES == V8_BN / 2 / V8_MN_BOX * V8_MN_BOX_B
 /* The seam's two groups of a tile BN wide: the wide tile's halves, or the
  * 320 tile's m64n192 (C's parts 0..2) and m64n128 (parts 3 and 4), which
  * its k16 steps run anyway (mma_tile.cuh), so that its seam costs no
- * second read of A (since run 130; v8-320-seam). Each accumulator register
- * keeps one WGMMA shape in both tiles. */
+ * second read of A (v8-320-seam, not in V8's table: run 131 in
+ * docs/notes/v8-log.md). Each accumulator register keeps one WGMMA shape
+ * in both tiles. */
 template <int BN> struct v8_seam {
     static_assert(BN == 256 || BN == 320, "the seam is built for the wide and the 320 tile");
     enum {
@@ -1453,13 +1454,8 @@ static hgemm_status launch_v8_tile(const hgemm_problem *p, cudaStream_t stream) 
                 return launch_v8<1, true, T, A_MN, B_MN, 128>(p, stream, HGEMM_SK_AUTO);
         return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 128>(p, stream, HGEMM_SK_AUTO);
     }
-    if constexpr (!A_MN && !B_MN) {
-        if (bn == 320 && p->no_seam) return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 320, 2>(p, stream, HGEMM_SK_TAIL);
-        /* the 320 tile's seam (since run 130), where it pays (v8_seam_pays) */
-        if (bn == 320)
-            return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 320, 2, false, V8_LATE_AFTER, V8_EXP_SEAM>(
-                p, stream, HGEMM_SK_TAIL);
-    }
+    if constexpr (!A_MN && !B_MN)
+        if (bn == 320) return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 320, 2>(p, stream, HGEMM_SK_TAIL);
     if constexpr (!B_MN) {
         if (bn == 192) return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 192>(p, stream, HGEMM_SK_AUTO);
         if (bn == 64) return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 64>(p, stream, HGEMM_SK_AUTO);
@@ -1678,8 +1674,9 @@ extern "C" hgemm_status hgemm__launch_v8_seam(const hgemm_problem *p, cudaStream
 extern "C" hgemm_status hgemm__launch_v8_n128x2(const hgemm_problem *p, cudaStream_t stream) {
     return launch_v8_wide_exp<V8_EXP_N128X2>(p, stream);
 }
-/* The 320 tile with its seam (as V8 runs it since run 130) at every shape,
- * beside v8-320 (the same tile and plan without the seam) */
+/* The 320 tile with a seam (v8_seam<320>; built, not yet run on a GPU:
+ * docs/notes/v8-log.md, run 131) at every shape, beside v8-320 (the same
+ * tile and plan without it). V8 runs the 320 tile without. */
 extern "C" hgemm_status hgemm__launch_v8_320_seam(const hgemm_problem *p, cudaStream_t stream) {
     return launch_v8<V8_CLUSTER, true, __half, 0, 0, 320, 2, false, V8_LATE_AFTER, V8_EXP_SEAM>(p, stream,
                                                                                               HGEMM_SK_TAIL);
