@@ -55,7 +55,8 @@
 #   processes scripts/processes.sh $PROCESS_ARGS (default: v5, v6, v7 and cuBLAS
 #             in 3 fresh processes)
 #   profile   scripts/profile.sh $PROFILE_KERNELS at $PROFILE_SHAPE ("M N K", default 8192^3;
-#             Nsight Compute, clocks never touched)
+#             Nsight Compute, clocks never touched); several shapes separated by ';'
+#             ("4096 4096 4096;4096 14336 4096") each into profile-MxNxK.csv and its -raw.csv
 #   nccl      libhgemm_nccl on 2+ GPUs: the tests labelled multigpu, then
 #             hgemm-nccl-bench ($NCCL_BENCH_ARGS) into nccl.csv and
 #             nccl-timeline.csv, and where $NCCL_BENCH_ARGS2 is set a second run
@@ -327,9 +328,23 @@ if has processes; then
 fi
 
 if has profile; then
-    # shellcheck disable=SC2086 # PROFILE_SHAPE is "M N K", three words
-    run profile 500 env BUILD="$BUILD" OUT="$OUT" scripts/profile.sh \
-        "${PROFILE_KERNELS:-v0,v1,v2,v3,v4,v5,v6,v7,v8,cublas32,cublas16}" ${PROFILE_SHAPE:-8192 8192 8192}
+    # PROFILE_SHAPE: "M N K", or several separated by ';' (each into
+    # profile-MxNxK.csv and profile-MxNxK-raw.csv, one step each)
+    IFS=';' read -ra pshapes <<<"${PROFILE_SHAPE:-8192 8192 8192}"
+    for shape in "${pshapes[@]}"; do
+        read -r pm pn pk <<<"$shape"
+        if [ "${#pshapes[@]}" -eq 1 ]; then
+            run profile 500 env BUILD="$BUILD" OUT="$OUT" scripts/profile.sh \
+                "${PROFILE_KERNELS:-v0,v1,v2,v3,v4,v5,v6,v7,v8,cublas32,cublas16}" "$pm" "$pn" "$pk"
+            continue
+        fi
+        name="profile-${pm}x${pn}x${pk}"
+        run "$name" 500 env BUILD="$BUILD" OUT="$OUT/$name.d" scripts/profile.sh \
+            "${PROFILE_KERNELS:-v0,v1,v2,v3,v4,v5,v6,v7,v8,cublas32,cublas16}" "$pm" "$pn" "$pk"
+        [ -f "$OUT/$name.d/profile.csv" ] && mv "$OUT/$name.d/profile.csv" "$OUT/$name.csv"
+        [ -f "$OUT/$name.d/profile-raw.csv" ] && mv "$OUT/$name.d/profile-raw.csv" "$OUT/$name-raw.csv"
+        rm -rf "$OUT/$name.d"
+    done
 fi
 
 echo "=== summary"

@@ -590,6 +590,21 @@ class DeviceCheckStatus(unittest.TestCase):
         self.assertEqual(rc, 1)
         self.assertRegex(summary, r"processes\s+rc=[1-9]")
 
+    def test_profile_shapes_each_a_step(self):
+        # no profiler here (NCU names a command that fails): each shape's
+        # step runs, fails and is named by its shape; nothing is left behind
+        with tempfile.TemporaryDirectory() as out:
+            env = dict(os.environ, OUT=out, PACK="0", NCU="false", PROFILE_KERNELS="auto",
+                       PROFILE_SHAPE="64 64 64;128 256 512")
+            r = subprocess.run(["bash", "scripts/device-check.sh", "profile"], cwd=self.ROOT, env=env,
+                               capture_output=True, text=True, timeout=120)
+            self.assertEqual(r.returncode, 1)
+            with open(os.path.join(out, "summary.txt")) as f:
+                summary = f.read()
+            self.assertRegex(summary, r"profile-64x64x64\s+rc=[1-9]")
+            self.assertRegex(summary, r"profile-128x256x512\s+rc=[1-9]")
+            self.assertFalse([n for n in os.listdir(out) if n.endswith(".d")])
+
 
 class PhasePaces(unittest.TestCase):
     """scripts/phase_paces.py on a phase CSV written here: two blocks (four
