@@ -650,3 +650,19 @@ hgemm_status hgemm__run_ws(const hgemm_kernel_info *info, int64_t m, int64_t n, 
     if (info != NULL && info->launch == NULL) info = resolve(info->id, m, n, k); /* an auto row */
     return run_validated(info, chosen, &r, stream);
 }
+
+hgemm_status hgemm__run_gemm(const hgemm_kernel_info *info, hgemm_dtype dtype, hgemm_op op_a, hgemm_op op_b,
+                             int64_t m, int64_t n, int64_t k, float alpha, const void *A, int64_t lda,
+                             int64_t stride_a, const void *B, int64_t ldb, int64_t stride_b, float beta,
+                             void *C, int64_t ldc, int64_t stride_c, int64_t batch,
+                             const hgemm_nt_options *options, cudaStream_t stream) {
+    /* validated as hgemm_gemm validates AUTO's call; the row's own limits
+     * (forms, supports) are run_validated's, as for a public kernel */
+    const request r = {HGEMM_KERNEL_AUTO, dtype, op_a, op_b, m, n, k, alpha, beta, A, lda, stride_a,
+                       B, ldb, stride_b, C, ldc, stride_c, batch, options ? options : &NO_OPTIONS};
+    hgemm_status st = validate(&r);
+    if (st != HGEMM_SUCCESS || batch == 0 || m == 0 || n == 0) return st;
+    const int chosen = info == NULL || info->launch == NULL;
+    if (info != NULL && info->launch == NULL) info = resolve(info->id, m, n, k); /* an auto row */
+    return run_validated(info, chosen, &r, stream);
+}

@@ -114,6 +114,14 @@ hgemm_status hgemm__run_ws(const hgemm_kernel_info *info, int64_t m, int64_t n, 
                            float alpha, const void *A, int64_t lda, const void *B, int64_t ldb,
                            float beta, void *C, int64_t ldc, void *workspace,
                            size_t workspace_bytes, cudaStream_t stream);
+/* hgemm_gemm by row: any form, for the rows whose `forms` says they read
+ * it (an ablation that goes through its version's own launcher); a row
+ * without forms answers NOT_SUPPORTED outside fp16 NT, as in hgemm_gemm. */
+hgemm_status hgemm__run_gemm(const hgemm_kernel_info *info, hgemm_dtype dtype, hgemm_op op_a, hgemm_op op_b,
+                             int64_t m, int64_t n, int64_t k, float alpha, const void *A, int64_t lda,
+                             int64_t stride_a, const void *B, int64_t ldb, int64_t stride_b, float beta,
+                             void *C, int64_t ldc, int64_t stride_c, int64_t batch,
+                             const hgemm_nt_options *options, cudaStream_t stream);
 /* Argument checks of hgemm_nt, without touching CUDA. */
 hgemm_status hgemm__validate(hgemm_kernel kernel, int64_t m, int64_t n, int64_t k,
                              const void *A, int64_t lda, const void *B, int64_t ldb,

@@ -39,7 +39,10 @@
  * hgemm_gemm and cuBLAS through cublasGemmEx (batch 1) or
  * cublasGemmStridedBatchedEx, and skips, with a line on stderr, a kernel that
  * answers HGEMM_ERROR_NOT_SUPPORTED (asked once, before the cooldown), the
- * ablations, and cuBLAS COMPUTE_16F for bf16 (cuBLAS has none).
+ * ablations whose rows serve fp16 NT only, and cuBLAS COMPUTE_16F for bf16
+ * (cuBLAS has none). An ablation that goes through its version's launcher
+ * with a flag (its row's `forms`: v8-noseam, v8-allsms, the PDL ones) runs
+ * every form by hgemm_gemm's path, given its row.
  *
  * --host-cost, a mode of its own: the host time of one call (cuBLAS
  * COMPUTE_32F and each selected kernel) on a 64 x 64 x 64 problem.
@@ -399,11 +402,13 @@ static void usage(FILE *f) {
         "                   matrices, packed back to back (default: %d)\n"
         "                   f16 nt with batch 1 runs the kernels on hgemm_nt's path and\n"
         "                   cuBLAS through cublasGemmEx; other forms run the public kernels\n"
-        "                   through hgemm_gemm and cuBLAS through cublasGemmEx (batch 1) or\n"
+        "                   through hgemm_gemm (and the ablations that go through their\n"
+        "                   version's own launcher, e.g. v8-noseam, by the same path) and\n"
+        "                   cuBLAS through cublasGemmEx (batch 1) or\n"
         "                   cublasGemmStridedBatchedEx; a kernel that answers NOT_SUPPORTED\n"
-        "                   for a form, the ablations, and cublas16 for bf16 (cuBLAS has\n"
-        "                   no COMPUTE_16F for it: vs_cublas16 is nan) are skipped with a\n"
-        "                   line on stderr\n"
+        "                   for a form, the other ablations, and cublas16 for bf16 (cuBLAS\n"
+        "                   has no COMPUTE_16F for it: vs_cublas16 is nan) are skipped with\n"
+        "                   a line on stderr\n"
         "shapes (one of --size, --sweep, --suite, --shapes):\n"
         "  --size M N K     problem size (default: %d %d %d)\n"
         "  --sweep          run the built-in table of shapes instead of one size\n"
@@ -1287,19 +1292,25 @@ static int public_kernel(const entry *e) {
 static const char *form_skip_reason(const entry *e, form f) {
     if (e->kind == ENTRY_CUBLAS16 && f.dtype != HGEMM_DTYPE_F16)
         return "cuBLAS has no COMPUTE_16F for this element type (vs_cublas16 is nan)";
-    if (e->kind == ENTRY_HGEMM && !form_is_default(f) && !public_kernel(e))
-        return "an ablation runs on hgemm_nt's path only (f16 nt, batch 1)";
+    if (e->kind == ENTRY_HGEMM && !form_is_default(f) && !public_kernel(e) && !e->info->forms)
+        return "this ablation runs on hgemm_nt's path only (f16 nt, batch 1)";
     return NULL;
 }
 
 /* One call of hgemm kernel e on operand set o of p. f16 nt batch 1:
  * hgemm_nt_ws's own path, by table row (ablations have no public id); every
- * other form: hgemm_gemm. Both with the workspace, as cuBLAS has its own. */
+ * other form: hgemm_gemm, or for an ablation whose row reads the form
+ * (its `forms`), hgemm_gemm's path by row. All with the workspace, as
+ * cuBLAS has its own. */
 static hgemm_status hgemm_call(const entry *e, const problem *p, operands o) {
     if (form_is_default(p->f))
         return hgemm__run_ws(e->info, p->m, p->n, p->k, BENCH_ALPHA, o.A, p->lda, o.B, p->ldb,
                              BENCH_BETA, o.C, p->ldc, p->workspace, HGEMM_WORKSPACE_BYTES, 0);
     const hgemm_nt_options ws = {p->workspace, HGEMM_WORKSPACE_BYTES, 0, NULL, 0};
+    if (!public_kernel(e))
+        return hgemm__run_gemm(e->info, p->f.dtype, p->f.op_a, p->f.op_b, p->m, p->n, p->k, BENCH_ALPHA,
+                               o.A, p->lda, p->d.stride_a, o.B, p->ldb, p->d.stride_b, BENCH_BETA, o.C,
+                               p->ldc, p->d.stride_c, p->f.batch, &ws, 0);
     return hgemm_gemm(e->info->id, p->f.dtype, p->f.op_a, p->f.op_b, p->m, p->n, p->k, BENCH_ALPHA,
                       o.A, p->lda, p->d.stride_a, o.B, p->ldb, p->d.stride_b, BENCH_BETA, o.C,
                       p->ldc, p->d.stride_c, p->f.batch, &ws, 0);
@@ -1744,7 +1755,8 @@ static void print_kernel_list(void) {
     }
     for (int i = 0; i < hgemm__experiment_count(); i++) {
         const hgemm_kernel_info *k = hgemm__experiment_at(i);
-        printf("%-6s %-5s ablation: %s\n", k->name, k->acc == HGEMM_ACC_F16 ? "fp16" : "fp32", k->idea);
+        printf("%-6s %-5s ablation (%s): %s\n", k->name, k->acc == HGEMM_ACC_F16 ? "fp16" : "fp32",
+               k->forms ? "every form" : "f16 nt", k->idea);
     }
     const hgemm_kernel autos[] = {HGEMM_KERNEL_AUTO, HGEMM_KERNEL_AUTO_F16ACC};
     for (size_t i = 0; i < sizeof autos / sizeof autos[0]; i++) {
@@ -2051,7 +2063,8 @@ static void write_metadata(FILE *f, const gpu_info *g, const nvml *nv, const opt
                "entries packed back to back, each its own random matrices; tflops and gbps count "
                "every entry)\n", dtypes, layouts, (long long)o->batch);
     fprintf(f, "# paths: f16 nt batch 1: hgemm_nt_ws's path by table row, cublasGemmEx; other forms: "
-               "hgemm_gemm (public kernels; NOT_SUPPORTED ones skipped), cublasGemmEx for batch 1 and "
+               "hgemm_gemm (public kernels, and by row the ablations that serve forms; NOT_SUPPORTED ones skipped), "
+               "cublasGemmEx for batch 1 and "
                "cublasGemmStridedBatchedEx otherwise; cublas16 (COMPUTE_16F) for f16 only\n");
     fprintf(f, "# nvml: %s\n", nv->dev ? "yes" : "unavailable (sm clocks are -1)");
 }

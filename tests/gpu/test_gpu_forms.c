@@ -9,7 +9,10 @@
  * (stride 0), k = 1, k = 0 and alpha = 0 (A and B all NaN: never read).
  *
  * V8 runs once more with a workspace, where a few tiles with a long k take
- * its split-K, batches included.
+ * its split-K, batches included. So do two of its ablations, v8-noseam and
+ * v8-allsms, which go through V8's own launcher with a flag: by row, through
+ * hgemm__run_gemm (hgemm_gemm's path), as hgemm-bench times them in every
+ * form.
  *
  * What each kernel must serve is the table `kernels` below:
  *   SERVES_EVERY  every type and form: a NOT_SUPPORTED fails (AUTO,
@@ -63,18 +66,21 @@ typedef enum serves { SERVES_EVERY, SERVES_MAY, SERVES_NT } serves;
 typedef struct kernel_row {
     hgemm_kernel id;
     serves expect;
-    int workspace; /* 1: with a workspace (HGEMM_WORKSPACE_BYTES): V8 may split-K or stream-K */
+    int workspace;        /* 1: with a workspace (HGEMM_WORKSPACE_BYTES): V8 may split-K or stream-K */
+    const char *ablation; /* an ablation of id by its row's name (hgemm__run_gemm), or NULL */
 } kernel_row;
 
 /* What each kernel must serve (include/hgemm.h). */
 static const kernel_row kernels[] = {
-    {HGEMM_KERNEL_AUTO, SERVES_EVERY, 0}, {HGEMM_KERNEL_AUTO_F16ACC, SERVES_EVERY, 0},
-    {HGEMM_KERNEL_V8, SERVES_EVERY, 0},   {HGEMM_KERNEL_V8, SERVES_EVERY, 1},
-    {HGEMM_KERNEL_V9, SERVES_MAY, 0},
-    {HGEMM_KERNEL_V0, SERVES_NT, 0},      {HGEMM_KERNEL_V1, SERVES_NT, 0},
-    {HGEMM_KERNEL_V2, SERVES_NT, 0},      {HGEMM_KERNEL_V3, SERVES_NT, 0},
-    {HGEMM_KERNEL_V4, SERVES_NT, 0},      {HGEMM_KERNEL_V5, SERVES_NT, 0},
-    {HGEMM_KERNEL_V6, SERVES_NT, 0},      {HGEMM_KERNEL_V7, SERVES_NT, 0},
+    {HGEMM_KERNEL_AUTO, SERVES_EVERY, 0, NULL}, {HGEMM_KERNEL_AUTO_F16ACC, SERVES_EVERY, 0, NULL},
+    {HGEMM_KERNEL_V8, SERVES_EVERY, 0, NULL},   {HGEMM_KERNEL_V8, SERVES_EVERY, 1, NULL},
+    {HGEMM_KERNEL_V8, SERVES_EVERY, 0, "v8-noseam"}, {HGEMM_KERNEL_V8, SERVES_EVERY, 1, "v8-noseam"},
+    {HGEMM_KERNEL_V8, SERVES_EVERY, 1, "v8-allsms"},
+    {HGEMM_KERNEL_V9, SERVES_MAY, 0, NULL},
+    {HGEMM_KERNEL_V0, SERVES_NT, 0, NULL},      {HGEMM_KERNEL_V1, SERVES_NT, 0, NULL},
+    {HGEMM_KERNEL_V2, SERVES_NT, 0, NULL},      {HGEMM_KERNEL_V3, SERVES_NT, 0, NULL},
+    {HGEMM_KERNEL_V4, SERVES_NT, 0, NULL},      {HGEMM_KERNEL_V5, SERVES_NT, 0, NULL},
+    {HGEMM_KERNEL_V6, SERVES_NT, 0, NULL},      {HGEMM_KERNEL_V7, SERVES_NT, 0, NULL},
 };
 enum { KERNEL_COUNT = (int)(sizeof kernels / sizeof kernels[0]) };
 
@@ -219,15 +225,29 @@ static void setup_free(setup *s) {
 /* One zeroed workspace for every call that takes one: each leaves it ready. */
 static void *workspace;
 
-static hgemm_status call_ws(const setup *s, hgemm_kernel id, int use_workspace) {
+/* The ablation row of that name, or NULL */
+static const hgemm_kernel_info *ablation_row(const char *name) {
+    for (int i = 0; i < hgemm__experiment_count(); i++)
+        if (strcmp(hgemm__experiment_at(i)->name, name) == 0) return hgemm__experiment_at(i);
+    return NULL;
+}
+
+static hgemm_status call_ws(const setup *s, hgemm_kernel id, int use_workspace, const char *ablation) {
     const form_case *t = s->t;
     const hgemm_nt_options options = {workspace, HGEMM_WORKSPACE_BYTES, 0, NULL, 0};
+    if (ablation) {
+        const hgemm_kernel_info *row = ablation_row(ablation);
+        if (!row) return HGEMM_ERROR_INVALID_VALUE; /* a row this test names is gone: a failure */
+        return hgemm__run_gemm(row, s->dt, s->op_a, s->op_b, t->m, t->n, t->k, t->alpha, s->A, s->lda, s->stride_a,
+                               s->B, s->ldb, s->stride_b, t->beta, s->g.C, s->ldc, s->stride_c, t->batch,
+                               use_workspace ? &options : NULL, 0);
+    }
     return hgemm_gemm(id, s->dt, s->op_a, s->op_b, t->m, t->n, t->k, t->alpha, s->A, s->lda, s->stride_a, s->B,
                       s->ldb, s->stride_b, t->beta, s->g.C, s->ldc, s->stride_c, t->batch,
                       use_workspace ? &options : NULL, 0);
 }
 
-static hgemm_status call(const setup *s, hgemm_kernel id) { return call_ws(s, id, 0); }
+static hgemm_status call(const setup *s, hgemm_kernel id) { return call_ws(s, id, 0, NULL); }
 
 /* Elements of g's allocation outside every entry's m x n block that do not
  * hold the sentinel; the first one's row (relative to C) and column. */
@@ -261,9 +281,10 @@ static double atol_for(hgemm_kernel id, const setup *s) {
 static void run_served(setup *s, const kernel_row *kr) {
     const form_case *t = s->t;
     char kname[32];
-    snprintf(kname, sizeof kname, "%s%s", hgemm_kernel_name(kr->id), kr->workspace ? "+ws" : "");
+    snprintf(kname, sizeof kname, "%s%s", kr->ablation ? kr->ablation : hgemm_kernel_name(kr->id),
+             kr->workspace ? "+ws" : "");
     fill_c(s);
-    const hgemm_status st = call_ws(s, kr->id, kr->workspace);
+    const hgemm_status st = call_ws(s, kr->id, kr->workspace, kr->ablation);
     HGEMM_CHECK_CUDA(cudaDeviceSynchronize());
     if (st == HGEMM_ERROR_NOT_SUPPORTED && kr->expect == SERVES_MAY && !s->nt) {
         int64_t row = 0, col = 0;
