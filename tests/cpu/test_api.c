@@ -11,6 +11,7 @@
  */
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include <cuda_runtime_api.h>
 
@@ -696,6 +697,45 @@ static void test_gemm(void) {
 }
 #undef GEMM
 
+/* hgemm__run_gemm (hgemm-bench's path for an ablation in another form):
+ * hgemm_gemm's checks, then the row's own forms, before any CUDA call. */
+static const hgemm_kernel_info *ablation_named(const char *name) {
+    for (int i = 0; i < hgemm__experiment_count(); i++)
+        if (strcmp(hgemm__experiment_at(i)->name, name) == 0) return hgemm__experiment_at(i);
+    return NULL;
+}
+#define GEMM_ROW(row, dt, oa, ob, m, n, k, A, lda, B, ldb, C, ldc, batch)                                    \
+    hgemm__run_gemm((row), (dt), (oa), (ob), (m), (n), (k), ALPHA, (A), (lda), 0, (B), (ldb), 0, BETA, (C), \
+                    (ldc), 0, (batch), NULL, 0)
+static void test_gemm_by_row(void) {
+    const void *A = addr(ADDR_A), *B = addr(ADDR_B);
+    void *C = (void *)addr(ADDR_FARTHER);
+    const hgemm_status valid = gpu_present ? HGEMM_SUCCESS : HGEMM_ERROR_NO_DEVICE;
+    const hgemm_dtype F16 = HGEMM_DTYPE_F16, BF16 = HGEMM_DTYPE_BF16;
+    const hgemm_op N_ = HGEMM_OP_N, T_ = HGEMM_OP_T;
+    const hgemm_kernel_info *noseam = ablation_named("v8-noseam"), *dp = ablation_named("v8-dp");
+    CHECK(noseam != NULL && noseam->forms); /* an ablation whose row serves every form */
+    CHECK(dp != NULL && !dp->forms);        /* one that serves fp16 NT only */
+    if (!noseam || !dp) return;
+    /* hgemm_gemm's own checks come first, whatever the row */
+    CHECK_STATUS(GEMM_ROW(noseam, BF16, N_, N_, -1, N, K, A, LDA, B, N + LD_PAD, C, LDC, 1),
+                 HGEMM_ERROR_INVALID_VALUE);
+    CHECK_STATUS(GEMM_ROW(dp, (hgemm_dtype)2, N_, T_, M, N, K, A, LDA, B, LDB, C, LDC, 1),
+                 HGEMM_ERROR_INVALID_VALUE);
+    CHECK_STATUS(GEMM_ROW(noseam, BF16, N_, N_, M, N, K, A, LDA, B, N + LD_PAD, C, LDC, 0), HGEMM_SUCCESS);
+    /* a row without forms: NOT_SUPPORTED outside fp16 NT, without a device too */
+    CHECK_STATUS(GEMM_ROW(dp, BF16, N_, T_, M, N, K, A, LDA, B, LDB, C, LDC, 1), HGEMM_ERROR_NOT_SUPPORTED);
+    CHECK_STATUS(GEMM_ROW(dp, F16, T_, N_, M, N, K, A, M + LD_PAD, B, N + LD_PAD, C, LDC, 1),
+                 HGEMM_ERROR_NOT_SUPPORTED);
+    if (!gpu_present) { /* valid: on to the device */
+        CHECK_STATUS(GEMM_ROW(dp, F16, N_, T_, M, N, K, A, LDA, B, LDB, C, LDC, 1), valid);
+        CHECK_STATUS(GEMM_ROW(noseam, BF16, N_, N_, M, N, K, A, LDA, B, N + LD_PAD, C, LDC, 1), valid);
+        CHECK_STATUS(GEMM_ROW(noseam, F16, T_, T_, M, N, K, A, M + LD_PAD, B, LDB, C, LDC, 1), valid);
+        CHECK_STATUS(GEMM_ROW(NULL, BF16, T_, N_, M, N, K, A, M + LD_PAD, B, N + LD_PAD, C, LDC, 1), valid);
+    }
+}
+#undef GEMM_ROW
+
 int main(void) {
     gpu_present = check_gpu_present();
     printf("test_api: %s\n", gpu_present ? "a CUDA device is present"
@@ -718,6 +758,7 @@ int main(void) {
     test_options();
     test_c_in();
     test_gemm();
+    test_gemm_by_row();
     if (skipped)
         printf("test_api: skipped %d hgemm_nt calls on valid requests (a GPU is present; they "
                "would launch on fake addresses)\n", skipped);
