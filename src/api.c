@@ -88,6 +88,13 @@ const hgemm_kernel_info *hgemm__experiment_at(int i) {
     return (i >= 0 && i < EXPERIMENT_COUNT) ? &experiment_table[i] : NULL;
 }
 
+const hgemm_kernel_info *hgemm__experiment_by_name(const char *name) {
+    if (name == NULL) return NULL;
+    for (int i = 0; i < EXPERIMENT_COUNT; i++)
+        if (strcmp(experiment_table[i].name, name) == 0) return &experiment_table[i];
+    return NULL;
+}
+
 int hgemm__kernel_count(void) { return KERNEL_COUNT; }
 
 const hgemm_kernel_info *hgemm__kernel_at(int i) {
@@ -630,6 +637,14 @@ hgemm_status hgemm_gemm(hgemm_kernel kernel, hgemm_dtype dtype, hgemm_op op_a, h
     return run_validated(resolve(kernel, m, n, k), is_chosen(kernel), &r, stream);
 }
 
+/* run_validated for a row given by hgemm__run_ws and hgemm__run_gemm: NULL
+ * or an auto row ("auto", "auto-f16acc") chooses by shape, as AUTO does */
+static hgemm_status run_row(const hgemm_kernel_info *info, const request *r, cudaStream_t stream) {
+    const int chosen = info == NULL || info->launch == NULL;
+    if (info != NULL && info->launch == NULL) info = resolve(info->id, r->m, r->n, r->k);
+    return run_validated(info, chosen, r, stream);
+}
+
 hgemm_status hgemm__run(const hgemm_kernel_info *info, int64_t m, int64_t n, int64_t k,
                         float alpha, const void *A, int64_t lda, const void *B, int64_t ldb,
                         float beta, void *C, int64_t ldc, cudaStream_t stream) {
@@ -645,9 +660,7 @@ hgemm_status hgemm__run_ws(const hgemm_kernel_info *info, int64_t m, int64_t n, 
                                  &options);
     hgemm_status st = validate(&r);
     if (st != HGEMM_SUCCESS) return st;
-    const int chosen = info == NULL || info->launch == NULL;
-    if (info != NULL && info->launch == NULL) info = resolve(info->id, m, n, k); /* an auto row */
-    return run_validated(info, chosen, &r, stream);
+    return run_row(info, &r, stream);
 }
 
 hgemm_status hgemm__run_gemm(const hgemm_kernel_info *info, hgemm_dtype dtype, hgemm_op op_a, hgemm_op op_b,
@@ -661,7 +674,5 @@ hgemm_status hgemm__run_gemm(const hgemm_kernel_info *info, hgemm_dtype dtype, h
                        B, ldb, stride_b, C, ldc, stride_c, batch, options ? options : &NO_OPTIONS};
     hgemm_status st = validate(&r);
     if (st != HGEMM_SUCCESS || batch == 0 || m == 0 || n == 0) return st;
-    const int chosen = info == NULL || info->launch == NULL;
-    if (info != NULL && info->launch == NULL) info = resolve(info->id, m, n, k); /* an auto row */
-    return run_validated(info, chosen, &r, stream);
+    return run_row(info, &r, stream);
 }

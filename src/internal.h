@@ -104,6 +104,7 @@ const hgemm_kernel_info *hgemm__auto_row(hgemm_kernel id);
 /* Ablations (src/api.c): not in the public enum; run them with hgemm__run. */
 int hgemm__experiment_count(void);
 const hgemm_kernel_info *hgemm__experiment_at(int i);   /* NULL when out of range */
+const hgemm_kernel_info *hgemm__experiment_by_name(const char *name); /* NULL if none */
 /* hgemm_nt with the kernel given by its row (NULL: AUTO): the same checks and
  * the same path, for rows that have no public id. */
 hgemm_status hgemm__run(const hgemm_kernel_info *info, int64_t m, int64_t n, int64_t k,

@@ -11,7 +11,6 @@
  */
 #include <stdint.h>
 #include <stdio.h>
-#include <string.h>
 
 #include <cuda_runtime_api.h>
 
@@ -699,11 +698,6 @@ static void test_gemm(void) {
 
 /* hgemm__run_gemm (hgemm-bench's path for an ablation in another form):
  * hgemm_gemm's checks, then the row's own forms, before any CUDA call. */
-static const hgemm_kernel_info *ablation_named(const char *name) {
-    for (int i = 0; i < hgemm__experiment_count(); i++)
-        if (strcmp(hgemm__experiment_at(i)->name, name) == 0) return hgemm__experiment_at(i);
-    return NULL;
-}
 #define GEMM_ROW(row, dt, oa, ob, m, n, k, A, lda, B, ldb, C, ldc, batch)                                    \
     hgemm__run_gemm((row), (dt), (oa), (ob), (m), (n), (k), ALPHA, (A), (lda), 0, (B), (ldb), 0, BETA, (C), \
                     (ldc), 0, (batch), NULL, 0)
@@ -713,9 +707,12 @@ static void test_gemm_by_row(void) {
     const hgemm_status valid = gpu_present ? HGEMM_SUCCESS : HGEMM_ERROR_NO_DEVICE;
     const hgemm_dtype F16 = HGEMM_DTYPE_F16, BF16 = HGEMM_DTYPE_BF16;
     const hgemm_op N_ = HGEMM_OP_N, T_ = HGEMM_OP_T;
-    const hgemm_kernel_info *noseam = ablation_named("v8-noseam"), *dp = ablation_named("v8-dp");
+    const hgemm_kernel_info *noseam = hgemm__experiment_by_name("v8-noseam");
+    const hgemm_kernel_info *dp = hgemm__experiment_by_name("v8-dp");
     CHECK(noseam != NULL && noseam->forms); /* an ablation whose row serves every form */
     CHECK(dp != NULL && !dp->forms);        /* one that serves fp16 NT only */
+    CHECK(hgemm__experiment_by_name("v8") == NULL); /* a table row is no ablation */
+    CHECK(hgemm__experiment_by_name(NULL) == NULL);
     if (!noseam || !dp) return;
     /* hgemm_gemm's own checks come first, whatever the row */
     CHECK_STATUS(GEMM_ROW(noseam, BF16, N_, N_, -1, N, K, A, LDA, B, N + LD_PAD, C, LDC, 1),

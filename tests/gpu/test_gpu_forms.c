@@ -225,18 +225,11 @@ static void setup_free(setup *s) {
 /* One zeroed workspace for every call that takes one: each leaves it ready. */
 static void *workspace;
 
-/* The ablation row of that name, or NULL */
-static const hgemm_kernel_info *ablation_row(const char *name) {
-    for (int i = 0; i < hgemm__experiment_count(); i++)
-        if (strcmp(hgemm__experiment_at(i)->name, name) == 0) return hgemm__experiment_at(i);
-    return NULL;
-}
-
 static hgemm_status call_ws(const setup *s, hgemm_kernel id, int use_workspace, const char *ablation) {
     const form_case *t = s->t;
     const hgemm_nt_options options = {workspace, HGEMM_WORKSPACE_BYTES, 0, NULL, 0};
     if (ablation) {
-        const hgemm_kernel_info *row = ablation_row(ablation);
+        const hgemm_kernel_info *row = hgemm__experiment_by_name(ablation);
         if (!row) return HGEMM_ERROR_INVALID_VALUE; /* a row this test names is gone: a failure */
         return hgemm__run_gemm(row, s->dt, s->op_a, s->op_b, t->m, t->n, t->k, t->alpha, s->A, s->lda, s->stride_a,
                                s->B, s->ldb, s->stride_b, t->beta, s->g.C, s->ldc, s->stride_c, t->batch,
