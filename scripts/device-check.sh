@@ -56,7 +56,9 @@
 #             in 3 fresh processes)
 #   profile   scripts/profile.sh $PROFILE_KERNELS at $PROFILE_SHAPE ("M N K", default 8192^3;
 #             Nsight Compute, clocks never touched); several shapes separated by ';'
-#             ("4096 4096 4096;4096 14336 4096") each into profile-MxNxK.csv and its -raw.csv
+#             ("4096 4096 4096;4096 14336 4096") each into profile-MxNxK.csv and its -raw.csv;
+#             L2_DETAIL=1: L2's sectors by source and operation too (raw CSV), and the metric
+#             names this ncu lists, ncu-metrics.txt
 #   nccl      libhgemm_nccl on 2+ GPUs: the tests labelled multigpu, then
 #             hgemm-nccl-bench ($NCCL_BENCH_ARGS) into nccl.csv and
 #             nccl-timeline.csv, and where $NCCL_BENCH_ARGS2 is set a second run
@@ -343,6 +345,7 @@ if has profile; then
             "${PROFILE_KERNELS:-v0,v1,v2,v3,v4,v5,v6,v7,v8,cublas32,cublas16}" "$pm" "$pn" "$pk"
         [ -f "$OUT/$name.d/profile.csv" ] && mv "$OUT/$name.d/profile.csv" "$OUT/$name.csv"
         [ -f "$OUT/$name.d/profile-raw.csv" ] && mv "$OUT/$name.d/profile-raw.csv" "$OUT/$name-raw.csv"
+        [ -f "$OUT/$name.d/ncu-metrics.txt" ] && mv "$OUT/$name.d/ncu-metrics.txt" "$OUT/ncu-metrics.txt"
         rm -rf "$OUT/$name.d"
     done
 fi

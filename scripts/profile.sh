@@ -6,7 +6,9 @@
 #                                              second kernel too)
 #   BENCH_ARGS="--layout nn" scripts/profile.sh ...  (more hgemm-bench options: a form, a batch)
 #   L2_DETAIL=1 scripts/profile.sh ...        (also L2's sectors by source unit, source node and
-#                                              operation, where this ncu knows them: raw CSV only)
+#                                              operation, where this ncu knows them: raw CSV only;
+#                                              the request coalescer's (lrc__) where listed; and
+#                                              every metric name this ncu lists, ncu-metrics.txt)
 #
 # Runs Nsight Compute over hgemm-bench once per kernel, profiling the one
 # timed launch (--warmup 0 --iters 1) inside the NVTX range the benchmark
@@ -36,6 +38,7 @@ for cand in sm__pipe_tensor_cycles_active sm__pipe_tensor_op_gmma_cycles_active 
             sm__pipe_tensor_op_hmma_cycles_active; do
     if grep -q "^$cand " <<<"$known"; then tensor=$cand; break; fi
 done
+extra=""
 metrics=gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second
 metrics+=,dram__throughput.avg.pct_of_peak_sustained_elapsed
 metrics+=,sm__throughput.avg.pct_of_peak_sustained_elapsed
@@ -72,6 +75,13 @@ if [ "${L2_DETAIL:-0}" = 1 ]; then
     done
     echo "profile: L2 detail: $detail" >&2
     [ -n "$detail" ] && metrics+=,${detail#,}
+    # Every metric this ncu lists, for the next question about L2; and the
+    # counters of a unit in front of L2 that merges requests, where this
+    # chip has one listed (lrc__: sectors and requests only). They are
+    # tried once: if ncu refuses them, each kernel runs without them.
+    printf '%s\n' "$known" >"$OUT/ncu-metrics.txt"
+    extra=$(grep -oE '^lrc__[a-z0-9_]*(sectors|requests)[a-z0-9_]* ' <<<"$known" | sort -u | sed 's/ $/.sum/' | paste -sd, -)
+    [ -n "$extra" ] && echo "profile: request coalescer: $extra" >&2
 fi
 echo "profile: tensor pipe metric: ${tensor:-none found}" >&2
 
@@ -82,15 +92,23 @@ for kernel in "${list[@]}"; do
     [[ $kernel == cublas* ]] && run_kernels=v0
     echo "profile: $kernel at ${M}x${N}x${K}" >&2
     echo "# kernel: $kernel" >>"$raw"
-    # shellcheck disable=SC2086 # BENCH_ARGS: words, as typed
-    "$NCU" --clock-control none --nvtx --nvtx-include "$kernel/" --launch-count "$LAUNCHES" \
-        --metrics "$metrics" --csv --page raw --log-file "$OUT/ncu-$kernel.csv" \
-        "$BENCH" --kernels "$run_kernels" --size "$M" "$N" "$K" --warmup 0 --iters 1 \
-        --cooldown 0 ${BENCH_ARGS:-} >"$OUT/bench-$kernel.log" 2>&1 || {
+    profile_one() { # $1: the metrics
+        # shellcheck disable=SC2086 # BENCH_ARGS: words, as typed
+        "$NCU" --clock-control none --nvtx --nvtx-include "$kernel/" --launch-count "$LAUNCHES" \
+            --metrics "$1" --csv --page raw --log-file "$OUT/ncu-$kernel.csv" \
+            "$BENCH" --kernels "$run_kernels" --size "$M" "$N" "$K" --warmup 0 --iters 1 \
+            --cooldown 0 ${BENCH_ARGS:-} >"$OUT/bench-$kernel.log" 2>&1
+    }
+    if [ -n "$extra" ] && ! profile_one "$metrics,$extra"; then
+        echo "profile: ncu refused the request coalescer's counters; $kernel without them:" >&2
+        tail -3 "$OUT/bench-$kernel.log" "$OUT/ncu-$kernel.csv" >&2 || true
+        extra=""
+    fi
+    if [ -z "$extra" ] && ! profile_one "$metrics"; then
         echo "profile: ncu or the benchmark failed for $kernel:" >&2
         cat "$OUT/bench-$kernel.log" "$OUT/ncu-$kernel.csv" >&2
         exit 1
-    }
+    fi
     cat "$OUT/ncu-$kernel.csv" >>"$raw"
     rm -f "$OUT/ncu-$kernel.csv" "$OUT/bench-$kernel.log"
 done

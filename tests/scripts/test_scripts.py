@@ -606,6 +606,83 @@ class DeviceCheckStatus(unittest.TestCase):
             self.assertFalse([n for n in os.listdir(out) if n.endswith(".d")])
 
 
+class ProfileMetrics(unittest.TestCase):
+    """scripts/profile.sh's choice of metrics, with a stand-in for ncu that
+    lists a few metric names, records each call's --metrics and writes a
+    one-row CSV (or refuses the request coalescer's counters when told to)."""
+
+    ROOT = os.path.join(HERE, "..", "..")
+    FAKE_NCU = r"""#!/usr/bin/env bash
+if [ "$1" = --query-metrics ]; then
+    printf '%s\n' "Metric Name   Metric Description" \
+        "sm__pipe_tensor_cycles_active   # of cycles where the tensor pipe was active" \
+        "lts__t_sectors_srcunit_tex   # of sectors from the SMs" \
+        "lts__t_sectors_srcunit_ltcfabric   # of sectors from the other partition" \
+        "lts__t_sectors_lookup_hit   # of sectors that hit" \
+        "lrc__t_sectors_merged   # of sectors the coalescer merged" \
+        "lrc__throughput   % of the coalescer's peak"
+    exit 0
+fi
+metrics="" log=""
+while [ $# -gt 0 ]; do
+    case $1 in
+        --metrics) metrics=$2; shift ;;
+        --log-file) log=$2; shift ;;
+    esac
+    shift
+done
+echo "$metrics" >>"$FAKE_CALLS"
+if [ -n "${FAKE_REFUSE:-}" ] && [[ $metrics == *lrc__* ]]; then
+    echo "==ERROR== Failed to find metric lrc__t_sectors_merged.sum" >"$log"
+    exit 1
+fi
+printf '%s\n' '"Kernel Name","gpu__time_duration.sum"' '"","ns"' '"v8_kernel","1,000"' >"$log"
+"""
+
+    def profile(self, **env_extra):
+        with tempfile.TemporaryDirectory() as tmp:
+            ncu = os.path.join(tmp, "ncu")
+            with open(ncu, "w") as f:
+                f.write(self.FAKE_NCU)
+            os.chmod(ncu, 0o755)
+            calls = os.path.join(tmp, "calls")
+            out = os.path.join(tmp, "out")
+            env = dict(os.environ, NCU=ncu, OUT=out, BUILD=tmp, FAKE_CALLS=calls, **env_extra)
+            r = subprocess.run(["bash", "scripts/profile.sh", "auto,cublas32", "64", "64", "64"], cwd=self.ROOT,
+                               env=env, capture_output=True, text=True, timeout=60)
+            with open(calls) as f:
+                metrics = [line.strip().split(",") for line in f]
+            return r, metrics, sorted(os.listdir(out))
+
+    def test_the_plain_profile_asks_for_no_l2_detail(self):
+        r, metrics, files = self.profile()
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(len(metrics), 2)
+        self.assertIn("sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active", metrics[0])
+        self.assertFalse([m for m in metrics[0] if m.startswith(("lrc__", "lts__t_sectors_src"))])
+        self.assertNotIn("ncu-metrics.txt", files)
+
+    def test_l2_detail_adds_the_listed_counters_and_keeps_the_list(self):
+        r, metrics, files = self.profile(L2_DETAIL="1")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(len(metrics), 2)
+        for m in ("lts__t_sectors_srcunit_tex.sum", "lts__t_sectors_srcunit_ltcfabric.sum",
+                  "lts__t_sectors_lookup_hit.sum", "lrc__t_sectors_merged.sum"):
+            self.assertIn(m, metrics[1])
+        self.assertFalse([m for m in metrics[1] if m.startswith("lrc__throughput")])  # not a counter
+        self.assertIn("ncu-metrics.txt", files)
+        self.assertIn("profile.csv", files)
+
+    def test_a_refused_coalescer_counter_is_dropped_not_fatal(self):
+        r, metrics, files = self.profile(L2_DETAIL="1", FAKE_REFUSE="1")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("refused", r.stderr)
+        # the first kernel tries once with them and once without; the second only without
+        self.assertEqual([any(m.startswith("lrc__") for m in call) for call in metrics], [True, False, False])
+        self.assertIn("lts__t_sectors_srcunit_tex.sum", metrics[2])
+        self.assertIn("profile.csv", files)
+
+
 class PhasePaces(unittest.TestCase):
     """scripts/phase_paces.py on a phase CSV written here: two blocks (four
     warpgroups) with the same cycles at two clocks, and one with no end."""
