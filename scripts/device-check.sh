@@ -35,6 +35,10 @@
 #             into phase.log and phase-MxNxK.csv
 #   occupancy hgemm-cluster-occupancy (tools/cluster_occupancy.cu): how many clusters of 1..16 one-SM blocks the
 #             GPU holds at once, into occupancy.csv
+#   smmap     hgemm-sm-map (tools/sm_map.cu): the SM of every block of V8's pairs and of every
+#             cluster of 4, 8 and 16 the GPU holds, 6 launches each, into sm-map.csv; then
+#             scripts/sm_groups.py: the GPCs those clusters join, whether a pair sits on one
+#             TPC and stays put, which GPC each cluster index gets (the log), sm-groups.csv
 #   concurrency hgemm-cluster-concurrency (tools/cluster_concurrency.cu): whether a grid of pairs
 #             runs beside a grid of every cluster of 4, in which launch orders, into concurrency.csv
 #   hostcost  hgemm-bench --host-cost: host time per call, $SUITE_KERNELS and cuBLAS
@@ -265,6 +269,12 @@ fi
 
 if has occupancy; then
     STEP_LOG="$OUT/occupancy.csv" run occupancy 30 "$BUILD/tools/hgemm-cluster-occupancy"
+fi
+
+if has smmap; then
+    # the map itself is long: into its own file; the summary into the log
+    run smmap 60 bash -c '"$1" >"$2" && python3 scripts/sm_groups.py "$2" --csv "$3"' smmap \
+        "$BUILD/tools/hgemm-sm-map" "$OUT/sm-map.csv" "$OUT/sm-groups.csv"
 fi
 
 if has concurrency; then

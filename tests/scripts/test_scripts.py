@@ -1,6 +1,8 @@
 """CPU tests of the scripts that read measurement files: the Nsight Compute
 parser (against a fixture recorded on an H200 by scripts/profile.sh) and the
 CSV summary used for --repeat and fresh-process runs."""
+import contextlib
+import io
 import os
 import subprocess
 import sys
@@ -12,6 +14,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
 
 import bench_summary  # noqa: E402
 import ncu_table  # noqa: E402
+import sm_groups  # noqa: E402
 
 FIXTURE = os.path.join(HERE, "fixtures", "ncu-raw-h200.csv")
 
@@ -681,6 +684,69 @@ printf '%s\n' '"Kernel Name","gpu__time_duration.sum"' '"","ns"' '"v8_kernel","1
         self.assertEqual([any(m.startswith("lrc__") for m in call) for call in metrics], [True, False, False])
         self.assertIn("lts__t_sectors_srcunit_tex.sum", metrics[2])
         self.assertIn("profile.csv", files)
+
+
+class SmGroups(unittest.TestCase):
+    """scripts/sm_groups.py on a map written here: 12 SMs in two GPCs whose
+    TPCs alternate (GPC 0: SMs 0-1, 4-5, 8-9; GPC 1: 2-3, 6-7, 10-11), pairs
+    handed out to the GPCs in turn, one pair off its TPC in the second
+    launch, clusters of 4 that together cover each GPC."""
+
+    HEAD = "# tool: hgemm-sm-map\nconfig,cluster_size,launch,block,cluster,rank,smid,start_ns\n"
+
+    def write_map(self):
+        rows = []
+        tpc_order = [0, 2, 4, 6, 8, 10]  # cluster c on SMs 2 * (tpc) .. : GPC 0, 1, 0, 1, ...
+        for launch in (1, 2):
+            for c, first in enumerate(tpc_order):
+                sms = [first, first + 1]
+                if launch == 2 and c == 5:
+                    sms = [9, 10]  # not one TPC, and not the first launch's SMs
+                for rank, sm in enumerate(sms):
+                    rows.append(f"pairs,2,{launch},{2 * c + rank},{c},{rank},{sm},0")
+        c4 = [[0, 1, 4, 5], [2, 3, 6, 7], [4, 5, 8, 9], [6, 7, 10, 11]]
+        for c, sms in enumerate(c4):
+            for rank, sm in enumerate(sms):
+                rows.append(f"c4,4,1,{4 * c + rank},{c},{rank},{sm},0")
+        f = tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False)
+        f.write(self.HEAD + "\n".join(rows) + "\n")
+        f.close()
+        self.addCleanup(os.unlink, f.name)
+        return f.name
+
+    def test_groups_are_the_gpcs(self):
+        rows = sm_groups.read(self.write_map())
+        self.assertEqual(sm_groups.groups(rows), [[0, 1, 4, 5, 8, 9], [2, 3, 6, 7, 10, 11]])
+
+    def test_pairs_facts(self):
+        p = sm_groups.pairs(sm_groups.read(self.write_map()))
+        self.assertEqual((p["launches"], p["clusters"]), (2, 6))
+        self.assertEqual((p["on_tpc"], p["total"]), (11, 12))
+        self.assertEqual(p["stable"], 5)
+
+    def test_summary_names_the_order_and_the_ranges(self):
+        text = sm_groups.summary(sm_groups.read(self.write_map()))
+        self.assertIn("group 0: 6 SMs: 0-1 4-5 8-9", text)
+        self.assertIn("group of each cluster index (first launch): 0 1 0 1 0 1", text)
+        self.assertIn("neighbouring indexes in one group: 0 of 5", text)
+        self.assertIn("on one TPC (SMs 2t, 2t+1): 11 of 12", text)
+
+    def test_the_table_and_a_bad_file(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "g.csv")
+            with contextlib.redirect_stdout(io.StringIO()) as printed:
+                self.assertEqual(sm_groups.main([self.write_map(), "--csv", out]), 0)
+            self.assertIn("groups joined by the clusters of 4 and more: 2", printed.getvalue())
+            with open(out) as f:
+                lines = f.read().splitlines()
+            self.assertEqual(lines[0], "smid,group,pair_clusters")
+            self.assertIn("2,1,1", lines)
+            bad = os.path.join(tmp, "bad.csv")
+            with open(bad, "w") as f:
+                f.write(self.HEAD + "pairs,2,one,0,0,0,0,0\n")
+            with contextlib.redirect_stderr(io.StringIO()) as said:
+                self.assertEqual(sm_groups.main([bad]), 1)
+            self.assertIn("not hgemm-sm-map's", said.getvalue())
 
 
 class PhasePaces(unittest.TestCase):
