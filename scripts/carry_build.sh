@@ -4,6 +4,7 @@
 #
 #   scripts/carry_build.sh            (then: device run with carry ["build-carry"] and the
 #                                      step `carried` in place of `build`)
+#   PHASE=1 scripts/carry_build.sh    (also build-phase/'s hgemm-phase-timer, for the phase step)
 #
 # Configures and builds build-device/ (Release, as device-check's build step
 # does) and writes build-carry/build.tar.xz: every CTest file, executable and
@@ -29,5 +30,12 @@ grep -ho '"[^"]*/python3[^"]*"' -r build-device --include=CTestTestfile.cmake | 
     head -1 >build-carry/python
 find build-device \( -type f -o -type l \) \( -name CTestTestfile.cmake -o -perm -u+x -o -name '*.so*' \) \
     ! -path '*/CMakeFiles/*' | sort >build-carry/files
+# PHASE=1: also the diagnostic build's phase timer (device-check's phase step
+# then runs it instead of building build-phase/ on the device)
+if [ "${PHASE:-0}" = 1 ]; then
+    cmake -S . -B build-phase "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DHGEMM_PHASE_TIMER=ON >/dev/null
+    cmake --build build-phase --target hgemm-phase-timer -j "$(nproc)"
+    echo build-phase/tools/hgemm-phase-timer >>build-carry/files
+fi
 tar cf - -T build-carry/files | xz -9 -T0 >build-carry/build.tar.xz
 echo "carry_build: $(wc -l <build-carry/files) files, $(du -h build-carry/build.tar.xz | cut -f1) in build-carry/build.tar.xz"

@@ -30,7 +30,9 @@
 #             $SHAPES_ARGS (default --repeat 3 --cooldown 1), into shapes-NAME.csv
 #             (NAME: the file's name without .txt)
 #   phase     a second build, build-phase/ (-DHGEMM_PHASE_TIMER=ON: V8's tiles up to 128 wide
-#             record per-phase clocks, the wider ones the walk's start and end), and hgemm-phase-timer on each "M N K" of $PHASE_SHAPES
+#             record per-phase clocks, the wider ones the walk's start and end, every width
+#             each unit's start; carried instead where PHASE=1 scripts/carry_build.sh packed
+#             it), and hgemm-phase-timer on each "M N K" of $PHASE_SHAPES
 #             (';'-separated, default "256 256 65536;1024 1024 1024"), 5 launches each,
 #             into phase.log and phase-MxNxK.csv
 #   occupancy hgemm-cluster-occupancy (tools/cluster_occupancy.cu): how many clusters of 1..16 one-SM blocks the
@@ -256,8 +258,11 @@ if has shapes; then
 fi
 
 if has phase; then
-    run phase-configure 120 cmake -S . -B build-phase "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DHGEMM_PHASE_TIMER=ON
-    run phase-build 300 cmake --build build-phase --target hgemm-phase-timer -j "$(nproc)"
+    # carried (PHASE=1 scripts/carry_build.sh): the archive's timer; else built here
+    if ! { has carried && grep -qx build-phase/tools/hgemm-phase-timer build-carry/files; }; then
+        run phase-configure 120 cmake -S . -B build-phase "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DHGEMM_PHASE_TIMER=ON
+        run phase-build 300 cmake --build build-phase --target hgemm-phase-timer -j "$(nproc)"
+    fi
     IFS=';' read -r -a phase_shapes <<<"${PHASE_SHAPES:-256 256 65536;1024 1024 1024}"
     for shape in "${phase_shapes[@]}"; do
         # shellcheck disable=SC2086

@@ -280,9 +280,16 @@ enum v8_phase {
     V8_PHASES
 };
 enum { V8_PHASE_SLOTS = 1024 };
+/* ... and for each slot, the same two clocks as each of its first
+ * V8_UNIT_MARKS units of work begins (before its first k-tile's wait), zero
+ * for units it did not run: consecutive marks time a unit with its share
+ * of the tile change, at every tile width (the phases above mark only the
+ * walk's start and end in the tiles wider than 128). */
+enum { V8_UNIT_MARKS = 32 };
 #ifdef HGEMM_PHASE_TIMER
 int hgemm__v8_phase_clear(void);
 int hgemm__v8_phase_read(unsigned long long *out, size_t n);
+int hgemm__v8_unit_read(unsigned long long *out, size_t n); /* at most V8_PHASE_SLOTS * V8_UNIT_MARKS * 2 */
 #endif
 
 #ifdef __cplusplus

@@ -12,8 +12,12 @@
  * (default 5) single launches, each after 3 untimed ones, and prints for each
  * phase when the warpgroups reached it (ns after the launch's first START,
  * min / median / max over warpgroups) and how long each step took inside
- * a warpgroup (ns, and SM cycles). With CSV, every mark goes there:
- * launch,slot,phase,ns,cycles (ns relative to the launch's first START).
+ * a warpgroup (ns, and SM cycles); then, at every tile width, the SM
+ * cycles from each warpgroup's start to its first unit of work, from each
+ * unit's start to the next's (a unit with its share of the tile change),
+ * and from its last unit's start to its end. With CSV, every mark goes
+ * there: launch,slot,phase,ns,cycles (ns relative to the launch's first
+ * START; the units as phases unit0, unit1, ...).
  * Exit status: 0 success, 1 bad arguments, a failed check or a CUDA error,
  * 2 no V8 marks (AUTO ran another kernel at this shape).
  */
@@ -27,7 +31,7 @@
 #include "hgemm.h"
 #include "internal.h"
 
-enum { WARMUP = 3, VALUES = V8_PHASE_SLOTS * V8_PHASES * 2 };
+enum { WARMUP = 3, VALUES = V8_PHASE_SLOTS * V8_PHASES * 2, UNIT_VALUES = V8_PHASE_SLOTS * V8_UNIT_MARKS * 2 };
 
 static const char *const phase_names[V8_PHASES] = {"start", "first data", "k-loop done", "all slices in",
                                                    "reduced", "end"};
@@ -106,6 +110,67 @@ static int report(const unsigned long long *clk, int launch, FILE *csv) {
     return slots;
 }
 
+static unsigned long long unit_mark(const unsigned long long *uc, int slot, int u, int which) {
+    return uc[((size_t)slot * V8_UNIT_MARKS + (size_t)u) * 2 + (size_t)which];
+}
+
+/* The units of one launch: into csv as phases unit0, unit1, ... (ns from the
+ * launch's first START), and on stdout, in SM cycles inside each warpgroup,
+ * min / median / max over the warpgroups that ran both ends: from its start
+ * to its first unit, from each unit to the next (a unit with its share of
+ * the tile change), and from its last unit to its end (the last unit and
+ * the walk's close). */
+static void report_units(const unsigned long long *clk, const unsigned long long *uc, FILE *csv, int launch) {
+    static unsigned long long cyc[V8_PHASE_SLOTS];
+    unsigned long long t0 = ~0ull;
+    for (int s = 0; s < V8_PHASE_SLOTS; s++) {
+        const unsigned long long t = mark(clk, s, V8_PHASE_START, 0);
+        if (t != 0 && t < t0) t0 = t;
+    }
+    int most = 0;
+    for (int s = 0; s < V8_PHASE_SLOTS; s++) {
+        if (mark(clk, s, V8_PHASE_START, 0) == 0) continue;
+        int u = 0;
+        while (u < V8_UNIT_MARKS && unit_mark(uc, s, u, 0) != 0) {
+            if (csv)
+                fprintf(csv, "%d,%d,unit%d,%llu,%llu\n", launch, s, u, unit_mark(uc, s, u, 0) - t0,
+                        unit_mark(uc, s, u, 1));
+            u++;
+        }
+        if (u > most) most = u;
+    }
+    if (most == 0) return;
+    printf("  %-30s %6s  %26s\n", "units (inside a warpgroup)", "groups", "cycles min / median / max");
+    /* step -1: start -> unit 0; 0 .. most-2: unit u -> u+1; most-1: the last unit -> end */
+    for (int step = -1; step < most; step++) {
+        int n = 0;
+        for (int s = 0; s < V8_PHASE_SLOTS; s++) {
+            if (mark(clk, s, V8_PHASE_START, 0) == 0) continue;
+            unsigned long long from = 0, to = 0;
+            if (step < 0) {
+                from = mark(clk, s, V8_PHASE_START, 1);
+                to = unit_mark(uc, s, 0, 0) ? unit_mark(uc, s, 0, 1) : 0;
+            } else if (step + 1 < V8_UNIT_MARKS && unit_mark(uc, s, step + 1, 0) != 0) {
+                from = unit_mark(uc, s, step, 1);
+                to = unit_mark(uc, s, step + 1, 1);
+            } else if (unit_mark(uc, s, step, 0) != 0 && mark(clk, s, V8_PHASE_END, 0) != 0 &&
+                       step == most - 1) {
+                from = unit_mark(uc, s, step, 1);
+                to = mark(clk, s, V8_PHASE_END, 1);
+            }
+            if (from != 0 && to >= from) cyc[n++] = to - from;
+        }
+        if (n == 0) continue;
+        unsigned long long b[3];
+        stats3(cyc, n, b);
+        char name[64];
+        if (step < 0) snprintf(name, sizeof name, "start -> unit 0");
+        else if (step == most - 1) snprintf(name, sizeof name, "unit %d -> end", step);
+        else snprintf(name, sizeof name, "unit %d -> unit %d", step, step + 1);
+        printf("  %-30s %6d  %8llu %8llu %8llu\n", name, n, b[0], b[1], b[2]);
+    }
+}
+
 int main(int argc, char **argv) {
     const int help = argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"));
     if (help || argc < 4 || argc > 6) {
@@ -162,7 +227,7 @@ int main(int argc, char **argv) {
     printf("hgemm-phase-timer: AUTO at %lld x %lld x %lld, check passed (max error %.3e)\n", (long long)m,
            (long long)n, (long long)k, stats.max_abs_err);
 
-    static unsigned long long clk[VALUES];
+    static unsigned long long clk[VALUES], units[UNIT_VALUES];
     cudaEvent_t e0, e1;
     HGEMM_CHECK_CUDA(cudaEventCreate(&e0));
     HGEMM_CHECK_CUDA(cudaEventCreate(&e1));
@@ -185,6 +250,8 @@ int main(int argc, char **argv) {
             fprintf(stderr, "hgemm-phase-timer: no V8 marks: AUTO did not run V8 at this shape\n");
             return 2;
         }
+        if (hgemm__v8_unit_read(units, UNIT_VALUES) != 0) return 1;
+        report_units(clk, units, csv, l);
     }
     if (csv) fclose(csv);
     return 0;

@@ -218,6 +218,7 @@ enum {
 enum { V8_PHASE_MAX_BN = 128 };
 #ifdef HGEMM_PHASE_TIMER
 __device__ unsigned long long v8_phase_clock[V8_PHASE_SLOTS * V8_PHASES * 2];
+__device__ unsigned long long v8_unit_clock[V8_PHASE_SLOTS * V8_UNIT_MARKS * 2];
 #endif
 template <int BN>
 static __device__ __forceinline__ void v8_phase_mark(bool leader, bool first, int g, int phase) {
@@ -233,6 +234,21 @@ static __device__ __forceinline__ void v8_phase_mark(bool leader, bool first, in
     }
 #else
     (void)leader, (void)first, (void)g, (void)phase;
+#endif
+}
+
+/* The unit clocks of the same build: unit `u` of consumer g begins. Two
+ * stores by the leader, outside the k-loop, at every width. */
+static __device__ __forceinline__ void v8_unit_mark(bool leader, int g, uint32_t u) {
+#ifdef HGEMM_PHASE_TIMER
+    const uint32_t slot = blockIdx.x * V8_CONSUMERS + (uint32_t)g;
+    if (leader && u < V8_UNIT_MARKS && slot < V8_PHASE_SLOTS) {
+        unsigned long long *at = &v8_unit_clock[(slot * V8_UNIT_MARKS + u) * 2];
+        at[0] = globaltimer_ns();
+        at[1] = clock64();
+    }
+#else
+    (void)leader, (void)g, (void)u;
 #endif
 }
 
@@ -803,6 +819,7 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
         };
         v8_phase_mark<BN>(leader, true, g, V8_PHASE_START);
         while (hgemm_sk_next(&sk, &walk, &u)) {
+            v8_unit_mark(leader, g, units);
             const bool first = units++ == 0;
             const uint32_t entry = u.tile / bt.tiles;
             const hgemm_tile tile = hgemm_raster(u.tile - entry * bt.tiles, ctiles_m, tiles_n, bt.raster);
@@ -1076,11 +1093,20 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
 }
 
 #ifdef HGEMM_PHASE_TIMER
-/* The phase clocks (tools/phase_timer.c): zeroed, or copied out (n values,
- * at most V8_PHASE_SLOTS * V8_PHASES * 2). */
+/* The phase clocks and the unit clocks (tools/phase_timer.c): both zeroed,
+ * or copied out (n values, at most V8_PHASE_SLOTS * V8_PHASES * 2, or
+ * V8_PHASE_SLOTS * V8_UNIT_MARKS * 2). */
 extern "C" int hgemm__v8_phase_clear(void) {
-    static const unsigned long long zeros[V8_PHASE_SLOTS * V8_PHASES * 2] = {0};
-    return cudaMemcpyToSymbol(v8_phase_clock, zeros, sizeof zeros) == cudaSuccess ? 0 : -1;
+    static const unsigned long long zeros[V8_PHASE_SLOTS * V8_UNIT_MARKS * 2] = {0};
+    static_assert((int)V8_UNIT_MARKS >= (int)V8_PHASES, "one zero buffer clears both clocks");
+    if (cudaMemcpyToSymbol(v8_phase_clock, zeros, sizeof(unsigned long long) * V8_PHASE_SLOTS * V8_PHASES * 2) !=
+        cudaSuccess)
+        return -1;
+    return cudaMemcpyToSymbol(v8_unit_clock, zeros, sizeof zeros) == cudaSuccess ? 0 : -1;
+}
+extern "C" int hgemm__v8_unit_read(unsigned long long *out, size_t n) {
+    if (n > (size_t)V8_PHASE_SLOTS * V8_UNIT_MARKS * 2) return -1;
+    return cudaMemcpyFromSymbol(out, v8_unit_clock, n * sizeof *out) == cudaSuccess ? 0 : -1;
 }
 extern "C" int hgemm__v8_phase_read(unsigned long long *out, size_t n) {
     if (n > (size_t)V8_PHASE_SLOTS * V8_PHASES * 2) return -1;
