@@ -15,6 +15,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
 import bench_summary  # noqa: E402
 import ncu_table  # noqa: E402
 import sm_groups  # noqa: E402
+import unit_clocks  # noqa: E402
 
 FIXTURE = os.path.join(HERE, "fixtures", "ncu-raw-h200.csv")
 
@@ -747,6 +748,48 @@ class SmGroups(unittest.TestCase):
             with contextlib.redirect_stderr(io.StringIO()) as said:
                 self.assertEqual(sm_groups.main([bad]), 1)
             self.assertIn("not hgemm-sm-map's", said.getvalue())
+
+
+class UnitClocks(unittest.TestCase):
+    """scripts/unit_clocks.py on a phase CSV written here: 4096 x 4096 x
+    4096 (64 k-tiles a unit), two launches of two warpgroups, the start at
+    1000 cycles, units every 70000 from 3000, the end 80000 after the last
+    (and 72000 in the second launch)."""
+
+    def write_csv(self, plan=""):
+        rows = ["# tool: hgemm-phase-timer", "# shape: 4096 4096 4096"] + ([plan] if plan else [])
+        rows.append("launch,slot,phase,ns,cycles")
+        for launch, close in ((1, 80000), (2, 72000)):
+            for slot in (0, 1):
+                rows.append(f"{launch},{slot},start,0,1000")
+                for u in range(4):
+                    rows.append(f"{launch},{slot},unit{u},{u},{3000 + 70000 * u}")
+                rows.append(f"{launch},{slot},end,9,{3000 + 70000 * 3 + close}")
+        f = tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False)
+        f.write("\n".join(rows) + "\n")
+        f.close()
+        self.addCleanup(os.unlink, f.name)
+        return f.name
+
+    def test_fill_period_close(self):
+        text = unit_clocks.summary(self.write_csv())
+        self.assertIn("128x256 tiles, 64 k-tiles a unit, 2 launches", text)
+        self.assertIn("fill: 2000 cycles [2000..2000] = 1.95 k-tiles", text)
+        self.assertIn("period: 70000 cycles [70000..70000], +4.36 k-tiles over 65536", text)
+        self.assertIn("close: 76000 cycles [72000..80000]", text)
+
+    def test_the_plans_width(self):
+        text = unit_clocks.summary(self.write_csv("# plan: v8 bn 320 cluster 2"))
+        self.assertIn("128x320 tiles", text)
+        self.assertIn("over 81920", text)  # 64 k-tiles of 1280 cycles
+
+    def test_a_file_without_its_shape(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False) as f:
+            f.write("launch,slot,phase,ns,cycles\n1,0,start,0,1\n")
+        self.addCleanup(os.unlink, f.name)
+        with contextlib.redirect_stderr(io.StringIO()) as said:
+            self.assertEqual(unit_clocks.main([f.name]), 1)
+        self.assertIn("no '# shape: M N K' line", said.getvalue())
 
 
 class PhasePaces(unittest.TestCase):
