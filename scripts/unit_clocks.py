@@ -25,6 +25,7 @@ import statistics
 import sys
 
 CYCLES_PER_KTILE_256 = 1024  # a 128x256x64 k-tile at the tensor cores' dense fp16 rate, one SM
+UNIT_MARKS = 32  # V8_UNIT_MARKS (src/internal.h): the units a warpgroup marks
 
 
 class UnitClockError(Exception):
@@ -65,7 +66,7 @@ def launch_medians(slots):
             continue
         fills.append(units[0] - phases["start"])
         periods.extend(b - a for a, b in zip(units, units[1:]))
-        if "end" in phases:
+        if "end" in phases and len(units) < UNIT_MARKS:  # else the marks ran out before the units
             closes.append(phases["end"] - units[-1])
     med = lambda v: statistics.median(v) if v else None  # noqa: E731
     return med(fills), med(periods), med(closes)

@@ -141,22 +141,26 @@ static void report_units(const unsigned long long *clk, const unsigned long long
     }
     if (most == 0) return;
     printf("  %-30s %6s  %26s\n", "units (inside a warpgroup)", "groups", "cycles min / median / max");
-    /* step -1: start -> unit 0; 0 .. most-2: unit u -> u+1; most-1: the last unit -> end */
+    /* step -1: start -> unit 0; 0 .. most-2: unit u -> u+1; most-1: each
+     * warpgroup's own last unit -> its end */
     for (int step = -1; step < most; step++) {
         int n = 0;
         for (int s = 0; s < V8_PHASE_SLOTS; s++) {
-            if (mark(clk, s, V8_PHASE_START, 0) == 0) continue;
+            if (mark(clk, s, V8_PHASE_START, 0) == 0 || unit_mark(uc, s, 0, 0) == 0) continue;
+            int last = 0;
+            while (last + 1 < V8_UNIT_MARKS && unit_mark(uc, s, last + 1, 0) != 0) last++;
             unsigned long long from = 0, to = 0;
             if (step < 0) {
                 from = mark(clk, s, V8_PHASE_START, 1);
-                to = unit_mark(uc, s, 0, 0) ? unit_mark(uc, s, 0, 1) : 0;
-            } else if (step + 1 < V8_UNIT_MARKS && unit_mark(uc, s, step + 1, 0) != 0) {
+                to = unit_mark(uc, s, 0, 1);
+            } else if (step == most - 1) {
+                /* not where the marks ran out before the units did */
+                if (mark(clk, s, V8_PHASE_END, 0) == 0 || last == V8_UNIT_MARKS - 1) continue;
+                from = unit_mark(uc, s, last, 1);
+                to = mark(clk, s, V8_PHASE_END, 1);
+            } else if (step < last) {
                 from = unit_mark(uc, s, step, 1);
                 to = unit_mark(uc, s, step + 1, 1);
-            } else if (unit_mark(uc, s, step, 0) != 0 && mark(clk, s, V8_PHASE_END, 0) != 0 &&
-                       step == most - 1) {
-                from = unit_mark(uc, s, step, 1);
-                to = mark(clk, s, V8_PHASE_END, 1);
             }
             if (from != 0 && to >= from) cyc[n++] = to - from;
         }
@@ -165,7 +169,7 @@ static void report_units(const unsigned long long *clk, const unsigned long long
         stats3(cyc, n, b);
         char name[64];
         if (step < 0) snprintf(name, sizeof name, "start -> unit 0");
-        else if (step == most - 1) snprintf(name, sizeof name, "unit %d -> end", step);
+        else if (step == most - 1) snprintf(name, sizeof name, "last unit -> end");
         else snprintf(name, sizeof name, "unit %d -> unit %d", step, step + 1);
         printf("  %-30s %6d  %8llu %8llu %8llu\n", name, n, b[0], b[1], b[2]);
     }

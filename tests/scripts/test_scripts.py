@@ -783,6 +783,11 @@ class UnitClocks(unittest.TestCase):
         self.assertIn("128x320 tiles", text)
         self.assertIn("over 81920", text)  # 64 k-tiles of 1280 cycles
 
+    def test_the_marks_count_is_the_librarys(self):
+        import re
+        with open(os.path.join(HERE, "..", "..", "src", "internal.h")) as f:
+            self.assertEqual(int(re.search(r"V8_UNIT_MARKS = (\d+)", f.read()).group(1)), unit_clocks.UNIT_MARKS)
+
     def test_a_file_without_its_shape(self):
         with tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False) as f:
             f.write("launch,slot,phase,ns,cycles\n1,0,start,0,1\n")
