@@ -16,7 +16,7 @@
 
 #include "check.h" /* HGEMM_CHECK_CUDA */
 #include "cluster_config.h"
-#include "ptx/common.cuh" /* globaltimer_ns, sm_id */
+#include "ptx/common.cuh" /* sm_id */
 
 enum { MAX_BLOCKS = 1024, MAX_SMS = 1024 /* %smid's range counted here */ };
 
@@ -24,9 +24,8 @@ enum { MAX_BLOCKS = 1024, MAX_SMS = 1024 /* %smid's range counted here */ };
 __global__ void spin(unsigned long long *rec, unsigned long long ns) {
     extern __shared__ int smem[];
     if (threadIdx.x == 0) {
-        const unsigned long long t0 = globaltimer_ns();
         unsigned long long t;
-        do t = globaltimer_ns(); while (t - t0 < ns); /* bounded: ends after ns */
+        const unsigned long long t0 = probe_stay(ns, &t);
         rec[3 * blockIdx.x] = sm_id();
         rec[3 * blockIdx.x + 1] = t0;
         rec[3 * blockIdx.x + 2] = t;
@@ -38,14 +37,6 @@ static void launch(int blocks, int cluster, cudaStream_t s, unsigned long long *
     cudaLaunchAttribute attr;
     const cudaLaunchConfig_t cfg = probe_config(&attr, blocks, cluster, s);
     HGEMM_CHECK_CUDA(cudaLaunchKernelEx(&cfg, spin, rec, ns));
-}
-
-static int clusters_of(int size) {
-    cudaLaunchAttribute attr;
-    const cudaLaunchConfig_t cfg = probe_config(&attr, size, size, 0);
-    int n = 0;
-    HGEMM_CHECK_CUDA(cudaOccupancyMaxActiveClusters(&n, (void *)spin, &cfg));
-    return n;
 }
 
 typedef struct span { double start_min, start_max, end_max; } span;
@@ -68,7 +59,7 @@ int main(void) {
     cudaDeviceProp prop;
     HGEMM_CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
     HGEMM_CHECK_CUDA(cudaFuncSetAttribute(spin, cudaFuncAttributeMaxDynamicSharedMemorySize, PROBE_SMEM_BYTES));
-    const int sms = prop.multiProcessorCount, c4 = clusters_of(4), a_blocks = 4 * c4;
+    const int sms = prop.multiProcessorCount, c4 = probe_clusters_of((const void *)spin, 4), a_blocks = 4 * c4;
     const int spare = sms - a_blocks;
     int lowest = 0, highest = 0;
     HGEMM_CHECK_CUDA(cudaDeviceGetStreamPriorityRange(&lowest, &highest));

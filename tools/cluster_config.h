@@ -10,6 +10,9 @@
 
 #include <cuda_runtime.h>
 
+#include "check.h"          /* HGEMM_CHECK_CUDA */
+#include "ptx/common.cuh" /* globaltimer_ns */
+
 enum { PROBE_THREADS = 384, PROBE_SMEM_BYTES = 225 * 1024 };
 
 /* `attr` must outlive the returned configuration, which points at it. */
@@ -27,6 +30,27 @@ static inline cudaLaunchConfig_t probe_config(cudaLaunchAttribute *attr, int blo
     cfg.attrs = attr;
     cfg.numAttrs = 1;
     return cfg;
+}
+
+/* How many clusters of `size` blocks of the probe `kernel` the GPU holds at
+ * once (cudaOccupancyMaxActiveClusters). */
+static inline int probe_clusters_of(const void *kernel, int size) {
+    cudaLaunchAttribute attr;
+    const cudaLaunchConfig_t cfg = probe_config(&attr, size, size, 0);
+    int n = 0;
+    HGEMM_CHECK_CUDA(cudaOccupancyMaxActiveClusters(&n, kernel, &cfg));
+    return n;
+}
+
+/* A probe block's stay on its SM: spin for `ns` of the global timer
+ * (bounded: it ends once ns have passed). Returns the start, *end the last
+ * reading. */
+static __device__ __forceinline__ unsigned long long probe_stay(unsigned long long ns, unsigned long long *end) {
+    const unsigned long long t0 = globaltimer_ns();
+    unsigned long long t;
+    do t = globaltimer_ns(); while (t - t0 < ns);
+    *end = t;
+    return t0;
 }
 
 #endif /* HGEMM_TOOLS_CLUSTER_CONFIG_H */

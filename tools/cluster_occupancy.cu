@@ -14,7 +14,7 @@
 #include <cuda_runtime.h>
 
 #include "check.h" /* HGEMM_CHECK_CUDA */
-#include "cluster_config.h"
+#include "cluster_config.h" /* probe_config, probe_clusters_of */
 
 enum { MAX_CLUSTER = 16 };
 
@@ -34,10 +34,7 @@ int main(void) {
            PROBE_SMEM_BYTES);
     printf("kernel,cluster,clusters,sms\n");
     for (int size = 1; size <= MAX_CLUSTER; size *= 2) {
-        cudaLaunchAttribute attr;
-        const cudaLaunchConfig_t cfg = probe_config(&attr, size, size, 0);
-        int clusters = 0;
-        HGEMM_CHECK_CUDA(cudaOccupancyMaxActiveClusters(&clusters, (void *)probe, &cfg));
+        const int clusters = probe_clusters_of((const void *)probe, size);
         printf("probe,%d,%d,%d\n", size, clusters, clusters * size);
     }
     return 0;

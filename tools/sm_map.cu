@@ -30,7 +30,7 @@
 #include "check.h" /* HGEMM_CHECK_CUDA, hgemm_check_sm90_available */
 #include "cluster_config.h"
 #include "ptx/cluster.cuh" /* cluster_ctarank */
-#include "ptx/common.cuh"  /* globaltimer_ns, sm_id */
+#include "ptx/common.cuh"  /* sm_id */
 
 enum {
     LAUNCHES = 6,          /* of each configuration */
@@ -43,22 +43,13 @@ enum {
 __global__ void where(unsigned long long *rec, unsigned long long ns) {
     extern __shared__ int smem[];
     if (threadIdx.x == 0) {
-        const unsigned long long t0 = globaltimer_ns();
         unsigned long long t;
-        do t = globaltimer_ns(); while (t - t0 < ns); /* bounded: ends after ns */
+        const unsigned long long t0 = probe_stay(ns, &t);
         rec[REC_WORDS * blockIdx.x] = sm_id();
         rec[REC_WORDS * blockIdx.x + 1] = cluster_ctarank();
         rec[REC_WORDS * blockIdx.x + 2] = t0;
         smem[0] = (int)t; /* the shared memory is allocated, so it is used */
     }
-}
-
-static int clusters_of(int size) {
-    cudaLaunchAttribute attr;
-    const cudaLaunchConfig_t cfg = probe_config(&attr, size, size, 0);
-    int n = 0;
-    HGEMM_CHECK_CUDA(cudaOccupancyMaxActiveClusters(&n, (void *)where, &cfg));
-    return n;
 }
 
 /* `launches` launches of `clusters` clusters of `size`, one CSV row a block */
@@ -92,11 +83,11 @@ int main(void) {
     HGEMM_CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
     HGEMM_CHECK_CUDA(cudaFuncSetAttribute(where, cudaFuncAttributeMaxDynamicSharedMemorySize, PROBE_SMEM_BYTES));
     HGEMM_CHECK_CUDA(cudaFuncSetAttribute(where, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
-    const int pairs = clusters_of(2);
+    const int pairs = probe_clusters_of((const void *)where, 2);
     const int sizes[] = {4, 8, 16};
     int most = 2 * pairs;
     for (int i = 0; i < 3; i++) {
-        const int n = sizes[i] * clusters_of(sizes[i]);
+        const int n = sizes[i] * probe_clusters_of((const void *)where, sizes[i]);
         if (n > most) most = n;
     }
     unsigned long long *d_rec = NULL, *h_rec = NULL;
@@ -114,7 +105,7 @@ int main(void) {
     map("pairs", 2, pairs, d_rec, h_rec);
     if (pairs > PAIRS64_CLUSTERS) map("pairs64", 2, PAIRS64_CLUSTERS, d_rec, h_rec);
     for (int i = 0; i < 3; i++) {
-        const int n = clusters_of(sizes[i]);
+        const int n = probe_clusters_of((const void *)where, sizes[i]);
         if (n > 0) {
             char name[8];
             snprintf(name, sizeof name, "c%d", sizes[i]);
