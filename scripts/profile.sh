@@ -85,6 +85,15 @@ if [ "${L2_DETAIL:-0}" = 1 ]; then
 fi
 echo "profile: tensor pipe metric: ${tensor:-none found}" >&2
 
+# One profiled launch of $kernel (run by $run_kernels) with the metrics $1.
+profile_one() {
+    # shellcheck disable=SC2086 # BENCH_ARGS: words, as typed
+    "$NCU" --clock-control none --nvtx --nvtx-include "$kernel/" --launch-count "$LAUNCHES" \
+        --metrics "$1" --csv --page raw --log-file "$OUT/ncu-$kernel.csv" \
+        "$BENCH" --kernels "$run_kernels" --size "$M" "$N" "$K" --warmup 0 --iters 1 \
+        --cooldown 0 ${BENCH_ARGS:-} >"$OUT/bench-$kernel.log" 2>&1
+}
+
 IFS=, read -ra list <<<"$KERNELS"
 for kernel in "${list[@]}"; do
     # The baselines run in every benchmark process; pair them with the cheapest kernel.
@@ -92,13 +101,6 @@ for kernel in "${list[@]}"; do
     [[ $kernel == cublas* ]] && run_kernels=v0
     echo "profile: $kernel at ${M}x${N}x${K}" >&2
     echo "# kernel: $kernel" >>"$raw"
-    profile_one() { # $1: the metrics
-        # shellcheck disable=SC2086 # BENCH_ARGS: words, as typed
-        "$NCU" --clock-control none --nvtx --nvtx-include "$kernel/" --launch-count "$LAUNCHES" \
-            --metrics "$1" --csv --page raw --log-file "$OUT/ncu-$kernel.csv" \
-            "$BENCH" --kernels "$run_kernels" --size "$M" "$N" "$K" --warmup 0 --iters 1 \
-            --cooldown 0 ${BENCH_ARGS:-} >"$OUT/bench-$kernel.log" 2>&1
-    }
     if [ -n "$extra" ] && ! profile_one "$metrics,$extra"; then
         echo "profile: ncu refused the request coalescer's counters; $kernel without them:" >&2
         tail -3 "$OUT/bench-$kernel.log" "$OUT/ncu-$kernel.csv" >&2 || true

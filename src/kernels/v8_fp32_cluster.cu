@@ -219,6 +219,17 @@ enum { V8_PHASE_MAX_BN = 128 };
 #ifdef HGEMM_PHASE_TIMER
 __device__ unsigned long long v8_phase_clock[V8_PHASE_SLOTS * V8_PHASES * 2];
 __device__ unsigned long long v8_unit_clock[V8_PHASE_SLOTS * V8_UNIT_MARKS * 2];
+/* Mark `index` of consumer g's slot in `clock` (`per_slot` marks a slot):
+ * the global timer and the SM's cycle counter. */
+static __device__ __forceinline__ void v8_clock_mark(unsigned long long *clock, uint32_t per_slot, uint32_t index,
+                                                     int g) {
+    const uint32_t slot = blockIdx.x * V8_CONSUMERS + (uint32_t)g;
+    if (slot < V8_PHASE_SLOTS) {
+        unsigned long long *at = &clock[(slot * per_slot + index) * 2];
+        at[0] = globaltimer_ns();
+        at[1] = clock64();
+    }
+}
 #endif
 template <int BN>
 static __device__ __forceinline__ void v8_phase_mark(bool leader, bool first, int g, int phase) {
@@ -226,12 +237,7 @@ static __device__ __forceinline__ void v8_phase_mark(bool leader, bool first, in
     if constexpr (BN > V8_PHASE_MAX_BN) { /* the wide tiles would spill */
         if (phase != V8_PHASE_START && phase != V8_PHASE_END) return;
     }
-    const uint32_t slot = blockIdx.x * V8_CONSUMERS + (uint32_t)g;
-    if (leader && first && slot < V8_PHASE_SLOTS) {
-        unsigned long long *at = &v8_phase_clock[(slot * V8_PHASES + phase) * 2];
-        at[0] = globaltimer_ns();
-        at[1] = clock64();
-    }
+    if (leader && first) v8_clock_mark(v8_phase_clock, V8_PHASES, (uint32_t)phase, g);
 #else
     (void)leader, (void)first, (void)g, (void)phase;
 #endif
@@ -241,12 +247,7 @@ static __device__ __forceinline__ void v8_phase_mark(bool leader, bool first, in
  * stores by the leader, outside the k-loop, at every width. */
 static __device__ __forceinline__ void v8_unit_mark(bool leader, int g, uint32_t u) {
 #ifdef HGEMM_PHASE_TIMER
-    const uint32_t slot = blockIdx.x * V8_CONSUMERS + (uint32_t)g;
-    if (leader && u < V8_UNIT_MARKS && slot < V8_PHASE_SLOTS) {
-        unsigned long long *at = &v8_unit_clock[(slot * V8_UNIT_MARKS + u) * 2];
-        at[0] = globaltimer_ns();
-        at[1] = clock64();
-    }
+    if (leader && u < V8_UNIT_MARKS) v8_clock_mark(v8_unit_clock, V8_UNIT_MARKS, u, g);
 #else
     (void)leader, (void)g, (void)u;
 #endif
