@@ -527,8 +527,12 @@ static const void *entry_of(const void *x, int64_t stride, int64_t b) {
  * row is `batched` (or there is nothing to multiply), one per entry otherwise.
  * A chosen row that does not serve the form gives way to V8, which serves
  * every form; an explicit one returns NOT_SUPPORTED. */
-static hgemm_status run_validated(const hgemm_kernel_info *info, int chosen, const request *r,
-                                  cudaStream_t stream) {
+/* The row a validated request runs and the problem it hands the row's
+ * launcher (its batch one where the row takes the entries one by one), as
+ * run_validated decides them before any CUDA call; NOT_SUPPORTED where the
+ * row does not serve the request. hgemm__explain decides the same way. */
+static hgemm_status choose_row(const hgemm_kernel_info **row, int chosen, const request *r, hgemm_problem *out) {
+    const hgemm_kernel_info *info = *row;
     const hgemm_nt_options *o = r->options;
     const int nt = is_nt_form(r);
     hgemm_problem p = {r->m, r->n, r->k, r->alpha, r->beta, r->A, r->lda, r->B, r->ldb, r->C, r->ldc,
@@ -569,10 +573,20 @@ static hgemm_status run_validated(const hgemm_kernel_info *info, int chosen, con
         const hgemm_kernel_info *v8 = hgemm__kernel_find(HGEMM_KERNEL_V8);
         if (v8->supports(&p) == HGEMM_SUCCESS) info = v8; /* else entry by entry, as chosen */
     }
+    *row = info;
+    *out = p;
     if (!info->forms && !nt && r->m > 0 && r->n > 0) return HGEMM_ERROR_NOT_SUPPORTED;
-    if (!info->batched) p.batch = 1;
+    if (!info->batched) out->batch = 1;
+    return HGEMM_SUCCESS;
+}
+
+static hgemm_status run_validated(const hgemm_kernel_info *info, int chosen, const request *r,
+                                  cudaStream_t stream) {
+    hgemm_problem p;
+    hgemm_status st = choose_row(&info, chosen, r, &p);
+    if (st != HGEMM_SUCCESS) return st;
     hgemm_launch_fn run = NULL;
-    hgemm_status st = preflight(info, &p, &run);
+    st = preflight(info, &p, &run);
     if (st != HGEMM_SUCCESS || run == NULL || r->batch == 0) return st;
     int dev = 0;
     st = check_device(&dev);
@@ -644,6 +658,38 @@ static hgemm_status run_row(const hgemm_kernel_info *info, const request *r, cud
     const int chosen = info == NULL || info->launch == NULL;
     if (info != NULL && info->launch == NULL) info = resolve(info->id, r->m, r->n, r->k);
     return run_validated(info, chosen, r, stream);
+}
+
+hgemm_status hgemm__explain(const hgemm_kernel_info *info, hgemm_dtype dtype, hgemm_op op_a, hgemm_op op_b,
+                            int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t batch,
+                            float beta, const hgemm_nt_options *options, uint32_t sms,
+                            hgemm_explanation *out) {
+    memset(out, 0, sizeof *out);
+    if (m < 0 || n < 0 || k < 0 || lda < 0 || ldb < 0 || batch < 0 ||
+        (unsigned)dtype > HGEMM_DTYPE_BF16 || (unsigned)op_a > HGEMM_OP_T || (unsigned)op_b > HGEMM_OP_T)
+        return HGEMM_ERROR_INVALID_VALUE;
+    const int chosen = info == NULL || info->launch == NULL;
+    if (info != NULL && info->launch == NULL) info = resolve(info->id, m, n, k);
+    /* the matrices a call would pass, packed (C's rows rounded up to 8) */
+    const int64_t ldc = (n + 7) / 8 * 8;
+    const int64_t a_rows = op_a == HGEMM_OP_N ? m : k, b_rows = op_b == HGEMM_OP_N ? k : n;
+    const request r = {HGEMM_KERNEL_AUTO, dtype, op_a, op_b, m, n, k, 1.0f, beta, NULL, lda, a_rows * lda,
+                       NULL, ldb, b_rows * ldb, NULL, ldc, m * ldc, batch, options ? options : &NO_OPTIONS};
+    hgemm_problem p;
+    hgemm_status st = choose_row(&info, chosen, &r, &p);
+    out->row = info;
+    if (st != HGEMM_SUCCESS) return st;
+    hgemm_launch_fn run = NULL;
+    st = preflight(info, &p, &run);
+    if (st != HGEMM_SUCCESS) return st;
+    if (run == NULL || batch == 0) {
+        out->row = NULL; /* nothing to multiply */
+        return HGEMM_SUCCESS;
+    }
+    out->scale_only = run == hgemm__launch_scale;
+    if (run != hgemm__launch_v8) return HGEMM_SUCCESS;
+    out->has_v8_plan = 1;
+    return hgemm__v8_explain(&p, sms, &out->v8);
 }
 
 hgemm_status hgemm__run(const hgemm_kernel_info *info, int64_t m, int64_t n, int64_t k,

@@ -190,6 +190,48 @@ hgemm_status hgemm__launch_ready_ex(const void *kernel, dim3 grid, unsigned bloc
 hgemm_status hgemm__launch_ex(const void *kernel, dim3 grid, unsigned block, size_t smem, unsigned cluster,
                               int pdl, cudaStream_t stream, void **args);
 
+/* What the table's V8 would run for a problem (hgemm__v8_explain; the
+ * bench's --explain): tile, cluster, ring, seam, and the work plan of
+ * src/stream_k.h with the clusters launched. */
+typedef struct hgemm_v8_plan {
+    int bn, cluster, stages;
+    int seam;             /* the seam between tiles runs */
+    int split;            /* the split mode the plan ran under (HGEMM_SK_*, stream_k.h) */
+    uint32_t sms;         /* the SMs planned for */
+    uint32_t tiles;       /* cluster tiles, every entry of a batch */
+    uint32_t k_tiles;     /* per tile */
+    uint32_t clusters;    /* launched */
+    uint32_t workers;     /* the plan's: whole tiles go round these */
+    uint32_t dp_tiles;    /* tiles dealt whole */
+    uint32_t sk_workers;  /* stream-K or split-K workers; 0: none */
+    uint32_t slices;      /* split-K slices (>= 2), else 0 */
+    uint32_t tail_slices; /* the last round's tiles in this many slices (>= 2), else 0 */
+    uint32_t reduce;      /* split-K: who adds the slices (HGEMM_SK_REDUCE_*) */
+} hgemm_v8_plan;
+/* sms 0: the current device's (a CUDA call); > 0: that many, no CUDA call. */
+hgemm_status hgemm__v8_explain(const hgemm_problem *p, uint32_t sms, hgemm_v8_plan *out);
+
+/* What a call of `row` (NULL or an auto row: AUTO's choice by shape; an
+ * ablation's row as hgemm__run_gemm runs it) would run, decided as
+ * hgemm_gemm decides it but without its pointer checks: for A and B with
+ * leading dimensions lda and ldb, packed entries, C packed with its rows
+ * rounded up to 8 elements, alpha 1. The options' pointers are read for
+ * being NULL or not, never dereferenced. No CUDA call where sms > 0.
+ * out->row is the row that runs (NULL: nothing to multiply), scale_only
+ * whether it only scales C (k == 0), and where the row is the table's V8,
+ * its plan (hgemm__v8_explain). A request the row does not serve returns
+ * HGEMM_ERROR_NOT_SUPPORTED with out->row set. */
+typedef struct hgemm_explanation {
+    const hgemm_kernel_info *row;
+    int scale_only;
+    int has_v8_plan;
+    hgemm_v8_plan v8;
+} hgemm_explanation;
+hgemm_status hgemm__explain(const hgemm_kernel_info *row, hgemm_dtype dtype, hgemm_op op_a, hgemm_op op_b,
+                            int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t batch,
+                            float beta, const hgemm_nt_options *options, uint32_t sms,
+                            hgemm_explanation *out);
+
 /* Blocks for a persistent kernel: as many as the device holds at once (whole
  * clusters of `cluster` blocks, as the occupancy calculator counts them for
  * `block` threads and `smem` bytes), but no more clusters than `units` of work.

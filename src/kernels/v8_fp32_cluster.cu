@@ -1253,6 +1253,40 @@ static hgemm_sk v8_plan(const hgemm_problem *p, uint32_t tiles, uint32_t grid, u
     return sk;
 }
 
+/* What launch_v8 runs on `grid` blocks in clusters of `cluster` (the grid
+ * it takes, after hgemm_nt_ex's SM target), for `tiles` cluster tiles `bn`
+ * wide under `split` (HGEMM_SK_*): the plan (v8_plan, which may lower the
+ * split mode), whether a build with the seam keeps it (v8_seam_pays), and
+ * the clusters launched. hgemm__v8_explain reports the same. */
+typedef struct v8_schedule {
+    hgemm_sk sk;
+    int split;     /* the mode v8_plan left */
+    int seam;      /* a seam build runs with its seam (else the same build without) */
+    uint32_t busy; /* clusters launched */
+} v8_schedule;
+static v8_schedule v8_schedule_for(const hgemm_problem *p, uint32_t tiles, uint32_t grid, uint32_t cluster, int bn,
+                                   int split, bool seam_build) {
+    v8_schedule out;
+    out.split = split;
+    out.sk = v8_plan(p, tiles, grid, cluster, bn, &out.split);
+    hgemm_sk &sk = out.sk;
+    out.seam = seam_build && v8_seam_pays(sk, p->beta);
+    /* The in-kernel reduction's counters sit after the first V8_COUNT_FLAGS
+     * flags: where the slots or the tiles' counters would not fit, the
+     * second kernel reduces instead (never on an H200: 264 slots, 132). */
+    const uint32_t slots = grid * V8_CONSUMERS;
+    if (sk.slices && sk.reduce == HGEMM_SK_REDUCE_SHARED &&
+        (slots > V8_COUNT_FLAGS ||
+         V8_COUNT_FLAGS + 2 * (size_t)sk.tiles * cluster * V8_CONSUMERS > V8_FLAG_BYTES / sizeof(uint32_t)))
+        sk.reduce = HGEMM_SK_REDUCE_KERNEL;
+    /* Clusters with work: all of the plan's while whole tiles go round
+     * (dp_tiles is 0 or a multiple of sk.workers, which hgemm_sk_balance may
+     * have made fewer than `workers`), else the stream-K ones or one per tile. */
+    out.busy = sk.sk_workers ? sk.sk_workers : (tiles < sk.workers ? tiles : sk.workers);
+    if (sk.sk_workers && sk.dp_tiles) out.busy = sk.workers;
+    return out;
+}
+
 template <int CLUSTER, bool TMA_EPILOGUE, typename T, int A_MN, int B_MN, int BN, int DEEP = 0, bool FENCED = false,
           int LATE_AT = v8_tile<BN, DEEP>::late_at, int EXP = 0>
 static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int split) {
@@ -1279,33 +1313,23 @@ static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int s
      * (whole clusters, at least one) */
     if (p->sm_count > 0 && (unsigned)p->sm_count < grid)
         grid = p->sm_count < CLUSTER ? CLUSTER : (unsigned)p->sm_count / CLUSTER * CLUSTER;
-    const uint32_t slots = grid * V8_CONSUMERS;
     const size_t flag_bytes = V8_FLAG_BYTES;
-    hgemm_sk sk = v8_plan(p, tiles, grid, CLUSTER, BN, &split);
+    const v8_schedule sched = v8_schedule_for(p, tiles, grid, CLUSTER, BN, split, (EXP & V8_EXP_SEAM) != 0);
+    hgemm_sk sk = sched.sk;
+    split = sched.split;
+    const uint32_t busy = sched.busy;
     /* V8_EXP_SEAM where it does not pay (v8_seam_pays): the same build
      * without the seam, whose shared memory is the same (so is the grid)
      * and whose limit the launch below sets (hgemm__persistent_grid set the
      * seam kernel's only) */
     bool swapped = false;
     if constexpr ((EXP & V8_EXP_SEAM) != 0) {
-        if (!v8_seam_pays(sk, p->beta)) {
+        if (!sched.seam) {
             kernel = (const void *)v8_kernel<CLUSTER, TMA_EPILOGUE, T, A_MN, B_MN, BN, DEEP, FENCED, LATE_AT,
                                              EXP & ~V8_EXP_SEAM>;
             swapped = true;
         }
     }
-    /* The in-kernel reduction's counters sit after the first V8_COUNT_FLAGS
-     * flags: where the slots or the tiles' counters would not fit, the
-     * second kernel reduces instead (never on an H200: 264 slots, 132). */
-    if (sk.slices && sk.reduce == HGEMM_SK_REDUCE_SHARED &&
-        (slots > V8_COUNT_FLAGS ||
-         V8_COUNT_FLAGS + 2 * (size_t)sk.tiles * CLUSTER * V8_CONSUMERS > flag_bytes / sizeof(uint32_t)))
-        sk.reduce = HGEMM_SK_REDUCE_KERNEL;
-    /* Clusters with work: all of the plan's while whole tiles go round
-     * (dp_tiles is 0 or a multiple of sk.workers, which hgemm_sk_balance may
-     * have made fewer than `workers`), else the stream-K ones or one per tile. */
-    uint32_t busy = sk.sk_workers ? sk.sk_workers : (tiles < sk.workers ? tiles : sk.workers);
-    if (sk.sk_workers && sk.dp_tiles) busy = sk.workers;
     uint32_t *flags = split != HGEMM_SK_NONE ? (uint32_t *)p->workspace : NULL;
     float *partials = split != HGEMM_SK_NONE ? (float *)((char *)p->workspace + flag_bytes) : NULL;
     gemm_args args = make_args(p);
@@ -1464,39 +1488,81 @@ static int v8_split_uncoupled(const hgemm_problem *p, uint32_t sms, int bn, uint
  * staging (DEEP = 2) was not timed at k = 128. */
 #define V8_SHORT_KTILES 2
 
-/* The table's V8: the tile width by shape (v8_choose_bn), then one build per
- * element type and layout. */
-template <typename T, int A_MN, int B_MN>
-static hgemm_status launch_v8_tile(const hgemm_problem *p, cudaStream_t stream) {
-    int dev = 0, sms = 0;
-    cudaError_t err = cudaGetDevice(&dev);
-    if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-    if (err != cudaSuccess) return hgemm__status_from_cuda(err);
-    if (p->sm_count > 0 && p->sm_count < sms) sms = p->sm_count;
-    const uint32_t workers = sms < V8_CLUSTER ? 1 : (uint32_t)sms / V8_CLUSTER;
+/* The table's V8 for a problem on `sms` SMs (after hgemm_nt_ex's SM
+ * target): the tile width by shape (v8_choose_bn), whether its blocks go
+ * in pairs (v8_split_uncoupled), the ring (DEEP), the seam, and the split
+ * mode launch_v8 is given. launch_v8_tile runs it; hgemm__v8_explain
+ * reports it. */
+typedef struct v8_build {
+    int bn, cluster, deep;
+    int seam;  /* the seam's build (V8_EXP_SEAM); launch_v8 may still run it without */
+    int split; /* HGEMM_SK_* for launch_v8 */
+} v8_build;
+static v8_build v8_choose_build(const hgemm_problem *p, uint32_t sms) {
+    const uint32_t workers = sms < V8_CLUSTER ? 1 : sms / V8_CLUSTER;
     const int bn = v8_choose_bn(p, workers);
+    v8_build b = {bn, V8_CLUSTER, 0, 0, HGEMM_SK_AUTO};
     if (bn == 128) {
-        if constexpr (!B_MN)
-            if (v8_split_uncoupled(p, (uint32_t)sms, 128, 2))
-                return launch_v8<1, true, T, A_MN, B_MN, 128>(p, stream, HGEMM_SK_AUTO);
-        return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 128>(p, stream, HGEMM_SK_AUTO);
+        if (!p->b_mn && v8_split_uncoupled(p, sms, 128, 2)) b.cluster = 1;
+        return b;
     }
-    if constexpr (!A_MN && !B_MN)
-        if (bn == 320) return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 320, 2>(p, stream, HGEMM_SK_TAIL);
-    if constexpr (!B_MN) {
-        if (bn == 192) return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 192>(p, stream, HGEMM_SK_AUTO);
-        if (bn == 64) return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 64>(p, stream, HGEMM_SK_AUTO);
+    if (bn == 320) { /* K-major operands only: v8_choose_bn takes it for nothing else */
+        b.deep = 2;
+        b.split = HGEMM_SK_TAIL;
+        return b;
     }
-    if constexpr (!B_MN)
-        if (v8_split_uncoupled(p, (uint32_t)sms, 256, V8_UNCOUPLED_WIDE_SLICES))
-            return launch_v8<1, true, T, A_MN, B_MN, 256, 2>(p, stream, HGEMM_SK_AUTO);
-    if (hgemm_ceil_div(p->k, BK) <= V8_SHORT_KTILES)
-        return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 256, 0>(p, stream, HGEMM_SK_AUTO);
-    if (p->no_seam) return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 256, 2>(p, stream, HGEMM_SK_AUTO);
+    if (bn == 192 || bn == 64) return b; /* B K-major only (v8_choose_bn) */
+    b.bn = 256;
+    b.deep = 2;
+    if (!p->b_mn && v8_split_uncoupled(p, sms, 256, V8_UNCOUPLED_WIDE_SLICES)) {
+        b.cluster = 1;
+        return b;
+    }
+    if (hgemm_ceil_div(p->k, BK) <= V8_SHORT_KTILES) {
+        b.deep = 0;
+        return b;
+    }
     /* the seam between tiles (V8_EXP_SEAM, since run 126); launch_v8 runs
      * the plain build where the seam does not pay (v8_seam_pays) */
+    b.seam = !p->no_seam;
+    return b;
+}
+
+/* The SMs launch_v8_tile plans for: the device's, or hgemm_nt_ex's target. */
+static hgemm_status v8_sms(const hgemm_problem *p, uint32_t *sms) {
+    int dev = 0, n = 0;
+    cudaError_t err = cudaGetDevice(&dev);
+    if (err == cudaSuccess) err = cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev);
+    if (err != cudaSuccess) return hgemm__status_from_cuda(err);
+    if (p->sm_count > 0 && p->sm_count < n) n = p->sm_count;
+    *sms = (uint32_t)n;
+    return HGEMM_SUCCESS;
+}
+
+/* The table's V8: v8_choose_build's choice, one build per element type and
+ * layout. */
+template <typename T, int A_MN, int B_MN>
+static hgemm_status launch_v8_tile(const hgemm_problem *p, cudaStream_t stream) {
+    uint32_t sms = 0;
+    const hgemm_status st = v8_sms(p, &sms);
+    if (st != HGEMM_SUCCESS) return st;
+    const v8_build b = v8_choose_build(p, sms);
+    if (b.bn == 128) {
+        if constexpr (!B_MN)
+            if (b.cluster == 1) return launch_v8<1, true, T, A_MN, B_MN, 128>(p, stream, b.split);
+        return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 128>(p, stream, b.split);
+    }
+    if constexpr (!A_MN && !B_MN)
+        if (b.bn == 320) return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 320, 2>(p, stream, b.split);
+    if constexpr (!B_MN) {
+        if (b.bn == 192) return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 192>(p, stream, b.split);
+        if (b.bn == 64) return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 64>(p, stream, b.split);
+        if (b.cluster == 1) return launch_v8<1, true, T, A_MN, B_MN, 256, 2>(p, stream, b.split);
+    }
+    if (b.deep == 0) return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 256, 0>(p, stream, b.split);
+    if (!b.seam) return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 256, 2>(p, stream, b.split);
     return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 256, 2, false, v8_tile<256, 2>::late_at, V8_EXP_SEAM>(
-        p, stream, HGEMM_SK_AUTO);
+        p, stream, b.split);
 }
 
 template <typename T>
@@ -1518,6 +1584,56 @@ extern "C" hgemm_status hgemm__supports_v8(const hgemm_problem *p) {
                            (uint64_t)hgemm_ceil_div(p->n, 128);
     const uint64_t batch = p->batch > 1 ? (uint64_t)p->batch : 1;
     return tiles * batch <= UINT32_MAX ? HGEMM_SUCCESS : HGEMM_ERROR_NOT_SUPPORTED;
+}
+
+/* The ring's stages of each build v8_choose_build names. */
+static int v8_stages(int bn, int deep) {
+    switch (bn) {
+    case 64: return v8_tile<64>::stages;
+    case 128: return v8_tile<128>::stages;
+    case 192: return v8_tile<192>::stages;
+    case 320: return v8_tile<320, 2>::stages;
+    default: return deep ? v8_tile<256, 2>::stages : v8_tile<256, 0>::stages;
+    }
+}
+
+/* What hgemm__launch_v8 would run for `p` on a GPU of `sms` SMs (0: the
+ * current device's), by the same choices (v8_choose_build, v8_schedule_for),
+ * with no CUDA call when sms > 0. One difference: launch_v8 takes as many
+ * pairs as the GPU holds at once (cudaOccupancyMaxActiveClusters), assumed
+ * here to be every SM's (so on the H100 and H200, 66 pairs). */
+extern "C" hgemm_status hgemm__v8_explain(const hgemm_problem *p, uint32_t sms, hgemm_v8_plan *out) {
+    if (sms == 0) {
+        const hgemm_status st = v8_sms(p, &sms);
+        if (st != HGEMM_SUCCESS) return st;
+    } else if (p->sm_count > 0 && (uint32_t)p->sm_count < sms) {
+        sms = (uint32_t)p->sm_count;
+    }
+    const v8_build b = v8_choose_build(p, sms);
+    const uint64_t batch = p->batch > 1 ? (uint64_t)p->batch : 1;
+    const uint64_t ctiles_m = hgemm_ceil_div(hgemm_ceil_div(p->m, V8_BM), (uint32_t)b.cluster);
+    const uint64_t tiles = ctiles_m * hgemm_ceil_div(p->n, (uint32_t)b.bn) * batch;
+    if (tiles > UINT32_MAX) return HGEMM_ERROR_NOT_SUPPORTED;
+    const uint32_t cluster = (uint32_t)b.cluster;
+    uint32_t grid = sms / cluster * cluster;
+    if (grid < cluster) grid = cluster;
+    const v8_schedule sc = v8_schedule_for(p, (uint32_t)tiles, grid, cluster, b.bn, b.split, b.seam != 0);
+    out->bn = b.bn;
+    out->cluster = b.cluster;
+    out->stages = v8_stages(b.bn, b.deep);
+    out->seam = sc.seam;
+    out->split = sc.split;
+    out->sms = sms;
+    out->tiles = (uint32_t)tiles;
+    out->k_tiles = sc.sk.k_tiles;
+    out->clusters = sc.busy;
+    out->workers = sc.sk.workers;
+    out->dp_tiles = sc.sk.dp_tiles;
+    out->sk_workers = sc.sk.sk_workers;
+    out->slices = sc.sk.slices;
+    out->tail_slices = sc.sk.tail_slices;
+    out->reduce = sc.sk.reduce;
+    return HGEMM_SUCCESS;
 }
 
 extern "C" hgemm_status hgemm__launch_v8(const hgemm_problem *p, cudaStream_t stream) {

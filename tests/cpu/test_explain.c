@@ -1,0 +1,164 @@
+/*
+ * test_explain.c: hgemm__explain, what a call would run, decided without a
+ * device (the bench's --explain): the row AUTO takes, and the table V8's
+ * tile, cluster, ring, seam and work plan on a GPU of 132 SMs. The shapes
+ * are those whose choice V8's width rule and plan document in their
+ * comments (src/kernels/v8_fp32_cluster.cu, src/stream_k.h), so a change
+ * of rule shows here as a changed decision, not only as a changed time.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+#include "stream_k.h"
+#include "test_check.h"
+
+enum { SMS = 132, PAIRS = SMS / 2 };
+
+static const hgemm_nt_options *with_workspace(void) {
+    static char stand_in; /* never dereferenced: only whether it is set */
+    static hgemm_nt_options ws;
+    ws.workspace = &stand_in;
+    ws.workspace_bytes = HGEMM_WORKSPACE_BYTES;
+    return &ws;
+}
+
+/* AUTO, fp16 NT, packed operands, beta 0 */
+static hgemm_status explain(int64_t m, int64_t n, int64_t k, const hgemm_nt_options *o, hgemm_explanation *e) {
+    return hgemm__explain(NULL, HGEMM_DTYPE_F16, HGEMM_OP_N, HGEMM_OP_T, m, n, k, (k + 7) / 8 * 8,
+                          (k + 7) / 8 * 8, 1, 0.0f, o, SMS, e);
+}
+
+static void test_the_wide_tile_in_whole_rounds(void) {
+    hgemm_explanation e;
+    /* 4096^3: 256 cluster tiles, 4 rounds on 64 of the 66 pairs (hgemm_sk_balance) */
+    CHECK_STATUS(explain(4096, 4096, 4096, with_workspace(), &e), HGEMM_SUCCESS);
+    CHECK_STR(e.row ? e.row->name : NULL, "v8");
+    CHECK(e.has_v8_plan);
+    CHECK_I64(e.v8.bn, 256);
+    CHECK_I64(e.v8.cluster, 2);
+    CHECK_I64(e.v8.stages, 4);
+    CHECK_I64(e.v8.seam, 1);
+    CHECK_I64(e.v8.tiles, 256);
+    CHECK_I64(e.v8.k_tiles, 64);
+    CHECK_I64(e.v8.workers, 64);
+    CHECK_I64(e.v8.clusters, 64);
+    CHECK_I64(e.v8.sk_workers + e.v8.slices + e.v8.tail_slices, 0);
+    /* 4096 x 4096 x 14336 likewise, 224 k-tiles a tile */
+    CHECK_STATUS(explain(4096, 4096, 14336, with_workspace(), &e), HGEMM_SUCCESS);
+    CHECK_I64(e.v8.bn, 256);
+    CHECK_I64(e.v8.k_tiles, 224);
+    CHECK_I64(e.v8.clusters, 64);
+    /* beta != 0: the seam does not pay (v8_seam_pays) */
+    CHECK_STATUS(hgemm__explain(NULL, HGEMM_DTYPE_F16, HGEMM_OP_N, HGEMM_OP_T, 4096, 4096, 4096, 4096, 4096, 1,
+                                0.5f, with_workspace(), SMS, &e),
+                 HGEMM_SUCCESS);
+    CHECK_I64(e.v8.seam, 0);
+}
+
+static void test_the_tail_split_needs_the_workspace(void) {
+    hgemm_explanation e;
+    /* 8192^3: 1024 tiles, 15 whole rounds on 66 pairs, the last 34 in slices */
+    CHECK_STATUS(explain(8192, 8192, 8192, with_workspace(), &e), HGEMM_SUCCESS);
+    CHECK_I64(e.v8.bn, 256);
+    CHECK_I64(e.v8.tiles, 1024);
+    CHECK_I64(e.v8.workers, PAIRS);
+    CHECK_I64(e.v8.dp_tiles, 15 * PAIRS);
+    CHECK(e.v8.tail_slices >= 2);
+    /* without one: whole tiles, 16 rounds, on the 64 pairs that take as many */
+    CHECK_STATUS(explain(8192, 8192, 8192, NULL, &e), HGEMM_SUCCESS);
+    CHECK_I64(e.v8.tail_slices, 0);
+    CHECK_I64(e.v8.split, HGEMM_SK_NONE);
+    CHECK_I64(e.v8.dp_tiles, 1024);
+    CHECK_I64(e.v8.workers, 64);
+}
+
+static void test_the_widths_the_rule_documents(void) {
+    hgemm_explanation e;
+    /* 4096 x 14336 x 4096: the 320 tile, 3 stages, 720 cluster tiles on every pair */
+    CHECK_STATUS(explain(4096, 14336, 4096, with_workspace(), &e), HGEMM_SUCCESS);
+    CHECK_I64(e.v8.bn, 320);
+    CHECK_I64(e.v8.stages, 3);
+    CHECK_I64(e.v8.seam, 0);
+    CHECK_I64(e.v8.tiles, 720);
+    CHECK_I64(e.v8.clusters, PAIRS);
+    /* 512 x 4096 x 4096: one round of 64 narrow tiles, not 32 wide ones */
+    CHECK_STATUS(explain(512, 4096, 4096, with_workspace(), &e), HGEMM_SUCCESS);
+    CHECK_I64(e.v8.bn, 128);
+    /* 512 x 6144 x 4096: 64 tiles 192 wide */
+    CHECK_STATUS(explain(512, 6144, 4096, with_workspace(), &e), HGEMM_SUCCESS);
+    CHECK_I64(e.v8.bn, 192);
+    /* 1024^3, rows on 128-byte lines: the quarter tile; 1000^3: not */
+    CHECK_STATUS(explain(1024, 1024, 1024, with_workspace(), &e), HGEMM_SUCCESS);
+    CHECK_I64(e.v8.bn, 64);
+    CHECK_STATUS(explain(1000, 1000, 1000, with_workspace(), &e), HGEMM_SUCCESS);
+    CHECK_I64(e.v8.bn, 128);
+    /* k <= 128: the wide tile on 3 stages, C staged whole, no seam */
+    CHECK_STATUS(explain(8192, 8192, 128, with_workspace(), &e), HGEMM_SUCCESS);
+    CHECK_I64(e.v8.bn, 256);
+    CHECK_I64(e.v8.stages, 3);
+    CHECK_I64(e.v8.seam, 0);
+}
+
+static void test_split_k(void) {
+    hgemm_explanation e;
+    /* 256 x 256 x 65536: narrow tiles without clusters, 33 slices, reduced in the launch */
+    CHECK_STATUS(explain(256, 256, 65536, with_workspace(), &e), HGEMM_SUCCESS);
+    CHECK_I64(e.v8.bn, 128);
+    CHECK_I64(e.v8.cluster, 1);
+    CHECK_I64(e.v8.slices, 33);
+    CHECK_I64(e.v8.reduce, HGEMM_SK_REDUCE_SHARED);
+    /* 1024 x 1024 x 16384: wide tiles in pairs, 4 slices, slice 0's worker adds them */
+    CHECK_STATUS(explain(1024, 1024, 16384, with_workspace(), &e), HGEMM_SUCCESS);
+    CHECK_I64(e.v8.bn, 256);
+    CHECK_I64(e.v8.cluster, 2);
+    CHECK_I64(e.v8.slices, 4);
+    CHECK_I64(e.v8.reduce, HGEMM_SK_REDUCE_OWNER);
+    CHECK_I64(e.v8.seam, 0);
+}
+
+static void test_rows_and_edges(void) {
+    hgemm_explanation e;
+    /* decode: V9, which has no plan to report */
+    CHECK_STATUS(explain(1, 4096, 4096, with_workspace(), &e), HGEMM_SUCCESS);
+    CHECK_STR(e.row ? e.row->name : NULL, "v9");
+    CHECK(!e.has_v8_plan);
+    /* nothing to multiply; k == 0 only scales C */
+    CHECK_STATUS(explain(0, 4096, 4096, NULL, &e), HGEMM_SUCCESS);
+    CHECK(e.row == NULL);
+    CHECK_STATUS(explain(64, 64, 0, NULL, &e), HGEMM_SUCCESS);
+    CHECK(e.scale_only);
+    /* a kernel asked for a form it does not serve */
+    const hgemm_kernel_info *v7 = hgemm__kernel_find(HGEMM_KERNEL_V7);
+    CHECK_STATUS(hgemm__explain(v7, HGEMM_DTYPE_F16, HGEMM_OP_N, HGEMM_OP_N, 256, 256, 256, 256, 256, 1, 0.0f, NULL,
+                                SMS, &e),
+                 HGEMM_ERROR_NOT_SUPPORTED);
+    CHECK(e.row == v7);
+    /* AUTO in a form its choice does not serve takes V8 */
+    CHECK_STATUS(hgemm__explain(NULL, HGEMM_DTYPE_BF16, HGEMM_OP_T, HGEMM_OP_N, 4096, 4096, 4096, 4096, 4096, 1,
+                                0.0f, with_workspace(), SMS, &e),
+                 HGEMM_SUCCESS);
+    CHECK_STR(e.row ? e.row->name : NULL, "v8");
+    CHECK(e.has_v8_plan);
+    CHECK(e.v8.bn != 320 && e.v8.bn != 192 && e.v8.bn != 64); /* MN-major B: 256 or 128 only */
+    /* the SM target: 64 SMs, 32 pairs */
+    hgemm_nt_options capped = *with_workspace();
+    capped.sm_count_target = 64;
+    CHECK_STATUS(explain(4096, 4096, 4096, &capped, &e), HGEMM_SUCCESS);
+    CHECK_I64(e.v8.sms, 64);
+    CHECK(e.v8.workers <= 32);
+    /* bad values */
+    CHECK_STATUS(explain(-1, 4096, 4096, NULL, &e), HGEMM_ERROR_INVALID_VALUE);
+    CHECK_STATUS(hgemm__explain(NULL, (hgemm_dtype)7, HGEMM_OP_N, HGEMM_OP_T, 64, 64, 64, 64, 64, 1, 0.0f, NULL,
+                                SMS, &e),
+                 HGEMM_ERROR_INVALID_VALUE);
+}
+
+int main(void) {
+    test_the_wide_tile_in_whole_rounds();
+    test_the_tail_split_needs_the_workspace();
+    test_the_widths_the_rule_documents();
+    test_split_k();
+    test_rows_and_edges();
+    return check_finish();
+}
