@@ -70,6 +70,7 @@
 #include "check.h"
 #include "hgemm_bench_git.h" /* HGEMM_GIT_COMMIT, generated at build time */
 #include "internal.h"
+#include "stream_k.h" /* HGEMM_SK_REDUCE_*, for --explain */
 #include "interleave.h" /* the order of --interleave's slices */
 
 #ifndef HGEMM_VERSION
@@ -109,6 +110,8 @@ enum {
     ROTATE_ALIGN = 256,       /* bytes: every rotated operand starts as aligned as cudaMalloc's */
     MAX_FILE_SHAPES = 100000, /* shapes in one --shapes file */
     MAX_BATCH = 1000000,      /* --batch */
+    MAX_EXPLAIN_SMS = 1024,   /* --sms */
+    EXPLAIN_DEFAULT_SMS = 132, /* --explain without a GPU: the H100's and H200's SMs */
     MAX_DTYPES = 2,           /* f16, bf16 */
     MAX_LAYOUTS = 4,          /* nt, nn, tn, tt */
     MAX_FORMS = MAX_DTYPES * MAX_LAYOUTS,
@@ -291,6 +294,8 @@ typedef struct options {
     const char *csv;
     const char *host_cost_csv;  /* --host-cost-csv */
     int list, list_shapes, accuracy, host_cost, help, version;
+    int explain;                /* --explain */
+    int64_t sms;                /* --sms: the SMs --explain plans for; 0: the GPU's (or 132) */
 } options;
 
 /* OUTCOME_SKIPPED: the entry does not serve this form (no row, no failure). */
@@ -418,6 +423,12 @@ static void usage(FILE *f) {
         "                   by spaces or commas; '#' starts a comment; blank lines are skipped\n"
         "  --list-shapes    print the shapes the run would time, one 'M N K' per line (a\n"
         "                   valid --shapes file), and exit; needs no GPU\n"
+        "  --explain        print what each kernel would run at each shape and form, as the\n"
+        "                   library decides it for the call hgemm-bench makes (its\n"
+        "                   workspace, beta 0): the kernel AUTO picks, and for V8 its tile,\n"
+        "                   cluster, stages, seam, and how the tiles go round the SMs (whole\n"
+        "                   rounds, the tail split, split-K, stream-K); then exit; needs no GPU\n"
+        "  --sms N          the SMs --explain plans for (default: the GPU's, else %d)\n"
         "timing:\n"
         "  --warmup N       untimed launches before each timed window (default: %d)\n"
         "  --iters N        timed launches per window (default: %d)\n"
@@ -473,7 +484,8 @@ static void usage(FILE *f) {
         "\n"
         "exit status: 0 success; 1 bad arguments, a failed check or a CUDA error;\n"
         "2 no compute capability 9.0 GPU\n",
-        program, DEFAULT_BATCH, DEFAULT_SIZE, DEFAULT_SIZE, DEFAULT_SIZE, LLM_COUNT, DEFAULT_WARMUP,
+        program, DEFAULT_BATCH, DEFAULT_SIZE, DEFAULT_SIZE, DEFAULT_SIZE, LLM_COUNT, EXPLAIN_DEFAULT_SMS,
+        DEFAULT_WARMUP,
         DEFAULT_ITERS, DEFAULT_COOLDOWN_S, DEFAULT_REPEAT, MIN_INTERLEAVE, MAX_INTERLEAVE,
         MEMORY_BOUND_MN, MIN_ROTATE_SETS,
         ROTATE_MIN_BYTES >> 20, MAX_ROTATE_SETS, H200_HBM_PEAK_GBPS, HOST_COST_SIZE,
@@ -827,13 +839,14 @@ static int parse_args(int argc, char **argv, options *o) {
                                 strcmp(a, "--csv") == 0 || strcmp(a, "--suite") == 0 ||
                                 strcmp(a, "--shapes") == 0 || strcmp(a, "--host-cost-csv") == 0 ||
                                 strcmp(a, "--dtype") == 0 || strcmp(a, "--layout") == 0 ||
-                                strcmp(a, "--batch") == 0 || strcmp(a, "--interleave") == 0;
+                                strcmp(a, "--batch") == 0 || strcmp(a, "--interleave") == 0 ||
+                                strcmp(a, "--sms") == 0;
         if (inline_val && !takes_value) {
             if (strcmp(a, "--help") == 0 || strcmp(a, "--list") == 0 || strcmp(a, "--accuracy") == 0 ||
                 strcmp(a, "--accuracy-sweep") == 0 || strcmp(a, "--sweep") == 0 ||
                 strcmp(a, "--version") == 0 || strcmp(a, "--list-shapes") == 0 ||
                 strcmp(a, "--rotate") == 0 || strcmp(a, "--no-rotate") == 0 ||
-                strcmp(a, "--host-cost") == 0)
+                strcmp(a, "--host-cost") == 0 || strcmp(a, "--explain") == 0)
                 return bad_usage("%s takes no value", a);
             return bad_usage("unknown option '%s'", a);
         }
@@ -852,6 +865,13 @@ static int parse_args(int argc, char **argv, options *o) {
             o->sweep = 1;
         } else if (strcmp(a, "--list-shapes") == 0) {
             o->list_shapes = 1;
+        } else if (strcmp(a, "--explain") == 0) {
+            o->explain = 1;
+        } else if (strcmp(a, "--sms") == 0) {
+            if (val == NULL) return bad_usage("--sms needs an argument");
+            if (!parse_int(val, 1, MAX_EXPLAIN_SMS, &o->sms))
+                return bad_usage("--sms: '%s' is not an integer in 1..%d", val, MAX_EXPLAIN_SMS);
+            i += !inline_val;
         } else if (strcmp(a, "--rotate") == 0) {
             rotate_all = 1;
         } else if (strcmp(a, "--no-rotate") == 0) {
@@ -996,6 +1016,14 @@ static int parse_args(int argc, char **argv, options *o) {
     if (o->interleave > o->iters)
         return bad_usage("--interleave %lld needs --iters >= %lld (a launch per slice), got %lld",
                          (long long)o->interleave, (long long)o->interleave, (long long)o->iters);
+    if (o->explain) {
+        if (o->accuracy) return bad_usage("--explain and %s exclude each other", accuracy_flag);
+        if (o->host_cost) return bad_usage("--explain and --host-cost exclude each other");
+        if (o->list_shapes) return bad_usage("--explain and --list-shapes exclude each other");
+        if (o->csv) return bad_usage("--explain prints its plans: no --csv with it");
+    } else if (o->sms) {
+        return bad_usage("--sms sets the SMs --explain plans for: only with --explain");
+    }
     if (!kernels_given) parse_kernels("all", o);
     /* The forms: every dtype with every layout, dtypes outermost. */
     for (int d = 0; d < o->n_dtypes; d++)
@@ -1782,6 +1810,104 @@ static void print_shape_list(const options *o) {
     }
 }
 
+/* --explain: one line of words for hgemm__explain's answer. */
+static void explain_text(char *buf, size_t len, hgemm_status st, const hgemm_explanation *e) {
+    if (st != HGEMM_SUCCESS) {
+        snprintf(buf, len, "%s%s%s", e->row ? e->row->name : "", e->row ? " does not run it: " : "",
+                 hgemm_status_string(st));
+        return;
+    }
+    if (e->row == NULL) {
+        snprintf(buf, len, "nothing to multiply");
+        return;
+    }
+    if (e->scale_only) {
+        snprintf(buf, len, "C = beta * C only (k = 0)");
+        return;
+    }
+    if (!e->has_v8_plan) {
+        snprintf(buf, len, "%s (%s)", e->row->name, e->row->idea);
+        return;
+    }
+    const hgemm_v8_plan *v = &e->v8;
+    const char *unit = v->cluster > 1 ? "pairs" : "blocks";
+    const uint32_t units = v->sms / (uint32_t)v->cluster;
+    int n = snprintf(buf, len, "%s: 128x%d tiles, %s, %d stages%s; %u tiles of %u k-tiles: ", e->row->name, v->bn,
+                     v->cluster > 1 ? "in pairs sharing B" : "one block each (no cluster)", v->stages,
+                     v->seam ? ", the seam between tiles" : "", v->tiles, v->k_tiles);
+    if (n < 0 || (size_t)n >= len) return;
+    buf += n;
+    len -= (size_t)n;
+    if (v->slices >= 2) {
+        const char *who = v->reduce == HGEMM_SK_REDUCE_OWNER    ? "slice 0's worker adds them"
+                          : v->reduce == HGEMM_SK_REDUCE_SHARED ? "every slice's worker adds a share"
+                                                                : "a second kernel adds them";
+        snprintf(buf, len, "split-K, %u slices each, on %u of %u %s (%s)", v->slices, v->clusters, units, unit,
+                 who);
+    } else if (v->sk_workers) {
+        snprintf(buf, len, "%u whole on %u %s, the rest by stream-K over %u of them", v->dp_tiles, v->workers,
+                 unit, v->sk_workers);
+    } else if (v->tail_slices >= 2) {
+        snprintf(buf, len, "%u whole rounds on %u %s, then the last %u tiles in %u slices each (the tail split)",
+                 v->dp_tiles / v->workers, v->workers, unit, v->tiles - v->dp_tiles, v->tail_slices);
+    } else {
+        const uint32_t rounds = (v->tiles + v->workers - 1) / v->workers, last = v->tiles - (rounds - 1) * v->workers;
+        int m = snprintf(buf, len, "%u round%s on %u of %u %s", rounds, rounds == 1 ? "" : "s", v->clusters, units,
+                         unit);
+        if (rounds > 1 && last < v->workers && m > 0 && (size_t)m < len)
+            snprintf(buf + m, len - (size_t)m, ", the last on %u", last);
+    }
+}
+
+/* --explain: what each selected kernel would run at each shape and form (the
+ * library's own decision for the call the bench makes: its leading
+ * dimensions, its workspace, beta 0), without a GPU. */
+static int print_explanations(const options *o) {
+    int count = 0;
+    char what[TEXT_LEN];
+    const shape *v = selected_shapes(o, &count, what, sizeof what);
+    uint32_t sms = (uint32_t)o->sms;
+    const char *whose = "--sms";
+    char why[WHY_LEN];
+    if (sms == 0 && hgemm_check_sm90_available(why, sizeof why)) {
+        int dev = 0, n = 0;
+        HGEMM_CHECK_CUDA(cudaGetDevice(&dev));
+        HGEMM_CHECK_CUDA(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
+        sms = (uint32_t)n;
+        whose = "this GPU's";
+    }
+    if (sms == 0) {
+        sms = EXPLAIN_DEFAULT_SMS;
+        whose = "an H100's or H200's; no sm_90 GPU here";
+    }
+    printf("# what each kernel runs, as the library decides it for hgemm-bench's calls (its workspace, "
+           "beta 0), on %u SMs (%s)\n", sms, whose);
+    /* hgemm__explain reads the workspace pointer for being set, never through it */
+    static char workspace_stand_in;
+    const hgemm_nt_options ws = {&workspace_stand_in, HGEMM_WORKSPACE_BYTES, 0, NULL, 0};
+    int failed = 0;
+    char text[TEXT_LEN * 4], form_name[TEXT_LEN];
+    for (int i = 0; i < count; i++) {
+        for (int fi = 0; fi < o->n_forms; fi++) {
+            const form f = o->forms[fi];
+            const dims d = form_dims(v[i], f);
+            form_text(form_name, sizeof form_name, f);
+            for (int ki = 0; ki < o->n_kernels; ki++) {
+                const hgemm_kernel_info *info = o->kernels[ki];
+                hgemm_explanation e;
+                const hgemm_status st = hgemm__explain(info, f.dtype, f.op_a, f.op_b, v[i].m, v[i].n, v[i].k,
+                                                       d.lda, d.ldb, f.batch, BENCH_BETA, &ws, sms, &e);
+                if (st != HGEMM_SUCCESS && st != HGEMM_ERROR_NOT_SUPPORTED) failed = 1;
+                explain_text(text, sizeof text, st, &e);
+                printf("%lld %lld %lld", (long long)v[i].m, (long long)v[i].n, (long long)v[i].k);
+                if (o->label_forms) printf(" %s", form_name);
+                printf(": %s -> %s\n", info->name, text);
+            }
+        }
+    }
+    return failed ? EXIT_FAIL : EXIT_OK;
+}
+
 /* ---- the shapes ---------------------------------------------------------------------- */
 
 /* The entries of form f that run at all: 1 in run[i], else 0 after a line on
@@ -2147,6 +2273,7 @@ static int run(const options *o, int argc, char **argv) {
         print_shape_list(o);
         return EXIT_OK;
     }
+    if (o->explain) return print_explanations(o);
 
     /* The GPU: after parsing, before anything is allocated or written. */
     char why[WHY_LEN];

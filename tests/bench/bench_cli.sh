@@ -69,7 +69,7 @@ help)
                 "--host-cost-csv FILE" gbps rotate_sets "# rotated:" "4800 GB/s" \
                 "--dtype LIST" "--layout LIST" "--batch N" "f16, bf16" "nt, nn, tn, tt" \
                 "dtype, layout and batch" hgemm_gemm cublasGemmStridedBatchedEx "NOT_SUPPORTED" \
-                "--interleave N" "2..1000" "and interleave"; do
+                "--interleave N" "2..1000" "and interleave" --explain "--sms N"; do
         expect_in out "$flag"
     done
     expect_empty err
@@ -360,6 +360,36 @@ list)
     # the ablations say which forms they run: v8-noseam every form, v8-dp f16 nt
     grep -q "^v8-noseam fp32  ablation (every form): " "$tmp/out" || fail "--list: v8-noseam's forms"
     grep -q "^v8-dp  fp32  ablation (f16 nt): " "$tmp/out" || fail "--list: v8-dp's forms"
+    ;;
+explain)
+    # --explain needs no GPU; with --sms its plans do not depend on the machine
+    run --explain --sms 132 --kernels auto,v9 --size 4096 4096 4096
+    expect_rc 0
+    expect_empty err
+    expect_in out "on 132 SMs (--sms)"
+    expect_in out "4096 4096 4096: auto -> v8: 128x256 tiles, in pairs sharing B, 4 stages, the seam between tiles; 256 tiles of 64 k-tiles: 4 rounds on 64 of 66 pairs"
+    expect_in out "4096 4096 4096: v9 -> v9 (m or n <= 64"
+    [ "$(grep -c -v '^#' "$tmp/out")" -eq 2 ] || fail "expected one line per kernel"
+    run --explain --sms 132 --kernels v7 --layout nn --size 256 256 256
+    expect_rc 0
+    expect_in out "256 256 256 f16 nn: v7 -> v7 does not run it: not supported"
+    run --explain --sms 132 --kernels auto --suite llm
+    expect_rc 0
+    [ "$(grep -c -v '^#' "$tmp/out")" -eq "$(grep -v '^#' "$llm_file" | grep -c .)" ] || fail "expected one line per shape"
+    expect_in out "1 4096 4096: auto -> v9 (m or n <= 64"
+    expect_in out "256 256 65536: auto -> v8: 128x128 tiles, one block each (no cluster), 5 stages; 4 tiles of 1024 k-tiles: split-K, 33 slices each"
+    expect_in out "the tail split"
+    run --explain --sms 132 --kernels auto --size 512 4096 4096 --dtype bf16 --layout tn
+    expect_rc 0
+    expect_in out "512 4096 4096 bf16 tn: auto -> v8: 128x128 tiles"
+    run --explain --sms 64 --kernels auto --size 4096 4096 4096
+    expect_in out "on 64 SMs"
+    expect_in out "of 32 pairs"
+    bad "--sms sets the SMs --explain plans for: only with --explain" --sms 64
+    bad "--sms: '0' is not an integer in 1..1024" --explain --sms 0
+    bad "--explain takes no value" --explain=1
+    bad "--explain prints its plans: no --csv with it" --explain --csv "$tmp/x.csv"
+    bad "--explain and --host-cost exclude each other" --explain --host-cost
     ;;
 no_gpu)
     if has_gpu; then
