@@ -687,6 +687,10 @@ hgemm_status hgemm__explain(const hgemm_kernel_info *info, hgemm_dtype dtype, hg
         return HGEMM_SUCCESS;
     }
     out->scale_only = run == hgemm__launch_scale;
+    if (run == hgemm__launch_v9) {
+        out->has_v9_plan = 1;
+        return hgemm__v9_explain(&p, sms, &out->v9);
+    }
     if (run != hgemm__launch_v8) return HGEMM_SUCCESS;
     out->has_v8_plan = 1;
     return hgemm__v8_explain(&p, sms, &out->v8);

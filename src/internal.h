@@ -211,6 +211,18 @@ typedef struct hgemm_v8_plan {
 /* sms 0: the current device's (a CUDA call); > 0: that many, no CUDA call. */
 hgemm_status hgemm__v8_explain(const hgemm_problem *p, uint32_t sms, hgemm_v8_plan *out);
 
+/* What V9 would run (hgemm__v9_explain): which side of C goes on WGMMA's N,
+ * the short side's tile width, the k-tiles a stage holds and the stages,
+ * the tiles, and the k-loop's slices (a cluster of that many blocks). */
+typedef struct hgemm_v9_plan {
+    int swap;             /* 1: B's rows (n) on WGMMA's M, C's m on its N */
+    int bn, kb, stages;
+    uint64_t long_tiles;  /* 64 rows of the long side each */
+    uint64_t short_tiles; /* bn of the short side each */
+    uint32_t split;       /* blocks a tile's k-loop is dealt to (a cluster), 1: none */
+} hgemm_v9_plan;
+hgemm_status hgemm__v9_explain(const hgemm_problem *p, uint32_t sms, hgemm_v9_plan *out);
+
 /* What a call of `row` (NULL or an auto row: AUTO's choice by shape; an
  * ablation's row as hgemm__run_gemm runs it) would run, decided as
  * hgemm_gemm decides it but without its pointer checks: for A and B with
@@ -218,14 +230,16 @@ hgemm_status hgemm__v8_explain(const hgemm_problem *p, uint32_t sms, hgemm_v8_pl
  * rounded up to 8 elements, alpha 1. The options' pointers are read for
  * being NULL or not, never dereferenced. No CUDA call where sms > 0.
  * out->row is the row that runs (NULL: nothing to multiply), scale_only
- * whether it only scales C (k == 0), and where the row is the table's V8,
- * its plan (hgemm__v8_explain). A request the row does not serve returns
+ * whether it only scales C (k == 0), and where the row is the table's V8
+ * or V9, its plan (hgemm__v8_explain, hgemm__v9_explain). A request the row does not serve returns
  * HGEMM_ERROR_NOT_SUPPORTED with out->row set. */
 typedef struct hgemm_explanation {
     const hgemm_kernel_info *row;
     int scale_only;
     int has_v8_plan;
     hgemm_v8_plan v8;
+    int has_v9_plan;
+    hgemm_v9_plan v9;
 } hgemm_explanation;
 hgemm_status hgemm__explain(const hgemm_kernel_info *row, hgemm_dtype dtype, hgemm_op op_a, hgemm_op op_b,
                             int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t batch,

@@ -1825,6 +1825,18 @@ static void explain_text(char *buf, size_t len, hgemm_status st, const hgemm_exp
         snprintf(buf, len, "C = beta * C only (k = 0)");
         return;
     }
+    if (e->has_v9_plan) {
+        const hgemm_v9_plan *w = &e->v9;
+        const char *short_side = w->swap ? "m" : "n", *long_side = w->swap ? "n" : "m";
+        int n = snprintf(buf, len, "%s: C's %s on WGMMA's N in %d-wide tiles, its %s in 64-row tiles: %llu tiles, "
+                         "%d stage%s of %d k-tile%s", e->row->name, short_side, w->bn, long_side,
+                         (unsigned long long)(w->long_tiles * w->short_tiles), w->stages, w->stages == 1 ? "" : "s",
+                         w->kb, w->kb == 1 ? "" : "s");
+        if (n > 0 && (size_t)n < len)
+            snprintf(buf + n, len - (size_t)n, w->split > 1 ? ", k split over a cluster of %u" : ", k whole",
+                     w->split);
+        return;
+    }
     if (!e->has_v8_plan) {
         snprintf(buf, len, "%s (%s)", e->row->name, e->row->idea);
         return;

@@ -583,6 +583,30 @@ static hgemm_status v9_launch(const hgemm_problem *p, cudaStream_t stream, v9_va
                             stream, params);
 }
 
+/* What hgemm__launch_v9 would run for `p` on a GPU of `sms` SMs (0: the
+ * current device's), by the same plan (v9_make_plan); no CUDA call when
+ * sms > 0. */
+extern "C" hgemm_status hgemm__v9_explain(const hgemm_problem *p, uint32_t sms, hgemm_v9_plan *out) {
+    const hgemm_status st = hgemm__supports_v9(p);
+    if (st != HGEMM_SUCCESS) return st;
+    if (sms == 0) { /* the current device's, as v9_launch takes them */
+        int dev = 0, n = 0;
+        cudaError_t err = cudaGetDevice(&dev);
+        if (err == cudaSuccess) err = cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev);
+        if (err != cudaSuccess) return hgemm__status_from_cuda(err);
+        sms = (uint32_t)n;
+    }
+    const v9_plan pl = v9_make_plan(p, sms, V9_TABLE);
+    out->swap = pl.swap;
+    out->bn = pl.build->bn;
+    out->kb = pl.build->kb;
+    out->stages = pl.build->stages;
+    out->long_tiles = pl.long_tiles;
+    out->short_tiles = pl.short_tiles;
+    out->split = pl.split;
+    return pl.long_tiles * pl.short_tiles * pl.split > MAX_GRID_X ? HGEMM_ERROR_NOT_SUPPORTED : HGEMM_SUCCESS;
+}
+
 extern "C" hgemm_status hgemm__launch_v9(const hgemm_problem *p, cudaStream_t stream) {
     return v9_launch(p, stream, V9_TABLE);
 }

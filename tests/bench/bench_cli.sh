@@ -368,7 +368,7 @@ explain)
     expect_empty err
     expect_in out "on 132 SMs (--sms)"
     expect_in out "4096 4096 4096: auto -> v8: 128x256 tiles, in pairs sharing B, 4 stages, the seam between tiles; 256 tiles of 64 k-tiles: 4 rounds on 64 of 66 pairs"
-    expect_in out "4096 4096 4096: v9 -> v9 (m or n <= 64"
+    expect_in out "4096 4096 4096: v9 -> v9: C's m on WGMMA's N in 64-wide tiles"
     [ "$(grep -c -v '^#' "$tmp/out")" -eq 2 ] || fail "expected one line per kernel"
     run --explain --sms 132 --kernels v7 --layout nn --size 256 256 256
     expect_rc 0
@@ -376,7 +376,7 @@ explain)
     run --explain --sms 132 --kernels auto --suite llm
     expect_rc 0
     [ "$(grep -c -v '^#' "$tmp/out")" -eq "$(grep -v '^#' "$llm_file" | grep -c .)" ] || fail "expected one line per shape"
-    expect_in out "1 4096 4096: auto -> v9 (m or n <= 64"
+    expect_in out "1 4096 4096: auto -> v9: C's m on WGMMA's N in 16-wide tiles, its n in 64-row tiles: 64 tiles, 6 stages of 2 k-tiles, k split over a cluster of 2"
     expect_in out "256 256 65536: auto -> v8: 128x128 tiles, one block each (no cluster), 5 stages; 4 tiles of 1024 k-tiles: split-K, 33 slices each"
     expect_in out "the tail split"
     run --explain --sms 132 --kernels auto --size 512 4096 4096 --dtype bf16 --layout tn

@@ -1,7 +1,7 @@
 /*
  * test_explain.c: hgemm__explain, what a call would run, decided without a
- * device (the bench's --explain): the row AUTO takes, and the table V8's
- * tile, cluster, ring, seam and work plan on a GPU of 132 SMs. The shapes
+ * device (the bench's --explain): the row AUTO takes, the table V8's tile,
+ * cluster, ring, seam and work plan, and V9's cut, on a GPU of 132 SMs. The shapes
  * are those whose choice V8's width rule and plan document in their
  * comments (src/kernels/v8_fp32_cluster.cu, src/stream_k.h), so a change
  * of rule shows here as a changed decision, not only as a changed time.
@@ -119,10 +119,20 @@ static void test_split_k(void) {
 
 static void test_rows_and_edges(void) {
     hgemm_explanation e;
-    /* decode: V9, which has no plan to report */
+    /* decode: V9, m on WGMMA's N; 64 tiles split in 2 over a cluster; 448 tiles not split */
     CHECK_STATUS(explain(1, 4096, 4096, with_workspace(), &e), HGEMM_SUCCESS);
     CHECK_STR(e.row ? e.row->name : NULL, "v9");
-    CHECK(!e.has_v8_plan);
+    CHECK(!e.has_v8_plan && e.has_v9_plan);
+    CHECK_I64(e.v9.swap, 1);
+    CHECK_I64(e.v9.bn, 16);
+    CHECK_I64(e.v9.long_tiles * e.v9.short_tiles, 64);
+    CHECK_I64(e.v9.split, 2);
+    CHECK_STATUS(explain(1, 28672, 4096, with_workspace(), &e), HGEMM_SUCCESS);
+    CHECK_I64(e.v9.long_tiles, 448);
+    CHECK_I64(e.v9.split, 1);
+    CHECK_STATUS(explain(4096, 64, 4096, with_workspace(), &e), HGEMM_SUCCESS);
+    CHECK_I64(e.v9.swap, 0); /* n is the short side: A's rows on WGMMA's M as stored */
+    CHECK_I64(e.v9.bn, 64);
     /* nothing to multiply; k == 0 only scales C */
     CHECK_STATUS(explain(0, 4096, 4096, NULL, &e), HGEMM_SUCCESS);
     CHECK(e.row == NULL);
