@@ -199,8 +199,8 @@ int main(int argc, char **argv) {
             perror(argv[5]);
             return 1;
         }
-        fprintf(csv, "# tool: hgemm-phase-timer\n# shape: %lld %lld %lld\nlaunch,slot,phase,ns,cycles\n",
-                (long long)m, (long long)n, (long long)k);
+        fprintf(csv, "# tool: hgemm-phase-timer\n# shape: %lld %lld %lld\n", (long long)m, (long long)n,
+                (long long)k);
     }
     void *A, *B, *C, *ws;
     double *ref;
@@ -230,6 +230,23 @@ int main(int argc, char **argv) {
     }
     printf("hgemm-phase-timer: AUTO at %lld x %lld x %lld, check passed (max error %.3e)\n", (long long)m,
            (long long)n, (long long)k, stats.max_abs_err);
+    /* what ran, as the library decides it (hgemm__explain), for the CSV's readers (scripts/unit_clocks.py) */
+    const hgemm_nt_options ws_options = {ws, HGEMM_WORKSPACE_BYTES, 0, NULL, 0};
+    hgemm_explanation e;
+    if (hgemm__explain(NULL, HGEMM_DTYPE_F16, HGEMM_OP_N, HGEMM_OP_T, m, n, k, k, k, 1, 0.0f, &ws_options, 0, &e) ==
+            HGEMM_SUCCESS &&
+        e.has_v8_plan) {
+        const hgemm_v8_plan *v = &e.v8;
+        char plan[256];
+        snprintf(plan, sizeof plan,
+                 "%s bn %d cluster %d stages %d seam %d tiles %u k_tiles %u clusters %u workers %u dp_tiles %u "
+                 "tail_slices %u slices %u sk_workers %u",
+                 e.row->name, v->bn, v->cluster, v->stages, v->seam, v->tiles, v->k_tiles, v->clusters, v->workers,
+                 v->dp_tiles, v->tail_slices, v->slices, v->sk_workers);
+        printf("plan: %s\n", plan);
+        if (csv) fprintf(csv, "# plan: %s\n", plan);
+    }
+    if (csv) fprintf(csv, "launch,slot,phase,ns,cycles\n");
 
     static unsigned long long clk[VALUES], units[UNIT_VALUES];
     cudaEvent_t e0, e1;
