@@ -73,48 +73,43 @@ static void test_the_tail_split_needs_the_workspace(void) {
     CHECK_I64(e.v8.workers, 64);
 }
 
-static void test_the_widths_the_rule_documents(void) {
-    hgemm_explanation e;
-    /* 4096 x 14336 x 4096: the 320 tile, 3 stages, 720 cluster tiles on every pair */
-    CHECK_STATUS(explain(4096, 14336, 4096, with_workspace(), &e), HGEMM_SUCCESS);
-    CHECK_I64(e.v8.bn, 320);
-    CHECK_I64(e.v8.stages, 3);
-    CHECK_I64(e.v8.seam, 0);
-    CHECK_I64(e.v8.tiles, 720);
-    CHECK_I64(e.v8.clusters, PAIRS);
-    /* 512 x 4096 x 4096: one round of 64 narrow tiles, not 32 wide ones */
-    CHECK_STATUS(explain(512, 4096, 4096, with_workspace(), &e), HGEMM_SUCCESS);
-    CHECK_I64(e.v8.bn, 128);
-    /* 512 x 6144 x 4096: 64 tiles 192 wide */
-    CHECK_STATUS(explain(512, 6144, 4096, with_workspace(), &e), HGEMM_SUCCESS);
-    CHECK_I64(e.v8.bn, 192);
-    /* 1024^3, rows on 128-byte lines: the quarter tile; 1000^3: not */
-    CHECK_STATUS(explain(1024, 1024, 1024, with_workspace(), &e), HGEMM_SUCCESS);
-    CHECK_I64(e.v8.bn, 64);
-    CHECK_STATUS(explain(1000, 1000, 1000, with_workspace(), &e), HGEMM_SUCCESS);
-    CHECK_I64(e.v8.bn, 128);
-    /* k <= 128: the wide tile on 3 stages, C staged whole, no seam */
-    CHECK_STATUS(explain(8192, 8192, 128, with_workspace(), &e), HGEMM_SUCCESS);
-    CHECK_I64(e.v8.bn, 256);
-    CHECK_I64(e.v8.stages, 3);
-    CHECK_I64(e.v8.seam, 0);
-}
+/* Shapes whose V8 build the width rule and the plan document, with the
+ * workspace; -1: not checked. */
+typedef struct documented {
+    int64_t m, n, k;
+    int bn, cluster, stages, seam;
+    int64_t tiles, clusters, slices, reduce;
+    const char *why;
+} documented;
 
-static void test_split_k(void) {
-    hgemm_explanation e;
-    /* 256 x 256 x 65536: narrow tiles without clusters, 33 slices, reduced in the launch */
-    CHECK_STATUS(explain(256, 256, 65536, with_workspace(), &e), HGEMM_SUCCESS);
-    CHECK_I64(e.v8.bn, 128);
-    CHECK_I64(e.v8.cluster, 1);
-    CHECK_I64(e.v8.slices, 33);
-    CHECK_I64(e.v8.reduce, HGEMM_SK_REDUCE_SHARED);
-    /* 1024 x 1024 x 16384: wide tiles in pairs, 4 slices, slice 0's worker adds them */
-    CHECK_STATUS(explain(1024, 1024, 16384, with_workspace(), &e), HGEMM_SUCCESS);
-    CHECK_I64(e.v8.bn, 256);
-    CHECK_I64(e.v8.cluster, 2);
-    CHECK_I64(e.v8.slices, 4);
-    CHECK_I64(e.v8.reduce, HGEMM_SK_REDUCE_OWNER);
-    CHECK_I64(e.v8.seam, 0);
+static const documented DOCUMENTED[] = {
+    {4096, 14336, 4096, 320, 2, 3, 0, 720, PAIRS, 0, -1, "the 320 tile, 720 cluster tiles on every pair"},
+    {512, 4096, 4096, 128, -1, -1, -1, -1, -1, -1, -1, "one round of 64 narrow tiles, not 32 wide ones"},
+    {512, 6144, 4096, 192, -1, -1, -1, -1, -1, -1, -1, "64 tiles 192 wide"},
+    {1024, 1024, 1024, 64, -1, -1, -1, -1, -1, -1, -1, "rows on 128-byte lines: the quarter tile"},
+    {1000, 1000, 1000, 128, -1, -1, -1, -1, -1, -1, -1, "rows off 128-byte lines: not the quarter tile"},
+    {8192, 8192, 128, 256, 2, 3, 0, -1, -1, -1, -1, "k <= 128: 3 stages, C staged whole, no seam"},
+    {256, 256, 65536, 128, 1, -1, -1, -1, -1, 33, HGEMM_SK_REDUCE_SHARED,
+     "narrow tiles without clusters, 33 slices, reduced in the launch"},
+    {1024, 1024, 16384, 256, 2, -1, 0, -1, -1, 4, HGEMM_SK_REDUCE_OWNER,
+     "wide tiles in pairs, 4 slices, slice 0's worker adds them"},
+};
+
+static void test_the_documented_builds(void) {
+    for (size_t i = 0; i < sizeof DOCUMENTED / sizeof DOCUMENTED[0]; i++) {
+        const documented *c = &DOCUMENTED[i];
+        hgemm_explanation e;
+        CHECK_MSG(explain(c->m, c->n, c->k, with_workspace(), &e) == HGEMM_SUCCESS && e.has_v8_plan,
+                  "%lld x %lld x %lld: no V8 plan", (long long)c->m, (long long)c->n, (long long)c->k);
+        const int64_t want[] = {c->bn, c->cluster, c->stages, c->seam, c->tiles, c->clusters, c->slices, c->reduce};
+        const int64_t got[] = {e.v8.bn, e.v8.cluster, e.v8.stages, e.v8.seam,
+                               e.v8.tiles, e.v8.clusters, e.v8.slices, e.v8.reduce};
+        static const char *const what[] = {"bn", "cluster", "stages", "seam", "tiles", "clusters", "slices", "reduce"};
+        for (size_t j = 0; j < sizeof want / sizeof want[0]; j++)
+            if (want[j] >= 0)
+                CHECK_MSG(got[j] == want[j], "%lld x %lld x %lld (%s): %s %lld, want %lld", (long long)c->m,
+                          (long long)c->n, (long long)c->k, c->why, what[j], (long long)got[j], (long long)want[j]);
+    }
 }
 
 static void test_rows_and_edges(void) {
@@ -167,8 +162,7 @@ static void test_rows_and_edges(void) {
 int main(void) {
     test_the_wide_tile_in_whole_rounds();
     test_the_tail_split_needs_the_workspace();
-    test_the_widths_the_rule_documents();
-    test_split_k();
+    test_the_documented_builds();
     test_rows_and_edges();
     return check_finish();
 }
