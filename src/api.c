@@ -519,14 +519,6 @@ static const void *entry_of(const void *x, int64_t stride, int64_t b) {
     return (const void *)((uintptr_t)x + (uintptr_t)(b * stride * 2));
 }
 
-/* What every entry point does once validate() passed: `info` is the kernel's
- * row (NULL: AUTO's choice by shape), `chosen` whether AUTO or AUTO_F16ACC
- * picked it. The kernel's limits are decided first (preflight, the same for
- * every entry), then the device once, then the pointers (CUDA calls) and the
- * launches, in order on the stream: one launch for the whole batch where the
- * row is `batched` (or there is nothing to multiply), one per entry otherwise.
- * A chosen row that does not serve the form gives way to V8, which serves
- * every form; an explicit one returns NOT_SUPPORTED. */
 /* The row a validated request runs and the problem it hands the row's
  * launcher (its batch one where the row takes the entries one by one), as
  * run_validated decides them before any CUDA call; NOT_SUPPORTED where the
@@ -580,6 +572,14 @@ static hgemm_status choose_row(const hgemm_kernel_info **row, int chosen, const 
     return HGEMM_SUCCESS;
 }
 
+/* What every entry point does once validate() passed: `info` is the kernel's
+ * row (NULL: AUTO's choice by shape), `chosen` whether AUTO or AUTO_F16ACC
+ * picked it. The kernel's limits are decided first (preflight, the same for
+ * every entry), then the device once, then the pointers (CUDA calls) and the
+ * launches, in order on the stream: one launch for the whole batch where the
+ * row is `batched` (or there is nothing to multiply), one per entry otherwise.
+ * A chosen row that does not serve the form gives way to V8, which serves
+ * every form; an explicit one returns NOT_SUPPORTED. */
 static hgemm_status run_validated(const hgemm_kernel_info *info, int chosen, const request *r,
                                   cudaStream_t stream) {
     hgemm_problem p;
