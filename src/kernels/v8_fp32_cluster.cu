@@ -847,8 +847,7 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
         };
         v8_phase_mark<BN>(leader, true, g, V8_PHASE_START);
         while (hgemm_sk_next(&sk, &walk, &u)) {
-            /* the 320 tile's seam build would spill 4 bytes with the mark (ptxas) */
-            if constexpr (!(SEAM && BN > V8_BN)) v8_unit_mark(leader, g, units);
+            v8_unit_mark(leader, g, units);
             const bool first = units++ == 0;
             const uint32_t entry = u.tile / bt.tiles;
             const hgemm_tile tile = hgemm_raster(u.tile - entry * bt.tiles, ctiles_m, tiles_n, bt.raster);
