@@ -603,25 +603,6 @@ enum { V8_SEAM_B_STEP = (V8_BN / 2 * SW128_ROW_BYTES) >> 4 };
 static_assert(V8_BN / 2 * SW128_ROW_BYTES == V8_BN / 2 / V8_MN_BOX * V8_MN_BOX_BYTES,
               "the right half of B lies 16 KB on in both layouts");
 
-/* The seam's two groups of a tile BN wide: the wide tile's halves, or the
- * 320 tile's m64n192 (C's parts 0..2) and m64n128 (parts 3 and 4), which
- * its k16 steps run anyway (mma_tile.cuh), so that its seam costs no
- * second read of A (v8-320-seam, not in V8's table: run 131 in
- * docs/notes/v8-log.md). Each accumulator register keeps one WGMMA shape
- * in both tiles. */
-template <int BN> struct v8_seam {
-    static_assert(BN == 256 || BN == 320, "the seam is built for the wide and the 320 tile");
-    enum {
-        LEFT = BN == 320 ? WGMMA_N320_FIRST : BN / 2, /* columns of the left group */
-        RIGHT = BN - LEFT,
-        B_STEP = (LEFT * SW128_ROW_BYTES) >> 4,        /* the right group's B, K-major (the wide tile's
-                                                          MN-major B lies as far on: V8_SEAM_B_STEP) */
-        LEFT_PARTS = LEFT / F16Q_BOX,                   /* C's 64-column parts in the left group */
-    };
-};
-static_assert((int)v8_seam<V8_BN>::B_STEP == (int)V8_SEAM_B_STEP, "one step for the wide tile's right half");
-static_assert((int)v8_seam<320>::B_STEP == (int)WGMMA_N320_B_STEP, "the 320 tile's m64n128 reads B where mma_tile.cuh's does");
-
 /* Whether a plan runs V8_EXP_SEAM's build: every unit holds two k-tiles or
  * more, and whole tiles end plain. Not with stream-K or split-K (shared
  * workers: stream-K's ranges may be one k-tile long, and no split-K slice
@@ -641,13 +622,12 @@ static_assert(HGEMM_SK_TAIL_MIN_ITERS >= 2, "a slice holds both of a unit's halv
  * its halves (or before) serialized every WGMMA of the kernel (C7511), so
  * these builds run every k-tile in halves. `commit`: each half its own
  * group (the seam's k-tiles), else one group for both. */
-template <typename T, int A_MN, int B_MN, int BN = V8_BN>
-static __device__ __forceinline__ void v8_ktile_halves(float d[BN / 2], uint64_t desc_a, uint64_t desc_b,
+template <typename T, int A_MN, int B_MN>
+static __device__ __forceinline__ void v8_ktile_halves(float d[V8_BN / 2], uint64_t desc_a, uint64_t desc_b,
                                                        uint32_t accumulate, bool commit) {
-    typedef v8_seam<BN> seam;
-    wgmma_ktile_m64n_f32_ab<T, A_MN, B_MN, seam::LEFT>(d, desc_a, desc_b, accumulate);
+    wgmma_ktile_m64n_f32_ab<T, A_MN, B_MN, V8_BN / 2>(d, desc_a, desc_b, accumulate);
     if (commit) wgmma_commit_group();
-    wgmma_ktile_m64n_f32_ab<T, A_MN, B_MN, seam::RIGHT>(d + seam::LEFT / 2, desc_a, desc_b + seam::B_STEP, accumulate);
+    wgmma_ktile_m64n_f32_ab<T, A_MN, B_MN, V8_BN / 2>(d + V8_BN / 4, desc_a, desc_b + V8_SEAM_B_STEP, accumulate);
     if (commit) wgmma_commit_group();
 }
 
@@ -825,23 +805,16 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
         /* V8_EXP_SEAM: the unit before left its right group in flight
          * (carry), and the stage its last k-tile read (carry_st) to release */
         constexpr bool SEAM = (EXP & V8_EXP_SEAM) != 0;
-        static_assert(!SEAM || (BN == 256 && LATE == 3 && LATE_AT == V8_LATE_BEFORE) ||
-                          (BN == 320 && LATE == 2 && LATE_AT == V8_LATE_AFTER),
-                      "the seam is built for the wide tile with three late parts and the 320 tile with two");
+        static_assert(!SEAM || (BN == 256 && LATE == 3 && LATE_AT == V8_LATE_BEFORE),
+                      "the seam is built for the wide tile with three late parts");
         static_assert(!(EXP & V8_EXP_N128X2) || BN == 256, "the k-tile in halves is the wide tile's");
         bool carry = false;
         pipe_state carry_st = st;
-        /* the right group's two parts of the tile before (the wide tile's 2
-         * and 3, the 320 tile's 3 and 4), once that group is done: the last
-         * two late parts (the wide tile's first is its part 1, packed at
-         * the tile's end) */
+        /* parts 2 and 3 of the tile before, once its right group is done */
         auto seam_pack_right = [&]() {
             if constexpr (SEAM) {
-                constexpr int right0 = v8_seam<BN>::LEFT_PARTS;
-#pragma unroll
-                for (int j = 0; j < 2; j++)
-                    f32q_pack<T, tile_t::c_cols>(&late[(LATE - 2 + j) * PART_REGS],
-                                                 d + (right0 + j) * tile_t::c_cols / 2, args.alpha);
+                f32q_pack<T, tile_t::c_cols>(&late[PART_REGS], d + 2 * tile_t::c_cols / 2, args.alpha);
+                f32q_pack<T, tile_t::c_cols>(&late[2 * PART_REGS], d + 3 * tile_t::c_cols / 2, args.alpha);
                 late_n = LATE;
             }
         };
@@ -861,11 +834,10 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
                     *desc_b = v8_desc<B_MN>(sm->b[st.stage]);
                     wgmma_fence();
                 };
-                typedef v8_seam<BN> seam;
                 { /* the unit's first k-tile, in halves (v8_seam_pays: it has another) */
                     uint64_t desc_a, desc_b;
                     seam_stage(&desc_a, &desc_b);
-                    wgmma_ktile_m64n_f32_ab<T, A_MN, B_MN, seam::LEFT>(d, desc_a, desc_b, 0);
+                    wgmma_ktile_m64n_f32_ab<T, A_MN, B_MN, BN / 2>(d, desc_a, desc_b, 0);
                     wgmma_commit_group();
                     wgmma_wait_group_1(); /* the tile before's right group, if in flight, is done */
                     if (carry) {
@@ -873,9 +845,8 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
                         seam_pack_right();
                     }
                     carry = false;
-                    wgmma_fence(); /* the packing read the right group's d before this group writes them */
-                    wgmma_ktile_m64n_f32_ab<T, A_MN, B_MN, seam::RIGHT>(d + seam::LEFT / 2, desc_a,
-                                                                        desc_b + seam::B_STEP, 0);
+                    wgmma_fence(); /* the packing read d[64..] before this group writes them */
+                    wgmma_ktile_m64n_f32_ab<T, A_MN, B_MN, BN / 2>(d + BN / 4, desc_a, desc_b + V8_SEAM_B_STEP, 0);
                     wgmma_commit_group();
                     late_next();
                     held = st;
@@ -884,28 +855,24 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
                 for (uint32_t kt = u.k_begin + 1; kt + 1 < u.k_end; kt++, ring_advance(ring, &st)) {
                     uint64_t desc_a, desc_b;
                     seam_stage(&desc_a, &desc_b);
-                    v8_ktile_halves<T, A_MN, B_MN, BN>(d, desc_a, desc_b, 1, false);
+                    v8_ktile_halves<T, A_MN, B_MN>(d, desc_a, desc_b, 1, false);
                     wgmma_commit_group();
-                    if constexpr (LATE_AT == V8_LATE_BEFORE) late_next();
+                    late_next();
                     wgmma_wait_group_1(); /* the k-tile before is done (both its groups, after the first) */
                     ring_release_held(ring, &held, st, leader);
-                    if constexpr (LATE_AT == V8_LATE_AFTER) late_next();
                 }
                 { /* the last k-tile, in halves */
                     uint64_t desc_a, desc_b;
                     seam_stage(&desc_a, &desc_b);
-                    v8_ktile_halves<T, A_MN, B_MN, BN>(d, desc_a, desc_b, 1, true);
-                    if constexpr (LATE_AT == V8_LATE_BEFORE) late_next();
+                    v8_ktile_halves<T, A_MN, B_MN>(d, desc_a, desc_b, 1, true);
+                    late_next();
                     wgmma_wait_group_2(); /* the k-tile before is done; both groups of this one in flight */
                     ring_release_held(ring, &held, st, leader);
-                    if constexpr (LATE_AT == V8_LATE_AFTER) late_next();
                     ring_advance(ring, &st);
                 }
-                /* A plain whole tile waits for its left group only, whose
-                 * parts go out while the right group runs (the wide tile's
-                 * part 0 out and part 1 packed, the 320 tile's parts 0..2
-                 * out); the next unit's first k-tile (or the walk's end)
-                 * takes the rest */
+                /* A plain whole tile waits for its left group only: part 0
+                 * out and part 1 packed while the right group runs; the next
+                 * unit's first k-tile (or the walk's end) takes the rest */
                 const bool plain = args.beta == 0.0f && row0 < args.m && !sk.slices &&
                                    !(sk.tail_slices && u.tile >= sk.dp_tiles) && u.k_begin == 0 &&
                                    u.k_end == sk.k_tiles && !f16q_needs_direct(args, col0, BN);
@@ -915,22 +882,13 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
                     const int32_t qrow0 = row0 + g * V8_WG_M;
                     gemm_args out = args;
                     out.C = (__half *)((T *)args.C + (int64_t)entry * bt.stride_c);
-                    constexpr int out_parts = seam::LEFT_PARTS - (LATE - 2); /* the rest packed */
-#pragma unroll
-                    for (int h = 0; h < seam::LEFT_PARTS; h++) {
-                        if (h >= out_parts) {
-                            f32q_pack<T, tile_t::c_cols>(&late[(h - out_parts) * PART_REGS],
-                                                         d + h * tile_t::c_cols / 2, args.alpha);
-                            continue;
-                        }
-                        part_out(col0 + h * tile_t::c_cols, qrow0, (int32_t)entry,
-                                 PARTS_ODD ? c_part++ : (uint32_t)h, [&](__half *buf, int) {
-                                     gemm_args no_c = out;
-                                     no_c.beta = 0.0f;
-                                     f32q_stage<T, tile_t::c_cols>(buf, d + h * tile_t::c_cols / 2, no_c);
-                                 });
-                    }
-                    late_col0 = col0 + out_parts * tile_t::c_cols;
+                    part_out(col0, qrow0, (int32_t)entry, 0, [&](__half *buf, int) {
+                        gemm_args no_c = out;
+                        no_c.beta = 0.0f;
+                        f32q_stage<T, tile_t::c_cols>(buf, d, no_c);
+                    });
+                    f32q_pack<T, tile_t::c_cols>(&late[0], d + tile_t::c_cols / 2, args.alpha);
+                    late_col0 = col0 + tile_t::c_cols;
                     late_row0 = qrow0;
                     late_entry = (int32_t)entry;
                     carry = true;
@@ -1816,11 +1774,4 @@ extern "C" hgemm_status hgemm__launch_v8_seam(const hgemm_problem *p, cudaStream
 }
 extern "C" hgemm_status hgemm__launch_v8_n128x2(const hgemm_problem *p, cudaStream_t stream) {
     return launch_v8_wide_exp<V8_EXP_N128X2>(p, stream);
-}
-/* The 320 tile with a seam (v8_seam<320>; built, not yet run on a GPU:
- * docs/notes/v8-log.md, run 131) at every shape, beside v8-320 (the same
- * tile and plan without it). V8 runs the 320 tile without. */
-extern "C" hgemm_status hgemm__launch_v8_320_seam(const hgemm_problem *p, cudaStream_t stream) {
-    return launch_v8<V8_CLUSTER, true, __half, 0, 0, 320, 2, false, V8_LATE_AFTER, V8_EXP_SEAM>(p, stream,
-                                                                                              HGEMM_SK_TAIL);
 }
