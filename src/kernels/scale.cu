@@ -3,6 +3,8 @@
  * alpha == 0), for every entry of a batch and either element type. A and B
  * are not read; C is not read when beta == 0.
  */
+#include <string.h>
+
 #include <cuda_bf16.h>
 
 #include "elem.cuh"
@@ -42,7 +44,14 @@ __global__ void __launch_bounds__(SCALE_THREADS) scale_kernel(scale_args s) {
 }
 
 extern "C" hgemm_status hgemm__launch_scale(const hgemm_problem *p, cudaStream_t stream) {
-    scale_args s = {make_args(p), p->batch > 1 ? p->batch : 1, p->stride_c, p->dtype == HGEMM_DTYPE_BF16};
+    /* zeroed first, padding included: a launch's parameter bytes are the same for
+       the same call (the launch trace, tests/trace, compares them) */
+    scale_args s;
+    memset(&s, 0, sizeof s);
+    s.g = make_args(p);
+    s.batch = p->batch > 1 ? p->batch : 1;
+    s.stride_c = p->stride_c;
+    s.bf16 = p->dtype == HGEMM_DTYPE_BF16;
     int64_t total = p->m * p->n * s.batch;
     int64_t blocks = (total + SCALE_THREADS - 1) / SCALE_THREADS;
     unsigned grid = (unsigned)(blocks < SCALE_MAX_BLOCKS ? blocks : (int64_t)SCALE_MAX_BLOCKS);
