@@ -1,0 +1,289 @@
+#!/usr/bin/env python3
+"""The launch trace's test: hgemm-launch-trace under the stand-in runtime
+(fake_cudart.c) over every shape hgemm-bench knows (its default, --sweep,
+--suite llm and each file of bench/shapes; without --bench, those files
+alone), in every form, with and without
+the workspace, every kernel and ablation at a few shapes, batches, padded
+leading dimensions, empty and one-deep products, and bad arguments. It
+asserts, call by call:
+
+  - the runtime and driver refused nothing (no 'reject' line), and no
+    tensor map reaches past the operand it describes;
+  - a call that does anything launches a kernel; one with m, n or batch 0, a
+    bad argument, or a form its kernel does not serve makes no CUDA call;
+  - what ran is what hgemm__explain says runs: the kernel's version, and for
+    V8 its one launch's cluster, tile width, seam, grid and the split-K
+    reduction's launch; for V9 the tile width, k-tiles a stage, stages,
+    cluster and grid of each entry's launch.
+
+--write FILE keeps the whole trace (with --calls-only, only the call list).
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+
+NOT_SUPPORTED = 3
+SK_REDUCE_KERNEL = 0
+V8_EXP_SEAM = 8
+FORMS = [(d, l) for d in ("f16", "bf16") for l in ("nt", "nn", "tn", "tt")]
+FAULTS = ("lda", "align", "null", "host", "overlap")
+
+
+def bench_shapes(bench, args):
+    out = subprocess.run([bench, "--list-shapes"] + args, check=True, capture_output=True, text=True).stdout
+    shapes = []
+    for line in out.splitlines():
+        f = line.split("#")[0].split()
+        if len(f) == 3 and all(x.isdigit() for x in f):
+            shapes.append(tuple(int(x) for x in f))
+    if not shapes:
+        sys.exit(f"check_trace: hgemm-bench --list-shapes {' '.join(args)} listed no shape")
+    return shapes
+
+
+def file_shapes(path):
+    """A shapes file's "M N K" lines, read as hgemm-bench reads them ('#' starts a comment)."""
+    shapes = []
+    with open(path) as fh:
+        for line in fh:
+            f = line.split("#")[0].split()
+            if len(f) == 3 and all(x.isdigit() for x in f):
+                shapes.append(tuple(int(x) for x in f))
+    return shapes
+
+
+def all_shapes(bench, shapes_dir):
+    shapes = set()
+    if bench:
+        shapes |= set(bench_shapes(bench, []))
+        shapes |= set(bench_shapes(bench, ["--sweep"]))
+        shapes |= set(bench_shapes(bench, ["--suite", "llm"]))
+    for name in sorted(os.listdir(shapes_dir)):
+        if name.endswith(".txt"):
+            path = os.path.join(shapes_dir, name)
+            shapes |= set(bench_shapes(bench, ["--shapes", path]) if bench else file_shapes(path))
+    if not shapes:
+        sys.exit(f"check_trace: no shapes in {shapes_dir}")
+    return sorted(shapes)
+
+
+def call_list(rows, shapes):
+    """(KERNEL, DTYPE, LAYOUT, M, N, K, BATCH, WS, BETA, PAD, FAULT) tuples."""
+    calls = []
+    for m, n, k in shapes:
+        calls.append(("auto", "f16", "nt", m, n, k, 1, 1, 0, 0, "none"))
+        calls.append(("auto", "f16", "nt", m, n, k, 1, 0, 0, 0, "none"))
+        calls.append(("v8", "f16", "nt", m, n, k, 1, 1, 0, 0, "none"))
+        calls.append(("v9", "f16", "nt", m, n, k, 1, 1, 0, 0, "none"))
+        for dtype, layout in FORMS:
+            calls.append(("auto", dtype, layout, m, n, k, 1, 1, 0.5, 8, "none"))
+    few = [(1000, 1000, 1000), (777, 1032, 520), (4096, 4096, 4096), (1, 4096, 4096), (8191, 8193, 8190),
+           (64, 14336, 4096), (4096, 14336, 4096), (256, 256, 65536)]
+    for row in rows:
+        for m, n, k in few:
+            calls.append((row, "f16", "nt", m, n, k, 1, 1, 0, 0, "none"))
+            calls.append((row, "bf16", "tn", m, n, k, 1, 1, 1, 8, "none"))
+    for m, n, k, batch in [(512, 512, 512, 4), (100, 200, 300, 3), (8, 4096, 4096, 3), (4096, 8, 4096, 2),
+                           (1000, 1000, 64, 7), (2048, 2048, 2048, 2), (4096, 4096, 4096, 0)]:
+        for dtype, layout in FORMS:
+            calls.append(("auto", dtype, layout, m, n, k, batch, 1, 0, 0, "none"))
+            calls.append(("v8", dtype, layout, m, n, k, batch, 0, 1, 8, "none"))
+    for m, n, k in [(0, 64, 64), (64, 0, 64), (64, 64, 0), (1, 1, 1), (1, 8, 1), (17, 9, 1), (4096, 4096, 1),
+                    (4096, 4096, 0)]:
+        for row in ("auto", "v8", "v9", "v5", "v7"):
+            calls.append((row, "f16", "nt", m, n, k, 1, 1, 1, 0, "none"))
+    for m in list(range(1, 65)) + [65, 96, 127, 128, 129, 255, 256, 257]:
+        calls.append(("auto", "f16", "nt", m, 4096, 4096, 1, 1, 0, 0, "none"))
+        calls.append(("auto", "bf16", "nn", m, 14336, 4096, 1, 1, 0, 8, "none"))
+        calls.append(("auto", "f16", "tt", 4096, m, 4096, 1, 0, 0, 0, "none"))
+    for fault in FAULTS:
+        for row in ("auto", "v8", "v9", "v5"):
+            calls.append((row, "f16", "nt", 512, 512, 512, 1, 1, 0, 0, fault))
+            calls.append((row, "bf16", "nn", 4096, 4096, 4096, 2, 1, 0, 0, fault))
+    return calls
+
+
+def call_line(c):
+    return " ".join(str(x) for x in c) + "\n"
+
+
+def template_args(name):
+    """The integer and bool template arguments of a mangled kernel name, in order
+    (a type argument reads as None)."""
+    m = re.search(r"I(.*E)Ev", name)
+    if not m:
+        return []
+    s, out, i = m.group(1), [], 0
+    while i < len(s):
+        t = re.match(r"L[ib](n?\d+)E", s[i:])
+        if t:
+            v = t.group(1)
+            out.append(-int(v[1:]) if v.startswith("n") else int(v))
+            i += t.end()
+            continue
+        t = re.match(r"(\d+)", s[i:])
+        if t:
+            out.append(None)
+            i += t.end() + int(t.group(1))
+            continue
+        return out
+    return out
+
+
+def kernel_version(name):
+    m = re.match(r"_Z\d+(v\d)_kernel", name)
+    return m.group(1) if m else None
+
+
+def parse(text):
+    blocks, cur = [], None
+    for line in text.splitlines():
+        if line.startswith("call "):
+            cur = {"call": line, "lines": [], "launches": [], "plan": None, "status": None, "calls": None}
+            blocks.append(cur)
+            continue
+        if cur is None:
+            continue
+        cur["lines"].append(line)
+        if line.startswith("plan "):
+            cur["plan"] = dict(kv.split("=", 1) for kv in line.split()[1:] if "=" in kv)
+            cur["plan_kind"] = "v8" if " v8 " in line else "v9" if " v9 " in line else None
+        elif line.startswith("launch "):
+            f = line.split()
+            kv = dict(x.split("=", 1) for x in f[2:])
+            cur["launches"].append({"name": f[1], "grid": [int(x) for x in kv["grid"].split(",")],
+                                    "cluster": int(kv["cluster"]), "smem": int(kv["smem"])})
+        elif line.startswith("status "):
+            f = line.split()
+            cur["status"] = int(f[1])
+            cur["calls"] = int(f[2].split("=")[1])
+    return blocks
+
+
+def check_block(b, problems):
+    f = b["call"].split()
+    row, m, n, k, batch = f[1], int(f[4]), int(f[5]), int(f[6]), int(f[7])
+    fault = f[-1].split("=")[1]
+    where = b["call"]
+
+    def bad(why):
+        problems.append(f"{where}: {why}")
+
+    if b["status"] is None:
+        return bad("no status line (the driver stopped)")
+    for line in b["lines"]:
+        if line.startswith("reject "):
+            bad(line)
+        if "past-allocation" in line:
+            bad("a tensor map past its operand: " + line)
+    work = [line for line in b["lines"] if line.split(" ", 1)[0] in ("tmap", "attr", "launch", "to-symbol")]
+    if fault != "none":
+        if b["status"] == 0:
+            bad(f"a bad argument ({fault}) accepted")
+        if work:
+            bad(f"a bad argument ({fault}) refused after asking CUDA for work: {work[0]}")
+        elif b["calls"] and fault != "host":  # only where the pointer is, needs CUDA to tell
+            bad(f"a bad argument ({fault}) refused after {b['calls']} CUDA calls, not before any")
+        return
+    plan = b["plan"]
+    if plan is None:
+        return bad("no plan line")
+    if int(plan["status"]) != b["status"] and b["status"] in (0, NOT_SUPPORTED):
+        bad(f"hgemm__explain says status {plan['status']}, the call returned {b['status']}")
+    if b["status"] == NOT_SUPPORTED:
+        if b["calls"]:
+            bad(f"NOT_SUPPORTED after {b['calls']} CUDA calls, not before any")
+        return
+    if b["status"] != 0:
+        return bad(f"status {b['status']}")
+    launches = b["launches"]
+    if m == 0 or n == 0 or batch == 0:
+        if b["calls"]:
+            bad(f"nothing to do, yet {b['calls']} CUDA calls")
+        return
+    if not launches:
+        return bad("nothing launched")
+    if int(plan["scale_only"]):
+        if any(not l["name"].startswith("_Z12scale_kernel") for l in launches):
+            bad("k == 0 launched more than the scaling kernel")
+        return
+    ran = plan["row"]
+    mains = [l for l in launches if kernel_version(l["name"])]
+    versions = {kernel_version(l["name"]) for l in mains}
+    if versions != {ran[:2]}:
+        return bad(f"the plan's row is {ran}, the launches ran {sorted(versions)}")
+    if b.get("plan_kind") == "v8":
+        if len(mains) != 1:
+            return bad(f"V8 serves a call in one launch; {len(mains)} here")
+        l, t = mains[0], template_args(mains[0]["name"])
+        cluster, bn, seam = int(plan["cluster"]), int(plan["bn"]), int(plan["seam"])
+        if len(t) < 10 or t[0] != cluster or t[5] != bn:
+            bad(f"launched template {t}, the plan's cluster {cluster} and width {bn}")
+        elif bool(t[9] & V8_EXP_SEAM) != bool(seam):
+            bad(f"the plan's seam is {seam}, the launched build's EXP is {t[9]}")
+        if l["cluster"] != cluster:
+            bad(f"launched in clusters of {l['cluster']}, the plan's {cluster}")
+        if l["grid"] != [int(plan["clusters"]) * cluster, 1, 1]:
+            bad(f"grid {l['grid']}, the plan's {plan['clusters']} clusters of {cluster}")
+        reduces = [x for x in launches if "v8_split_reduce" in x["name"]]
+        want = 1 if int(plan["slices"]) >= 2 and int(plan["reduce"]) == SK_REDUCE_KERNEL else 0
+        if len(reduces) != want:
+            bad(f"{len(reduces)} reduction launches; the plan ({plan['slices']} slices, reduce "
+                f"{plan['reduce']}) wants {want}")
+    elif b.get("plan_kind") == "v9":
+        if len(mains) != batch:
+            return bad(f"V9 launches once an entry: {len(mains)} launches for {batch}")
+        split = int(plan["split"])
+        tiles = int(plan["long_tiles"]) * int(plan["short_tiles"])
+        for l in mains:
+            t = template_args(l["name"])
+            if t[:3] != [int(plan["bn"]), int(plan["kb"]), int(plan["stages"])]:
+                bad(f"launched template {t}, the plan's bn {plan['bn']}, kb {plan['kb']}, stages {plan['stages']}")
+            if l["cluster"] != split or l["grid"] != [tiles * split, 1, 1]:
+                bad(f"grid {l['grid']} in clusters of {l['cluster']}; the plan's {tiles} tiles, split {split}")
+    elif ran in ("v8", "v9"):
+        bad(f"the table's {ran} ran without a plan")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--driver", required=True, help="hgemm-launch-trace")
+    ap.add_argument("--fake", required=True, help="the stand-in libcudart.so.<major>")
+    ap.add_argument("--bench", help="hgemm-bench, for its shapes (without it: --shapes-dir's files alone)")
+    ap.add_argument("--shapes-dir", required=True, help="bench/shapes")
+    ap.add_argument("--sms", type=int, default=132, help="the stand-in's SMs (default 132)")
+    ap.add_argument("--write", help="keep the trace (or, with --calls-only, the call list) here")
+    ap.add_argument("--calls-only", action="store_true", help="write the call list and stop")
+    a = ap.parse_args()
+    rows = subprocess.run([a.driver, "--rows"], check=True, capture_output=True, text=True).stdout.split()
+    calls = call_list(rows, all_shapes(a.bench, a.shapes_dir))
+    text_in = "".join(call_line(c) for c in calls)
+    if a.calls_only:
+        with open(a.write, "w") as fh:
+            fh.write(text_in)
+        return 0
+    env = dict(os.environ, LD_PRELOAD=os.path.abspath(a.fake), LD_BIND_NOW="1", HGEMM_FAKE_SMS=str(a.sms))
+    r = subprocess.run([a.driver], input=text_in, capture_output=True, text=True, env=env)
+    if a.write:
+        with open(a.write, "w") as fh:
+            fh.write(r.stdout)
+    if r.returncode != 0:
+        sys.stderr.write(r.stderr)
+        sys.exit(f"check_trace: hgemm-launch-trace exited {r.returncode}")
+    blocks = parse(r.stdout)
+    if len(blocks) != len(calls):
+        sys.exit(f"check_trace: {len(calls)} calls given, {len(blocks)} traced")
+    problems = []
+    for b in blocks:
+        check_block(b, problems)
+    launched = sum(len(b["launches"]) for b in blocks)
+    for p in problems[:40]:
+        print("FAIL", p)
+    print(f"check_trace: {len(calls)} calls on {a.sms} SMs, {launched} launches, {len(problems)} problems")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

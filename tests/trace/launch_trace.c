@@ -1,0 +1,157 @@
+/*
+ * hgemm-launch-trace: calls hgemm_gemm as a user would, for each line of
+ * stdin, under the stand-in runtime of tests/trace/fake_cudart.c (LD_PRELOAD),
+ * and prints what each call asked of CUDA: the plan the library says it runs
+ * (hgemm__explain), then the runtime's lines (tensor maps, shared-memory
+ * limits, launches, rejections), then the call's status and how many CUDA
+ * calls it made. Nothing runs on a GPU; it refuses to start without the
+ * stand-in, so it never hands the real runtime its made-up pointers.
+ *
+ * A line:  KERNEL DTYPE LAYOUT M N K BATCH WS BETA PAD [FAULT]
+ *   KERNEL  a table name, an ablation, auto or auto-f16acc (as hgemm-bench)
+ *   DTYPE   f16 | bf16;  LAYOUT nt | nn | tn | tt (op_a, op_b)
+ *   WS      1: the workspace hgemm-bench passes (HGEMM_WORKSPACE_BYTES), 0: none
+ *   PAD     elements added to every leading dimension (a multiple of 8 keeps them legal)
+ *   FAULT   none (default) | lda | align | null | host | overlap: one bad argument
+ * Each operand is its own allocation of exactly the bytes the call may reach,
+ * so a tensor map past its end is marked (fake_cudart.c: past-allocation).
+ * Lines starting with '#' and blank lines are echoed and skipped.
+ * --rows lists every KERNEL name (no stand-in needed).
+ */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <cuda_runtime_api.h>
+
+#include "hgemm.h"
+#include "internal.h"
+
+typedef unsigned long long (*calls_fn)(void);
+
+static const hgemm_kernel_info *row_by_name(const char *name) {
+    if (strcasecmp(name, "auto") == 0) return hgemm__auto_row(HGEMM_KERNEL_AUTO);
+    if (strcasecmp(name, "auto-f16acc") == 0) return hgemm__auto_row(HGEMM_KERNEL_AUTO_F16ACC);
+    for (int i = 0; i < hgemm__kernel_count(); i++)
+        if (strcasecmp(hgemm__kernel_at(i)->name, name) == 0) return hgemm__kernel_at(i);
+    for (int i = 0; i < hgemm__experiment_count(); i++)
+        if (strcasecmp(hgemm__experiment_at(i)->name, name) == 0) return hgemm__experiment_at(i);
+    return NULL;
+}
+
+static int64_t round8(int64_t x) { return (x + 7) / 8 * 8; }
+
+/* Bytes an operand of `rows` x `cols` at leading dimension ld, `batch`
+ * entries `stride` apart, reaches (2-byte elements). */
+static size_t span(int64_t rows, int64_t cols, int64_t ld, int64_t batch, int64_t stride) {
+    if (rows == 0 || cols == 0 || batch == 0) return 16;
+    return (size_t)(((batch - 1) * stride + (rows - 1) * ld + cols) * 2);
+}
+
+#ifndef TRACE_NO_EXPLAIN
+static void print_plan(const hgemm_kernel_info *row, hgemm_dtype dtype, hgemm_op oa, hgemm_op ob, int64_t m,
+                       int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t batch, float beta,
+                       const hgemm_nt_options *opt) {
+    hgemm_explanation e;
+    const hgemm_status st = hgemm__explain(row, dtype, oa, ob, m, n, k, lda, ldb, batch, beta, opt, 0, &e);
+    printf("plan status=%d row=%s scale_only=%d", (int)st, e.row ? e.row->name : "-", e.scale_only);
+    if (e.has_v8_plan)
+        printf(" v8 bn=%d cluster=%d stages=%d seam=%d split=%d tiles=%u k_tiles=%u clusters=%u workers=%u "
+               "dp_tiles=%u sk_workers=%u slices=%u tail_slices=%u reduce=%u",
+               e.v8.bn, e.v8.cluster, e.v8.stages, e.v8.seam, e.v8.split, e.v8.tiles, e.v8.k_tiles,
+               e.v8.clusters, e.v8.workers, e.v8.dp_tiles, e.v8.sk_workers, e.v8.slices, e.v8.tail_slices,
+               e.v8.reduce);
+    if (e.has_v9_plan)
+        printf(" v9 swap=%d bn=%d kb=%d stages=%d long_tiles=%llu short_tiles=%llu split=%u", e.v9.swap, e.v9.bn,
+               e.v9.kb, e.v9.stages, (unsigned long long)e.v9.long_tiles, (unsigned long long)e.v9.short_tiles,
+               e.v9.split);
+    printf("\n");
+}
+#endif
+
+int main(int argc, char **argv) {
+    if (argc == 2 && strcmp(argv[1], "--rows") == 0) { /* every name a line may give, one a line */
+        printf("auto\nauto-f16acc\n");
+        for (int i = 0; i < hgemm__kernel_count(); i++) printf("%s\n", hgemm__kernel_at(i)->name);
+        for (int i = 0; i < hgemm__experiment_count(); i++) printf("%s\n", hgemm__experiment_at(i)->name);
+        return 0;
+    }
+    if (argc != 1) {
+        fprintf(stderr, "usage: hgemm-launch-trace [--rows] < calls (see the source's header)\n");
+        return 2;
+    }
+    const calls_fn calls = (calls_fn)dlsym(RTLD_DEFAULT, "hgemm_fake_cudart_calls");
+    if (!calls) {
+        fprintf(stderr, "hgemm-launch-trace: run it with LD_PRELOAD=<the stand-in libcudart> "
+                        "(tests/trace/fake_cudart.c); it never runs on a real GPU\n");
+        return 2;
+    }
+    char line[512];
+    int bad = 0;
+    while (fgets(line, sizeof line, stdin)) {
+        char kname[64], dname[16], layout[16], fault[16] = "none";
+        long long m, n, k, batch, pad;
+        int ws;
+        float beta;
+        if (line[0] == '#' || line[0] == '\n') {
+            fputs(line, stdout);
+            continue;
+        }
+        const int got = sscanf(line, "%63s %15s %15s %lld %lld %lld %lld %d %f %lld %15s", kname, dname, layout, &m,
+                               &n, &k, &batch, &ws, &beta, &pad, fault);
+        const hgemm_kernel_info *row = got >= 10 ? row_by_name(kname) : NULL;
+        const int f16 = strcmp(dname, "f16") == 0, bf16 = strcmp(dname, "bf16") == 0;
+        if (got < 10 || !row || (!f16 && !bf16) || strlen(layout) != 2 || strspn(layout, "nt") != 2) {
+            fprintf(stderr, "hgemm-launch-trace: cannot read: %s", line);
+            bad = 1;
+            continue;
+        }
+        const hgemm_dtype dtype = f16 ? HGEMM_DTYPE_F16 : HGEMM_DTYPE_BF16;
+        const hgemm_op oa = layout[0] == 't' ? HGEMM_OP_T : HGEMM_OP_N;
+        const hgemm_op ob = layout[1] == 't' ? HGEMM_OP_T : HGEMM_OP_N;
+        const int64_t a_rows = oa == HGEMM_OP_N ? m : k, a_cols = oa == HGEMM_OP_N ? k : m;
+        const int64_t b_rows = ob == HGEMM_OP_N ? k : n, b_cols = ob == HGEMM_OP_N ? n : k;
+        int64_t lda = round8(a_cols ? a_cols : 1) + pad, ldb = round8(b_cols ? b_cols : 1) + pad;
+        const int64_t ldc = round8(n ? n : 1) + pad;
+        const int64_t sa = a_rows * lda, sb = b_rows * ldb, sc = m * ldc;
+        printf("call %s %s %s %lld %lld %lld %lld ws=%d beta=%g pad=%lld fault=%s\n", row->name, dname, layout, m,
+               n, k, batch, ws, beta, pad, fault);
+        void *A = NULL, *B = NULL, *C = NULL, *W = NULL;
+        cudaMalloc(&A, span(a_rows, a_cols, lda, batch, sa));
+        cudaMalloc(&B, span(b_rows, b_cols, ldb, batch, sb));
+        cudaMalloc(&C, span(m, n, ldc, batch, sc));
+        if (ws) cudaMalloc(&W, HGEMM_WORKSPACE_BYTES);
+        static char host_c[64];
+        const void *a_arg = A;
+        void *c_arg = C;
+        if (strcmp(fault, "lda") == 0) lda = a_cols - 1;
+        else if (strcmp(fault, "align") == 0) a_arg = (const char *)A + 2;
+        else if (strcmp(fault, "null") == 0) c_arg = NULL;
+        else if (strcmp(fault, "host") == 0) c_arg = host_c;
+        else if (strcmp(fault, "overlap") == 0) c_arg = (void *)A;
+        else if (strcmp(fault, "none") != 0) {
+            fprintf(stderr, "hgemm-launch-trace: unknown fault %s\n", fault);
+            bad = 1;
+            continue;
+        }
+        const hgemm_nt_options opt = {W, ws ? HGEMM_WORKSPACE_BYTES : 0, 0, NULL, 0};
+#ifndef TRACE_NO_EXPLAIN
+        if (strcmp(fault, "none") == 0) print_plan(row, dtype, oa, ob, m, n, k, lda, ldb, batch, beta, &opt);
+#endif
+        const unsigned long long before = calls();
+        const int is_public = hgemm__kernel_find(row->id) == row || hgemm__auto_row(row->id) == row;
+        const hgemm_status st =
+            is_public ? hgemm_gemm(row->id, dtype, oa, ob, m, n, k, 1.0f, a_arg, lda, sa, B, ldb, sb, beta, c_arg,
+                                   ldc, sc, batch, &opt, 0)
+                      : hgemm__run_gemm(row, dtype, oa, ob, m, n, k, 1.0f, a_arg, lda, sa, B, ldb, sb, beta,
+                                        c_arg, ldc, sc, batch, &opt, 0);
+        printf("status %d calls=%llu %s\n", (int)st, calls() - before, hgemm_status_string(st));
+        cudaFree(A);
+        cudaFree(B);
+        cudaFree(C);
+        cudaFree(W);
+    }
+    return bad ? 1 : 0;
+}
