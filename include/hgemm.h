@@ -123,8 +123,10 @@ typedef struct hgemm_nt_options {
     int sm_count_target;      /* > 0: the persistent kernels (V7, V8) run at most this many
                                  SMs' worth of blocks, leaving the others free for kernels
                                  that run at the same time, such as NCCL's (the counterpart
-                                 of cublasSetSmCountTarget). Kernels with a block per tile
-                                 take SMs as they free up and ignore it. 0: every SM */
+                                 of cublasSetSmCountTarget); V8, where its blocks go in
+                                 pairs, runs whole pairs: an odd target is rounded down,
+                                 and 1 runs one pair. Kernels with a block per tile take
+                                 SMs as they free up and ignore it. 0: every SM */
     const void *c_in;         /* non-NULL: the C that beta multiplies, read from here
                                  instead of from C (cuBLASLt's C beside its output D):
                                  C = alpha * A * B^T + beta * c_in, and c_in is never

@@ -11,6 +11,8 @@ asserts, call by call:
     tensor map reaches past the operand it describes;
   - a call that does anything launches a kernel; one with m, n or batch 0, a
     bad argument, or a form its kernel does not serve makes no CUDA call;
+  - a persistent grid (V7, V8) within the options' sm_count_target, and a
+    separate c_in served by V8 alone, without a k split, from its own map;
   - what ran is what hgemm__explain says runs: the kernel's version, and for
     V8 its one launch's cluster, tile width, seam, grid and the split-K
     reduction's launch; for V9 the tile width, k-tiles a stage, stages,
@@ -70,7 +72,7 @@ def all_shapes(bench, shapes_dir):
 
 
 def call_list(rows, shapes):
-    """(KERNEL, DTYPE, LAYOUT, M, N, K, BATCH, WS, BETA, PAD, FAULT) tuples."""
+    """(KERNEL, DTYPE, LAYOUT, M, N, K, BATCH, WS, BETA, PAD, FAULT[, TARGET, CIN]) tuples."""
     calls = []
     for m, n, k in shapes:
         calls.append(("auto", "f16", "nt", m, n, k, 1, 1, 0, 0, "none"))
@@ -98,6 +100,14 @@ def call_list(rows, shapes):
         calls.append(("auto", "f16", "nt", m, 4096, 4096, 1, 1, 0, 0, "none"))
         calls.append(("auto", "bf16", "nn", m, 14336, 4096, 1, 1, 0, 8, "none"))
         calls.append(("auto", "f16", "tt", 4096, m, 4096, 1, 0, 0, 0, "none"))
+    for m, n, k in [(4096, 4096, 4096), (8192, 8192, 8192), (512, 4096, 14336), (256, 256, 65536), (1, 4096, 4096),
+                    (1000, 1000, 1000), (777, 1032, 520), (4096, 14336, 4096)]:
+        for target in (1, 2, 66, 100, 131):
+            for row in ("auto", "v7", "v8"):
+                calls.append((row, "f16", "nt", m, n, k, 1, 1, 0, 0, "none", target, 0))
+        for row in ("auto", "auto-f16acc", "v8", "v9", "v5", "v8-320"):
+            calls.append((row, "f16", "nt", m, n, k, 1, 1, 0.5, 0, "none", 0, 1))
+            calls.append((row, "bf16", "tn", m, n, k, 2, 1, 1, 8, "none", 0, 1))
     for fault in FAULTS:
         for row in ("auto", "v8", "v9", "v5"):
             calls.append((row, "f16", "nt", 512, 512, 512, 1, 1, 0, 0, fault))
@@ -154,7 +164,8 @@ def parse(text):
             f = line.split()
             kv = dict(x.split("=", 1) for x in f[2:])
             cur["launches"].append({"name": f[1], "grid": [int(x) for x in kv["grid"].split(",")],
-                                    "cluster": int(kv["cluster"]), "smem": int(kv["smem"])})
+                                    "cluster": int(kv["cluster"]), "smem": int(kv["smem"]),
+                                    "params": kv["params"].split(",")})
         elif line.startswith("status "):
             f = line.split()
             cur["status"] = int(f[1])
@@ -165,7 +176,8 @@ def parse(text):
 def check_block(b, problems):
     f = b["call"].split()
     row, m, n, k, batch = f[1], int(f[4]), int(f[5]), int(f[6]), int(f[7])
-    fault = f[-1].split("=")[1]
+    kv = dict(x.split("=", 1) for x in f if "=" in x)
+    fault, target, cin = kv["fault"], int(kv["target"]), int(kv["cin"])
     where = b["call"]
 
     def bad(why):
@@ -192,6 +204,8 @@ def check_block(b, problems):
         return bad("no plan line")
     if int(plan["status"]) != b["status"] and b["status"] in (0, NOT_SUPPORTED):
         bad(f"hgemm__explain says status {plan['status']}, the call returned {b['status']}")
+    if cin and b["status"] == 0 and not (row.startswith("v8") or row.startswith("auto")):
+        bad(f"a separate c_in is V8's alone, yet {row} took it")
     if b["status"] == NOT_SUPPORTED:
         if b["calls"]:
             bad(f"NOT_SUPPORTED after {b['calls']} CUDA calls, not before any")
@@ -210,6 +224,19 @@ def check_block(b, problems):
             bad("k == 0 launched more than the scaling kernel")
         return
     ran = plan["row"]
+    for l in launches:
+        # at most `target` blocks; V8's pairs whole (hgemm.h: an odd target rounded down, 1 runs one pair)
+        allowed = max(l["cluster"], target // l["cluster"] * l["cluster"])
+        if target and kernel_version(l["name"]) in ("v7", "v8") and l["grid"][0] > allowed:
+            bad(f"sm_count_target {target}, yet a persistent grid of {l['grid'][0]} blocks")
+    if cin:
+        if not ran.startswith("v8"):
+            return bad(f"a separate c_in ran on {ran}, not V8")
+        if int(plan.get("slices", 0)) or any("v8_split_reduce" in l["name"] for l in launches):
+            bad("k split with a separate c_in")
+        for l in launches:
+            if kernel_version(l["name"]) == "v8" and l["params"][2] == l["params"][3]:
+                bad("c_in's tensor map is C's")
     mains = [l for l in launches if kernel_version(l["name"])]
     versions = {kernel_version(l["name"]) for l in mains}
     if versions != {ran[:2]}:

@@ -7,12 +7,14 @@
  * calls it made. Nothing runs on a GPU; it refuses to start without the
  * stand-in, so it never hands the real runtime its made-up pointers.
  *
- * A line:  KERNEL DTYPE LAYOUT M N K BATCH WS BETA PAD [FAULT]
+ * A line:  KERNEL DTYPE LAYOUT M N K BATCH WS BETA PAD [FAULT [TARGET [CIN]]]
  *   KERNEL  a table name, an ablation, auto or auto-f16acc (as hgemm-bench)
  *   DTYPE   f16 | bf16;  LAYOUT nt | nn | tn | tt (op_a, op_b)
  *   WS      1: the workspace hgemm-bench passes (HGEMM_WORKSPACE_BYTES), 0: none
  *   PAD     elements added to every leading dimension (a multiple of 8 keeps them legal)
  *   FAULT   none (default) | lda | align | null | host | overlap: one bad argument
+ *   TARGET  the options' sm_count_target (default 0: every SM)
+ *   CIN     1: beta's C read from a separate c_in (its own allocation, ldc_in = ldc)
  * Each operand is its own allocation of exactly the bytes the call may reach,
  * so a tensor map past its end is marked (fake_cudart.c: past-allocation).
  * Lines starting with '#' and blank lines are echoed and skipped.
@@ -93,14 +95,14 @@ int main(int argc, char **argv) {
     while (fgets(line, sizeof line, stdin)) {
         char kname[64], dname[16], layout[16], fault[16] = "none";
         long long m, n, k, batch, pad;
-        int ws;
+        int ws, target = 0, cin = 0;
         float beta;
         if (line[0] == '#' || line[0] == '\n') {
             fputs(line, stdout);
             continue;
         }
-        const int got = sscanf(line, "%63s %15s %15s %lld %lld %lld %lld %d %f %lld %15s", kname, dname, layout, &m,
-                               &n, &k, &batch, &ws, &beta, &pad, fault);
+        const int got = sscanf(line, "%63s %15s %15s %lld %lld %lld %lld %d %f %lld %15s %d %d", kname, dname, layout,
+                               &m, &n, &k, &batch, &ws, &beta, &pad, fault, &target, &cin);
         const hgemm_kernel_info *row = got >= 10 ? row_by_name(kname) : NULL;
         const int f16 = strcmp(dname, "f16") == 0, bf16 = strcmp(dname, "bf16") == 0;
         if (got < 10 || !row || (!f16 && !bf16) || strlen(layout) != 2 || strspn(layout, "nt") != 2) {
@@ -116,13 +118,15 @@ int main(int argc, char **argv) {
         int64_t lda = round8(a_cols ? a_cols : 1) + pad, ldb = round8(b_cols ? b_cols : 1) + pad;
         const int64_t ldc = round8(n ? n : 1) + pad;
         const int64_t sa = a_rows * lda, sb = b_rows * ldb, sc = m * ldc;
-        printf("call %s %s %s %lld %lld %lld %lld ws=%d beta=%g pad=%lld fault=%s\n", row->name, dname, layout, m,
-               n, k, batch, ws, beta, pad, fault);
+        printf("call %s %s %s %lld %lld %lld %lld ws=%d beta=%g pad=%lld target=%d cin=%d fault=%s\n", row->name,
+               dname, layout, m, n, k, batch, ws, beta, pad, target, cin, fault);
         void *A = NULL, *B = NULL, *C = NULL, *W = NULL;
         cudaMalloc(&A, span(a_rows, a_cols, lda, batch, sa));
         cudaMalloc(&B, span(b_rows, b_cols, ldb, batch, sb));
         cudaMalloc(&C, span(m, n, ldc, batch, sc));
         if (ws) cudaMalloc(&W, HGEMM_WORKSPACE_BYTES);
+        void *C_in = NULL;
+        if (cin) cudaMalloc(&C_in, span(m, n, ldc, batch, sc));
         static char host_c[64];
         const void *a_arg = A;
         void *c_arg = C;
@@ -136,7 +140,7 @@ int main(int argc, char **argv) {
             bad = 1;
             continue;
         }
-        const hgemm_nt_options opt = {W, ws ? HGEMM_WORKSPACE_BYTES : 0, 0, NULL, 0};
+        const hgemm_nt_options opt = {W, ws ? HGEMM_WORKSPACE_BYTES : 0, target, C_in, cin ? ldc : 0};
 #ifndef TRACE_NO_EXPLAIN
         if (strcmp(fault, "none") == 0) print_plan(row, dtype, oa, ob, m, n, k, lda, ldb, batch, beta, &opt);
 #endif
@@ -152,6 +156,7 @@ int main(int argc, char **argv) {
         cudaFree(B);
         cudaFree(C);
         cudaFree(W);
+        cudaFree(C_in);
     }
     return bad ? 1 : 0;
 }
