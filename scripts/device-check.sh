@@ -49,10 +49,11 @@
 #             --layout nn,nt,tn --repeat 3 --size 8192 8192 8192 --interleave 12 --iters 36
 #             --cooldown 1, interleaved as in run 98: 12 slices fit a form's 3 or 4 entries;
 #             a $FORMS_ARGS of your own needs its own --interleave), into forms.csv, forms.log
-#   batched   hgemm-bench on strided batches beside cublasGemmStridedBatchedEx: 64 x
-#             1024x1024x128 and 8 x 4096^3 ($BATCHED_ARGS, default --kernels auto,v8
-#             --repeat 3), into batched-64.csv and batched-8.csv, both in batched.csv,
-#             and batched.log
+#   batched   hgemm-bench on strided batches beside cublasGemmStridedBatchedEx, one process
+#             per "BATCH:M N K" of $BATCHES (';' between them; default 64:1024 1024 128
+#             and 8:4096 4096 4096) with $BATCHED_ARGS (default --kernels auto,v8
+#             --repeat 3), each into batched-BATCH-MxNxK.csv, all in batched.csv, and
+#             batched.log
 #   accuracy  hgemm-bench --accuracy-sweep (mean/p99/max error per k) for $ACCURACY_KERNELS (default all)
 #   window    hgemm-bench v5,v6,v7 with 100 timed launches instead of 30
 #   python    the Python GPU tests, the Python CPU tests (torch's fake op side) and
@@ -92,7 +93,7 @@ set -uo pipefail
 
 OUT=${OUT:-$PWD/device-out}
 STEPS=${1:-build,sass,test,sanitize,bench}
-BUILD=build-device
+BUILD=${DEVICE_CHECK_BUILD:-build-device} # another tree only for the script's own tests
 BENCH_ARGS=${BENCH_ARGS:---repeat 3}
 BENCH_KERNELS=${BENCH_KERNELS:-all}
 SANITIZE_KERNELS=${SANITIZE_KERNELS:-}
@@ -303,20 +304,32 @@ fi
 
 if has batched; then
     # Strided batches, every entry its own matrices, beside cublasGemmStridedBatchedEx: one
-    # process per batch count, then one CSV (the second file's column line dropped; its
-    # '#' lines stay, and readers skip them).
+    # process per "BATCH:M N K" of $BATCHES (';' between them), then one CSV (each later
+    # file's column line dropped; its '#' lines stay, and readers skip them).
     : >"$OUT/batched.log"
-    # shellcheck disable=SC2086
-    STEP_LOG="$OUT/batched.log" run batched-64 300 "$BUILD/tools/hgemm-bench" \
-        ${BATCHED_ARGS:---kernels auto,v8 --repeat 3} --batch 64 --size 1024 1024 128 \
-        --csv "$OUT/batched-64.csv"
-    # shellcheck disable=SC2086
-    STEP_LOG="$OUT/batched.log" run batched-8 300 "$BUILD/tools/hgemm-bench" \
-        ${BATCHED_ARGS:---kernels auto,v8 --repeat 3} --batch 8 --size 4096 4096 4096 \
-        --csv "$OUT/batched-8.csv"
-    if [ -s "$OUT/batched-64.csv" ] && [ -s "$OUT/batched-8.csv" ]; then
-        { cat "$OUT/batched-64.csv"; awk '/^#/ || seen++ { print }' "$OUT/batched-8.csv"; } >"$OUT/batched.csv"
-    fi
+    : >"$OUT/batched.csv"
+    IFS=';' read -ra batch_specs <<<"${BATCHES:-64:1024 1024 128;8:4096 4096 4096}"
+    for spec in "${batch_specs[@]}"; do
+        count=${spec%%:*} dims=${spec#*:}
+        read -ra dim <<<"$dims"
+        if [[ $spec != *:* || ! $count =~ ^[0-9]+$ || ${#dim[@]} -ne 3 ]]; then
+            echo "batched: '$spec' is not BATCH:M N K" | tee -a "$LOG" >>"$SUMMARY"
+            FAILED=$((FAILED + 1))
+            continue
+        fi
+        name=batched-$count-${dim[0]}x${dim[1]}x${dim[2]}
+        # shellcheck disable=SC2086
+        STEP_LOG="$OUT/batched.log" run "$name" 300 "$BUILD/tools/hgemm-bench" \
+            ${BATCHED_ARGS:---kernels auto,v8 --repeat 3} --batch "$count" --size "${dim[@]}" \
+            --csv "$OUT/$name.csv"
+        if [ -s "$OUT/$name.csv" ]; then
+            if [ -s "$OUT/batched.csv" ]; then
+                awk '/^#/ || seen++ { print }' "$OUT/$name.csv" >>"$OUT/batched.csv"
+            else
+                cat "$OUT/$name.csv" >>"$OUT/batched.csv"
+            fi
+        fi
+    done
 fi
 
 if has accuracy; then

@@ -610,6 +610,58 @@ class DeviceCheckStatus(unittest.TestCase):
             self.assertFalse([n for n in os.listdir(out) if n.endswith(".d")])
 
 
+class DeviceCheckBatched(unittest.TestCase):
+    """device-check.sh's batched step: one stand-in hgemm-bench process per
+    BATCH:M N K of $BATCHES, each CSV kept, all in batched.csv under one
+    column line, and a malformed spec a failed step."""
+
+    ROOT = os.path.join(HERE, "..", "..")
+    FAKE_BENCH = r"""#!/usr/bin/env bash
+echo "$*" >>"$FAKE_CALLS"
+csv=""
+while [ $# -gt 0 ]; do
+    [ "$1" = --csv ] && csv=$2
+    shift
+done
+printf '%s\n' "# gpu: stand-in" "kernel,m,ms" "auto,1,0.5" >"$csv"
+"""
+
+    def batched(self, batches):
+        with tempfile.TemporaryDirectory() as tmp:
+            os.makedirs(os.path.join(tmp, "tools"))
+            bench = os.path.join(tmp, "tools", "hgemm-bench")
+            with open(bench, "w") as f:
+                f.write(self.FAKE_BENCH)
+            os.chmod(bench, 0o755)
+            out, calls = os.path.join(tmp, "out"), os.path.join(tmp, "calls")
+            env = dict(os.environ, OUT=out, PACK="0", DEVICE_CHECK_BUILD=tmp, FAKE_CALLS=calls,
+                       BATCHES=batches)
+            r = subprocess.run(["bash", "scripts/device-check.sh", "batched"], cwd=self.ROOT, env=env,
+                               capture_output=True, text=True, timeout=120)
+            with open(calls) as f:
+                args = [line.split() for line in f]
+            with open(os.path.join(out, "batched.csv")) as f:
+                merged = f.read().splitlines()
+            return r.returncode, args, merged, sorted(os.listdir(out))
+
+    def test_each_spec_its_process_and_one_csv(self):
+        rc, args, merged, files = self.batched("4096:64 64 64;32:1 4096 128")
+        self.assertEqual(rc, 0)
+        self.assertEqual(len(args), 2)
+        self.assertEqual(args[0][args[0].index("--batch") + 1], "4096")
+        self.assertEqual(args[1][args[1].index("--size") + 1:args[1].index("--size") + 4], ["1", "4096", "128"])
+        self.assertIn("batched-4096-64x64x64.csv", files)
+        self.assertIn("batched-32-1x4096x128.csv", files)
+        self.assertEqual([l for l in merged if l.startswith("kernel,")], ["kernel,m,ms"])
+        self.assertEqual(len([l for l in merged if l.startswith("auto,")]), 2)
+
+    def test_a_malformed_spec_fails_the_run_and_the_rest_still_run(self):
+        rc, args, merged, files = self.batched("8:4096 4096;2:128 128 128")
+        self.assertEqual(rc, 1)
+        self.assertEqual(len(args), 1)
+        self.assertIn("batched-2-128x128x128.csv", files)
+
+
 class ProfileMetrics(unittest.TestCase):
     """scripts/profile.sh's choice of metrics, with a stand-in for ncu that
     lists a few metric names, records each call's --metrics and writes a
