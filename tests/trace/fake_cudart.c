@@ -409,13 +409,21 @@ static const var *find_var(const void *host) {
     return NULL;
 }
 
+/* The registered variable `symbol`, if [offset, offset + count) lies in it; else NULL after a rejection. */
+static const var *symbol_range(const void *symbol, size_t count, size_t offset, const char *who) {
+    const var *v = find_var(symbol);
+    if (!v) reject(cudaErrorInvalidSymbol, who, "not a registered variable");
+    else if (offset + count > v->size) reject(cudaErrorInvalidValue, who, "past the variable's end");
+    else return v;
+    return NULL;
+}
+
 cudaError_t cudaMemcpyToSymbol(const void *symbol, const void *src, size_t count, size_t offset,
                                enum cudaMemcpyKind kind) {
     api_calls++;
     (void)kind;
-    const var *v = find_var(symbol);
-    if (!v) return reject(cudaErrorInvalidSymbol, "cudaMemcpyToSymbol", "not a registered variable");
-    if (offset + count > v->size) return reject(cudaErrorInvalidValue, "cudaMemcpyToSymbol", "past the variable's end");
+    const var *v = symbol_range(symbol, count, offset, "cudaMemcpyToSymbol");
+    if (!v) return last_error;
     printf("to-symbol %s %zu+%zu %016llx\n", v->name, offset, count,
            (unsigned long long)fnv1a(src, count, FNV_START));
     return cudaSuccess;
@@ -425,10 +433,8 @@ cudaError_t cudaMemcpyFromSymbol(void *dst, const void *symbol, size_t count, si
                                  enum cudaMemcpyKind kind) {
     api_calls++;
     (void)kind;
-    const var *v = find_var(symbol);
-    if (!v) return reject(cudaErrorInvalidSymbol, "cudaMemcpyFromSymbol", "not a registered variable");
-    if (offset + count > v->size) return reject(cudaErrorInvalidValue, "cudaMemcpyFromSymbol", "past the variable's end");
-    memset(dst, 0, count);
+    if (!symbol_range(symbol, count, offset, "cudaMemcpyFromSymbol")) return last_error;
+    memset(dst, 0, count); /* the device's memory is not kept: zeros */
     return cudaSuccess;
 }
 
