@@ -199,8 +199,8 @@ typedef enum hgemm_op {
  *     CUDA call;
  *   - AUTO and AUTO_F16ACC choose by shape as for hgemm_nt where the form is
  *     fp16 NT, and take V8 where their choice does not serve the form, and
- *     for a batch (batch > 1) whose m and n both exceed 64: one launch for
- *     every entry.
+ *     for every batch (batch > 1) that V8 can take in one launch: one launch
+ *     for all its entries.
  * bf16 accumulates in fp32 (AUTO_F16ACC too: it never picks V6 or V7 for
  * bf16). */
 hgemm_status hgemm_gemm(hgemm_kernel kernel, hgemm_dtype dtype, hgemm_op op_a, hgemm_op op_b,

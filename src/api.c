@@ -552,15 +552,16 @@ static hgemm_status choose_row(const hgemm_kernel_info **row, int chosen, const 
         if (!info->forms || (info->supports && info->supports(&one) != HGEMM_SUCCESS))
             info = hgemm__kernel_find(HGEMM_KERNEL_V8);
     }
-    /* A batch of products that are not skinny: one launch of V8 for all of
-     * them, not one launch per entry of a kernel without batches (64 x
-     * 1024x1024x128: V9 entry by entry 0.375 ms, cuBLAS's batched call 0.052,
-     * run 26). Skinny entries keep V9: each reads its own weight, which one
-     * launch of V9 per entry streams at HBM speed and V8's tiles do not.
-     * A batch V8 cannot take in one launch (strides past its tensor maps)
-     * stays with the choice, entry by entry. */
-    const int64_t short_side = r->m < r->n ? r->m : r->n;
-    if (chosen && r->batch > 1 && !info->batched && short_side > AUTO_SKINNY_SIDE) {
+    /* A batch: one launch of V8 for all of its entries, not one launch per
+     * entry of a kernel without batches. 64 x 1024x1024x128: V9 entry by
+     * entry 0.375 ms, cuBLAS's batched call 0.052 (run 26). Skinny and tiny
+     * entries too (run 131, an H100, beside cuBLAS's batched call): 4096 x
+     * 64^3 V9 entry by entry 0.002x, V8 0.54x; 32 x 1 x 4096 x 128 0.073x
+     * and 0.66x; 64 x 16 x 1408 x 2048 0.34x and 0.87x; 8 x 64 x 14336 x
+     * 4096, whose entries stream 117 MB each, 0.961x and 0.958x. A batch V8
+     * cannot take in one launch (strides past its tensor maps) stays with
+     * the choice, entry by entry. */
+    if (chosen && r->batch > 1 && !info->batched) {
         const hgemm_kernel_info *v8 = hgemm__kernel_find(HGEMM_KERNEL_V8);
         if (v8->supports(&p) == HGEMM_SUCCESS) info = v8; /* else entry by entry, as chosen */
     }

@@ -251,11 +251,9 @@ hgemm_status model_gemm(hgemm_kernel kernel, int dtype, int op_a, int op_b, int6
             const model_problem one = as_received(run, p);
             if (!serves_forms(run) || limits(run, &one) != HGEMM_SUCCESS) run = HGEMM_KERNEL_V8;
         }
-        /* A batch of products with both sides above 64 runs in one launch of
-         * V8 where V8 can take it whole; otherwise entry by entry as chosen. */
-        const int64_t short_side = m < n ? m : n;
-        if (batch > 1 && !serves_batch(run) && short_side > 64 &&
-            limits(HGEMM_KERNEL_V8, &p) == HGEMM_SUCCESS)
+        /* A batch runs in one launch of V8 where V8 can take it whole;
+         * otherwise entry by entry as chosen. */
+        if (batch > 1 && !serves_batch(run) && limits(HGEMM_KERNEL_V8, &p) == HGEMM_SUCCESS)
             run = HGEMM_KERNEL_V8;
     }
     /* An explicit kernel that does not take the form refuses it, k == 0 included. */

@@ -13,6 +13,7 @@ asserts, call by call:
     bad argument, or a form its kernel does not serve makes no CUDA call;
   - a persistent grid (V7, V8) within the options' sm_count_target, and a
     separate c_in served by V8 alone, without a k split, from its own map;
+  - AUTO runs a batch in one launch of V8;
   - what ran is what hgemm__explain says runs: the kernel's version, and for
     V8 its one launch's cluster, tile width, seam, grid and the split-K
     reduction's launch; for V9 the tile width, k-tiles a stage, stages,
@@ -241,6 +242,8 @@ def check_block(b, problems):
     versions = {kernel_version(l["name"]) for l in mains}
     if versions != {ran[:2]}:
         return bad(f"the plan's row is {ran}, the launches ran {sorted(versions)}")
+    if row.startswith("auto") and batch > 1 and ran != "v8":
+        bad(f"AUTO ran a batch of {batch} on {ran}, not in one launch of V8 (include/hgemm.h)")
     if b.get("plan_kind") == "v8":
         if len(mains) != 1:
             return bad(f"V8 serves a call in one launch; {len(mains)} here")
