@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <strings.h>
 
 #include <cuda_runtime_api.h>
 
@@ -111,6 +112,17 @@ const hgemm_kernel_info *hgemm__kernel_by_name(const char *name) {
     if (name == NULL) return NULL;
     for (int i = 0; i < KERNEL_COUNT; i++)
         if (strcmp(kernel_table[i].name, name) == 0) return &kernel_table[i];
+    return NULL;
+}
+
+const hgemm_kernel_info *hgemm__row_by_any_name(const char *name) {
+    if (name == NULL) return NULL;
+    if (strcasecmp(name, "auto") == 0) return hgemm__auto_row(HGEMM_KERNEL_AUTO);
+    if (strcasecmp(name, "auto-f16acc") == 0) return hgemm__auto_row(HGEMM_KERNEL_AUTO_F16ACC);
+    for (int i = 0; i < KERNEL_COUNT; i++)
+        if (strcasecmp(kernel_table[i].name, name) == 0) return &kernel_table[i];
+    for (int i = 0; i < EXPERIMENT_COUNT; i++)
+        if (strcasecmp(experiment_table[i].name, name) == 0) return &experiment_table[i];
     return NULL;
 }
 

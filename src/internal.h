@@ -105,6 +105,9 @@ const hgemm_kernel_info *hgemm__auto_row(hgemm_kernel id);
 int hgemm__experiment_count(void);
 const hgemm_kernel_info *hgemm__experiment_at(int i);   /* NULL when out of range */
 const hgemm_kernel_info *hgemm__experiment_by_name(const char *name); /* NULL if none */
+/* Any row by name in any case, as the tools take it: auto and auto-f16acc
+ * (hgemm__auto_row), the table ("V5" is v5), then the ablations. NULL if none. */
+const hgemm_kernel_info *hgemm__row_by_any_name(const char *name);
 /* hgemm_nt with the kernel given by its row (NULL: AUTO): the same checks and
  * the same path, for rows that have no public id. */
 hgemm_status hgemm__run(const hgemm_kernel_info *info, int64_t m, int64_t n, int64_t k,

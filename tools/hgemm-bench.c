@@ -535,18 +535,6 @@ static int parse_seconds(const char *s, double *out) {
     return 1;
 }
 
-/* One name of --kernels: a table name in any case ("V5" is v5), an ablation,
- * or auto / auto-f16acc, which run HGEMM_KERNEL_AUTO / AUTO_F16ACC: the
- * library's choice by shape, through hgemm_nt_ws's own path. NULL if unknown. */
-static const hgemm_kernel_info *kernel_by_any_name(const char *name) {
-    if (strcasecmp(name, "auto") == 0) return hgemm__auto_row(HGEMM_KERNEL_AUTO);
-    if (strcasecmp(name, "auto-f16acc") == 0) return hgemm__auto_row(HGEMM_KERNEL_AUTO_F16ACC);
-    for (int i = 0; i < hgemm__kernel_count(); i++)
-        if (strcasecmp(hgemm__kernel_at(i)->name, name) == 0) return hgemm__kernel_at(i);
-    for (int i = 0; i < hgemm__experiment_count(); i++) /* ablations, e.g. v8-nocluster */
-        if (strcasecmp(hgemm__experiment_at(i)->name, name) == 0) return hgemm__experiment_at(i);
-    return NULL;
-}
 
 /* "v0,v1", "auto" or "all" into o->kernels; 0 after printing a message. */
 static int parse_kernels(const char *list, options *o) {
@@ -564,7 +552,9 @@ static int parse_kernels(const char *list, options *o) {
     for (;;) {
         char *comma = strchr(item, ',');
         if (comma) *comma = '\0';
-        const hgemm_kernel_info *info = kernel_by_any_name(item);
+        /* a table name in any case, an ablation, or auto / auto-f16acc (the
+         * library's choice by shape, through hgemm_nt_ws's own path) */
+        const hgemm_kernel_info *info = hgemm__row_by_any_name(item);
         if (*item == '\0') {
             bad_usage("--kernels: empty name in '%s'", list);
             ok = 0;

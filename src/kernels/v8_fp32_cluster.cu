@@ -1245,6 +1245,12 @@ static v8_schedule v8_schedule_for(const hgemm_problem *p, uint32_t tiles, uint3
     return out;
 }
 
+/* Blocks for `blocks` SMs' worth in clusters of `cluster`: whole clusters,
+ * rounded down, at least one (include/hgemm.h's sm_count_target). */
+static uint32_t v8_whole_clusters(uint32_t blocks, uint32_t cluster) {
+    return blocks < cluster ? cluster : blocks / cluster * cluster;
+}
+
 template <int CLUSTER, bool TMA_EPILOGUE, typename T, int A_MN, int B_MN, int BN, int DEEP = 0, bool FENCED = false,
           int LATE_AT = v8_tile<BN, DEEP>::late_at, int EXP = 0>
 static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int split) {
@@ -1267,10 +1273,8 @@ static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int s
     const uint32_t tiles = (uint32_t)all_tiles;
     st = hgemm__persistent_grid(kernel, V8_THREADS, smem, CLUSTER, UINT32_MAX, &grid);
     if (st != HGEMM_SUCCESS) return st;
-    /* hgemm_nt_ex's SM target: one block per SM, so at most that many blocks
-     * (whole clusters, at least one) */
-    if (p->sm_count > 0 && (unsigned)p->sm_count < grid)
-        grid = p->sm_count < CLUSTER ? CLUSTER : (unsigned)p->sm_count / CLUSTER * CLUSTER;
+    /* hgemm_nt_ex's SM target: one block per SM, so at most that many blocks */
+    if (p->sm_count > 0 && (unsigned)p->sm_count < grid) grid = v8_whole_clusters((uint32_t)p->sm_count, CLUSTER);
     const size_t flag_bytes = V8_FLAG_BYTES;
     const v8_schedule sched = v8_schedule_for(p, tiles, grid, CLUSTER, BN, split, (EXP & V8_EXP_SEAM) != 0);
     hgemm_sk sk = sched.sk;
@@ -1573,8 +1577,7 @@ extern "C" hgemm_status hgemm__v8_explain(const hgemm_problem *p, uint32_t sms, 
     const uint64_t tiles = ctiles_m * hgemm_ceil_div(p->n, (uint32_t)b.bn) * batch;
     if (tiles > UINT32_MAX) return HGEMM_ERROR_NOT_SUPPORTED;
     const uint32_t cluster = (uint32_t)b.cluster;
-    uint32_t grid = sms / cluster * cluster;
-    if (grid < cluster) grid = cluster;
+    const uint32_t grid = v8_whole_clusters(sms, cluster);
     const v8_schedule sc = v8_schedule_for(p, (uint32_t)tiles, grid, cluster, b.bn, b.split, b.seam != 0);
     out->bn = b.bn;
     out->cluster = b.cluster;

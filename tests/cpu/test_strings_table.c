@@ -114,6 +114,15 @@ static void test_table(void) {
         check_record(hgemm__kernel_by_name(bad_names[i]) == NULL, __FILE__, __LINE__,
                      "hgemm__kernel_by_name(bad)", "\"%s\" found a row", bad_names[i]);
     CHECK(hgemm__kernel_by_name(NULL) == NULL);
+    /* the tools' lookup: any case, the auto rows, the ablations */
+    CHECK(hgemm__row_by_any_name("V5") == hgemm__kernel_find(HGEMM_KERNEL_V5));
+    CHECK(hgemm__row_by_any_name("Auto") == hgemm__auto_row(HGEMM_KERNEL_AUTO));
+    CHECK(hgemm__row_by_any_name("auto-f16acc") == hgemm__auto_row(HGEMM_KERNEL_AUTO_F16ACC));
+    CHECK(hgemm__row_by_any_name("v8-noseam") == hgemm__experiment_by_name("v8-noseam"));
+    CHECK(hgemm__row_by_any_name("V8-NOSEAM") == hgemm__experiment_by_name("v8-noseam"));
+    CHECK(hgemm__row_by_any_name("cublas32") == NULL);
+    CHECK(hgemm__row_by_any_name("") == NULL);
+    CHECK(hgemm__row_by_any_name(NULL) == NULL);
     char past_end[NAME_CAP];
     snprintf(past_end, sizeof past_end, "v%d", count);
     CHECK(hgemm__kernel_by_name(past_end) == NULL);

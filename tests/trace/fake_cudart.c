@@ -593,9 +593,8 @@ cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t *cfg, const void *symbo
     api_calls++;
     int pdl = 0, bad = 0;
     const unsigned cluster = config_cluster(cfg, &pdl, &bad);
-    const cudaError_t err = launch("cudaLaunchKernelExC", symbol, cfg->gridDim, cfg->blockDim, cfg->dynamicSmemBytes,
-                                   cluster, pdl, bad, cfg->stream, args);
-    return err == cudaSuccess ? cudaSuccess : err;
+    return launch("cudaLaunchKernelExC", symbol, cfg->gridDim, cfg->blockDim, cfg->dynamicSmemBytes, cluster, pdl,
+                  bad, cfg->stream, args);
 }
 
 /* The triple-chevron path: the stub pushes, pops, then launches by handle. */

@@ -24,7 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include <cuda_runtime_api.h>
 
@@ -32,16 +31,6 @@
 #include "internal.h"
 
 typedef unsigned long long (*calls_fn)(void);
-
-static const hgemm_kernel_info *row_by_name(const char *name) {
-    if (strcasecmp(name, "auto") == 0) return hgemm__auto_row(HGEMM_KERNEL_AUTO);
-    if (strcasecmp(name, "auto-f16acc") == 0) return hgemm__auto_row(HGEMM_KERNEL_AUTO_F16ACC);
-    for (int i = 0; i < hgemm__kernel_count(); i++)
-        if (strcasecmp(hgemm__kernel_at(i)->name, name) == 0) return hgemm__kernel_at(i);
-    for (int i = 0; i < hgemm__experiment_count(); i++)
-        if (strcasecmp(hgemm__experiment_at(i)->name, name) == 0) return hgemm__experiment_at(i);
-    return NULL;
-}
 
 static int64_t round8(int64_t x) { return (x + 7) / 8 * 8; }
 
@@ -103,7 +92,7 @@ int main(int argc, char **argv) {
         }
         const int got = sscanf(line, "%63s %15s %15s %lld %lld %lld %lld %d %f %lld %15s %d %d", kname, dname, layout,
                                &m, &n, &k, &batch, &ws, &beta, &pad, fault, &target, &cin);
-        const hgemm_kernel_info *row = got >= 10 ? row_by_name(kname) : NULL;
+        const hgemm_kernel_info *row = got >= 10 ? hgemm__row_by_any_name(kname) : NULL;
         const int f16 = strcmp(dname, "f16") == 0, bf16 = strcmp(dname, "bf16") == 0;
         if (got < 10 || !row || (!f16 && !bf16) || strlen(layout) != 2 || strspn(layout, "nt") != 2) {
             fprintf(stderr, "hgemm-launch-trace: cannot read: %s", line);
