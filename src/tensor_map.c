@@ -17,6 +17,18 @@
 #include "hw.h"
 #include "internal.h"
 
+/* Every map's L2 promotion: 256 bytes, unless a diagnostic build says
+ * otherwise (CMake's HGEMM_TMAP_L2_PROMOTION: 128, or 0 for none). */
+#if !defined(HGEMM_TMAP_L2_PROMOTION) || HGEMM_TMAP_L2_PROMOTION == 256
+#define TMAP_L2_PROMOTION CU_TENSOR_MAP_L2_PROMOTION_L2_256B
+#elif HGEMM_TMAP_L2_PROMOTION == 128
+#define TMAP_L2_PROMOTION CU_TENSOR_MAP_L2_PROMOTION_L2_128B
+#elif HGEMM_TMAP_L2_PROMOTION == 0
+#define TMAP_L2_PROMOTION CU_TENSOR_MAP_L2_PROMOTION_NONE
+#else
+#error "HGEMM_TMAP_L2_PROMOTION: 256, 128 or 0"
+#endif
+
 enum { ELEM_BYTES = 2 }; /* fp16 and bf16 */
 
 /* cuTensorMapEncodeTiled's limits on the tensor itself (hw.h): each dimension
@@ -117,7 +129,7 @@ static hgemm_status encode_rank(CUtensorMap *map, hgemm_dtype dtype, unsigned ra
                         rank, (void *)ptr, dims, strides, box,
                         elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
                         swizzle128 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_NONE,
-                        CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+                        TMAP_L2_PROMOTION, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     return r == CUDA_SUCCESS ? HGEMM_SUCCESS : HGEMM_ERROR_CUDA;
 }
 
