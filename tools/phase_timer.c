@@ -18,6 +18,9 @@
  * and from its last unit's start to its end. With CSV, every mark goes
  * there: launch,slot,phase,ns,cycles (ns relative to the launch's first
  * START; the units as phases unit0, unit1, ...).
+ * HGEMM_PHASE_SMS=N in the environment runs AUTO with sm_count_target N
+ * (hgemm_nt_options: V8 on N / 2 pairs), so that the same tiles can be
+ * timed with fewer clusters asking L2 at once.
  * Exit status: 0 success, 1 bad arguments, a failed check or a CUDA error,
  * 2 no V8 marks (AUTO ran another kernel at this shape).
  */
@@ -192,6 +195,15 @@ int main(int argc, char **argv) {
         fprintf(stderr, "hgemm-phase-timer: M, N, K must be positive (M * N <= 2^30), LAUNCHES 1..100\n");
         return 1;
     }
+    int sms = 0;
+    const char *sms_env = getenv("HGEMM_PHASE_SMS");
+    if (sms_env && *sms_env) {
+        sms = (int)strtol(sms_env, &end, 10);
+        if (*end != '\0' || sms < 1) {
+            fprintf(stderr, "hgemm-phase-timer: HGEMM_PHASE_SMS must be a positive SM count, not '%s'\n", sms_env);
+            return 1;
+        }
+    }
     FILE *csv = NULL;
     if (argc > 5) {
         csv = fopen(argv[5], "w");
@@ -201,6 +213,7 @@ int main(int argc, char **argv) {
         }
         fprintf(csv, "# tool: hgemm-phase-timer\n# shape: %lld %lld %lld\n", (long long)m, (long long)n,
                 (long long)k);
+        if (sms) fprintf(csv, "# sm_count_target: %d\n", sms);
     }
     void *A, *B, *C, *ws;
     double *ref;
@@ -215,11 +228,11 @@ int main(int argc, char **argv) {
     hgemm_check_fill_random(B, n, k, k, 2, scale, 0);
     hgemm_check_reference(m, n, k, 1.0, A, k, B, k, 0.0, NULL, 0, ref, n, 0);
 
-#define RUN()                                                                                            \
-    hgemm_nt_ws(HGEMM_KERNEL_AUTO, m, n, k, 1.0f, A, k, B, k, 0.0f, C, n, ws, HGEMM_WORKSPACE_BYTES, 0)
+    const hgemm_nt_options ws_options = {ws, HGEMM_WORKSPACE_BYTES, sms, NULL, 0};
+#define RUN() hgemm_nt_ex(HGEMM_KERNEL_AUTO, m, n, k, 1.0f, A, k, B, k, 0.0f, C, n, &ws_options, 0)
     hgemm_status status = RUN();
     if (status != HGEMM_SUCCESS) {
-        fprintf(stderr, "hgemm-phase-timer: hgemm_nt_ws: %s\n", hgemm_status_string(status));
+        fprintf(stderr, "hgemm-phase-timer: hgemm_nt_ex: %s\n", hgemm_status_string(status));
         return 1;
     }
     hgemm_check_stats stats;
@@ -228,10 +241,9 @@ int main(int argc, char **argv) {
                 (long long)stats.failed, (long long)stats.count, stats.max_abs_err);
         return 1;
     }
-    printf("hgemm-phase-timer: AUTO at %lld x %lld x %lld, check passed (max error %.3e)\n", (long long)m,
-           (long long)n, (long long)k, stats.max_abs_err);
+    printf("hgemm-phase-timer: AUTO at %lld x %lld x %lld%s, check passed (max error %.3e)\n", (long long)m,
+           (long long)n, (long long)k, sms ? " (sm_count_target from HGEMM_PHASE_SMS)" : "", stats.max_abs_err);
     /* what ran, as the library decides it (hgemm__explain), for the CSV's readers (scripts/unit_clocks.py) */
-    const hgemm_nt_options ws_options = {ws, HGEMM_WORKSPACE_BYTES, 0, NULL, 0};
     hgemm_explanation e;
     if (hgemm__explain(NULL, HGEMM_DTYPE_F16, HGEMM_OP_N, HGEMM_OP_T, m, n, k, k, k, 1, 0.0f, &ws_options, 0, &e) ==
             HGEMM_SUCCESS &&
