@@ -312,6 +312,7 @@ hgemm_status hgemm__launch_v8_halves(const hgemm_problem *p, cudaStream_t stream
 hgemm_status hgemm__launch_v8_wide_serial(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_wide_after(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_seam(const hgemm_problem *p, cudaStream_t stream);
+hgemm_status hgemm__launch_v8_seam_rows(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_noseam(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_n128x2(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_320_serial(const hgemm_problem *p, cudaStream_t stream);

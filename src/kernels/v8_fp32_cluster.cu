@@ -524,13 +524,30 @@ static __device__ __forceinline__ void v8_reduce_share(const float *partials, co
     }
 }
 
+/* The cluster tile of tile index `id` of one entry: raster groups V8_RASTER
+ * cluster tiles wide, the tile column changing fastest (src/raster.h), so
+ * that neighbouring cluster indexes share A's rows; or, ROWS (v8-seam-rows,
+ * run 132's probe), the same walk over the transposed grid: groups that many
+ * tile rows tall, the tile row changing fastest, so that neighbouring
+ * indexes share B's columns and indexes V8_RASTER apart share A's rows. */
+template <bool ROWS>
+static __device__ __forceinline__ hgemm_tile v8_tile_at(uint32_t id, uint32_t ctiles_m, uint32_t tiles_n,
+                                                        uint32_t raster) {
+    if constexpr (ROWS) {
+        const hgemm_tile t = hgemm_raster(id, tiles_n, ctiles_m, raster);
+        return hgemm_tile{t.n, t.m};
+    } else {
+        return hgemm_raster(id, ctiles_m, tiles_n, raster);
+    }
+}
+
 /* Split-K's second kernel (HGEMM_SK_REDUCE_KERNEL, the v8-split2k ablation),
  * after v8_kernel has left every slice's partial sum in its worker's slot:
  * block b finishes one share (v8_reduce_share) of one consumer's part of one
  * tile, b = ((slice * tiles + tile) * CLUSTER + rank) * V8_CONSUMERS + g, the
  * slot index of the worker that ran that slice. Every partial is read once,
  * by one of 128 threads on any SM. */
-template <typename T, int BN, int CLUSTER>
+template <typename T, int BN, int CLUSTER, bool ROWS>
 __global__ void __launch_bounds__(WARPGROUP_THREADS, 4) /* registers for every batch load in flight */
 v8_split_reduce(const float *partials, gemm_args args, uint32_t ctiles_m, uint32_t tiles_n, hgemm_sk sk,
                 v8_batch bt) {
@@ -540,7 +557,7 @@ v8_split_reduce(const float *partials, gemm_args args, uint32_t ctiles_m, uint32
     const uint32_t worker = blockIdx.x / (V8_CONSUMERS * CLUSTER);
     const uint32_t slice = worker / tiles, tile = worker - slice * tiles;
     const uint32_t entry = tile / bt.tiles;
-    const hgemm_tile ct = hgemm_raster(tile - entry * bt.tiles, ctiles_m, tiles_n, bt.raster);
+    const hgemm_tile ct = v8_tile_at<ROWS>(tile - entry * bt.tiles, ctiles_m, tiles_n, bt.raster);
     const int32_t row0 = v8_row0<CLUSTER>(ct, rank), col0 = (int32_t)(ct.n * BN);
     if (row0 >= args.m) return; /* v8_kernel stored nothing for it either */
     gemm_args out = args;
@@ -575,7 +592,7 @@ static __device__ __forceinline__ uint64_t v8_desc(const __half *tile) {
     return MN ? wgmma_desc_sw128_mn(tile, V8_MN_BOX_BYTES) : wgmma_desc_sw128(tile);
 }
 
-enum { V8_EXP_SEAM = 8, V8_EXP_N128X2 = 16 };
+enum { V8_EXP_SEAM = 8, V8_EXP_N128X2 = 16, V8_EXP_ROWS = 32 };
 
 /* V8_EXP_SEAM (V8's wide tile since run 126; run 125's probe): the seam between one tile and
  * the next. Both consumers finish a tile together, so from its last
@@ -697,7 +714,8 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
             hgemm_sk_unit u;
             while (hgemm_sk_next(&sk, &walk, &u)) {
                 const uint32_t entry = u.tile / bt.tiles;
-                const hgemm_tile tile = hgemm_raster(u.tile - entry * bt.tiles, ctiles_m, tiles_n, bt.raster);
+                const hgemm_tile tile =
+                    v8_tile_at<(EXP & V8_EXP_ROWS) != 0>(u.tile - entry * bt.tiles, ctiles_m, tiles_n, bt.raster);
                 const int32_t a_row = v8_row0<CLUSTER>(tile, rank);
                 const int32_t b_row = (int32_t)(tile.n * BN + rank * B_SLICE);
                 const int32_t a_entry = (int32_t)(entry & bt.a_mask), b_entry = (int32_t)(entry & bt.b_mask);
@@ -823,7 +841,8 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
             v8_unit_mark(leader, g, units);
             const bool first = units++ == 0;
             const uint32_t entry = u.tile / bt.tiles;
-            const hgemm_tile tile = hgemm_raster(u.tile - entry * bt.tiles, ctiles_m, tiles_n, bt.raster);
+            const hgemm_tile tile =
+                v8_tile_at<(EXP & V8_EXP_ROWS) != 0>(u.tile - entry * bt.tiles, ctiles_m, tiles_n, bt.raster);
             const int32_t row0 = v8_row0<CLUSTER>(tile, rank), col0 = (int32_t)(tile.n * BN);
             pipe_state held = st;
             if constexpr (SEAM) {
@@ -1308,7 +1327,8 @@ static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int s
     /* Split-K: one block per share of each consumer's part of each tile, one
      * share per slot written (sk_workers * CLUSTER * V8_CONSUMERS <= slots). */
     void *reduce_params[] = {&partials, &args, &ctiles_m, &tiles_n, &sk, &bt};
-    return hgemm__launch((const void *)v8_split_reduce<T, BN, CLUSTER>, dim3(sk.sk_workers * CLUSTER * V8_CONSUMERS),
+    return hgemm__launch((const void *)v8_split_reduce<T, BN, CLUSTER, (EXP & V8_EXP_ROWS) != 0>,
+                         dim3(sk.sk_workers * CLUSTER * V8_CONSUMERS),
                          WARPGROUP_THREADS, 0, 1, stream, reduce_params);
 }
 
@@ -1777,4 +1797,13 @@ extern "C" hgemm_status hgemm__launch_v8_seam(const hgemm_problem *p, cudaStream
 }
 extern "C" hgemm_status hgemm__launch_v8_n128x2(const hgemm_problem *p, cudaStream_t stream) {
     return launch_v8_wide_exp<V8_EXP_N128X2>(p, stream);
+}
+/* v8-seam-rows (run 132's probe): v8-seam with the raster walked down tile
+ * rows (v8_tile_at). L2's request coalescer merges identical unicast loads
+ * from different clusters, never the pairs' multicasts (run 132), and the
+ * hardware deals cluster indexes round the GPCs, about 8 apart (run 131's
+ * SM map): here the clusters one GPC holds share A's rows, which each
+ * block loads alone, where V8's walk gives them B's columns, multicast. */
+extern "C" hgemm_status hgemm__launch_v8_seam_rows(const hgemm_problem *p, cudaStream_t stream) {
+    return launch_v8_wide_exp<V8_EXP_SEAM | V8_EXP_ROWS>(p, stream);
 }
