@@ -159,6 +159,13 @@
  * and more, 0.2..0.8% faster at 64 and 96, 1.9% at 16; the halves alone
  * (v8-n128x2) cost 0.5..2.2%, and the seam won 0.4..4.1% back. v8-noseam
  * is V8 without it.
+ * What L2 merges (runs 132, 133, docs/notes/v8-log.md): L2's request
+ * coalescer merges identical loads that blocks of different clusters make
+ * alone, never the pairs' multicasts, so V8's shared B reaches L2 once a
+ * pair while A's copies can merge; cuBLAS, with the same roles, merges a
+ * third to a half of A's sectors, V8 6%. Walking each raster group down
+ * tile rows (v8-seam-rows), which gives the clusters one GPC holds the
+ * same A rows, merged a sixth of that difference and timed level.
  */
 #include <cuda_bf16.h>
 
