@@ -193,6 +193,18 @@ hgemm_status hgemm__launch_ready_ex(const void *kernel, dim3 grid, unsigned bloc
 hgemm_status hgemm__launch_ex(const void *kernel, dim3 grid, unsigned block, size_t smem, unsigned cluster,
                               int pdl, cudaStream_t stream, void **args);
 
+/* Let `kernel` launch in clusters of up to 16 blocks (non-portable sizes),
+ * through the driver (a caller's pending error stays pending). */
+hgemm_status hgemm__allow_large_clusters(const void *kernel);
+
+/* V8's GPC-aware deal (src/deal.h, src/kernels/v8_deal.cu): worker[c] for
+ * the `clusters` pairs of a launch of blocks of `threads` threads and `smem`
+ * bytes of shared memory on `stream`'s device. Measures the device's map the
+ * first time (a device synchronization and a few short launches; never while
+ * `stream` is being captured). Returns 1 with the deal, or 0 with worker[c] =
+ * c where no map is known. */
+int hgemm__v8_deal(cudaStream_t stream, uint32_t clusters, unsigned threads, size_t smem, uint8_t *worker);
+
 /* What the table's V8 would run for a problem (hgemm__v8_explain; the
  * bench's --explain): tile, cluster, ring, seam, and the work plan of
  * src/stream_k.h with the clusters launched. */
@@ -313,6 +325,7 @@ hgemm_status hgemm__launch_v8_wide_serial(const hgemm_problem *p, cudaStream_t s
 hgemm_status hgemm__launch_v8_wide_after(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_seam(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_seam_rows(const hgemm_problem *p, cudaStream_t stream);
+hgemm_status hgemm__launch_v8_gpc(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_noseam(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_n128x2(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_320_serial(const hgemm_problem *p, cudaStream_t stream);

@@ -167,6 +167,8 @@
  * tile rows (v8-seam-rows), which gives the clusters one GPC holds the
  * same A rows, merged a sixth of that difference and timed level.
  */
+#include <string.h>
+
 #include <cuda_bf16.h>
 
 #include "kernel_common.cuh"
@@ -175,6 +177,7 @@
 #include "mma_tile.cuh"
 #include "pipeline.cuh"
 #include "stream_k.h"
+#include "deal.h"
 #include "ptx/cluster.cuh"
 #include "ptx/flag.cuh"
 #include "ptx/regs.cuh"
@@ -270,6 +273,16 @@ typedef struct v8_batch {
     uint32_t raster;
     int64_t stride_c;
 } v8_batch;
+
+/* Which worker each cluster of the launch plays (V8_EXP_GPC; src/deal.h):
+ * cluster c plays worker[c], a permutation of the launch's clusters. A
+ * kernel parameter, so the first load waits on no memory read, and a
+ * __grid_constant__ one, so that indexing it reads the parameter in place
+ * (passed plainly, the array was copied to a 128-byte stack frame per
+ * thread); unread in the other builds. */
+typedef struct v8_deal {
+    uint8_t worker[HGEMM_DEAL_MAX];
+} v8_deal;
 
 /* Where in a k-tile a late part goes out (v8_kernel's LATE_AT). BEFORE:
  * between the k-tile's commit and the wait for the k-tile before, so two
@@ -599,7 +612,17 @@ static __device__ __forceinline__ uint64_t v8_desc(const __half *tile) {
     return MN ? wgmma_desc_sw128_mn(tile, V8_MN_BOX_BYTES) : wgmma_desc_sw128(tile);
 }
 
-enum { V8_EXP_SEAM = 8, V8_EXP_N128X2 = 16, V8_EXP_ROWS = 32 };
+enum { V8_EXP_SEAM = 8, V8_EXP_N128X2 = 16, V8_EXP_ROWS = 32, V8_EXP_GPC = 64 };
+
+/* The worker this block's cluster plays: its index, or under V8_EXP_GPC
+ * (v8-gpc) the deal's permutation of it, which puts the clusters one GPC
+ * holds on neighbouring workers (src/deal.h). */
+template <int CLUSTER, int EXP>
+static __device__ __forceinline__ uint32_t v8_worker(const v8_deal &deal) {
+    const uint32_t c = blockIdx.x / CLUSTER;
+    if constexpr ((EXP & V8_EXP_GPC) != 0) return deal.worker[c];
+    else return c;
+}
 
 /* V8_EXP_SEAM (V8's wide tile since run 126; run 125's probe): the seam between one tile and
  * the next. Both consumers finish a tile together, so from its last
@@ -666,7 +689,7 @@ __global__ void __launch_bounds__(V8_THREADS, 1)
 v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
           const __grid_constant__ CUtensorMap tmap_c, const __grid_constant__ CUtensorMap tmap_c_in,
           gemm_args args, uint32_t ctiles_m, uint32_t tiles_n, hgemm_sk sk, float *partials, uint32_t *flags,
-          v8_batch bt, uint32_t trigger) {
+          v8_batch bt, uint32_t trigger, const __grid_constant__ v8_deal deal) {
     typedef v8_tile<BN, DEEP> tile_t;
     enum { B_SLICE = BN / CLUSTER, CTA_MASK = (1 << CLUSTER) - 1, STAGES = tile_t::stages, ACC = BN / 2 };
     /* C's parts a tile, and how many of the last ones wait, packed, to be
@@ -713,7 +736,7 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
         setmaxnreg_dec<V8_PRODUCER_REGS>();
         if (tid == V8_PRODUCER_THREAD) {
             /* a cluster walks its units (stream_k.h); this block is its rank-th */
-            const uint32_t worker = blockIdx.x / CLUSTER, rank = CLUSTER > 1 ? cluster_ctarank() : 0;
+            const uint32_t worker = v8_worker<CLUSTER, EXP>(deal), rank = CLUSTER > 1 ? cluster_ctarank() : 0;
             prefetch_tensormap(&tmap_a);
             prefetch_tensormap(&tmap_b);
             pipe_state st = {0, 0};
@@ -746,7 +769,7 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
         setmaxnreg_inc<V8_CONSUMER_REGS>();
         /* read here, not before the roles part: live across the loader's
          * setmaxnreg, they were spilled (DEEP = 2, run 75) */
-        const uint32_t worker = blockIdx.x / CLUSTER, rank = CLUSTER > 1 ? cluster_ctarank() : 0;
+        const uint32_t worker = v8_worker<CLUSTER, EXP>(deal), rank = CLUSTER > 1 ? cluster_ctarank() : 0;
         const int g = wg; /* rows 64g .. 64g+63 of each tile */
         const bool leader = tid % WARPGROUP_THREADS == 0;
         if (TMA_EPILOGUE && leader) {
@@ -1323,7 +1346,13 @@ static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int s
     gemm_args args = make_args(p);
     const int pdl = v8_pdl_mode(p);
     uint32_t trigger = (uint32_t)hgemm__pdl_trigger(pdl);
-    void *params[] = {&ta, &tb, &tc, &tc_in, &args, &ctiles_m, &tiles_n, &sk, &partials, &flags, &bt, &trigger};
+    /* v8-gpc: the deal for the clusters launched (the identity where the
+     * device has no map, or in the other builds, which do not read it) */
+    v8_deal deal;
+    memset(&deal, 0, sizeof deal);
+    if constexpr ((EXP & V8_EXP_GPC) != 0)
+        if (CLUSTER == 2) hgemm__v8_deal(stream, busy, V8_THREADS, smem, deal.worker);
+    void *params[] = {&ta, &tb, &tc, &tc_in, &args, &ctiles_m, &tiles_n, &sk, &partials, &flags, &bt, &trigger, &deal};
     /* hgemm__persistent_grid has set the shared-memory limit, of every
      * kernel but a swapped one */
     st = swapped ? hgemm__launch_ex(kernel, dim3(busy * CLUSTER), V8_THREADS, smem, CLUSTER, pdl != HGEMM_PDL_OFF,
@@ -1813,4 +1842,19 @@ extern "C" hgemm_status hgemm__launch_v8_n128x2(const hgemm_problem *p, cudaStre
  * block loads alone, where V8's walk gives them B's columns, multicast. */
 extern "C" hgemm_status hgemm__launch_v8_seam_rows(const hgemm_problem *p, cudaStream_t stream) {
     return launch_v8_wide_exp<V8_EXP_SEAM | V8_EXP_ROWS>(p, stream);
+}
+/* v8-gpc (run 134's probe): v8-seam with the GPC-aware deal (src/deal.h):
+ * each cluster plays the worker at its place in the device's map sorted by
+ * GPC, so that the 8 workers a raster group gives one row of A sit in one
+ * GPC, where L2's coalescer can merge their loads of it. */
+extern "C" hgemm_status hgemm__launch_v8_gpc(const hgemm_problem *p, cudaStream_t stream) {
+#ifdef HGEMM_PHASE_TIMER
+    /* not in the phase clocks' build: there the deal's worker, held where
+     * V8's index is read again from %ctaid, spilled 8 bytes */
+    (void)p;
+    (void)stream;
+    return HGEMM_ERROR_NOT_SUPPORTED;
+#else
+    return launch_v8_wide_exp<V8_EXP_SEAM | V8_EXP_GPC>(p, stream);
+#endif
 }

@@ -9,7 +9,10 @@
  *           kernel's own .nv.info in the fatbinary the library registers);
  *   tmap    each cuTensorMapEncodeTiled, with its fields, checked against the
  *           driver's documented limits (cuda.h, above cuTensorMapEncodeTiled);
- *   attr    each raise of a kernel's dynamic shared-memory limit;
+ *   attr    each raise of a kernel's dynamic shared-memory limit, and each
+ *           kernel let launch clusters of up to 16 (non-portable sizes);
+ *   stream  each stream created or destroyed (handles only: nothing runs,
+ *           no stream is ever being captured);
  *   reject  a call the real runtime or driver would fail, with the reason
  *           (and the call then fails here too).
  *
@@ -54,6 +57,7 @@ typedef struct func {
     int regs;                /* per thread */
     size_t static_smem;
     int max_dynamic_smem;    /* the attribute; SMEM_DEFAULT until raised */
+    int large_clusters;      /* clusters of up to 16 allowed (the non-portable attribute) */
 } func;
 
 typedef struct var {
@@ -358,6 +362,31 @@ cudaError_t cudaStreamSynchronize(cudaStream_t s) {
     return cudaSuccess;
 }
 
+/* Streams: handles only (nothing runs, so nothing orders); never capturing. */
+static uintptr_t next_stream = 0x5000;
+
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned flags) {
+    api_calls++;
+    if (!s) return reject(cudaErrorInvalidValue, "cudaStreamCreateWithFlags", "a null handle pointer");
+    *s = (cudaStream_t)next_stream;
+    next_stream += 0x10;
+    printf("stream create %#llx flags=%u\n", (unsigned long long)(uintptr_t)*s, flags);
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamDestroy(cudaStream_t s) {
+    api_calls++;
+    printf("stream destroy %#llx\n", (unsigned long long)(uintptr_t)s);
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamIsCapturing(cudaStream_t s, enum cudaStreamCaptureStatus *status) {
+    (void)s;
+    api_calls++;
+    *status = cudaStreamCaptureStatusNone;
+    return cudaSuccess;
+}
+
 /* ---- memory: address space only ---- */
 
 cudaError_t cudaMalloc(void **p, size_t size) {
@@ -438,6 +467,16 @@ cudaError_t cudaMemcpyFromSymbol(void *dst, const void *symbol, size_t count, si
     return cudaSuccess;
 }
 
+cudaError_t cudaMemcpyFromSymbolAsync(void *dst, const void *symbol, size_t count, size_t offset,
+                                      enum cudaMemcpyKind kind, cudaStream_t stream) {
+    (void)stream;
+    api_calls++;
+    (void)kind;
+    if (!symbol_range(symbol, count, offset, "cudaMemcpyFromSymbolAsync")) return last_error;
+    memset(dst, 0, count); /* zeros, as cudaMemcpyFromSymbol's */
+    return cudaSuccess;
+}
+
 /* ---- kernels ---- */
 
 cudaError_t cudaGetFuncBySymbol(cudaFunction_t *out, const void *symbol) {
@@ -447,6 +486,9 @@ cudaError_t cudaGetFuncBySymbol(cudaFunction_t *out, const void *symbol) {
     *out = (cudaFunction_t)f;
     return cudaSuccess;
 }
+
+/* The most blocks a cluster of f's may hold: 8, or 16 once allowed. */
+static unsigned cluster_limit(const func *f) { return f->large_clusters ? 16u : 8u; }
 
 static cudaError_t set_max_dynamic(func *f, int value, const char *who) {
     if (value < 0 || (size_t)value + f->static_smem > SMEM_PER_BLOCK)
@@ -462,6 +504,11 @@ static CUresult fake_cuFuncSetAttribute(CUfunction handle, CUfunction_attribute 
     if (f < funcs || f >= funcs + n_funcs) {
         reject(cudaErrorInvalidValue, "cuFuncSetAttribute", "not a function handle");
         return CUDA_ERROR_INVALID_HANDLE;
+    }
+    if (attr == CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED) {
+        f->large_clusters = value != 0;
+        printf("attr %s non_portable_cluster_size=%d\n", f->name, value);
+        return CUDA_SUCCESS;
     }
     if (attr != CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) {
         reject(cudaErrorInvalidValue, "cuFuncSetAttribute", "attribute not modelled");
@@ -528,7 +575,7 @@ cudaError_t cudaOccupancyMaxActiveClusters(int *n, const void *symbol, const cud
     if (!f) return reject(cudaErrorInvalidDeviceFunction, "cudaOccupancyMaxActiveClusters", "not a registered kernel");
     int pdl = 0, bad = 0;
     const unsigned cluster = config_cluster(cfg, &pdl, &bad);
-    if (bad || cluster < 1 || cluster > 8)
+    if (bad || cluster < 1 || cluster > cluster_limit(f))
         return reject(cudaErrorInvalidValue, "cudaOccupancyMaxActiveClusters", "a cluster shape not modelled");
     if (cfg->dynamicSmemBytes > (size_t)f->max_dynamic_smem)
         return reject(cudaErrorInvalidValue, "cudaOccupancyMaxActiveClusters", "more dynamic shared memory than the kernel's limit");
@@ -569,7 +616,8 @@ static cudaError_t launch(const char *who, const void *symbol, dim3 grid, dim3 b
     if (threads > 1024) return reject(cudaErrorInvalidConfiguration, who, "more than 1024 threads a block");
     if (smem > (size_t)f->max_dynamic_smem)
         return reject(cudaErrorInvalidValue, who, "more dynamic shared memory than the kernel's limit");
-    if (cluster < 1 || cluster > 8) return reject(cudaErrorInvalidClusterSize, who, "a cluster of more than 8 blocks");
+    if (cluster < 1 || cluster > cluster_limit(f))
+        return reject(cudaErrorInvalidClusterSize, who, "a cluster past 8 blocks (16 with the non-portable attribute)");
     if (grid.x % cluster != 0) return reject(cudaErrorInvalidClusterSize, who, "a grid not a whole number of clusters");
     if (blocks_per_sm(f, (int)threads, smem) < 1)
         return reject(cudaErrorLaunchOutOfResources, who, "no SM holds one block (registers, threads or shared memory)");

@@ -1,0 +1,119 @@
+/*
+ * test_gpu_deal: V8's GPC-aware deal on the GPU (src/deal.h,
+ * src/kernels/v8_deal.cu; the v8-gpc row, whose products test_gpu_kernels
+ * checks with every other row's):
+ *   - inside a stream capture the deal measures nothing and is the identity
+ *     (the capture goes on and ends cleanly);
+ *   - outside, the first call measures the device's map and reports it; an
+ *     error the caller left pending is still pending afterwards;
+ *   - every launch size from 1 pair to the map's is a bijection;
+ *   - past HGEMM_DEAL_MAX clusters, the identity.
+ * Prints the deal for the whole GPU (the worker each pair plays), so a log
+ * shows the map. Exits 77 without an sm_90 GPU and 1 on any failure.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "check.h"
+#include "deal.h"
+#include "internal.h"
+
+enum {
+    EXIT_SKIP = 77,
+    WHY_LEN = 256,
+    THREADS = 384,             /* V8's block */
+    SMEM_BYTES = 225 * 1024,   /* more than half an SM: one block per SM, as V8's */
+};
+
+static int passed = 0, failed = 0;
+
+static void expect(int ok, const char *what) {
+    printf("%s: %s\n", ok ? "ok" : "FAIL", what);
+    if (ok) passed++;
+    else failed++;
+}
+
+static int is_bijection(const uint8_t *w, uint32_t n) {
+    unsigned char seen[HGEMM_DEAL_MAX];
+    memset(seen, 0, sizeof seen);
+    for (uint32_t c = 0; c < n; c++) {
+        if (w[c] >= n || seen[w[c]]) return 0;
+        seen[w[c]] = 1;
+    }
+    return 1;
+}
+
+static int is_identity(const uint8_t *w, uint32_t n) {
+    for (uint32_t c = 0; c < n; c++)
+        if (w[c] != c) return 0;
+    return 1;
+}
+
+int main(void) {
+    char why[WHY_LEN];
+    if (!hgemm_check_sm90_available(why, sizeof why)) {
+        printf("test_gpu_deal: skipped: %s\n", why);
+        return EXIT_SKIP;
+    }
+    printf("test_gpu_deal: %s\n", why);
+    int dev = 0, sms = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
+        printf("FAIL: no device attributes\n");
+        return 1;
+    }
+    const uint32_t pairs = (uint32_t)sms / 2;
+    uint8_t w[HGEMM_DEAL_MAX];
+
+    /* 1. inside a capture: the identity, and the capture still ends well */
+    cudaStream_t s = NULL;
+    cudaGraph_t graph = NULL;
+    if (cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess) {
+        printf("FAIL: no stream\n");
+        return 1;
+    }
+    int captured = cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal) == cudaSuccess;
+    memset(w, 0xff, sizeof w);
+    const int in_capture = captured ? hgemm__v8_deal(s, pairs, THREADS, SMEM_BYTES, w) : -1;
+    captured = captured && cudaStreamEndCapture(s, &graph) == cudaSuccess;
+    expect(captured && in_capture == 0 && is_identity(w, pairs),
+           "inside a stream capture: no map measured, the identity, the capture ends");
+    if (graph) cudaGraphDestroy(graph);
+
+    /* 2. the first call outside: the map is measured; a pending error stays */
+    (void)cudaGetLastError();
+    const cudaError_t planted = cudaSetDevice(-1); /* leaves cudaErrorInvalidDevice pending */
+    memset(w, 0xff, sizeof w);
+    const int known = hgemm__v8_deal(s, pairs, THREADS, SMEM_BYTES, w);
+    const cudaError_t pending = cudaGetLastError();
+    expect(planted != cudaSuccess && pending == planted, "the caller's pending error is still pending after the map");
+    expect(known == 1, "the device's map is measured (1 = known)");
+    expect(is_bijection(w, pairs), "the deal for every pair is a permutation");
+    printf("deal for %u pairs (pair: worker):", pairs);
+    for (uint32_t c = 0; c < pairs && c < HGEMM_DEAL_MAX; c++) printf(" %u:%u", c, w[c]);
+    printf("\n");
+
+    /* 3. every launch size */
+    int all = 1;
+    for (uint32_t n = 1; n <= pairs && n <= HGEMM_DEAL_MAX; n++) {
+        memset(w, 0xff, sizeof w);
+        const int got = hgemm__v8_deal(s, n, THREADS, SMEM_BYTES, w);
+        if (got != known || !is_bijection(w, n)) {
+            printf("  %u pairs: returned %d, %s\n", n, got, is_bijection(w, n) ? "a permutation" : "NOT a permutation");
+            all = 0;
+        }
+    }
+    expect(all, "every launch of 1 pair up to the whole GPU: a permutation, from the map");
+
+    /* 4. more clusters than a deal holds: the identity of the first HGEMM_DEAL_MAX */
+    memset(w, 0xff, sizeof w);
+    expect(hgemm__v8_deal(s, HGEMM_DEAL_MAX + 1, THREADS, SMEM_BYTES, w) == 0 && is_identity(w, HGEMM_DEAL_MAX),
+           "past HGEMM_DEAL_MAX clusters: the identity");
+
+    cudaStreamDestroy(s);
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}
