@@ -123,4 +123,18 @@ static inline int hgemm_deal_workers(const uint8_t *order, uint32_t mapped, uint
     return 1;
 }
 
+/* Whether worker[0 .. n) is a permutation of [0, n) (n at most
+ * HGEMM_DEAL_MAX): what every deal must be, or a launch would run some
+ * units twice and others never. */
+static inline int hgemm_deal_is_permutation(const uint8_t *worker, uint32_t n) {
+    unsigned char seen[HGEMM_DEAL_MAX];
+    if (n > HGEMM_DEAL_MAX) return 0;
+    for (uint32_t c = 0; c < n; c++) seen[c] = 0;
+    for (uint32_t c = 0; c < n; c++) {
+        if (worker[c] >= n || seen[worker[c]]) return 0;
+        seen[worker[c]] = 1;
+    }
+    return 1;
+}
+
 #endif /* HGEMM_DEAL_H */

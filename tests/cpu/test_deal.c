@@ -77,16 +77,6 @@ static int build(const uint32_t *sizes, int nsizes, uint16_t *root, uint8_t *ord
     return ok && hgemm_deal_order(root, SMS, pairs, PAIRS, order);
 }
 
-static int is_bijection(const uint8_t *w, uint32_t n) {
-    unsigned char seen[HGEMM_DEAL_MAX];
-    memset(seen, 0, sizeof seen);
-    for (uint32_t c = 0; c < n; c++) {
-        if (w[c] >= n || seen[w[c]]) return 0;
-        seen[w[c]] = 1;
-    }
-    return 1;
-}
-
 static void test_union(void) {
     uint16_t root[8];
     hgemm_deal_groups_init(root, 8);
@@ -111,7 +101,7 @@ static void test_h100_map(void) {
     uint16_t root[SMS];
     uint8_t order[HGEMM_DEAL_MAX];
     CHECK(build(sizes, 3, root, order));
-    CHECK(is_bijection(order, PAIRS));
+    CHECK(hgemm_deal_is_permutation(order, PAIRS));
     /* the SMs of one GPC share a root, the loose SMs keep their own pair's */
     for (uint32_t s = 0; s < SMS; s++)
         for (uint32_t t = s + 1; t < SMS; t++) {
@@ -139,7 +129,7 @@ static void test_h100_map(void) {
     for (uint32_t n = 1; n <= PAIRS; n++) {
         uint8_t w[HGEMM_DEAL_MAX];
         CHECK(hgemm_deal_workers(order, PAIRS, n, w));
-        CHECK_MSG(is_bijection(w, n), "%u pairs", n);
+        CHECK_MSG(hgemm_deal_is_permutation(w, n), "%u pairs", n);
     }
 
     /* 4096^3: 64 pairs, 4 rounds of 64 tiles in raster groups of 8 cluster
@@ -180,7 +170,7 @@ static void test_halves(void) {
     uint16_t root[SMS];
     uint8_t order[HGEMM_DEAL_MAX];
     CHECK(build(sizes, 2, root, order));
-    CHECK(is_bijection(order, PAIRS));
+    CHECK(hgemm_deal_is_permutation(order, PAIRS));
     CHECK(hgemm_deal_find(root, 2) != hgemm_deal_find(root, 64)); /* one GPC (group 1), two halves */
     uint16_t pairs[2 * PAIRS];
     pair_map(pairs);
@@ -192,6 +182,12 @@ static void test_halves(void) {
 
 static void test_bad_input(void) {
     uint8_t order[HGEMM_DEAL_MAX], w[HGEMM_DEAL_MAX];
+    /* the permutation check itself: a repeat, a worker out of range, too many */
+    const uint8_t twice[3] = {0, 2, 0}, past[3] = {0, 1, 3}, good[3] = {2, 0, 1};
+    CHECK(!hgemm_deal_is_permutation(twice, 3));
+    CHECK(!hgemm_deal_is_permutation(past, 3));
+    CHECK(hgemm_deal_is_permutation(good, 3));
+    CHECK(!hgemm_deal_is_permutation(w, HGEMM_DEAL_MAX + 1));
     for (uint32_t i = 0; i < HGEMM_DEAL_MAX; i++) order[i] = (uint8_t)(HGEMM_DEAL_MAX - 1 - i);
     /* more clusters than the map: the identity, reported */
     memset(w, 0xff, sizeof w);

@@ -36,16 +36,6 @@ static void expect(int ok, const char *what) {
     else failed++;
 }
 
-static int is_bijection(const uint8_t *w, uint32_t n) {
-    unsigned char seen[HGEMM_DEAL_MAX];
-    memset(seen, 0, sizeof seen);
-    for (uint32_t c = 0; c < n; c++) {
-        if (w[c] >= n || seen[w[c]]) return 0;
-        seen[w[c]] = 1;
-    }
-    return 1;
-}
-
 static int is_identity(const uint8_t *w, uint32_t n) {
     for (uint32_t c = 0; c < n; c++)
         if (w[c] != c) return 0;
@@ -91,7 +81,7 @@ int main(void) {
     const cudaError_t pending = cudaGetLastError();
     expect(planted != cudaSuccess && pending == planted, "the caller's pending error is still pending after the map");
     expect(known == 1, "the device's map is measured (1 = known)");
-    expect(is_bijection(w, pairs), "the deal for every pair is a permutation");
+    expect(hgemm_deal_is_permutation(w, pairs), "the deal for every pair is a permutation");
     printf("deal for %u pairs (pair: worker):", pairs);
     for (uint32_t c = 0; c < pairs && c < HGEMM_DEAL_MAX; c++) printf(" %u:%u", c, w[c]);
     printf("\n");
@@ -101,8 +91,8 @@ int main(void) {
     for (uint32_t n = 1; n <= pairs && n <= HGEMM_DEAL_MAX; n++) {
         memset(w, 0xff, sizeof w);
         const int got = hgemm__v8_deal(s, n, THREADS, SMEM_BYTES, w);
-        if (got != known || !is_bijection(w, n)) {
-            printf("  %u pairs: returned %d, %s\n", n, got, is_bijection(w, n) ? "a permutation" : "NOT a permutation");
+        if (got != known || !hgemm_deal_is_permutation(w, n)) {
+            printf("  %u pairs: returned %d, %s\n", n, got, hgemm_deal_is_permutation(w, n) ? "a permutation" : "NOT a permutation");
             all = 0;
         }
     }
