@@ -47,6 +47,7 @@ static const hgemm_kernel_info experiment_table[] = {
     {HGEMM_KERNEL_V8, "v8-narrow-nocluster", HGEMM_ACC_F32, "V8 with 128x128 tiles and no clusters: each block loads its whole B tile", hgemm__launch_v8_narrow_nocluster, supports_tma_abc, 0, 0},
     {HGEMM_KERNEL_V8, "v8-192", HGEMM_ACC_F32, "V8 with 128x192 tiles at every shape", hgemm__launch_v8_192, supports_tma_abc, 0, 0},
     {HGEMM_KERNEL_V8, "v8-320", HGEMM_ACC_F32, "V8 with 128x320 tiles (3 stages; with a workspace, the last round's tiles split in k where that takes at most 3/4 of a round) at every shape", hgemm__launch_v8_320, supports_tma_abc, 0, 0},
+    {HGEMM_KERNEL_V8, "v8-320-gpc", HGEMM_ACC_F32, "V8 with 128x320 tiles at every shape and the GPC-aware deal, as V8 runs the 320 tile (v8-320: the hardware's order of the pairs)", hgemm__launch_v8_320_gpc, supports_tma_abc, 0, 0},
     {HGEMM_KERNEL_V8, "v8-320-whole", HGEMM_ACC_F32, "V8 with 128x320 tiles at every shape, whole tiles only, as through run 94 (v8-320: the last round's tiles split in k)", hgemm__launch_v8_320_whole, supports_tma_abc, 0, 0},
     {HGEMM_KERNEL_V8, "v8-320-r1", HGEMM_ACC_F32, "V8 with 128x320 tiles in raster groups 1 cluster tile wide (v8-320: 8)", hgemm__launch_v8_320_r1, supports_tma_abc, 0, 0},
     {HGEMM_KERNEL_V8, "v8-320-r2", HGEMM_ACC_F32, "V8 with 128x320 tiles in raster groups 2 cluster tiles wide (v8-320: 8)", hgemm__launch_v8_320_r2, supports_tma_abc, 0, 0},

@@ -123,6 +123,23 @@ static inline int hgemm_deal_workers(const uint8_t *order, uint32_t mapped, uint
     return 1;
 }
 
+/* Whether a launch of `blocks` blocks ran every block on its own SM: the
+ * probe's grid was resident all at once, as V8's persistent grid is. On a
+ * GPU busy with other work some blocks wait for SMs others have left, and
+ * the map would show where this launch happened to go, not where an idle
+ * GPU puts a lone launch; the deal then measures again on a later call
+ * (src/kernels/v8_deal.cu). */
+static inline int hgemm_deal_distinct(const uint16_t *sm_of_block, uint32_t blocks) {
+    unsigned char seen[HGEMM_DEAL_MAX_SMS];
+    if (blocks > HGEMM_DEAL_MAX_SMS) return 0;
+    for (uint32_t s = 0; s < HGEMM_DEAL_MAX_SMS; s++) seen[s] = 0;
+    for (uint32_t b = 0; b < blocks; b++) {
+        if (sm_of_block[b] >= HGEMM_DEAL_MAX_SMS || seen[sm_of_block[b]]) return 0;
+        seen[sm_of_block[b]] = 1;
+    }
+    return 1;
+}
+
 /* Whether worker[0 .. n) is a permutation of [0, n) (n at most
  * HGEMM_DEAL_MAX): what every deal must be, or a launch would run some
  * units twice and others never. */

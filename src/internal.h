@@ -206,11 +206,12 @@ hgemm_status hgemm__allow_large_clusters(const void *kernel);
 int hgemm__v8_deal(cudaStream_t stream, uint32_t clusters, unsigned threads, size_t smem, uint8_t *worker);
 
 /* What the table's V8 would run for a problem (hgemm__v8_explain; the
- * bench's --explain): tile, cluster, ring, seam, and the work plan of
+ * bench's --explain): tile, cluster, ring, seam, deal, and the work plan of
  * src/stream_k.h with the clusters launched. */
 typedef struct hgemm_v8_plan {
     int bn, cluster, stages;
     int seam;             /* the seam between tiles runs */
+    int deal;             /* the pairs play the GPC-aware deal (src/deal.h) */
     int split;            /* the split mode the plan ran under (HGEMM_SK_*, stream_k.h) */
     uint32_t sms;         /* the SMs planned for */
     uint32_t tiles;       /* cluster tiles, every entry of a batch */
@@ -300,6 +301,7 @@ hgemm_status hgemm__launch_v8_wide(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_narrow(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_192(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_320(const hgemm_problem *p, cudaStream_t stream);
+hgemm_status hgemm__launch_v8_320_gpc(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_320_whole(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_64(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8_64_fenced(const hgemm_problem *p, cudaStream_t stream);

@@ -1,17 +1,27 @@
 /*
  * v8_deal.cu: where a persistent launch of V8's pairs lands, measured once
- * per device, for the GPC-aware deal (src/deal.h; the v8-gpc row).
+ * per device, for the GPC-aware deal (src/deal.h; V8's wide and 320 tiles).
  *
- * The map: with the GPU idle (a device synchronization first), one launch
- * of as many pairs as the GPU holds at once, in V8's block shape (its
- * threads and shared memory: one block per SM), each block writing the SM
- * it runs on and staying 100 us so that every cluster is resident at once,
- * as V8's persistent grid is; then one launch each of clusters of 16, 8 and
- * 4 blocks, whose SMs, joined, give the groups (a cluster's SMs share a
- * GPC). The placement is the hardware's, the same launch after launch on an
- * idle GPU (run 131: 6 of 6 launches, every pair on the same SMs). A launch
- * that lands elsewhere (another kernel running beside it) keeps a correct
- * deal and loses only the merging it was for.
+ * The map: one launch of as many pairs as the GPU holds at once, in V8's
+ * block shape (its threads and shared memory: one block per SM), each block
+ * writing the SM it runs on and staying 100 us so that every cluster is
+ * resident at once, as V8's persistent grid is; then one launch each of
+ * clusters of 16, 8 and 4 blocks, whose SMs, joined, give the groups (a
+ * cluster's SMs share a GPC). The placement is the hardware's, the same
+ * launch after launch on an idle GPU (run 131: 6 of 6 launches, every pair
+ * on the same SMs).
+ *
+ * A library call may not stop the device: no device synchronization. The
+ * probes run on a stream of their own, after the work the caller's stream
+ * had queued (an event), so on a GPU that runs one stream they find it
+ * idle. Work on other streams may overlap them: a pair probe that put two
+ * blocks on one SM (its grid not resident at once) is no map, and a later
+ * call measures again, DEAL_TRIES times at most. A map taken beside other
+ * work can still be a worse one, never a wrong deal (a permutation deals
+ * every unit once). The calls run in the relaxed capture mode, so that
+ * another thread's stream capture, global mode included, neither fails
+ * them nor is ended by them; a capture on the caller's own stream skips the
+ * measurement (the identity meanwhile).
  *
  * The calls here are the runtime's and the driver's own; a failure of any
  * of them leaves the device without a map (every later deal the identity).
@@ -30,12 +40,14 @@ enum {
     DEAL_DEVICES = 64,               /* device ordinals with a map slot */
     DEAL_STAY_NS = 100 * 1000,       /* each probe block's stay */
     DEAL_GROUP_SIZES = 3,            /* clusters of 16, 8 and 4 */
+    DEAL_TRIES = 4,                  /* measurements before a device goes without */
 };
 
 enum { DEAL_UNKNOWN = 0, DEAL_MEASURING, DEAL_KNOWN, DEAL_NONE };
 
 typedef struct deal_device {
     std::atomic<int> state;       /* DEAL_* */
+    int tries;                    /* measurements so far (under DEAL_MEASURING) */
     uint32_t clusters;            /* pairs the map covers */
     uint8_t order[HGEMM_DEAL_MAX]; /* hgemm_deal_order's */
 } deal_device;
@@ -79,38 +91,50 @@ static int where_launch(cudaStream_t s, unsigned threads, size_t smem, unsigned 
     return 1;
 }
 
-/* The device's map into d (d->clusters, d->order). Returns 0 on failure. */
-static int deal_measure(deal_device *d, int dev, unsigned threads, size_t smem) {
+enum { MEASURE_FAILED = 0, MEASURE_OK, MEASURE_BUSY };
+
+/* The probes, on `s`: the device's map into d (d->clusters, d->order).
+ * MEASURE_BUSY where the pair probe's grid was not resident at once. */
+static int deal_probe(deal_device *d, cudaStream_t s, uint32_t sms, unsigned threads, size_t smem) {
+    uint16_t pairs[HGEMM_DEAL_MAX_SMS], sm[HGEMM_DEAL_MAX_SMS], root[HGEMM_DEAL_MAX_SMS];
+    uint32_t pair_blocks = 0, blocks = 0;
+    if (!where_launch(s, threads, smem, 2, pairs, &pair_blocks) || pair_blocks / 2 > HGEMM_DEAL_MAX)
+        return MEASURE_FAILED;
+    if (!hgemm_deal_distinct(pairs, pair_blocks)) return MEASURE_BUSY;
+    hgemm_deal_groups_init(root, sms);
+    if (!hgemm_deal_join(root, sms, pairs, pair_blocks, 2)) return MEASURE_FAILED;
+    const unsigned sizes[DEAL_GROUP_SIZES] = {16, 8, 4};
+    /* clusters of 16 need the non-portable size; a GPU without it groups by
+     * 8 and 4 alone. A cluster's SMs share a GPC however busy the GPU is. */
+    const int large = hgemm__allow_large_clusters((const void *)v8_where) == HGEMM_SUCCESS;
+    for (int i = 0; i < DEAL_GROUP_SIZES; i++) {
+        if (sizes[i] > 8 && !large) continue;
+        if (!where_launch(s, threads, smem, sizes[i], sm, &blocks) || !hgemm_deal_join(root, sms, sm, blocks, sizes[i]))
+            return MEASURE_FAILED;
+    }
+    d->clusters = pair_blocks / 2;
+    return hgemm_deal_order(root, sms, pairs, d->clusters, d->order) ? MEASURE_OK : MEASURE_FAILED;
+}
+
+/* The map, after the work queued on the caller's `stream`. */
+static int deal_measure(deal_device *d, int dev, cudaStream_t stream, unsigned threads, size_t smem) {
     int sms = 0;
     if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || sms < 2 ||
         sms > HGEMM_DEAL_MAX_SMS)
-        return 0;
-    /* the GPU idle, so that the pairs land where a lone launch's do */
-    if (cudaDeviceSynchronize() != cudaSuccess) return 0;
+        return MEASURE_FAILED;
+    enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    if (cudaThreadExchangeStreamCaptureMode(&mode) != cudaSuccess) return MEASURE_FAILED;
     cudaStream_t s = NULL;
-    if (cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess) return 0;
-    uint16_t pairs[HGEMM_DEAL_MAX_SMS], sm[HGEMM_DEAL_MAX_SMS], root[HGEMM_DEAL_MAX_SMS];
-    uint32_t pair_blocks = 0, blocks = 0;
-    int ok = where_launch(s, threads, smem, 2, pairs, &pair_blocks) && pair_blocks / 2 <= HGEMM_DEAL_MAX;
-    if (ok) {
-        hgemm_deal_groups_init(root, (uint32_t)sms);
-        ok = hgemm_deal_join(root, (uint32_t)sms, pairs, pair_blocks, 2);
-        const unsigned sizes[DEAL_GROUP_SIZES] = {16, 8, 4};
-        /* clusters of 16 need the non-portable size; a GPU without it
-         * groups by 8 and 4 alone */
-        const int large = hgemm__allow_large_clusters((const void *)v8_where) == HGEMM_SUCCESS;
-        for (int i = 0; ok && i < DEAL_GROUP_SIZES; i++) {
-            if (sizes[i] > 8 && !large) continue;
-            ok = where_launch(s, threads, smem, sizes[i], sm, &blocks) &&
-                 hgemm_deal_join(root, (uint32_t)sms, sm, blocks, sizes[i]);
-        }
-    }
-    if (ok) {
-        d->clusters = pair_blocks / 2;
-        ok = hgemm_deal_order(root, (uint32_t)sms, pairs, d->clusters, d->order);
-    }
-    cudaStreamDestroy(s);
-    return ok;
+    cudaEvent_t queued = NULL;
+    int got = MEASURE_FAILED;
+    if (cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess &&
+        cudaEventCreateWithFlags(&queued, cudaEventDisableTiming) == cudaSuccess &&
+        cudaEventRecord(queued, stream) == cudaSuccess && cudaStreamWaitEvent(s, queued, 0) == cudaSuccess)
+        got = deal_probe(d, s, (uint32_t)sms, threads, smem);
+    if (queued) cudaEventDestroy(queued);
+    if (s) cudaStreamDestroy(s);
+    cudaThreadExchangeStreamCaptureMode(&mode); /* the caller's mode back */
+    return got;
 }
 
 extern "C" int hgemm__v8_deal(cudaStream_t stream, uint32_t clusters, unsigned threads, size_t smem,
@@ -122,13 +146,17 @@ extern "C" int hgemm__v8_deal(cudaStream_t stream, uint32_t clusters, unsigned t
     deal_device *d = &deals[dev];
     int state = d->state.load(std::memory_order_acquire);
     if (state == DEAL_UNKNOWN) {
-        /* never inside a capture: the map's synchronization and launches
-         * would end it (the deal is then the identity until a call outside) */
+        /* never inside a capture of the caller's stream: the event recorded
+         * on it would join the graph (the identity until a call outside) */
         cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
         if (cudaStreamIsCapturing(stream, &cs) != cudaSuccess || cs != cudaStreamCaptureStatusNone) return 0;
         int expected = DEAL_UNKNOWN;
         if (d->state.compare_exchange_strong(expected, DEAL_MEASURING, std::memory_order_acq_rel)) {
-            state = deal_measure(d, dev, threads, smem) ? DEAL_KNOWN : DEAL_NONE;
+            const int got = deal_measure(d, dev, stream, threads, smem);
+            d->tries++;
+            state = got == MEASURE_OK ? DEAL_KNOWN
+                    : got == MEASURE_BUSY && d->tries < DEAL_TRIES ? DEAL_UNKNOWN
+                                                                   : DEAL_NONE;
             d->state.store(state, std::memory_order_release);
         } else {
             state = expected; /* another thread measures: the identity meanwhile */

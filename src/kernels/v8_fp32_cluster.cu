@@ -1516,15 +1516,24 @@ static int v8_split_uncoupled(const hgemm_problem *p, uint32_t sms, int bn, uint
  * in pairs (v8_split_uncoupled), the ring (DEEP), the seam, and the split
  * mode launch_v8 is given. launch_v8_tile runs it; hgemm__v8_explain
  * reports it. */
+/* The GPC-aware deal (V8_EXP_GPC, src/deal.h; run 136) in the table's
+ * seam build of the wide tile and in its 320 tile, but in the phase clocks'
+ * build, where the deal's worker spilled 8 bytes. */
+#ifdef HGEMM_PHASE_TIMER
+#define V8_EXP_DEAL 0
+#else
+#define V8_EXP_DEAL V8_EXP_GPC
+#endif
 typedef struct v8_build {
     int bn, cluster, deep;
     int seam;  /* the seam's build (V8_EXP_SEAM); launch_v8 may still run it without */
+    int deal;  /* the GPC-aware deal's build (V8_EXP_DEAL) */
     int split; /* HGEMM_SK_* for launch_v8 */
 } v8_build;
 static v8_build v8_choose_build(const hgemm_problem *p, uint32_t sms) {
     const uint32_t workers = sms < V8_CLUSTER ? 1 : sms / V8_CLUSTER;
     const int bn = v8_choose_bn(p, workers);
-    v8_build b = {bn, V8_CLUSTER, 0, 0, HGEMM_SK_AUTO};
+    v8_build b = {bn, V8_CLUSTER, 0, 0, 0, HGEMM_SK_AUTO};
     if (bn == 128) {
         if (!p->b_mn && v8_split_uncoupled(p, sms, 128, 2)) b.cluster = 1;
         return b;
@@ -1532,6 +1541,7 @@ static v8_build v8_choose_build(const hgemm_problem *p, uint32_t sms) {
     if (bn == 320) { /* K-major operands only: v8_choose_bn takes it for nothing else */
         b.deep = 2;
         b.split = HGEMM_SK_TAIL;
+        b.deal = V8_EXP_DEAL != 0;
         return b;
     }
     if (bn == 192 || bn == 64) return b; /* B K-major only (v8_choose_bn) */
@@ -1548,6 +1558,7 @@ static v8_build v8_choose_build(const hgemm_problem *p, uint32_t sms) {
     /* the seam between tiles (V8_EXP_SEAM, since run 126); launch_v8 runs
      * the plain build where the seam does not pay (v8_seam_pays) */
     b.seam = !p->no_seam;
+    b.deal = b.seam && V8_EXP_DEAL != 0;
     return b;
 }
 
@@ -1576,7 +1587,9 @@ static hgemm_status launch_v8_tile(const hgemm_problem *p, cudaStream_t stream) 
         return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 128>(p, stream, b.split);
     }
     if constexpr (!A_MN && !B_MN)
-        if (b.bn == 320) return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 320, 2>(p, stream, b.split);
+        if (b.bn == 320)
+            return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 320, 2, false, v8_tile<320, 2>::late_at, V8_EXP_DEAL>(
+                p, stream, b.split);
     if constexpr (!B_MN) {
         if (b.bn == 192) return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 192>(p, stream, b.split);
         if (b.bn == 64) return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 64>(p, stream, b.split);
@@ -1584,8 +1597,8 @@ static hgemm_status launch_v8_tile(const hgemm_problem *p, cudaStream_t stream) 
     }
     if (b.deep == 0) return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 256, 0>(p, stream, b.split);
     if (!b.seam) return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 256, 2>(p, stream, b.split);
-    return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 256, 2, false, v8_tile<256, 2>::late_at, V8_EXP_SEAM>(
-        p, stream, b.split);
+    return launch_v8<V8_CLUSTER, true, T, A_MN, B_MN, 256, 2, false, v8_tile<256, 2>::late_at,
+                     V8_EXP_SEAM | V8_EXP_DEAL>(p, stream, b.split);
 }
 
 template <typename T>
@@ -1644,6 +1657,7 @@ extern "C" hgemm_status hgemm__v8_explain(const hgemm_problem *p, uint32_t sms, 
     out->cluster = b.cluster;
     out->stages = v8_stages(b.bn, b.deep);
     out->seam = sc.seam;
+    out->deal = b.deal;
     out->split = sc.split;
     out->sms = sms;
     out->tiles = (uint32_t)tiles;
@@ -1706,6 +1720,13 @@ extern "C" hgemm_status hgemm__launch_v8_192(const hgemm_problem *p, cudaStream_
  * (v8-320-whole, V8's 320 tile through run 94). */
 extern "C" hgemm_status hgemm__launch_v8_320(const hgemm_problem *p, cudaStream_t stream) {
     return launch_v8<V8_CLUSTER, true, __half, 0, 0, 320, 2>(p, stream, HGEMM_SK_TAIL);
+}
+/* v8-320-gpc: the 320 tile with the GPC-aware deal, as the table's V8 runs
+ * it since run 136 (v8-320: without the deal; in the phase clocks' build,
+ * v8-320's). */
+extern "C" hgemm_status hgemm__launch_v8_320_gpc(const hgemm_problem *p, cudaStream_t stream) {
+    return launch_v8<V8_CLUSTER, true, __half, 0, 0, 320, 2, false, v8_tile<320, 2>::late_at, V8_EXP_DEAL>(
+        p, stream, HGEMM_SK_TAIL);
 }
 extern "C" hgemm_status hgemm__launch_v8_320_whole(const hgemm_problem *p, cudaStream_t stream) {
     return launch_v8<V8_CLUSTER, true, __half, 0, 0, 320, 2>(p, stream, HGEMM_SK_NONE);

@@ -9,7 +9,8 @@
  * Checked: every deal is a bijection; the groups come out of clusters of 16,
  * 8 and 4 as measured, and not from clusters of 8 alone where a GPC holds 16;
  * with the deal, the workers V8's raster walk gives one row of A at 4096^3 (64
- * pairs, raster groups of 8) sit in one group; bad input leaves the identity.
+ * pairs, raster groups of 8) sit in one group; bad input leaves the identity;
+ * a probe with an SM twice (not all resident at once) is no map.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -208,10 +209,25 @@ static void test_bad_input(void) {
     CHECK(!hgemm_deal_order(root, SMS, sm, 4, order));
 }
 
+/* A probe whose blocks did not all run at once (an SM twice) is not a map. */
+static void test_distinct(void) {
+    uint16_t sm[2 * PAIRS];
+    pair_map(sm);
+    CHECK(hgemm_deal_distinct(sm, 2 * PAIRS));
+    CHECK(hgemm_deal_distinct(sm, 0));
+    sm[2 * PAIRS - 1] = sm[0]; /* the last pair's second block on the first's SM */
+    CHECK(!hgemm_deal_distinct(sm, 2 * PAIRS));
+    CHECK(hgemm_deal_distinct(sm, 2 * PAIRS - 1));
+    sm[0] = HGEMM_DEAL_MAX_SMS; /* an id past any map */
+    CHECK(!hgemm_deal_distinct(sm, 1));
+    CHECK(!hgemm_deal_distinct(sm, HGEMM_DEAL_MAX_SMS + 1));
+}
+
 int main(void) {
     test_union();
     test_h100_map();
     test_halves();
     test_bad_input();
+    test_distinct();
     return check_finish();
 }

@@ -4,8 +4,11 @@
  * checks with every other row's):
  *   - inside a stream capture the deal measures nothing and is the identity
  *     (the capture goes on and ends cleanly);
- *   - outside, the first call measures the device's map and reports it; an
- *     error the caller left pending is still pending afterwards;
+ *   - outside, the first call measures the device's map and reports it,
+ *     while this thread captures another stream in the global mode (that
+ *     capture goes on and ends cleanly, with what it captured) and after
+ *     work queued on the caller's stream; an error the caller left pending
+ *     is still pending afterwards;
  *   - every launch size from 1 pair to the map's is a bijection;
  *   - past HGEMM_DEAL_MAX clusters, the identity.
  * Prints the deal for the whole GPU (the worker each pair plays), so a log
@@ -73,14 +76,39 @@ int main(void) {
            "inside a stream capture: no map measured, the identity, the capture ends");
     if (graph) cudaGraphDestroy(graph);
 
-    /* 2. the first call outside: the map is measured; a pending error stays */
+    /* 2. the first call outside, with work queued on s and another stream
+     * in a global-mode capture: the map is measured, the capture survives,
+     * a pending error stays */
+    cudaStream_t other = NULL;
+    void *scratch = NULL;
+    cudaGraph_t other_graph = NULL;
+    if (cudaStreamCreateWithFlags(&other, cudaStreamNonBlocking) != cudaSuccess ||
+        cudaMalloc(&scratch, 1 << 20) != cudaSuccess) {
+        printf("FAIL: no second stream or scratch memory\n");
+        return 1;
+    }
+    int queued = 1;
+    for (int i = 0; i < 64; i++) /* about 64 MB of stores queued ahead of the map */
+        queued = queued && cudaMemsetAsync(scratch, i, 1 << 20, s) == cudaSuccess;
     (void)cudaGetLastError();
     const cudaError_t planted = cudaSetDevice(-1); /* leaves cudaErrorInvalidDevice pending */
+    int other_captured = cudaStreamBeginCapture(other, cudaStreamCaptureModeGlobal) == cudaSuccess &&
+                         cudaMemsetAsync(scratch, 0, 256, other) == cudaSuccess;
     memset(w, 0xff, sizeof w);
     const int known = hgemm__v8_deal(s, pairs, THREADS, SMEM_BYTES, w);
     const cudaError_t pending = cudaGetLastError();
+    size_t nodes = 0;
+    other_captured = other_captured && cudaStreamEndCapture(other, &other_graph) == cudaSuccess &&
+                     cudaGraphGetNodes(other_graph, NULL, &nodes) == cudaSuccess && nodes == 1;
+    expect(queued && other_captured,
+           "another stream's global-mode capture goes on through the map and ends with its one node");
+    if (other_graph) cudaGraphDestroy(other_graph);
     expect(planted != cudaSuccess && pending == planted, "the caller's pending error is still pending after the map");
-    expect(known == 1, "the device's map is measured (1 = known)");
+    expect(known == 1, "the device's map is measured (1 = known), after the caller's queued work");
+    expect(cudaStreamSynchronize(s) == cudaSuccess && cudaStreamSynchronize(other) == cudaSuccess,
+           "both streams finish cleanly");
+    cudaFree(scratch);
+    cudaStreamDestroy(other);
     expect(hgemm_deal_is_permutation(w, pairs), "the deal for every pair is a permutation");
     printf("deal for %u pairs (pair: worker):", pairs);
     for (uint32_t c = 0; c < pairs && c < HGEMM_DEAL_MAX; c++) printf(" %u:%u", c, w[c]);

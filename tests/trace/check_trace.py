@@ -30,6 +30,7 @@ import sys
 NOT_SUPPORTED = 3
 SK_REDUCE_KERNEL = 0
 V8_EXP_SEAM = 8
+V8_EXP_GPC = 64
 FORMS = [(d, l) for d in ("f16", "bf16") for l in ("nt", "nn", "tn", "tt")]
 FAULTS = ("lda", "align", "null", "host", "overlap")
 
@@ -166,6 +167,7 @@ def parse(text):
             kv = dict(x.split("=", 1) for x in f[2:])
             cur["launches"].append({"name": f[1], "grid": [int(x) for x in kv["grid"].split(",")],
                                     "cluster": int(kv["cluster"]), "smem": int(kv["smem"]),
+                                    "stream": kv["stream"],
                                     "params": kv["params"].split(",")})
         elif line.startswith("status "):
             f = line.split()
@@ -253,10 +255,26 @@ def check_block(b, problems):
             bad(f"launched template {t}, the plan's cluster {cluster} and width {bn}")
         elif bool(t[9] & V8_EXP_SEAM) != bool(seam):
             bad(f"the plan's seam is {seam}, the launched build's EXP is {t[9]}")
+        elif bool(t[9] & V8_EXP_GPC) != bool(int(plan["deal"])):
+            bad(f"the plan's deal is {plan['deal']}, the launched build's EXP is {t[9]}")
         if l["cluster"] != cluster:
             bad(f"launched in clusters of {l['cluster']}, the plan's {cluster}")
         if l["grid"] != [int(plan["clusters"]) * cluster, 1, 1]:
             bad(f"grid {l['grid']}, the plan's {plan['clusters']} clusters of {cluster}")
+        # the deal's probes (src/kernels/v8_deal.cu): only where the build
+        # deals by GPC, before the product, on a stream of their own that
+        # waits for an event recorded on the caller's
+        probes = [i for i, x in enumerate(launches) if "v8_where" in x["name"]]
+        if probes:
+            main = launches.index(l)
+            if not t[9] & V8_EXP_GPC:
+                bad(f"the deal's probe ran before a build without the deal (EXP {t[9]})")
+            elif probes[-1] > main:
+                bad("the deal's probe ran after the product")
+            elif any(launches[i]["stream"] == l["stream"] for i in probes):
+                bad("the deal's probe ran on the caller's stream")
+            elif not any(x.startswith("event record ") and x.endswith("stream=" + l["stream"]) for x in b["lines"]):
+                bad("the deal's probe ran without an event recorded on the caller's stream")
         reduces = [x for x in launches if "v8_split_reduce" in x["name"]]
         want = 1 if int(plan["slices"]) >= 2 and int(plan["reduce"]) == SK_REDUCE_KERNEL else 0
         if len(reduces) != want:

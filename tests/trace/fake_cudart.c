@@ -387,6 +387,51 @@ cudaError_t cudaStreamIsCapturing(cudaStream_t s, enum cudaStreamCaptureStatus *
     return cudaSuccess;
 }
 
+/* Events: handles only, as streams. */
+static uintptr_t next_event = 0x6000;
+
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned flags) {
+    api_calls++;
+    if (!e) return reject(cudaErrorInvalidValue, "cudaEventCreateWithFlags", "a null handle pointer");
+    *e = (cudaEvent_t)next_event;
+    next_event += 0x10;
+    printf("event create %#llx flags=%u\n", (unsigned long long)(uintptr_t)*e, flags);
+    return cudaSuccess;
+}
+
+cudaError_t cudaEventDestroy(cudaEvent_t e) {
+    api_calls++;
+    printf("event destroy %#llx\n", (unsigned long long)(uintptr_t)e);
+    return cudaSuccess;
+}
+
+cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s) {
+    api_calls++;
+    if (!e) return reject(cudaErrorInvalidResourceHandle, "cudaEventRecord", "no event");
+    printf("event record %#llx stream=%#llx\n", (unsigned long long)(uintptr_t)e, (unsigned long long)(uintptr_t)s);
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned flags) {
+    api_calls++;
+    if (!e) return reject(cudaErrorInvalidResourceHandle, "cudaStreamWaitEvent", "no event");
+    if (flags != 0) return reject(cudaErrorInvalidValue, "cudaStreamWaitEvent", "flags not modelled");
+    printf("stream %#llx waits for event %#llx\n", (unsigned long long)(uintptr_t)s, (unsigned long long)(uintptr_t)e);
+    return cudaSuccess;
+}
+
+/* The thread's capture mode: kept, and swapped as the runtime swaps it. */
+static enum cudaStreamCaptureMode capture_mode = cudaStreamCaptureModeGlobal;
+
+cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCaptureMode *mode) {
+    api_calls++;
+    if (!mode) return reject(cudaErrorInvalidValue, "cudaThreadExchangeStreamCaptureMode", "a null mode pointer");
+    const enum cudaStreamCaptureMode old = capture_mode;
+    capture_mode = *mode;
+    *mode = old;
+    return cudaSuccess;
+}
+
 /* ---- memory: address space only ---- */
 
 cudaError_t cudaMalloc(void **p, size_t size) {

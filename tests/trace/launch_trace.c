@@ -49,9 +49,9 @@ static void print_plan(const hgemm_kernel_info *row, hgemm_dtype dtype, hgemm_op
     const hgemm_status st = hgemm__explain(row, dtype, oa, ob, m, n, k, lda, ldb, batch, beta, opt, 0, &e);
     printf("plan status=%d row=%s scale_only=%d", (int)st, e.row ? e.row->name : "-", e.scale_only);
     if (e.has_v8_plan)
-        printf(" v8 bn=%d cluster=%d stages=%d seam=%d split=%d tiles=%u k_tiles=%u clusters=%u workers=%u "
+        printf(" v8 bn=%d cluster=%d stages=%d seam=%d deal=%d split=%d tiles=%u k_tiles=%u clusters=%u workers=%u "
                "dp_tiles=%u sk_workers=%u slices=%u tail_slices=%u reduce=%u",
-               e.v8.bn, e.v8.cluster, e.v8.stages, e.v8.seam, e.v8.split, e.v8.tiles, e.v8.k_tiles,
+               e.v8.bn, e.v8.cluster, e.v8.stages, e.v8.seam, e.v8.deal, e.v8.split, e.v8.tiles, e.v8.k_tiles,
                e.v8.clusters, e.v8.workers, e.v8.dp_tiles, e.v8.sk_workers, e.v8.slices, e.v8.tail_slices,
                e.v8.reduce);
     if (e.has_v9_plan)
