@@ -1393,10 +1393,15 @@ static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int s
  * two rounds (1.15): 192. 320 (V8_W320_COST): 1.01 since run 98, from
  * runs that time both tiles at the same sustained clocks (--interleave):
  * the wide tile ran 1.8..3% faster at 8192^3, 16384^3 and 8192 x 28672 x
- * 4096 (run 97), where 0.98 (run 82, cooldowns) gave them to 320. Now 320
- * only where its fewer rounds cost less at that price: 8192^3 13 rounds of 1.25 (16.4)
- * against 16 wide ones, wide; 512 x 28672 x 4096 3 rounds (3.8) against 4,
- * 320; 4096^3 4 rounds either way, wide.
+ * 4096 (run 97), where 0.98 (run 82, cooldowns) gave them to 320. 1.02
+ * since run 137: with the GPC-aware deal in both tiles the wide one ran
+ * level or faster at the two shapes 1.01 gave to 320, 4096 x 14336 x 4096
+ * (11 rounds of 1.25, 13.89, against 13 whole wide rounds and the tail
+ * split, 13.92) and 2048 x 28672 x 4096 (the same rounds): 1.002x cuBLAS
+ * against 1.001x and 1.001x against 0.992x (run 137, an H100). Now 320
+ * only where its fewer rounds cost less at that price: 8192^3 13 rounds of
+ * 1.25 (16.6) against 16 wide ones, wide; 4096^3 4 rounds either way,
+ * wide; on 132 SMs no shape of the sweep, the suite or bench/shapes.
  * B stored MN-major takes 256 or 128 only, and 320 needs both operands
  * K-major: at 8192^3 it ran NN at 0.922x cuBLAS and TN at 0.920x (run 82),
  * where the wide tile runs them level (run 77).
@@ -1413,7 +1418,7 @@ static hgemm_status launch_v8(const hgemm_problem *p, cudaStream_t stream, int s
 #define V8_NARROW_COST 1.15
 #define V8_MID_COST 1.05
 #define V8_QUARTER_COST 1.5
-#define V8_W320_COST 1.01
+#define V8_W320_COST 1.02
 #define V8_SPLIT_WIDE_KTILES 64
 /* The rounds of `tiles` tiles `bn` wide on `workers` clusters as launch_v8
  * runs them: whole, except where the workspace lets the tail split cut the

@@ -378,13 +378,18 @@ explain)
     [ "$(grep -c -v '^#' "$tmp/out")" -eq "$(grep -v '^#' "$llm_file" | grep -c .)" ] || fail "expected one line per shape"
     expect_in out "1 4096 4096: auto -> v9: C's m on WGMMA's N in 16-wide tiles, its n in 64-row tiles: 64 tiles, 6 stages of 2 k-tiles, k split over a cluster of 2"
     expect_in out "256 256 65536: auto -> v8: 128x128 tiles, one block each (no cluster), 5 stages; 4 tiles of 1024 k-tiles: split-K, 33 slices each"
-    # the 320 tile plays the deal too; the narrow tiles do not
-    expect_in out "2048 28672 4096: auto -> v8: 128x320 tiles, in pairs sharing B, 3 stages, pairs dealt by GPC;"
+    # the wide tile where the 320 tile ran through run 136 (V8_W320_COST);
+    # the narrow tiles play no deal
+    expect_in out "2048 28672 4096: auto -> v8: 128x256 tiles, in pairs sharing B, 4 stages, the seam between tiles, pairs dealt by GPC; 896 tiles"
     if grep "128x128 tiles" "$tmp/out" | grep -q "dealt by GPC"; then fail "a 128-wide tile dealt by GPC"; fi
     expect_in out "the tail split"
     run --explain --sms 132 --kernels auto --size 512 4096 4096 --dtype bf16 --layout tn
     expect_rc 0
     expect_in out "512 4096 4096 bf16 tn: auto -> v8: 128x128 tiles"
+    # the 320 tile plays the deal too (on 114 SMs, 57 pairs, it still runs at 2048^3)
+    run --explain --sms 114 --kernels auto --size 2048 2048 2048
+    expect_rc 0
+    expect_in out "2048 2048 2048: auto -> v8: 128x320 tiles, in pairs sharing B, 3 stages, pairs dealt by GPC;"
     run --explain --sms 64 --kernels auto --size 4096 4096 4096
     expect_in out "on 64 SMs"
     expect_in out "of 32 pairs"
