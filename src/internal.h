@@ -199,10 +199,11 @@ hgemm_status hgemm__allow_large_clusters(const void *kernel);
 
 /* V8's GPC-aware deal (src/deal.h, src/kernels/v8_deal.cu): worker[c] for
  * the `clusters` pairs of a launch of blocks of `threads` threads and `smem`
- * bytes of shared memory on `stream`'s device. Measures the device's map the
- * first time (a device synchronization and a few short launches; never while
- * `stream` is being captured). Returns 1 with the deal, or 0 with worker[c] =
- * c where no map is known. */
+ * bytes of shared memory on `stream`'s device. The first call queues the
+ * device's probes after `stream`'s work and makes `stream` wait for them
+ * (never while `stream` is being captured); a later call reads the map once
+ * they have landed. Never waits for the GPU. Returns 1 with the deal, or 0
+ * with worker[c] = c where no map is known yet. */
 int hgemm__v8_deal(cudaStream_t stream, uint32_t clusters, unsigned threads, size_t smem, uint8_t *worker);
 
 /* What the table's V8 would run for a problem (hgemm__v8_explain; the

@@ -8,23 +8,28 @@
  * resident at once, as V8's persistent grid is; then one launch each of
  * clusters of 16, 8 and 4 blocks, whose SMs, joined, give the groups (a
  * cluster's SMs share a GPC). The placement is the hardware's, the same
- * launch after launch on an idle GPU (run 131: 6 of 6 launches, every pair
- * on the same SMs).
+ * launch after launch on an idle GPU (runs 131, 138: 6 of 6 launches, every
+ * pair on the same SMs).
  *
- * A library call may not stop the device: no device synchronization. The
- * probes run on a stream of their own, after the work the caller's stream
- * had queued (an event), so on a GPU that runs one stream they find it
- * idle. Work on other streams may overlap them: a pair probe that put two
+ * Asynchronous, as every call is: the host never waits for the GPU here.
+ * The first call on a device queues the probes on a stream of the library's
+ * own, after an event recorded on the caller's stream (so they follow the
+ * work queued there), and their SMs are copied into pinned host memory,
+ * followed by a marker. The caller's stream then waits for the probes (an
+ * event), so the product that call launches does not share the GPU with
+ * them; that call, and every call until the host sees the marker, plays
+ * the identity. A later call that sees it builds the map on the host.
+ * Work on other streams may overlap the probes: a pair probe that put two
  * blocks on one SM (its grid not resident at once) is no map, and a later
- * call measures again, DEAL_TRIES times at most. A map taken beside other
- * work can still be a worse one, never a wrong deal (a permutation deals
- * every unit once). The calls run in the relaxed capture mode, so that
- * another thread's stream capture, global mode included, neither fails
- * them nor is ended by them; a capture on the caller's own stream skips the
- * measurement (the identity meanwhile).
+ * call probes again, DEAL_TRIES times at most. Whatever the map, a deal is
+ * a permutation and deals every unit once, so C is the same, bit for bit.
  *
- * The calls here are the runtime's and the driver's own; a failure of any
- * of them leaves the device without a map (every later deal the identity).
+ * The calls run in the relaxed capture mode, so that another thread's
+ * stream capture, global mode included, neither fails them nor is ended by
+ * them; while the caller's own stream is being captured nothing is queued
+ * (the identity meanwhile). The state kept, once per device: the map, the
+ * stream, two events and 8 KB of pinned memory, never freed. A failure of
+ * any call leaves the device without a map (every later deal the identity).
  */
 #include <atomic>
 #include <stdint.h>
@@ -37,104 +42,152 @@
 #include "ptx/common.cuh" /* globaltimer_ns */
 
 enum {
-    DEAL_DEVICES = 64,               /* device ordinals with a map slot */
-    DEAL_STAY_NS = 100 * 1000,       /* each probe block's stay */
-    DEAL_GROUP_SIZES = 3,            /* clusters of 16, 8 and 4 */
-    DEAL_TRIES = 4,                  /* measurements before a device goes without */
+    DEAL_DEVICES = 64,          /* device ordinals with a map slot */
+    DEAL_STAY_NS = 100 * 1000,  /* each probe block's stay */
+    DEAL_PROBES = 4,            /* pairs, then clusters of 16, 8 and 4 */
+    DEAL_TRIES = 4,             /* probes before a device goes without */
 };
 
-enum { DEAL_UNKNOWN = 0, DEAL_MEASURING, DEAL_KNOWN, DEAL_NONE };
+enum {
+    DEAL_UNKNOWN = 0, /* nothing queued */
+    DEAL_QUEUED,      /* probes queued; the marker not seen yet */
+    DEAL_BUSY,        /* one thread is queueing or reading (others: the identity) */
+    DEAL_KNOWN,
+    DEAL_NONE,
+};
+
+/* What the probes leave in pinned host memory: each probe's SMs, then the
+ * marker, copied last (the copies of one stream land in order). */
+typedef struct deal_host {
+    uint16_t sm[DEAL_PROBES][HGEMM_DEAL_MAX_SMS];
+    volatile uint32_t marker; /* the try whose copies have landed */
+} deal_host;
 
 typedef struct deal_device {
-    std::atomic<int> state;       /* DEAL_* */
-    int tries;                    /* measurements so far (under DEAL_MEASURING) */
-    uint32_t clusters;            /* pairs the map covers */
+    std::atomic<int> state;        /* DEAL_* */
+    uint32_t tries;                /* probes queued so far (under DEAL_BUSY) */
+    cudaStream_t stream;           /* the probes' stream */
+    cudaEvent_t queued, done;      /* the caller's work before them; the probes' end */
+    deal_host *host;               /* pinned */
+    uint32_t blocks[DEAL_PROBES];  /* each probe's grid; 0: not run */
+    uint32_t clusters;             /* pairs the map covers */
     uint8_t order[HGEMM_DEAL_MAX]; /* hgemm_deal_order's */
 } deal_device;
 
 static deal_device deals[DEAL_DEVICES];
 
-__device__ uint16_t v8_where_sm[HGEMM_DEAL_MAX_SMS];
+__device__ uint16_t v8_where_sm[DEAL_PROBES][HGEMM_DEAL_MAX_SMS];
+__device__ uint32_t v8_where_marker;
 
-/* Block b writes its SM to v8_where_sm[b], then stays `stay_ns` of the
- * global timer (bounded: it leaves once that much time has passed). */
-__global__ void v8_where(uint32_t blocks, unsigned long long stay_ns) {
+/* Block b writes its SM to v8_where_sm[probe][b], then stays `stay_ns` of
+ * the global timer (bounded: it leaves once that much time has passed). */
+__global__ void v8_where(uint32_t probe, uint32_t blocks, unsigned long long stay_ns) {
     extern __shared__ uint32_t where_smem[];
     if (threadIdx.x != 0) return;
     const unsigned long long t0 = globaltimer_ns();
     uint32_t id;
     asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
     where_smem[0] = id; /* the shared memory is the block's size; touch it */
-    if (blockIdx.x < blocks) v8_where_sm[blockIdx.x] = (uint16_t)where_smem[0];
+    if (blockIdx.x < blocks) v8_where_sm[probe][blockIdx.x] = (uint16_t)where_smem[0];
     while (globaltimer_ns() - t0 < stay_ns) {
     }
 }
 
-/* One launch of the probe in clusters of `size`, as many as the GPU holds
- * at once; their SMs land in sm[0 .. *blocks). Returns 0 on any failure. */
-static int where_launch(cudaStream_t s, unsigned threads, size_t smem, unsigned size, uint16_t *sm,
-                        uint32_t *blocks) {
+/* The marker for try `t`, after the probes (one thread). */
+__global__ void v8_where_mark(uint32_t t) { v8_where_marker = t; }
+
+/* Queues probe `probe` in clusters of `size`, as many as the GPU holds at
+ * once, and the copy of their SMs. Returns the grid, 0 on any failure. */
+static uint32_t where_queue(deal_device *d, uint32_t probe, unsigned threads, size_t smem, unsigned size) {
     unsigned grid = 0;
     if (hgemm__persistent_grid((const void *)v8_where, threads, smem, size, UINT32_MAX, &grid) != HGEMM_SUCCESS ||
         grid == 0 || grid > HGEMM_DEAL_MAX_SMS)
         return 0;
-    uint32_t n = grid;
+    uint32_t p = probe, n = grid;
     unsigned long long stay = DEAL_STAY_NS;
-    void *params[] = {&n, &stay};
-    if (hgemm__launch_ready((const void *)v8_where, dim3(grid), threads, smem, size, s, params) != HGEMM_SUCCESS)
+    void *params[] = {&p, &n, &stay};
+    if (hgemm__launch_ready((const void *)v8_where, dim3(grid), threads, smem, size, d->stream, params) !=
+            HGEMM_SUCCESS ||
+        cudaMemcpyFromSymbolAsync(d->host->sm[probe], v8_where_sm, grid * sizeof(uint16_t),
+                                  probe * sizeof d->host->sm[0], cudaMemcpyDeviceToHost, d->stream) != cudaSuccess)
         return 0;
-    if (cudaMemcpyFromSymbolAsync(sm, v8_where_sm, grid * sizeof(uint16_t), 0, cudaMemcpyDeviceToHost, s) !=
-            cudaSuccess ||
-        cudaStreamSynchronize(s) != cudaSuccess)
-        return 0;
-    *blocks = grid;
-    return 1;
+    return grid;
 }
 
-enum { MEASURE_FAILED = 0, MEASURE_OK, MEASURE_BUSY };
-
-/* The probes, on `s`: the device's map into d (d->clusters, d->order).
- * MEASURE_BUSY where the pair probe's grid was not resident at once. */
-static int deal_probe(deal_device *d, cudaStream_t s, uint32_t sms, unsigned threads, size_t smem) {
-    uint16_t pairs[HGEMM_DEAL_MAX_SMS], sm[HGEMM_DEAL_MAX_SMS], root[HGEMM_DEAL_MAX_SMS];
-    uint32_t pair_blocks = 0, blocks = 0;
-    if (!where_launch(s, threads, smem, 2, pairs, &pair_blocks) || pair_blocks / 2 > HGEMM_DEAL_MAX)
-        return MEASURE_FAILED;
-    if (!hgemm_deal_distinct(pairs, pair_blocks)) return MEASURE_BUSY;
-    hgemm_deal_groups_init(root, sms);
-    if (!hgemm_deal_join(root, sms, pairs, pair_blocks, 2)) return MEASURE_FAILED;
-    const unsigned sizes[DEAL_GROUP_SIZES] = {16, 8, 4};
-    /* clusters of 16 need the non-portable size; a GPU without it groups by
-     * 8 and 4 alone. A cluster's SMs share a GPC however busy the GPU is. */
-    const int large = hgemm__allow_large_clusters((const void *)v8_where) == HGEMM_SUCCESS;
-    for (int i = 0; i < DEAL_GROUP_SIZES; i++) {
-        if (sizes[i] > 8 && !large) continue;
-        if (!where_launch(s, threads, smem, sizes[i], sm, &blocks) || !hgemm_deal_join(root, sms, sm, blocks, sizes[i]))
-            return MEASURE_FAILED;
+/* The first try on a device makes its stream, events and pinned memory.
+ * Every try queues the probes after the caller's queued work, then the
+ * marker's copy, and makes the caller's stream wait for them. */
+static int deal_queue(deal_device *d, cudaStream_t caller, unsigned threads, size_t smem) {
+    if (!d->host) {
+        void *host = NULL;
+        if (cudaStreamCreateWithFlags(&d->stream, cudaStreamNonBlocking) != cudaSuccess ||
+            cudaEventCreateWithFlags(&d->queued, cudaEventDisableTiming) != cudaSuccess ||
+            cudaEventCreateWithFlags(&d->done, cudaEventDisableTiming) != cudaSuccess ||
+            cudaHostAlloc(&host, sizeof(deal_host), cudaHostAllocDefault) != cudaSuccess)
+            return 0;
+        d->host = (deal_host *)host;
+        d->host->marker = 0;
     }
-    d->clusters = pair_blocks / 2;
-    return hgemm_deal_order(root, sms, pairs, d->clusters, d->order) ? MEASURE_OK : MEASURE_FAILED;
+    const uint32_t t = ++d->tries;
+    if (cudaEventRecord(d->queued, caller) != cudaSuccess || cudaStreamWaitEvent(d->stream, d->queued, 0) != cudaSuccess)
+        return 0;
+    const unsigned sizes[DEAL_PROBES] = {2, 16, 8, 4};
+    /* clusters of 16 need the non-portable size; a GPU without it groups by
+     * 8 and 4 alone */
+    const int large = hgemm__allow_large_clusters((const void *)v8_where) == HGEMM_SUCCESS;
+    for (uint32_t i = 0; i < DEAL_PROBES; i++) {
+        d->blocks[i] = 0;
+        if (sizes[i] > 8 && !large) continue;
+        if ((d->blocks[i] = where_queue(d, i, threads, smem, sizes[i])) == 0) return 0;
+    }
+    uint32_t mark = t;
+    void *params[] = {&mark};
+    return hgemm__launch((const void *)v8_where_mark, dim3(1), 1, 0, 1, d->stream, params) == HGEMM_SUCCESS &&
+           cudaMemcpyFromSymbolAsync((void *)&d->host->marker, v8_where_marker, sizeof(uint32_t), 0,
+                                     cudaMemcpyDeviceToHost, d->stream) == cudaSuccess &&
+           cudaEventRecord(d->done, d->stream) == cudaSuccess &&
+           cudaStreamWaitEvent(caller, d->done, 0) == cudaSuccess;
 }
 
-/* The map, after the work queued on the caller's `stream`. */
-static int deal_measure(deal_device *d, int dev, cudaStream_t stream, unsigned threads, size_t smem) {
+enum { READ_FAILED = 0, READ_OK, READ_BUSY };
+
+/* The map from the landed probes into d (d->clusters, d->order). READ_BUSY
+ * where the pair probe's grid was not resident at once. */
+static int deal_read(deal_device *d, uint32_t sms) {
+    uint16_t root[HGEMM_DEAL_MAX_SMS];
+    const uint16_t *pairs = d->host->sm[0];
+    const uint32_t pair_blocks = d->blocks[0];
+    if (pair_blocks / 2 > HGEMM_DEAL_MAX) return READ_FAILED;
+    if (!hgemm_deal_distinct(pairs, pair_blocks)) return READ_BUSY;
+    hgemm_deal_groups_init(root, sms);
+    for (uint32_t i = 0; i < DEAL_PROBES; i++) /* a cluster's SMs share a GPC, however busy the GPU */
+        if (d->blocks[i] && !hgemm_deal_join(root, sms, d->host->sm[i], d->blocks[i], i == 0 ? 2u : 16u >> (i - 1)))
+            return READ_FAILED;
+    d->clusters = pair_blocks / 2;
+    return hgemm_deal_order(root, sms, pairs, d->clusters, d->order) ? READ_OK : READ_FAILED;
+}
+
+/* One step of the device's measurement, by the one thread that holds
+ * DEAL_BUSY: queue the probes, or read them once they have landed. Returns
+ * the state to leave. */
+static int deal_step(deal_device *d, int state, int dev, cudaStream_t caller, unsigned threads, size_t smem) {
+    if (state == DEAL_QUEUED && d->host->marker != d->tries) return DEAL_QUEUED; /* not landed yet */
     int sms = 0;
     if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || sms < 2 ||
         sms > HGEMM_DEAL_MAX_SMS)
-        return MEASURE_FAILED;
+        return DEAL_NONE;
+    if (state == DEAL_QUEUED) {
+        std::atomic_thread_fence(std::memory_order_acquire); /* the SMs' copies landed before the marker */
+        const int got = deal_read(d, (uint32_t)sms);
+        if (got == READ_OK) return DEAL_KNOWN;
+        if (got == READ_FAILED || d->tries >= DEAL_TRIES) return DEAL_NONE;
+        /* busy: probe again, now */
+    }
     enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
-    if (cudaThreadExchangeStreamCaptureMode(&mode) != cudaSuccess) return MEASURE_FAILED;
-    cudaStream_t s = NULL;
-    cudaEvent_t queued = NULL;
-    int got = MEASURE_FAILED;
-    if (cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess &&
-        cudaEventCreateWithFlags(&queued, cudaEventDisableTiming) == cudaSuccess &&
-        cudaEventRecord(queued, stream) == cudaSuccess && cudaStreamWaitEvent(s, queued, 0) == cudaSuccess)
-        got = deal_probe(d, s, (uint32_t)sms, threads, smem);
-    if (queued) cudaEventDestroy(queued);
-    if (s) cudaStreamDestroy(s);
+    if (cudaThreadExchangeStreamCaptureMode(&mode) != cudaSuccess) return DEAL_NONE;
+    const int queued = deal_queue(d, caller, threads, smem);
     cudaThreadExchangeStreamCaptureMode(&mode); /* the caller's mode back */
-    return got;
+    return queued ? DEAL_QUEUED : DEAL_NONE;
 }
 
 extern "C" int hgemm__v8_deal(cudaStream_t stream, uint32_t clusters, unsigned threads, size_t smem,
@@ -145,22 +198,16 @@ extern "C" int hgemm__v8_deal(cudaStream_t stream, uint32_t clusters, unsigned t
     if (clusters > HGEMM_DEAL_MAX || cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= DEAL_DEVICES) return 0;
     deal_device *d = &deals[dev];
     int state = d->state.load(std::memory_order_acquire);
-    if (state == DEAL_UNKNOWN) {
-        /* never inside a capture of the caller's stream: the event recorded
-         * on it would join the graph (the identity until a call outside) */
+    if (state == DEAL_UNKNOWN || state == DEAL_QUEUED) {
+        /* nothing is queued while the caller's stream is being captured:
+         * the event recorded on it would join the graph */
         cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
         if (cudaStreamIsCapturing(stream, &cs) != cudaSuccess || cs != cudaStreamCaptureStatusNone) return 0;
-        int expected = DEAL_UNKNOWN;
-        if (d->state.compare_exchange_strong(expected, DEAL_MEASURING, std::memory_order_acq_rel)) {
-            const int got = deal_measure(d, dev, stream, threads, smem);
-            d->tries++;
-            state = got == MEASURE_OK ? DEAL_KNOWN
-                    : got == MEASURE_BUSY && d->tries < DEAL_TRIES ? DEAL_UNKNOWN
-                                                                   : DEAL_NONE;
-            d->state.store(state, std::memory_order_release);
-        } else {
-            state = expected; /* another thread measures: the identity meanwhile */
-        }
+        int expected = state;
+        if (!d->state.compare_exchange_strong(expected, DEAL_BUSY, std::memory_order_acq_rel))
+            return 0; /* another thread is at it: the identity meanwhile */
+        state = deal_step(d, state, dev, stream, threads, smem);
+        d->state.store(state, std::memory_order_release);
     }
     if (state != DEAL_KNOWN) return 0;
     return hgemm_deal_workers(d->order, d->clusters, clusters, worker);

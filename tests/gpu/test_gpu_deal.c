@@ -4,11 +4,12 @@
  * checks with every other row's):
  *   - inside a stream capture the deal measures nothing and is the identity
  *     (the capture goes on and ends cleanly);
- *   - outside, the first call measures the device's map and reports it,
- *     while this thread captures another stream in the global mode (that
- *     capture goes on and ends cleanly, with what it captured) and after
- *     work queued on the caller's stream; an error the caller left pending
- *     is still pending afterwards;
+ *   - outside, the first call queues the probes and plays the identity,
+ *     after work queued on the caller's stream and while this thread
+ *     captures another stream in the global mode (that capture goes on and
+ *     ends cleanly, with what it captured); an error the caller left
+ *     pending is still pending afterwards; once the caller's stream has
+ *     finished (it waits for the probes), the next call has the map;
  *   - every launch size from 1 pair to the map's is a bijection;
  *   - past HGEMM_DEAL_MAX clusters, the identity.
  * Prints the deal for the whole GPU (the worker each pair plays), so a log
@@ -77,8 +78,8 @@ int main(void) {
     if (graph) cudaGraphDestroy(graph);
 
     /* 2. the first call outside, with work queued on s and another stream
-     * in a global-mode capture: the map is measured, the capture survives,
-     * a pending error stays */
+     * in a global-mode capture: the probes are queued, the capture
+     * survives, a pending error stays; the map is known once s is done */
     cudaStream_t other = NULL;
     void *scratch = NULL;
     cudaGraph_t other_graph = NULL;
@@ -95,18 +96,21 @@ int main(void) {
     int other_captured = cudaStreamBeginCapture(other, cudaStreamCaptureModeGlobal) == cudaSuccess &&
                          cudaMemsetAsync(scratch, 0, 256, other) == cudaSuccess;
     memset(w, 0xff, sizeof w);
-    const int known = hgemm__v8_deal(s, pairs, THREADS, SMEM_BYTES, w);
+    const int first = hgemm__v8_deal(s, pairs, THREADS, SMEM_BYTES, w);
     const cudaError_t pending = cudaGetLastError();
     size_t nodes = 0;
     other_captured = other_captured && cudaStreamEndCapture(other, &other_graph) == cudaSuccess &&
                      cudaGraphGetNodes(other_graph, NULL, &nodes) == cudaSuccess && nodes == 1;
     expect(queued && other_captured,
-           "another stream's global-mode capture goes on through the map and ends with its one node");
+           "another stream's global-mode capture goes on through the call and ends with its one node");
     if (other_graph) cudaGraphDestroy(other_graph);
-    expect(planted != cudaSuccess && pending == planted, "the caller's pending error is still pending after the map");
-    expect(known == 1, "the device's map is measured (1 = known), after the caller's queued work");
+    expect(planted != cudaSuccess && pending == planted, "the caller's pending error is still pending after the call");
+    expect(first == 0 && is_identity(w, pairs), "the first call queues the probes and plays the identity");
     expect(cudaStreamSynchronize(s) == cudaSuccess && cudaStreamSynchronize(other) == cudaSuccess,
            "both streams finish cleanly");
+    memset(w, 0xff, sizeof w);
+    const int known = hgemm__v8_deal(s, pairs, THREADS, SMEM_BYTES, w);
+    expect(known == 1, "once the caller's stream is done (it waited for the probes), the map is known");
     cudaFree(scratch);
     cudaStreamDestroy(other);
     expect(hgemm_deal_is_permutation(w, pairs), "the deal for every pair is a permutation");

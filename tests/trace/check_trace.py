@@ -263,7 +263,8 @@ def check_block(b, problems):
             bad(f"grid {l['grid']}, the plan's {plan['clusters']} clusters of {cluster}")
         # the deal's probes (src/kernels/v8_deal.cu): only where the build
         # deals by GPC, before the product, on a stream of their own that
-        # waits for an event recorded on the caller's
+        # waits for an event recorded on the caller's, which then waits for
+        # theirs
         probes = [i for i, x in enumerate(launches) if "v8_where" in x["name"]]
         if probes:
             main = launches.index(l)
@@ -275,6 +276,8 @@ def check_block(b, problems):
                 bad("the deal's probe ran on the caller's stream")
             elif not any(x.startswith("event record ") and x.endswith("stream=" + l["stream"]) for x in b["lines"]):
                 bad("the deal's probe ran without an event recorded on the caller's stream")
+            elif not any(x.startswith(f"stream {l['stream']} waits for event ") for x in b["lines"]):
+                bad("the caller's stream does not wait for the deal's probes")
         reduces = [x for x in launches if "v8_split_reduce" in x["name"]]
         want = 1 if int(plan["slices"]) >= 2 and int(plan["reduce"]) == SK_REDUCE_KERNEL else 0
         if len(reduces) != want:

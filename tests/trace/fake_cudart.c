@@ -445,6 +445,17 @@ cudaError_t cudaMalloc(void **p, size_t size) {
     return cudaSuccess;
 }
 
+/* Pinned host memory: plain host memory, never given back (the library
+ * keeps its few bytes for the process). */
+cudaError_t cudaHostAlloc(void **p, size_t size, unsigned flags) {
+    api_calls++;
+    if (!p) return reject(cudaErrorInvalidValue, "cudaHostAlloc", "a null pointer");
+    *p = calloc(1, size ? size : 1);
+    if (!*p) return fail(cudaErrorMemoryAllocation);
+    printf("host alloc %zu flags=%u\n", size, flags);
+    return cudaSuccess;
+}
+
 cudaError_t cudaFree(void *p) {
     api_calls++;
     if (!p) return cudaSuccess;
