@@ -1520,11 +1520,6 @@ static int v8_split_uncoupled(const hgemm_problem *p, uint32_t sms, int bn, uint
  * staging (DEEP = 2) was not timed at k = 128. */
 #define V8_SHORT_KTILES 2
 
-/* The table's V8 for a problem on `sms` SMs (after hgemm_nt_ex's SM
- * target): the tile width by shape (v8_choose_bn), whether its blocks go
- * in pairs (v8_split_uncoupled), the ring (DEEP), the seam, and the split
- * mode launch_v8 is given. launch_v8_tile runs it; hgemm__v8_explain
- * reports it. */
 /* The GPC-aware deal (V8_EXP_GPC, src/deal.h; run 136) in the table's
  * seam build of the wide tile and in its 320 tile, but in the phase clocks'
  * build, where the deal's worker spilled 8 bytes. */
@@ -1533,6 +1528,12 @@ static int v8_split_uncoupled(const hgemm_problem *p, uint32_t sms, int bn, uint
 #else
 #define V8_EXP_DEAL V8_EXP_GPC
 #endif
+
+/* The table's V8 for a problem on `sms` SMs (after hgemm_nt_ex's SM
+ * target): the tile width by shape (v8_choose_bn), whether its blocks go
+ * in pairs (v8_split_uncoupled), the ring (DEEP), the seam, and the split
+ * mode launch_v8 is given. launch_v8_tile runs it; hgemm__v8_explain
+ * reports it. */
 typedef struct v8_build {
     int bn, cluster, deep;
     int seam;  /* the seam's build (V8_EXP_SEAM); launch_v8 may still run it without */
