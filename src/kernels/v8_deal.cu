@@ -76,6 +76,9 @@ typedef struct deal_device {
 
 static deal_device deals[DEAL_DEVICES];
 
+/* Each probe's cluster size: pairs (V8's), then 16, 8 and 4 for the GPCs. */
+static const unsigned probe_size[DEAL_PROBES] = {2, 16, 8, 4};
+
 __device__ uint16_t v8_where_sm[DEAL_PROBES][HGEMM_DEAL_MAX_SMS];
 __device__ uint32_t v8_where_marker;
 
@@ -131,14 +134,13 @@ static int deal_queue(deal_device *d, cudaStream_t caller, unsigned threads, siz
     const uint32_t t = ++d->tries;
     if (cudaEventRecord(d->queued, caller) != cudaSuccess || cudaStreamWaitEvent(d->stream, d->queued, 0) != cudaSuccess)
         return 0;
-    const unsigned sizes[DEAL_PROBES] = {2, 16, 8, 4};
     /* clusters of 16 need the non-portable size; a GPU without it groups by
      * 8 and 4 alone */
     const int large = hgemm__allow_large_clusters((const void *)v8_where) == HGEMM_SUCCESS;
     for (uint32_t i = 0; i < DEAL_PROBES; i++) {
         d->blocks[i] = 0;
-        if (sizes[i] > 8 && !large) continue;
-        if ((d->blocks[i] = where_queue(d, i, threads, smem, sizes[i])) == 0) return 0;
+        if (probe_size[i] > 8 && !large) continue;
+        if ((d->blocks[i] = where_queue(d, i, threads, smem, probe_size[i])) == 0) return 0;
     }
     uint32_t mark = t;
     void *params[] = {&mark};
@@ -161,7 +163,7 @@ static int deal_read(deal_device *d, uint32_t sms) {
     if (!hgemm_deal_distinct(pairs, pair_blocks)) return READ_BUSY;
     hgemm_deal_groups_init(root, sms);
     for (uint32_t i = 0; i < DEAL_PROBES; i++) /* a cluster's SMs share a GPC, however busy the GPU */
-        if (d->blocks[i] && !hgemm_deal_join(root, sms, d->host->sm[i], d->blocks[i], i == 0 ? 2u : 16u >> (i - 1)))
+        if (d->blocks[i] && !hgemm_deal_join(root, sms, d->host->sm[i], d->blocks[i], probe_size[i]))
             return READ_FAILED;
     d->clusters = pair_blocks / 2;
     return hgemm_deal_order(root, sms, pairs, d->clusters, d->order) ? READ_OK : READ_FAILED;
@@ -190,25 +192,33 @@ static int deal_step(deal_device *d, int state, int dev, cudaStream_t caller, un
     return queued ? DEAL_QUEUED : DEAL_NONE;
 }
 
+/* worker[c] = c for the launch's clusters (at most HGEMM_DEAL_MAX): the
+ * identity, where there is no map. Returns 0. */
+static int identity(uint8_t *worker, uint32_t clusters) {
+    for (uint32_t c = 0; c < clusters && c < HGEMM_DEAL_MAX; c++) worker[c] = (uint8_t)c;
+    return 0;
+}
+
 extern "C" int hgemm__v8_deal(cudaStream_t stream, uint32_t clusters, unsigned threads, size_t smem,
                               uint8_t *worker) {
-    const uint32_t n = clusters < (uint32_t)HGEMM_DEAL_MAX ? clusters : (uint32_t)HGEMM_DEAL_MAX;
-    for (uint32_t c = 0; c < n; c++) worker[c] = (uint8_t)c;
     int dev = -1;
-    if (clusters > HGEMM_DEAL_MAX || cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= DEAL_DEVICES) return 0;
+    if (clusters > HGEMM_DEAL_MAX || cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= DEAL_DEVICES)
+        return identity(worker, clusters);
     deal_device *d = &deals[dev];
     int state = d->state.load(std::memory_order_acquire);
     if (state == DEAL_UNKNOWN || state == DEAL_QUEUED) {
         /* nothing is queued while the caller's stream is being captured:
          * the event recorded on it would join the graph */
         cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
-        if (cudaStreamIsCapturing(stream, &cs) != cudaSuccess || cs != cudaStreamCaptureStatusNone) return 0;
+        if (cudaStreamIsCapturing(stream, &cs) != cudaSuccess || cs != cudaStreamCaptureStatusNone)
+            return identity(worker, clusters);
         int expected = state;
         if (!d->state.compare_exchange_strong(expected, DEAL_BUSY, std::memory_order_acq_rel))
-            return 0; /* another thread is at it: the identity meanwhile */
+            return identity(worker, clusters); /* another thread is at it: the identity meanwhile */
         state = deal_step(d, state, dev, stream, threads, smem);
         d->state.store(state, std::memory_order_release);
     }
-    if (state != DEAL_KNOWN) return 0;
+    /* the map's deal, or (a launch larger than the map) the identity */
+    if (state != DEAL_KNOWN) return identity(worker, clusters);
     return hgemm_deal_workers(d->order, d->clusters, clusters, worker);
 }
