@@ -26,8 +26,11 @@
  *
  * The calls run in the relaxed capture mode, so that another thread's
  * stream capture, global mode included, neither fails them nor is ended by
- * them; while the caller's own stream is being captured nothing is queued
- * (the identity meanwhile). The state kept, once per device: the map, the
+ * them. While the caller's own stream is being captured nothing is queued
+ * (an event recorded there would join the graph), but probes that have
+ * already landed are read: a graph captured after the first calls has the
+ * map. A busy probe read there is probed again by the next call outside a
+ * capture. The state kept, once per device: the map, the
  * stream, two events and 8 KB of pinned memory, never freed. A failure of
  * any call leaves the device without a map (every later deal the identity).
  */
@@ -172,8 +175,10 @@ static int deal_read(deal_device *d, uint32_t sms) {
 /* One step of the device's measurement, by the one thread that holds
  * DEAL_BUSY: queue the probes, or read them once they have landed. Returns
  * the state to leave. */
-static int deal_step(deal_device *d, int state, int dev, cudaStream_t caller, unsigned threads, size_t smem) {
+static int deal_step(deal_device *d, int state, int dev, cudaStream_t caller, unsigned threads, size_t smem,
+                     int capturing) {
     if (state == DEAL_QUEUED && d->host->marker != d->tries) return DEAL_QUEUED; /* not landed yet */
+    if (capturing && state == DEAL_UNKNOWN) return DEAL_UNKNOWN;                 /* nothing to read, nothing queued */
     int sms = 0;
     if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || sms < 2 ||
         sms > HGEMM_DEAL_MAX_SMS)
@@ -183,6 +188,7 @@ static int deal_step(deal_device *d, int state, int dev, cudaStream_t caller, un
         const int got = deal_read(d, (uint32_t)sms);
         if (got == READ_OK) return DEAL_KNOWN;
         if (got == READ_FAILED || d->tries >= DEAL_TRIES) return DEAL_NONE;
+        if (capturing) return DEAL_UNKNOWN; /* busy: the next call outside a capture probes again */
         /* busy: probe again, now */
     }
     enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
@@ -207,15 +213,17 @@ extern "C" int hgemm__v8_deal(cudaStream_t stream, uint32_t clusters, unsigned t
     deal_device *d = &deals[dev];
     int state = d->state.load(std::memory_order_acquire);
     if (state == DEAL_UNKNOWN || state == DEAL_QUEUED) {
-        /* nothing is queued while the caller's stream is being captured:
-         * the event recorded on it would join the graph */
+        /* while the caller's stream is being captured nothing is queued
+         * (the event recorded on it would join the graph); landed probes
+         * are still read */
         cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
-        if (cudaStreamIsCapturing(stream, &cs) != cudaSuccess || cs != cudaStreamCaptureStatusNone)
-            return identity(worker, clusters);
+        if (cudaStreamIsCapturing(stream, &cs) != cudaSuccess) return identity(worker, clusters);
+        const int capturing = cs != cudaStreamCaptureStatusNone;
+        if (capturing && state == DEAL_UNKNOWN) return identity(worker, clusters);
         int expected = state;
         if (!d->state.compare_exchange_strong(expected, DEAL_BUSY, std::memory_order_acq_rel))
             return identity(worker, clusters); /* another thread is at it: the identity meanwhile */
-        state = deal_step(d, state, dev, stream, threads, smem);
+        state = deal_step(d, state, dev, stream, threads, smem, capturing);
         d->state.store(state, std::memory_order_release);
     }
     /* the map's deal, or (a launch larger than the map) the identity */

@@ -9,7 +9,9 @@
  *     captures another stream in the global mode (that capture goes on and
  *     ends cleanly, with what it captured); an error the caller left
  *     pending is still pending afterwards; once the caller's stream has
- *     finished (it waits for the probes), the next call has the map;
+ *     finished (it waits for the probes), the next call has the map, even
+ *     inside a capture of that stream (it reads the landed probes and
+ *     queues nothing: the graph holds no node);
  *   - every launch size from 1 pair to the map's is a bijection;
  *   - past HGEMM_DEAL_MAX clusters, the identity.
  * Prints the deal for the whole GPU (the worker each pair plays), so a log
@@ -108,9 +110,22 @@ int main(void) {
     expect(first == 0 && is_identity(w, pairs), "the first call queues the probes and plays the identity");
     expect(cudaStreamSynchronize(s) == cudaSuccess && cudaStreamSynchronize(other) == cudaSuccess,
            "both streams finish cleanly");
+    /* the landed probes read inside a capture of s: the map, no node */
+    graph = NULL;
+    nodes = 1;
+    captured = cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal) == cudaSuccess;
     memset(w, 0xff, sizeof w);
-    const int known = hgemm__v8_deal(s, pairs, THREADS, SMEM_BYTES, w);
-    expect(known == 1, "once the caller's stream is done (it waited for the probes), the map is known");
+    const int known = captured ? hgemm__v8_deal(s, pairs, THREADS, SMEM_BYTES, w) : -1;
+    captured = captured && cudaStreamEndCapture(s, &graph) == cudaSuccess &&
+               cudaGraphGetNodes(graph, NULL, &nodes) == cudaSuccess;
+    expect(captured && known == 1 && nodes == 0,
+           "once the caller's stream is done (it waited for the probes), the map is known, read inside a "
+           "capture of that stream with nothing queued (the graph has no node)");
+    if (graph) cudaGraphDestroy(graph);
+    uint8_t again[HGEMM_DEAL_MAX];
+    memset(again, 0xff, sizeof again);
+    expect(hgemm__v8_deal(s, pairs, THREADS, SMEM_BYTES, again) == 1 && memcmp(again, w, pairs) == 0,
+           "outside the capture, the same map");
     cudaFree(scratch);
     cudaStreamDestroy(other);
     expect(hgemm_deal_is_permutation(w, pairs), "the deal for every pair is a permutation");
