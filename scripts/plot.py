@@ -19,7 +19,7 @@ from plotting import pyplot
 
 COLORS = {"fp32": "#3b75af", "fp16": "#e08a2c"}  # by accumulator
 PEAK_TFLOPS = 989.0  # dense fp16 tensor-core peak, H100/H200 SXM datasheet
-ORDER = ["v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "cublas32", "cublas16"]
+ORDER = ["v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "cublas32", "cublas16"]
 
 
 def read_rows(path):
