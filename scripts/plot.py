@@ -19,7 +19,18 @@ from plotting import pyplot
 
 COLORS = {"fp32": "#3b75af", "fp16": "#e08a2c"}  # by accumulator
 PEAK_TFLOPS = 989.0  # dense fp16 tensor-core peak, H100/H200 SXM datasheet
-ORDER = ["v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "cublas32", "cublas16"]
+CUBLAS_ORDER = ["cublas32", "cublas16"]  # after every hgemm bar
+
+
+def bar_order(name):
+    """hgemm's kernels by version (v0, v1, ..., v10; a version's ablations
+    such as v8-320 after it, AUTO after all of them), then cuBLAS."""
+    if name in CUBLAS_ORDER:
+        return (2, CUBLAS_ORDER.index(name), name)
+    head = name.split("-", 1)[0]
+    if head[:1] == "v" and head[1:].isdigit():
+        return (0, int(head[1:]), name)
+    return (1, 0, name)
 
 
 def read_rows(path):
@@ -50,7 +61,7 @@ def main():
         if (r["m"], r["n"], r["k"]) == (m, n, k) and r.get("tflops") not in (None, "", "nan"):
             per_kernel.setdefault(r["kernel"], []).append(float(r["tflops"]))
             acc[r["kernel"]] = r.get("accumulator", "")
-    names = [x for x in ORDER if x in per_kernel] + sorted(set(per_kernel) - set(ORDER))
+    names = sorted(per_kernel, key=bar_order)
     if not names:
         print(f"plot.py: no rows for {m}x{n}x{k} in {args.csv}", file=sys.stderr)
         return 1

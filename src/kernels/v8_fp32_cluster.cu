@@ -177,8 +177,8 @@
  * with it every sweep shape of 4096 and up ran at 1.00x cuBLAS or above.
  * At 66 pairs a GPC's 8 pairs straddle two rows of A in three rounds of
  * four; turning each round so that they hold whole rows (v8-turn, run
- * 141, an H100) took 7% off A's sectors at 8192^3 and ran 0.7% slower
- * there, 2.3% at 16384^3: dropped.
+ * 141, an H100, medians of 5 interleaved runs) took 7% off A's sectors
+ * at 8192^3 and ran 0.7% slower there, 2.3% at 16384^3: dropped.
  */
 #include <string.h>
 
