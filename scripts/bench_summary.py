@@ -8,7 +8,8 @@ scripts/processes.sh); rows of kernels whose check failed carry no timing and
 are counted apart. Reads only the CSV contract of DESIGN.md.
 
 Memory-bound rows (m or n <= 64) of CSVs with the `gbps` column also get
-GB/s and the share of the H200's HBM peak; a group with a row whose
+GB/s and the share of the HBM peak their file's `# hbm_peak_gbps:` line
+names (the GPU's own; files without the line: the H200's); a group with a row whose
 `rotate_sets` is 1 (operands not rotated, so the L2 may have served them)
 says so. CSVs without these columns print as they always did.
 
@@ -38,8 +39,9 @@ ORDER = ["v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "cublas32", "cublas16"]
 FIELDS = [("ms", "ms", "{:.4f}"), ("tflops", "TFLOP/s", "{:.1f}"),
           ("vs_cublas32", "x cuBLAS 32F", "{:.3f}"), ("vs_cublas16", "x cuBLAS 16F", "{:.3f}")]
 # The H200's HBM bandwidth, 4.8 TB/s (NVIDIA H200 Tensor Core GPU datasheet),
-# in GB/s of 1e9 bytes: hgemm-bench's H200_HBM_PEAK_GBPS.
+# in GB/s of 1e9 bytes: the peak of files whose header names none.
 HBM_PEAK_GBPS = 4800.0
+PEAK_KEY = "_file_hbm_peak_gbps"  # each row's file's peak (no CSV column is named so)
 MEMORY_BOUND_MN = 64  # m or n at most this: memory-bound, judged in GB/s
 BANDWIDTH = [("gbps", "GB/s", "{:.1f}"), ("hbm_pct", "% HBM", "{:.1f}")]
 # The form columns, their defaults (what a CSV without them means) and their order.
@@ -53,11 +55,22 @@ CLOCK_EVENTS = [(0x4, "power cap"), (0x8, "hw slowdown"), (0x20, "sw thermal"),
 
 
 def read(paths):
+    """Every row of every file; each row also carries its file's HBM peak
+    (`# hbm_peak_gbps:`, else HBM_PEAK_GBPS) under PEAK_KEY."""
     rows = []
     for path in paths:
         with open(path, newline="") as f:
-            lines = [ln for ln in f if ln.strip() and not ln.startswith("#")]
-        rows.extend(csv.DictReader(lines))
+            text = [ln for ln in f if ln.strip()]
+        peak = HBM_PEAK_GBPS
+        for ln in text:
+            if ln.startswith("# hbm_peak_gbps:"):
+                value = number(ln.split(":", 1)[1].split()[0])
+                if value:
+                    peak = value
+                break
+        for row in csv.DictReader(ln for ln in text if not ln.startswith("#")):
+            row[PEAK_KEY] = peak
+            rows.append(row)
     return rows
 
 
@@ -101,7 +114,7 @@ def form_of(row):
 def summarize(rows):
     """(key, samples, stats) per key (kernel, m, n, k, dtype, layout, batch);
     stats maps a field to (median, min, max). Memory-bound groups with gbps
-    values also get gbps, hbm_pct (of HBM_PEAK_GBPS) and, when some row was
+    values also get gbps, hbm_pct (of each row's file's peak) and, when some row was
     not rotated (rotate_sets 1), not_rotated = the count of such rows.
     Groups with window_clock_events values get clock_events, the list of
     their masks."""
@@ -129,7 +142,8 @@ def summarize(rows):
             vals = [number(r["gbps"]) for r in timed]
             if vals:
                 stats["gbps"] = (statistics.median(vals), min(vals), max(vals))
-                stats["hbm_pct"] = tuple(100.0 * v / HBM_PEAK_GBPS for v in stats["gbps"])
+                pct = [100.0 * number(r["gbps"]) / r.get(PEAK_KEY, HBM_PEAK_GBPS) for r in timed]
+                stats["hbm_pct"] = (statistics.median(pct), min(pct), max(pct))
                 unrotated = sum(1 for r in timed if number(r.get("rotate_sets")) == 1)
                 if unrotated:
                     stats["not_rotated"] = unrotated

@@ -122,10 +122,52 @@ enum {
     HOST_COST_BATCHES = 5,    /* the median of the batches is reported */
 };
 
-/* The H200's HBM bandwidth, 4.8 TB/s (NVIDIA H200 Tensor Core GPU datasheet,
- * H200 SXM: "GPU memory bandwidth 4.8TB/s"), in GB/s of 1e9 bytes: the
- * yardstick of memory-bound shapes. */
+/* The yardstick of memory-bound shapes: the HBM bandwidth of the GPU the
+ * bench runs on, in GB/s of 1e9 bytes. Hopper products by the name the
+ * driver gives them, from NVIDIA's datasheets (H200 SXM and NVL: "GPU memory
+ * bandwidth 4.8TB/s"; H100 SXM 3.35TB/s, H100 NVL 3.9TB/s; H100 PCIe product
+ * brief PB-11133-001: more than 2,000 GB/s). Any other GPU: the peak its
+ * memory clock and bus width give (cudaDevAttrMemoryClockRate, double data
+ * rate, x cudaDevAttrGlobalMemoryBusWidth). The first match wins, so GH200
+ * (two memory configurations under one name) comes before H200. */
+static const struct {
+    const char *name_has; /* a substring of cudaDeviceProp.name */
+    double gbps;          /* 0: from the clock and bus width */
+    const char *source;
+} HBM_PEAKS[] = {
+    {"GH200", 0.0, NULL},
+    {"H200", 4800.0, "H200 datasheet, 4.8 TB/s"},
+    {"H100 NVL", 3900.0, "H100 NVL datasheet, 3.9 TB/s"},
+    {"H100 PCIe", 2000.0, "H100 PCIe product brief, 2 TB/s"},
+    {"H100 80GB HBM3", 3350.0, "H100 SXM datasheet, 3.35 TB/s"},
+};
 static const double H200_HBM_PEAK_GBPS = 4800.0;
+/* What the bench judges memory-bound shapes against (hbm_peak_select, once
+ * the GPU is known; the H200's until then) and where the figure comes from. */
+static double hbm_peak_gbps = H200_HBM_PEAK_GBPS;
+static char hbm_peak_source[96] = "H200 datasheet, 4.8 TB/s";
+
+/* The HBM peak of the GPU named `name` whose memory runs at `mem_khz` over
+ * `bus_bits` (0 where unknown: then the H200's, said so). */
+static void hbm_peak_select(const char *name, int mem_khz, int bus_bits) {
+    for (size_t i = 0; i < sizeof HBM_PEAKS / sizeof HBM_PEAKS[0]; i++) {
+        if (!strstr(name, HBM_PEAKS[i].name_has)) continue;
+        if (HBM_PEAKS[i].gbps > 0.0) {
+            hbm_peak_gbps = HBM_PEAKS[i].gbps;
+            snprintf(hbm_peak_source, sizeof hbm_peak_source, "%s", HBM_PEAKS[i].source);
+            return;
+        }
+        break;
+    }
+    if (mem_khz > 0 && bus_bits > 0) {
+        hbm_peak_gbps = 2.0 * mem_khz * 1e3 * (bus_bits / 8) / 1e9;
+        snprintf(hbm_peak_source, sizeof hbm_peak_source, "2 x %d MHz x %d-bit bus, this GPU's memory",
+                 mem_khz / 1000, bus_bits);
+        return;
+    }
+    hbm_peak_gbps = H200_HBM_PEAK_GBPS;
+    snprintf(hbm_peak_source, sizeof hbm_peak_source, "H200 datasheet, 4.8 TB/s; this GPU's memory unknown");
+}
 /* Rotated operand sets hold at least this many bytes in all: more than twice
  * the H200's 50 MB L2; twice the device's own L2 (cudaDevAttrL2CacheSize,
  * written to the CSV header) where that is larger. */
@@ -451,7 +493,9 @@ static void usage(FILE *f) {
         "                   warm-up and timed launch, hgemm's and cuBLAS's alike, takes the next\n"
         "                   copy, so the L2 cannot serve what the launch before it read; the\n"
         "                   check runs on copy 0. Memory-bound shapes also show GB/s and %% of\n"
-        "                   the HBM peak (%.0f GB/s, H200 datasheet).\n"
+        "                   the GPU's HBM peak (the H200's: %.0f GB/s, datasheet; H100s by theirs;\n"
+        "                   other GPUs from their memory clock and bus width; the CSV header\n"
+        "                   names it, hbm_peak_gbps).\n"
         "output:\n"
         "  --csv FILE       write one row per (kernel, shape, form, run), with metadata, to\n"
         "                   FILE; columns gbps (bytes of A and B read and C written over ms;\n"
@@ -1670,7 +1714,7 @@ static void print_run_table(const entry *entries, int n_entries, const result *r
         printf("%-10s %10.4f %10.1f %12.1f%% %12.1f%% %12.3e %7d %5d", entries[i].name, r->ms,
                r->tflops, 100.0 * r->vs32, 100.0 * r->vs16, r->stats.max_abs_err, r->window_clock_mhz,
                r->window_temp_c);
-        if (mb) printf(" %9.1f %6.1f%%", r->gbps, 100.0 * r->gbps / H200_HBM_PEAK_GBPS);
+        if (mb) printf(" %9.1f %6.1f%%", r->gbps, 100.0 * r->gbps / hbm_peak_gbps);
         printf("\n");
     }
     fflush(stdout);
@@ -1751,7 +1795,7 @@ static void print_summary(const entry *entries, int n_entries, result *const *ru
                                  : field == 2 ? 100.0 * r->vs32
                                  : field == 3 ? 100.0 * r->vs16
                                  : field == 4 ? r->gbps
-                                              : 100.0 * r->gbps / H200_HBM_PEAK_GBPS;
+                                              : 100.0 * r->gbps / hbm_peak_gbps;
                 if (!isnan(x)) v[count++] = x;
             }
             format_range(cols[field], sizeof cols[field], v, count, field == 0 ? "%.4f" : "%.1f");
@@ -2217,7 +2261,7 @@ static void write_shape_metadata(FILE *f, const gpu_info *g, const options *o, c
     fprintf(f, "# memory_bound: m or n <= %d\n", MEMORY_BOUND_MN);
     fprintf(f, "# gbps: 2 * batch * (m*k + n*k + m*n) bytes (A and B read, C written; beta 0, C never "
                "read) over ms, in 1e9 bytes/s\n");
-    fprintf(f, "# hbm_peak_gbps: %.0f (H200 datasheet, 4.8 TB/s)\n", H200_HBM_PEAK_GBPS);
+    fprintf(f, "# hbm_peak_gbps: %.0f (%s)\n", hbm_peak_gbps, hbm_peak_source);
     fprintf(f, "# l2_bytes: %d\n", g->l2_bytes);
     if (o->accuracy) {
         fprintf(f, "# rotate: none (no timing)\n# rotated: none\n");
@@ -2295,6 +2339,13 @@ static int run(const options *o, int argc, char **argv) {
     int clock_khz = 0;
     HGEMM_CHECK_CUDA(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, g.device));
     HGEMM_CHECK_CUDA(cudaDeviceGetAttribute(&g.l2_bytes, cudaDevAttrL2CacheSize, g.device));
+    int mem_khz = 0, bus_bits = 0;
+    if (cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, g.device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, g.device) != cudaSuccess) {
+        (void)cudaGetLastError();
+        mem_khz = bus_bits = 0;
+    }
+    hbm_peak_select(g.name, mem_khz, bus_bits);
     HGEMM_CHECK_CUDA(cudaDriverGetVersion(&g.driver_version));
     HGEMM_CHECK_CUDA(cudaRuntimeGetVersion(&g.runtime_version));
     nvml nv;

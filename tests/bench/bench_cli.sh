@@ -66,7 +66,7 @@ help)
     for flag in --kernels --size --sweep --warmup --iters --cooldown --repeat --csv --list \
                 --accuracy --accuracy-sweep --version --help "-h, --help" "--option=VALUE" \
                 "--suite NAME" "--shapes FILE" --list-shapes --rotate --no-rotate --host-cost \
-                "--host-cost-csv FILE" gbps rotate_sets "# rotated:" "4800 GB/s" \
+                "--host-cost-csv FILE" gbps rotate_sets "# rotated:" "4800 GB/s" hbm_peak_gbps \
                 "--dtype LIST" "--layout LIST" "--batch N" "f16, bf16" "nt, nn, tn, tt" \
                 "dtype, layout and batch" hgemm_gemm cublasGemmStridedBatchedEx "NOT_SUPPORTED" \
                 "--interleave N" "2..1000" "and interleave" --explain "--sms N"; do
@@ -482,6 +482,15 @@ gpu_smoke)
     expect_in out "GB/s"
     expect_in out "% HBM"
     expect_in out "operand sets rotated"
+    # the yardstick is this GPU's HBM peak, with where the figure comes from
+    grep -Eq '^# hbm_peak_gbps: [1-9][0-9]* \(.+\)$' "$csv" || fail "no '# hbm_peak_gbps: N (source)' line"
+    gpu=$(sed -n 's/^# gpu: //p' "$csv")
+    peak=$(sed -n 's/^# hbm_peak_gbps: \([0-9]*\) .*/\1/p' "$csv")
+    case $gpu in
+    *GH200*) ;;
+    *H200*) [ "$peak" = 4800 ] || fail "$gpu: hbm_peak_gbps $peak, expected the datasheet's 4800" ;;
+    *"H100 80GB HBM3"*) [ "$peak" = 3350 ] || fail "$gpu: hbm_peak_gbps $peak, expected the datasheet's 3350" ;;
+    esac
     sets=$(sed -n 's/^# rotated: 16x1032x520 sets=\([0-9]*\) set_bytes=[0-9]*$/\1/p' "$csv")
     [ "${sets:-0}" -gt 1 ] || fail "no '# rotated: 16x1032x520 sets=R' line with R > 1"
     rows=$(grep -c "^[a-z0-9]*,16,1032,520,1,.*,ok,.*,$sets,f16,nt,1$tel\$" "$csv")

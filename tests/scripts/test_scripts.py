@@ -146,6 +146,31 @@ v8,1,4096,4096,1,nan,nan,nan,nan,nan,-1,nan,4
         self.assertIn("| v9 | 4096x4096x4096 | 1 | 0.2000 [0.2000..0.2000] | 687.2 [687.2..687.2] | "
                       "1.000 [1.000..1.000] | 1.000 [1.000..1.000] | - | - |", lines)
 
+    def test_hbm_share_of_the_files_own_peak(self):
+        # an H100's CSV names its peak; the share is of that, not the H200's
+        table, text = self.summary_of("# hbm_peak_gbps: 3350 (H100 SXM datasheet, 3.35 TB/s)\n"
+                                      + self.CSV_GBPS, "--markdown")
+        med, lo, hi = table[("v9", 1)]["hbm_pct"]
+        self.assertAlmostEqual(med, 100 * 3730.091 / 3350)
+        self.assertAlmostEqual(lo, 100 * 3357.082 / 3350)
+        self.assertAlmostEqual(hi, 100 * 4196.352 / 3350)
+        self.assertIn("| 3730.1 [3357.1..4196.4] | 111.3 [100.2..125.3] |",
+                      [ln for ln in text.splitlines() if ln.startswith("| v9 | 1x4096x4096 |")][0])
+        # two files, two GPUs: each row is judged against its own file's peak
+        paths = []
+        try:
+            for head, gbps in (("# hbm_peak_gbps: 4800 (H200 datasheet, 4.8 TB/s)\n", 2400.0),
+                               ("# hbm_peak_gbps: 2000 (H100 PCIe product brief, 2 TB/s)\n", 1500.0)):
+                with tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False) as f:
+                    f.write(head + "kernel,m,n,k,run,ms,tflops,vs_cublas32,vs_cublas16,max_abs_err,gbps,rotate_sets\n"
+                            f"v9,1,4096,4096,1,0.01,3,1.0,1.0,0.01,{gbps},4\n")
+                    paths.append(f.name)
+            table = {key[0]: stats for key, _, stats in bench_summary.summarize(bench_summary.read(paths))}
+        finally:
+            for path in paths:
+                os.unlink(path)
+        self.assertEqual(table["v9"]["hbm_pct"], (62.5, 50.0, 75.0))
+
     CSV_BAR = """# l2_bytes: 62914560
 kernel,m,n,k,run,ms,tflops,vs_cublas32,vs_cublas16,max_abs_err,gbps,rotate_sets
 cublas32,1,4096,14336,1,0.03,1,1.0,1.0,0.01,3900,2
