@@ -17,8 +17,13 @@
  * The SM clock steps between levels (about 3% apart) from one window to the
  * next; entries measured in separate windows can land on different levels,
  * interleaved ones see the same levels in proportion, so their ratios hold.
- * Each slice takes the next row of a Williams design, so that every entry
- * follows every other one equally often. With no cooldown between
+ * Each slice takes the next row of a Williams design, so that within the
+ * slices every entry follows every other one equally often, and opens with
+ * an untimed lead-in of its first entry, so that across them too every
+ * timed window follows another entry as often as any other, or its own
+ * lead-in (--no-lead-in: the slices back to back, where the last window of
+ * one slice precedes the first of the next: run 142, two entries of the
+ * same kernel at 16384^3 2.7% apart). With no cooldown between
  * entries, the GPU runs at its sustained clocks, not the boost that the
  * default's cooldowns give each window's start.
  *
@@ -332,6 +337,7 @@ typedef struct options {
     const char *timing_flag;    /* the last of --warmup, --iters, --repeat, --cooldown given */
     int64_t warmup, iters, repeat;
     int64_t interleave;         /* --interleave: slices per run; 0 when off */
+    int no_lead_in;             /* --no-lead-in: the slices without their untimed lead-in */
     double cooldown_s;
     const char *csv;
     const char *host_cost_csv;  /* --host-cost-csv */
@@ -481,10 +487,13 @@ static void usage(FILE *f) {
         "                   share of --iters (>= N) back to back, so that kernels and cuBLAS\n"
         "                   see the same SM clock levels; the slices take the rows of a\n"
         "                   Williams design (N a multiple of the kernels timed, twice that\n"
-        "                   when they are odd: each follows every other equally often);\n"
-        "                   ms sums an entry's windows, the\n"
+        "                   when they are odd: each follows every other equally often), and\n"
+        "                   each opens with an untimed lead-in (the slice's first kernel, its\n"
+        "                   share again), so that no slice's first window follows the last\n"
+        "                   of the slice before it; ms sums an entry's windows, the\n"
         "                   window telemetry is the whole period's (not for profiling: the\n"
         "                   launches lie in one NVTX range, 'interleaved')\n"
+        "  --no-lead-in     --interleave's slices back to back, without the lead-in\n"
         "  --rotate         rotate the operands of every shape; by default only those of\n"
         "                   memory-bound shapes (m or n <= %d) rotate\n"
         "  --no-rotate      rotate no shape's operands (the L2 may then serve the weights)\n"
@@ -880,7 +889,8 @@ static int parse_args(int argc, char **argv, options *o) {
                 strcmp(a, "--accuracy-sweep") == 0 || strcmp(a, "--sweep") == 0 ||
                 strcmp(a, "--version") == 0 || strcmp(a, "--list-shapes") == 0 ||
                 strcmp(a, "--rotate") == 0 || strcmp(a, "--no-rotate") == 0 ||
-                strcmp(a, "--host-cost") == 0 || strcmp(a, "--explain") == 0)
+                strcmp(a, "--host-cost") == 0 || strcmp(a, "--explain") == 0 ||
+                strcmp(a, "--no-lead-in") == 0)
                 return bad_usage("%s takes no value", a);
             return bad_usage("unknown option '%s'", a);
         }
@@ -910,6 +920,8 @@ static int parse_args(int argc, char **argv, options *o) {
             rotate_all = 1;
         } else if (strcmp(a, "--no-rotate") == 0) {
             rotate_none = 1;
+        } else if (strcmp(a, "--no-lead-in") == 0) {
+            o->no_lead_in = 1;
         } else if (strcmp(a, "--host-cost") == 0) {
             o->host_cost = 1;
         } else if (strcmp(a, "--suite") == 0) {
@@ -1047,6 +1059,7 @@ static int parse_args(int argc, char **argv, options *o) {
         return bad_usage("%s applies to timing: not with %s", rotate_flag, accuracy_flag);
     if (o->interleave && o->accuracy)
         return bad_usage("--interleave applies to timing: not with %s", accuracy_flag);
+    if (o->no_lead_in && !o->interleave) return bad_usage("--no-lead-in applies to --interleave's slices");
     if (o->interleave > o->iters)
         return bad_usage("--interleave %lld needs --iters >= %lld (a launch per slice), got %lld",
                          (long long)o->interleave, (long long)o->interleave, (long long)o->iters);
@@ -1556,8 +1569,16 @@ failed:
  * cyclic order, two builds of the same kernel 1.5..2.5% apart), so each
  * slice takes the next row of a Williams design (tools/interleave.h): with N
  * a multiple of the design's rows (the entries timed, twice that when they
- * are odd), each entry follows every other one equally often. marks holds
- * at least n_entries * N + 1 events. An entry's ms is the sum of its
+ * are odd), each entry follows every other one equally often within the
+ * slices. Back to back, the last window of a slice would also precede the
+ * first of the next, and those pairs repeat (with 4 entries, the fourth
+ * follows the first in 4 of its 8 windows, the third the fourth in 4: run
+ * 142, two entries of one kernel at 16384^3 2.7% apart on an H100). So each
+ * slice opens with an untimed lead-in, its first entry's share run once more:
+ * every timed window follows either another entry, each equally often, or
+ * its own entry's lead-in, as often for every entry (hgemm_interleave_lead;
+ * --no-lead-in leaves it out). marks holds at least (n_entries + 1) * N + 1
+ * events. An entry's ms is the sum of its
  * windows over iters. The telemetry (clock before and after, the sampled
  * window) is the whole period's, the same for every entry: they shared it.
  * Sampling starts once the period's launches are queued, as time_entry's
@@ -1583,10 +1604,19 @@ static void time_interleaved(const entry *entries, int n_entries, const problem 
     HGEMM_CHECK_CUDA(cudaDeviceSynchronize());
     const int clock_before = nvml_sm_clock(nv);
     const int64_t slices = o->interleave;
+    const int lead = !o->no_lead_in; /* an untimed lead-in before each slice */
     int mark = 0;
-    HGEMM_CHECK_CUDA(cudaEventRecord(marks[mark++], 0));
+    if (!lead) HGEMM_CHECK_CUDA(cudaEventRecord(marks[mark++], 0));
     for (int64_t s = 0; s < slices; s++) {
         const int64_t share = o->iters / slices + (s < o->iters % slices);
+        if (lead) { /* the first window's entry once more, untimed; then the slice's first mark */
+            const int i = timed[hgemm_interleave_lead(s, n_timed)];
+            result *r = &res[i];
+            if (r->status == OUTCOME_OK && !launch_n(&entries[i], p, h, share, &set, r))
+                r->status = OUTCOME_LAUNCH_FAILED;
+            HGEMM_CHECK_LAUNCH();
+            HGEMM_CHECK_CUDA(cudaEventRecord(marks[mark++], 0));
+        }
         for (int q = 0; q < n_timed; q++) {
             const int i = timed[hgemm_interleave_place(s, q, n_timed)];
             result *r = &res[i];
@@ -1603,8 +1633,9 @@ static void time_interleaved(const entry *entries, int n_entries, const problem 
     const int clock_after = nvml_sm_clock(nv);
     double total_ms[MAX_ENTRIES] = {0.0};
     for (int64_t s = 0; s < slices; s++)
-        for (int q = 0; q < n_timed; q++) { /* window marks[w] .. marks[w + 1] */
-            const int64_t w = s * n_timed + q;
+        for (int q = 0; q < n_timed; q++) { /* window marks[w] .. marks[w + 1]; a lead-in lies between
+                                                 a slice's last mark and the next slice's first */
+            const int64_t w = s * (n_timed + lead) + q;
             float window_ms = 0.0f;
             HGEMM_CHECK_CUDA(cudaEventElapsedTime(&window_ms, marks[w], marks[w + 1]));
             total_ms[hgemm_interleave_place(s, q, n_timed)] += (double)window_ms;
@@ -2005,7 +2036,7 @@ static int run_shapes(const options *o, const entry *entries, int n_entries, con
         runs[run] = (result *)xmalloc((size_t)n_entries * sizeof(result));
     int *serves = (int *)xmalloc((size_t)n_entries * sizeof(int));
     /* --interleave: an event before the first window and after every window */
-    const int n_marks = o->interleave ? n_entries * (int)o->interleave + 1 : 0;
+    const int n_marks = o->interleave ? (n_entries + 1) * (int)o->interleave + 1 : 0;
     cudaEvent_t *marks = (cudaEvent_t *)xmalloc((size_t)n_marks * sizeof(cudaEvent_t));
     for (int i = 0; i < n_marks; i++) HGEMM_CHECK_CUDA(cudaEventCreate(&marks[i]));
 
@@ -2216,10 +2247,12 @@ static void write_metadata(FILE *f, const gpu_info *g, const nvml *nv, const opt
     if (!o->host_cost && o->interleave)
         fprintf(f, "# interleave: %lld (per run: one cooldown, every check, every warm-up, then %lld "
                    "slices, each running every entry's share of iters back to back, the slices in "
-                   "the rows of a Williams design, events between; ms "
+                   "the rows of a Williams design, %s, events between; ms "
                    "is an entry's windows summed over iters; the sm clocks and window columns are the "
                    "whole period's, the same for every entry; column interleave)\n",
-                (long long)o->interleave, (long long)o->interleave);
+                (long long)o->interleave, (long long)o->interleave,
+                o->no_lead_in ? "back to back (--no-lead-in)"
+                              : "each opened by an untimed lead-in of its first entry (its share once more)");
     char dtypes[TEXT_LEN] = "", layouts[TEXT_LEN] = "";
     for (int i = 0; i < o->n_dtypes; i++)
         snprintf(dtypes + strlen(dtypes), sizeof dtypes - strlen(dtypes), "%s%s", i ? "," : "",

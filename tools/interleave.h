@@ -12,7 +12,15 @@
  * 1949): row r is 0, 1, n-1, 2, n-2, ... plus r (mod n); with n odd, rows
  * n .. 2n-1 are rows 0 .. n-1 reversed. Over one cycle of its rows (n of
  * them, 2n with n odd) every entry runs right after every other one equally
- * often, and at every place equally often.
+ * often within the rows, and at every place equally often.
+ *
+ * The design balances the pairs within a row only. Run back to back, a
+ * row's last entry also precedes the next row's first, and those pairs
+ * repeat (with 4 entries the row changes put 3 after 0, 2 after 3, 1 after 2
+ * and 0 after 1: each of those pairs twice a cycle, every other pair once). So
+ * each slice opens with an untimed lead-in of its first entry
+ * (hgemm_interleave_lead): every timed window then follows another entry,
+ * each as often, or its own entry's lead-in, as often for every entry.
  */
 #ifndef HGEMM_INTERLEAVE_H
 #define HGEMM_INTERLEAVE_H
@@ -29,5 +37,8 @@ static inline int hgemm_interleave_place(int64_t s, int q, int n) {
     const int base = q == 0 ? 0 : q % 2 ? (q + 1) / 2 : n - q / 2;
     return (base + row % n) % n;
 }
+
+/* The entry whose untimed lead-in opens slice s: the slice's first. */
+static inline int hgemm_interleave_lead(int64_t s, int n) { return hgemm_interleave_place(s, 0, n); }
 
 #endif /* HGEMM_INTERLEAVE_H */

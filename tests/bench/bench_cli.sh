@@ -69,7 +69,7 @@ help)
                 "--host-cost-csv FILE" gbps rotate_sets "# rotated:" "4800 GB/s" hbm_peak_gbps \
                 "--dtype LIST" "--layout LIST" "--batch N" "f16, bf16" "nt, nn, tn, tt" \
                 "dtype, layout and batch" hgemm_gemm cublasGemmStridedBatchedEx "NOT_SUPPORTED" \
-                "--interleave N" "2..1000" "and interleave" --explain "--sms N"; do
+                "--interleave N" "2..1000" "and interleave" --explain "--sms N" --no-lead-in "lead-in"; do
         expect_in out "$flag"
     done
     expect_empty err
@@ -113,6 +113,7 @@ accepted)
         [ "$want" -eq 0 ] || expect_in err "no sm_90 GPU"
     done
     for args in "--size=64 --kernels=v0 --interleave 2 --iters 2" \
+                "--size=64 --kernels=v0 --interleave 2 --iters 2 --no-lead-in" \
                 "--size=64 --kernels=v0 --interleave=1000 --iters=1000 --repeat 2"; do
         # shellcheck disable=SC2086
         run $args --warmup 0 --cooldown 0
@@ -188,6 +189,8 @@ bad_values)
     bad "--interleave needs an argument" --interleave
     bad "--interleave 8 needs --iters >= 8 (a launch per slice), got 4" --interleave 8 --iters 4
     bad "--interleave 31 needs --iters >= 31 (a launch per slice), got 30" --interleave 31
+    bad "--no-lead-in applies to --interleave's slices" --no-lead-in
+    bad "--no-lead-in takes no value" --interleave 2 --no-lead-in=1
     ;;
 suite)
     # The built-in suite and bench/shapes/llm.txt list the same shapes, in
@@ -467,12 +470,19 @@ gpu_smoke)
     expect_rc 0
     expect_in out "interleaved in 3 slices"
     expect_in out "median"
-    grep -q '^# interleave: 3 ' "$csv" || fail "no '# interleave: 3' metadata line"
+    grep -q '^# interleave: 3 .*each opened by an untimed lead-in' "$csv" ||
+        fail "no '# interleave: 3' metadata line naming the lead-in"
     header=$(grep -v '^#' "$csv" | head -n 1)
     echo "$header" | grep -q ',window_clock_events,interleave$' ||
         fail "interleave is not the last column: '$header'"
     rows=$(grep -v '^#' "$csv" | tail -n +2 | grep -c ',ok,')
     [ "$rows" -eq 6 ] || fail "--interleave: expected 6 ok rows (3 kernels x 2 runs), got $rows"
+    expect_interleave "$csv" 3
+    run --size 264 136 72 --interleave 3 --iters 6 --warmup 1 --cooldown 0 --kernels v0 --no-lead-in \
+        --csv "$csv"
+    expect_rc 0
+    grep -q '^# interleave: 3 .*back to back (--no-lead-in)' "$csv" ||
+        fail "no '# interleave: 3' metadata line saying the slices ran back to back"
     expect_interleave "$csv" 3
     # A memory-bound shape: rotated, GB/s in the table, the sets in the header and the rows.
     csv=$tmp/decode.csv

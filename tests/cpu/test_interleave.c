@@ -4,6 +4,10 @@
  * one cycle of the design's rows: each row runs every entry once, every
  * entry runs at every place equally often, and every entry runs right after
  * every other one equally often (never after itself); the cycle repeats.
+ * And the period as the GPU runs it, each slice opened by its lead-in: over
+ * a cycle every timed window follows every other entry equally often, or
+ * its own entry (the lead-in) as often for every entry, where the slices
+ * back to back would repeat the row changes' pairs.
  */
 #include <stdint.h>
 #include <string.h>
@@ -45,9 +49,53 @@ static int check_design(int n) {
     return 1;
 }
 
+/* The period as hgemm-bench runs it: `cycles` cycles of rows, each slice a
+ * lead-in (untimed) and its windows (timed) when `lead`, else the windows
+ * alone. Counts, in after[a][b], the timed windows of b right after a
+ * launch of a (the first slice's first window without `lead` follows the
+ * warm-ups, not counted). */
+static void count_period(int n, int cycles, int lead) {
+    memset(after, 0, sizeof after);
+    int prev = -1;
+    for (int64_t s = 0; s < (int64_t)cycles * hgemm_interleave_rows(n); s++) {
+        if (lead) prev = hgemm_interleave_lead(s, n);
+        for (int q = 0; q < n; q++) {
+            const int e = hgemm_interleave_place(s, q, n);
+            if (prev >= 0) after[prev][e]++;
+            prev = e;
+        }
+    }
+}
+
+static int check_period(int n) {
+    const int rows = hgemm_interleave_rows(n), cycles = 2;
+    if (!CHECK_MSG(hgemm_interleave_lead(1, n) == hgemm_interleave_place(1, 0, n), "n %d: lead-in", n))
+        return 0;
+    count_period(n, cycles, 1);
+    const int self = cycles * rows / n, other = n > 1 ? cycles * rows / n : 0;
+    for (int a = 0; a < n; a++)
+        for (int b = 0; b < n; b++) {
+            const int want = a == b ? self : other;
+            if (!CHECK_MSG(after[a][b] == want, "n %d with lead-ins: %d right after %d %d times, not %d", n, b, a,
+                           after[a][b], want))
+                return 0;
+        }
+    return 1;
+}
+
 int main(void) {
     for (int n = 1; n <= MAX_N; n++)
-        if (!check_design(n)) break;
+        if (!check_design(n) || !check_period(n)) break;
+    /* Without the lead-ins, 4 entries: the row changes (0 -> 3, 3 -> 2, 2 -> 1,
+     * 1 -> 0) come on top of the rows' pairs, so those pairs run twice a cycle
+     * and the rest once; 0 -> 3 four times in two cycles, as run 142 had it. */
+    count_period(4, 2, 0);
+    CHECK_I64(after[0][3], 4);
+    CHECK_I64(after[3][2], 4);
+    CHECK_I64(after[2][1], 4);
+    CHECK_I64(after[1][0], 3); /* the first window follows the warm-ups */
+    CHECK_I64(after[0][1], 2);
+    CHECK_I64(after[3][3], 0);
     /* The first rows for 4 and 3 entries, written out. */
     static const int four[4][4] = {{0, 1, 3, 2}, {1, 2, 0, 3}, {2, 3, 1, 0}, {3, 0, 2, 1}};
     for (int s = 0; s < 4; s++)
