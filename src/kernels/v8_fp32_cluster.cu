@@ -173,12 +173,14 @@
  * the wide tile's seam build and the 320 tile (V8_EXP_DEAL), the map
  * measured after the caller's stream's work, never with a device
  * synchronization (src/kernels/v8_deal.cu). On an H200 (runs 138, 139)
- * 4096^3 +0.8%, 16384^3 +2.9%, 2048 x 4096 x 14336 +2.5%, 8192^3 level;
+ * 4096^3 +0.8%, 2048 x 4096 x 14336 +2.5%, 8192^3 level (16384^3 +2.9%,
+ * but run 144 found the bench's fourth place alone costing 2..3% there);
  * with it every sweep shape of 4096 and up ran at 1.00x cuBLAS or above.
  * At 66 pairs a GPC's 8 pairs straddle two rows of A in three rounds of
  * four; turning each round so that they hold whole rows (v8-turn, run
  * 141, an H100, medians of 5 interleaved runs) took 7% off A's sectors
- * at 8192^3 and ran 0.7% slower there, 2.3% at 16384^3: dropped.
+ * at 8192^3 and ran 0.7% slower there, 1.5% at 8192 x 6144 x 4096: dropped
+ * (its 2.3% at 16384^3 is the fourth place's cost, run 144).
  */
 #include <string.h>
 
