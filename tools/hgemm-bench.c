@@ -22,8 +22,11 @@
  * an untimed lead-in of its first entry, so that across them too every
  * timed window follows another entry as often as any other, or its own
  * lead-in (--no-lead-in: the slices back to back, where the last window of
- * one slice precedes the first of the next: run 142, two entries of the
- * same kernel at 16384^3 2.7% apart). With no cooldown between
+ * one slice precedes the first of the next, always in the same pairs).
+ * That balances one window back only: where a window lasts about as long
+ * as the clock's memory (16384^3, 52 ms, an H100), the windows before
+ * that still count, and an entry's place in the order cost it 2..3% (run
+ * 144). With no cooldown between
  * entries, the GPU runs at its sustained clocks, not the boost that the
  * default's cooldowns give each window's start.
  *
@@ -146,11 +149,13 @@ static const struct {
     {"H100 PCIe", 2000.0, "H100 PCIe product brief, 2 TB/s"},
     {"H100 80GB HBM3", 3350.0, "H100 SXM datasheet, 3.35 TB/s"},
 };
-static const double H200_HBM_PEAK_GBPS = 4800.0;
+enum { HBM_H200 = 1 }; /* HBM_PEAKS' H200 row: the figure before the GPU is known, and without one */
 /* What the bench judges memory-bound shapes against (hbm_peak_select, once
- * the GPU is known; the H200's until then) and where the figure comes from. */
-static double hbm_peak_gbps = H200_HBM_PEAK_GBPS;
-static char hbm_peak_source[96] = "H200 datasheet, 4.8 TB/s";
+ * the GPU is known) and where the figure comes from. */
+static struct {
+    double gbps;
+    char source[96];
+} hbm_peak = {4800.0, "H200 datasheet, 4.8 TB/s"};
 
 /* The HBM peak of the GPU named `name` whose memory runs at `mem_khz` over
  * `bus_bits` (0 where unknown: then the H200's, said so). */
@@ -158,20 +163,21 @@ static void hbm_peak_select(const char *name, int mem_khz, int bus_bits) {
     for (size_t i = 0; i < sizeof HBM_PEAKS / sizeof HBM_PEAKS[0]; i++) {
         if (!strstr(name, HBM_PEAKS[i].name_has)) continue;
         if (HBM_PEAKS[i].gbps > 0.0) {
-            hbm_peak_gbps = HBM_PEAKS[i].gbps;
-            snprintf(hbm_peak_source, sizeof hbm_peak_source, "%s", HBM_PEAKS[i].source);
+            hbm_peak.gbps = HBM_PEAKS[i].gbps;
+            snprintf(hbm_peak.source, sizeof hbm_peak.source, "%s", HBM_PEAKS[i].source);
             return;
         }
         break;
     }
     if (mem_khz > 0 && bus_bits > 0) {
-        hbm_peak_gbps = 2.0 * mem_khz * 1e3 * (bus_bits / 8) / 1e9;
-        snprintf(hbm_peak_source, sizeof hbm_peak_source, "2 x %d MHz x %d-bit bus, this GPU's memory",
+        hbm_peak.gbps = 2.0 * mem_khz * 1e3 * (bus_bits / 8) / 1e9;
+        snprintf(hbm_peak.source, sizeof hbm_peak.source, "2 x %d MHz x %d-bit bus, this GPU's memory",
                  mem_khz / 1000, bus_bits);
         return;
     }
-    hbm_peak_gbps = H200_HBM_PEAK_GBPS;
-    snprintf(hbm_peak_source, sizeof hbm_peak_source, "H200 datasheet, 4.8 TB/s; this GPU's memory unknown");
+    hbm_peak.gbps = HBM_PEAKS[HBM_H200].gbps;
+    snprintf(hbm_peak.source, sizeof hbm_peak.source, "%s; this GPU's memory unknown",
+             HBM_PEAKS[HBM_H200].source);
 }
 /* Rotated operand sets hold at least this many bytes in all: more than twice
  * the H200's 50 MB L2; twice the device's own L2 (cudaDevAttrL2CacheSize,
@@ -541,7 +547,7 @@ static void usage(FILE *f) {
         DEFAULT_WARMUP,
         DEFAULT_ITERS, DEFAULT_COOLDOWN_S, DEFAULT_REPEAT, MIN_INTERLEAVE, MAX_INTERLEAVE,
         MEMORY_BOUND_MN, MIN_ROTATE_SETS,
-        ROTATE_MIN_BYTES >> 20, MAX_ROTATE_SETS, H200_HBM_PEAK_GBPS, HOST_COST_SIZE,
+        ROTATE_MIN_BYTES >> 20, MAX_ROTATE_SETS, HBM_PEAKS[HBM_H200].gbps, HOST_COST_SIZE,
         HOST_COST_SIZE, HOST_COST_SIZE, HOST_COST_WARMUP, HOST_COST_BATCHES, HOST_COST_CALLS);
 }
 
@@ -1572,12 +1578,13 @@ failed:
  * are odd), each entry follows every other one equally often within the
  * slices. Back to back, the last window of a slice would also precede the
  * first of the next, and those pairs repeat (with 4 entries, the fourth
- * follows the first in 4 of its 8 windows, the third the fourth in 4: run
- * 142, two entries of one kernel at 16384^3 2.7% apart on an H100). So each
- * slice opens with an untimed lead-in, its first entry's share run once more:
- * every timed window follows either another entry, each equally often, or
- * its own entry's lead-in, as often for every entry (hgemm_interleave_lead;
- * --no-lead-in leaves it out). marks holds at least (n_entries + 1) * N + 1
+ * follows the first in 4 of its 8 windows, the third the fourth in 4). So
+ * each slice opens with an untimed lead-in, its first entry's share run once
+ * more: every timed window follows either another entry, each equally
+ * often, or its own entry's lead-in, as often for every entry
+ * (hgemm_interleave_lead; --no-lead-in leaves it out). Two windows back the
+ * design is not balanced (run 144: at 16384^3 the fourth of 4 entries ran
+ * 2..3% slower whichever kernel it was). marks holds at least (n_entries + 1) * N + 1
  * events. An entry's ms is the sum of its
  * windows over iters. The telemetry (clock before and after, the sampled
  * window) is the whole period's, the same for every entry: they shared it.
@@ -1589,6 +1596,15 @@ failed:
  * window read the set the last launch of the window before just read, out
  * of the L2. An entry whose launch fails keeps its (empty) windows, so the
  * events of the others stay where they are. */
+/* `share` launches of entries[i] in the period (launch_n), unless it has
+ * failed; a failure marks it so, and its later shares are empty. */
+static void launch_share(const entry *entries, int i, const problem *p, cublasHandle_t h, int64_t share,
+                         int *set, result *res) {
+    result *r = &res[i];
+    if (r->status == OUTCOME_OK && !launch_n(&entries[i], p, h, share, set, r)) r->status = OUTCOME_LAUNCH_FAILED;
+    HGEMM_CHECK_LAUNCH();
+}
+
 static void time_interleaved(const entry *entries, int n_entries, const problem *p, cublasHandle_t h,
                              const options *o, const nvml *nv, const cudaEvent_t *marks, result *res) {
     int timed[MAX_ENTRIES], n_timed = 0;
@@ -1610,19 +1626,11 @@ static void time_interleaved(const entry *entries, int n_entries, const problem 
     for (int64_t s = 0; s < slices; s++) {
         const int64_t share = o->iters / slices + (s < o->iters % slices);
         if (lead) { /* the first window's entry once more, untimed; then the slice's first mark */
-            const int i = timed[hgemm_interleave_lead(s, n_timed)];
-            result *r = &res[i];
-            if (r->status == OUTCOME_OK && !launch_n(&entries[i], p, h, share, &set, r))
-                r->status = OUTCOME_LAUNCH_FAILED;
-            HGEMM_CHECK_LAUNCH();
+            launch_share(entries, timed[hgemm_interleave_lead(s, n_timed)], p, h, share, &set, res);
             HGEMM_CHECK_CUDA(cudaEventRecord(marks[mark++], 0));
         }
         for (int q = 0; q < n_timed; q++) {
-            const int i = timed[hgemm_interleave_place(s, q, n_timed)];
-            result *r = &res[i];
-            if (r->status == OUTCOME_OK && !launch_n(&entries[i], p, h, share, &set, r))
-                r->status = OUTCOME_LAUNCH_FAILED;
-            HGEMM_CHECK_LAUNCH();
+            launch_share(entries, timed[hgemm_interleave_place(s, q, n_timed)], p, h, share, &set, res);
             HGEMM_CHECK_CUDA(cudaEventRecord(marks[mark++], 0));
         }
     }
@@ -1745,7 +1753,7 @@ static void print_run_table(const entry *entries, int n_entries, const result *r
         printf("%-10s %10.4f %10.1f %12.1f%% %12.1f%% %12.3e %7d %5d", entries[i].name, r->ms,
                r->tflops, 100.0 * r->vs32, 100.0 * r->vs16, r->stats.max_abs_err, r->window_clock_mhz,
                r->window_temp_c);
-        if (mb) printf(" %9.1f %6.1f%%", r->gbps, 100.0 * r->gbps / hbm_peak_gbps);
+        if (mb) printf(" %9.1f %6.1f%%", r->gbps, 100.0 * r->gbps / hbm_peak.gbps);
         printf("\n");
     }
     fflush(stdout);
@@ -1826,7 +1834,7 @@ static void print_summary(const entry *entries, int n_entries, result *const *ru
                                  : field == 2 ? 100.0 * r->vs32
                                  : field == 3 ? 100.0 * r->vs16
                                  : field == 4 ? r->gbps
-                                              : 100.0 * r->gbps / hbm_peak_gbps;
+                                              : 100.0 * r->gbps / hbm_peak.gbps;
                 if (!isnan(x)) v[count++] = x;
             }
             format_range(cols[field], sizeof cols[field], v, count, field == 0 ? "%.4f" : "%.1f");
@@ -2294,7 +2302,7 @@ static void write_shape_metadata(FILE *f, const gpu_info *g, const options *o, c
     fprintf(f, "# memory_bound: m or n <= %d\n", MEMORY_BOUND_MN);
     fprintf(f, "# gbps: 2 * batch * (m*k + n*k + m*n) bytes (A and B read, C written; beta 0, C never "
                "read) over ms, in 1e9 bytes/s\n");
-    fprintf(f, "# hbm_peak_gbps: %.0f (%s)\n", hbm_peak_gbps, hbm_peak_source);
+    fprintf(f, "# hbm_peak_gbps: %.0f (%s)\n", hbm_peak.gbps, hbm_peak.source);
     fprintf(f, "# l2_bytes: %d\n", g->l2_bytes);
     if (o->accuracy) {
         fprintf(f, "# rotate: none (no timing)\n# rotated: none\n");
