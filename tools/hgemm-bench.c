@@ -26,7 +26,10 @@
  * That balances one window back only: where a window lasts about as long
  * as the clock's memory (16384^3, 52 ms, an H100), the windows before
  * that still count, and an entry's place in the order cost it 2..3% (run
- * 144). With no cooldown between
+ * 144); with windows of one 13 ms launch every place was level (run 145).
+ * So a window is capped (--max-window-ms, default 15 ms): a shape whose
+ * windows would be longer, by the warm-up's time a launch, runs in more
+ * slices, up to one launch a window. With no cooldown between
  * entries, the GPU runs at its sustained clocks, not the boost that the
  * default's cooldowns give each window's start.
  *
@@ -90,6 +93,7 @@ enum {
     DEFAULT_WARMUP = 5,
     DEFAULT_ITERS = 30,
     DEFAULT_COOLDOWN_S = 3,
+    DEFAULT_MAX_WINDOW_MS = 15, /* --interleave's windows at most this long (runs 144, 145) */
     DEFAULT_REPEAT = 1,
     DEFAULT_BATCH = 1,
     MAX_SELECTED = 64,        /* kernels on one command line */
@@ -109,7 +113,8 @@ enum {
     MAX_COOLDOWN_S = 3600,
     MAX_COUNT = 1000000,      /* warmup, iters, repeat */
     MIN_INTERLEAVE = 2,       /* --interleave: one slice would be the default order */
-    MAX_INTERLEAVE = 1000,    /* slices of one run: n_entries * N + 1 events */
+    MAX_INTERLEAVE = 1000,    /* slices of one run: (n_entries + 1) * N + 1 events */
+    MAX_WINDOW_MS = 1000000,  /* --max-window-ms */
     WINDOW_SAMPLE_US = 500,   /* NVML sampling period while a timed window runs */
     ELEM_BYTES = 2,           /* an fp16 or bf16 element */
     MEMORY_BOUND_MN = 64,     /* m or n at most this: a memory-bound (decode) shape */
@@ -344,6 +349,8 @@ typedef struct options {
     int64_t warmup, iters, repeat;
     int64_t interleave;         /* --interleave: slices per run; 0 when off */
     int no_lead_in;             /* --no-lead-in: the slices without their untimed lead-in */
+    double max_window_ms;       /* --max-window-ms: an interleaved window's cap; 0: none */
+    int max_window_given;
     double cooldown_s;
     const char *csv;
     const char *host_cost_csv;  /* --host-cost-csv */
@@ -371,6 +378,7 @@ typedef struct result {
      * window, OR-ed (nvml_clock_events; -1 without a sample). */
     int window_clock_mhz, window_temp_c, window_mem_clock_mhz;
     long long window_events;
+    int64_t slices; /* --interleave: the slices its run took (hgemm_interleave_slices); 0 otherwise */
 } result;
 
 /* How one shape's timed launches rotate over operand sets, decided before
@@ -500,6 +508,14 @@ static void usage(FILE *f) {
         "                   window telemetry is the whole period's (not for profiling: the\n"
         "                   launches lie in one NVTX range, 'interleaved')\n"
         "  --no-lead-in     --interleave's slices back to back, without the lead-in\n"
+        "  --max-window-ms MS\n"
+        "                   --interleave's windows at most MS long (default: %d; 0: no cap): a\n"
+        "                   shape whose launches, timed in the warm-up, would make one longer\n"
+        "                   runs in more slices (a multiple of the design's rows where N is\n"
+        "                   one), up to a launch a window; a window's clock remembers about\n"
+        "                   100 ms of the windows before it, which the design does not\n"
+        "                   balance (16384^3 on an H100: 2..3%% by place with 52 ms windows,\n"
+        "                   none with 13 ms); column interleave holds each run's slices\n"
         "  --rotate         rotate the operands of every shape; by default only those of\n"
         "                   memory-bound shapes (m or n <= %d) rotate\n"
         "  --no-rotate      rotate no shape's operands (the L2 may then serve the weights)\n"
@@ -546,7 +562,7 @@ static void usage(FILE *f) {
         program, DEFAULT_BATCH, DEFAULT_SIZE, DEFAULT_SIZE, DEFAULT_SIZE, LLM_COUNT, EXPLAIN_DEFAULT_SMS,
         DEFAULT_WARMUP,
         DEFAULT_ITERS, DEFAULT_COOLDOWN_S, DEFAULT_REPEAT, MIN_INTERLEAVE, MAX_INTERLEAVE,
-        MEMORY_BOUND_MN, MIN_ROTATE_SETS,
+        DEFAULT_MAX_WINDOW_MS, MEMORY_BOUND_MN, MIN_ROTATE_SETS,
         ROTATE_MIN_BYTES >> 20, MAX_ROTATE_SETS, HBM_PEAKS[HBM_H200].gbps, HOST_COST_SIZE,
         HOST_COST_SIZE, HOST_COST_SIZE, HOST_COST_WARMUP, HOST_COST_BATCHES, HOST_COST_CALLS);
 }
@@ -889,7 +905,7 @@ static int parse_args(int argc, char **argv, options *o) {
                                 strcmp(a, "--shapes") == 0 || strcmp(a, "--host-cost-csv") == 0 ||
                                 strcmp(a, "--dtype") == 0 || strcmp(a, "--layout") == 0 ||
                                 strcmp(a, "--batch") == 0 || strcmp(a, "--interleave") == 0 ||
-                                strcmp(a, "--sms") == 0;
+                                strcmp(a, "--sms") == 0 || strcmp(a, "--max-window-ms") == 0;
         if (inline_val && !takes_value) {
             if (strcmp(a, "--help") == 0 || strcmp(a, "--list") == 0 || strcmp(a, "--accuracy") == 0 ||
                 strcmp(a, "--accuracy-sweep") == 0 || strcmp(a, "--sweep") == 0 ||
@@ -1011,6 +1027,17 @@ static int parse_args(int argc, char **argv, options *o) {
                 return bad_usage("--interleave: '%s' is not an integer in %d..%d", val, MIN_INTERLEAVE,
                                  MAX_INTERLEAVE);
             i += !inline_val;
+        } else if (strcmp(a, "--max-window-ms") == 0) {
+            if (val == NULL) return bad_usage("--max-window-ms needs an argument (milliseconds)");
+            char *end = NULL;
+            errno = 0;
+            const double v = strtod(val, &end);
+            if (*val == '\0' || errno != 0 || end == val || *end != '\0' || !(v >= 0.0 && v <= MAX_WINDOW_MS))
+                return bad_usage("--max-window-ms: '%s' is not a number of milliseconds in 0..%d", val,
+                                 MAX_WINDOW_MS);
+            o->max_window_ms = v;
+            o->max_window_given = 1;
+            i += !inline_val;
         } else if (strcmp(a, "--cooldown") == 0) {
             if (val == NULL) return bad_usage("--cooldown needs an argument (seconds)");
             if (!parse_seconds(val, &o->cooldown_s))
@@ -1066,6 +1093,9 @@ static int parse_args(int argc, char **argv, options *o) {
     if (o->interleave && o->accuracy)
         return bad_usage("--interleave applies to timing: not with %s", accuracy_flag);
     if (o->no_lead_in && !o->interleave) return bad_usage("--no-lead-in applies to --interleave's slices");
+    if (o->max_window_given && !o->interleave)
+        return bad_usage("--max-window-ms applies to --interleave's windows");
+    if (!o->max_window_given) o->max_window_ms = DEFAULT_MAX_WINDOW_MS;
     if (o->interleave > o->iters)
         return bad_usage("--interleave %lld needs --iters >= %lld (a launch per slice), got %lld",
                          (long long)o->interleave, (long long)o->interleave, (long long)o->iters);
@@ -1584,8 +1614,12 @@ failed:
  * often, or its own entry's lead-in, as often for every entry
  * (hgemm_interleave_lead; --no-lead-in leaves it out). Two windows back the
  * design is not balanced (run 144: at 16384^3 the fourth of 4 entries ran
- * 2..3% slower whichever kernel it was). marks holds at least (n_entries + 1) * N + 1
- * events. An entry's ms is the sum of its
+ * 2..3% slower whichever kernel it was, in windows of 52 ms), so the
+ * windows are kept short: each warm-up is timed, and where the slowest
+ * entry's launches would make a window longer than --max-window-ms the
+ * run takes more slices than N (hgemm_interleave_slices; run 145: one
+ * launch of 13 ms a window, every place level). marks holds at least
+ * (n_entries + 1) * interleave_max_slices(o) + 1 events. An entry's ms is the sum of its
  * windows over iters. The telemetry (clock before and after, the sampled
  * window) is the whole period's, the same for every entry: they shared it.
  * Sampling starts once the period's launches are queued, as time_entry's
@@ -1596,6 +1630,15 @@ failed:
  * window read the set the last launch of the window before just read, out
  * of the L2. An entry whose launch fails keeps its (empty) windows, so the
  * events of the others stay where they are. */
+/* The most slices one interleaved run may take: N, or with a cap on the
+ * windows up to a launch a window (--iters), MAX_INTERLEAVE at most. */
+static int64_t interleave_max_slices(const options *o) {
+    if (!o->interleave) return 0;
+    if (!(o->max_window_ms > 0.0)) return o->interleave;
+    const int64_t most = o->iters < MAX_INTERLEAVE ? o->iters : MAX_INTERLEAVE;
+    return most > o->interleave ? most : o->interleave;
+}
+
 /* `share` launches of entries[i] in the period (launch_n), unless it has
  * failed; a failure marks it so, and its later shares are empty. */
 static void launch_share(const entry *entries, int i, const problem *p, cublasHandle_t h, int64_t share,
@@ -1612,14 +1655,25 @@ static void time_interleaved(const entry *entries, int n_entries, const problem 
         if (res[i].status == OUTCOME_OK) timed[n_timed++] = i;
     if (n_timed == 0) return;
     int set = 0;
+    /* every warm-up in entry order, between marks[j] and marks[j + 1] */
+    HGEMM_CHECK_CUDA(cudaEventRecord(marks[0], 0));
     for (int j = 0; j < n_timed; j++) {
         result *r = &res[timed[j]];
         if (!launch_n(&entries[timed[j]], p, h, o->warmup, &set, r)) r->status = OUTCOME_LAUNCH_FAILED;
+        HGEMM_CHECK_CUDA(cudaEventRecord(marks[j + 1], 0));
     }
     HGEMM_CHECK_LAUNCH();
     HGEMM_CHECK_CUDA(cudaDeviceSynchronize());
+    double launch_ms = 0.0; /* the slowest entry's warm-up, a launch; 0 without warm-ups */
+    for (int j = 0; j < n_timed && o->warmup > 0; j++) {
+        if (res[timed[j]].status != OUTCOME_OK) continue;
+        float ms = 0.0f;
+        HGEMM_CHECK_CUDA(cudaEventElapsedTime(&ms, marks[j], marks[j + 1]));
+        if ((double)ms / (double)o->warmup > launch_ms) launch_ms = (double)ms / (double)o->warmup;
+    }
     const int clock_before = nvml_sm_clock(nv);
-    const int64_t slices = o->interleave;
+    const int64_t slices = hgemm_interleave_slices(o->interleave, o->iters, n_timed, launch_ms, o->max_window_ms,
+                                                   interleave_max_slices(o));
     const int lead = !o->no_lead_in; /* an untimed lead-in before each slice */
     int mark = 0;
     if (!lead) HGEMM_CHECK_CUDA(cudaEventRecord(marks[mark++], 0));
@@ -1657,6 +1711,7 @@ static void time_interleaved(const entry *entries, int n_entries, const problem 
         r->window_mem_clock_mhz = period.window_mem_clock_mhz;
         r->window_temp_c = period.window_temp_c;
         r->window_events = period.window_events;
+        r->slices = slices;
         set_speed(r, p, total_ms[j], o->iters);
     }
 }
@@ -1696,7 +1751,7 @@ static void csv_row(FILE *f, const entry *e, const problem *p, int run, const re
             r->timed ? r->window_temp_c : -1, r->timed ? r->gbps : NAN, p->rot.sets,
             dtype_name(p->f.dtype), layout_name(p->f.op_a, p->f.op_b), (long long)p->f.batch,
             r->timed ? r->window_mem_clock_mhz : -1, events,
-            (long long)(o->interleave ? o->interleave : 1));
+            (long long)(r->slices ? r->slices : o->interleave ? o->interleave : 1));
 }
 
 static void print_failure(const entry *e, const result *r) {
@@ -1724,10 +1779,21 @@ static void form_note(char *out, size_t len, const options *o, form f) {
     form_text(out + 2, len - 2, f);
 }
 
-/* ", interleaved in 3 slices" with --interleave, else "". */
-static void interleave_note(char *out, size_t len, const options *o) {
+/* ", interleaved in 3 slices" with --interleave, else ""; where the cap on
+ * a window gave the run more slices than asked, the cap too. */
+static void interleave_note(char *out, size_t len, const options *o, const result *res, int n_entries) {
     out[0] = '\0';
-    if (o->interleave) snprintf(out, len, ", interleaved in %lld slices", (long long)o->interleave);
+    if (!o->interleave) return;
+    int64_t slices = o->interleave;
+    for (int i = 0; i < n_entries; i++)
+        if (res[i].slices) {
+            slices = res[i].slices;
+            break;
+        }
+    if (slices == o->interleave) snprintf(out, len, ", interleaved in %lld slices", (long long)slices);
+    else
+        snprintf(out, len, ", interleaved in %lld slices (windows of at most %g ms; --interleave %lld)",
+                 (long long)slices, o->max_window_ms, (long long)o->interleave);
 }
 
 static void print_run_table(const entry *entries, int n_entries, const result *res,
@@ -1736,7 +1802,7 @@ static void print_run_table(const entry *entries, int n_entries, const result *r
     char note[TEXT_LEN], fnote[TEXT_LEN], inote[TEXT_LEN];
     rotation_note(note, sizeof note, &p->rot);
     form_note(fnote, sizeof fnote, o, p->f);
-    interleave_note(inote, sizeof inote, o);
+    interleave_note(inote, sizeof inote, o, res, n_entries);
     printf("\n== %lld x %lld x %lld%s, run %d of %d%s%s%s ==\n", (long long)p->m, (long long)p->n,
            (long long)p->k, fnote, run, runs, mb ? "; memory-bound" : "", note, inote);
     printf("%-10s %10s %10s %13s %13s %12s %7s %5s", "kernel", "ms", "TFLOP/s", "% cuBLAS 32F",
@@ -2044,7 +2110,7 @@ static int run_shapes(const options *o, const entry *entries, int n_entries, con
         runs[run] = (result *)xmalloc((size_t)n_entries * sizeof(result));
     int *serves = (int *)xmalloc((size_t)n_entries * sizeof(int));
     /* --interleave: an event before the first window and after every window */
-    const int n_marks = o->interleave ? (n_entries + 1) * (int)o->interleave + 1 : 0;
+    const int n_marks = o->interleave ? (n_entries + 1) * (int)interleave_max_slices(o) + 1 : 0;
     cudaEvent_t *marks = (cudaEvent_t *)xmalloc((size_t)n_marks * sizeof(cudaEvent_t));
     for (int i = 0; i < n_marks; i++) HGEMM_CHECK_CUDA(cudaEventCreate(&marks[i]));
 
@@ -2261,6 +2327,13 @@ static void write_metadata(FILE *f, const gpu_info *g, const nvml *nv, const opt
                 (long long)o->interleave, (long long)o->interleave,
                 o->no_lead_in ? "back to back (--no-lead-in)"
                               : "each opened by an untimed lead-in of its first entry (its share once more)");
+    if (!o->host_cost && o->interleave)
+        fprintf(f, "# max_window_ms: %g (%s)\n", o->max_window_ms,
+                o->max_window_ms > 0.0
+                    ? "a run whose windows would last longer, by the slowest entry's warm-up a launch, "
+                      "takes more slices, a multiple of the design's rows where interleave is one, up "
+                      "to a launch a window; column interleave holds each run's slices"
+                    : "no cap: every run takes interleave's slices");
     char dtypes[TEXT_LEN] = "", layouts[TEXT_LEN] = "";
     for (int i = 0; i < o->n_dtypes; i++)
         snprintf(dtypes + strlen(dtypes), sizeof dtypes - strlen(dtypes), "%s%s", i ? "," : "",
@@ -2460,9 +2533,12 @@ static int run(const options *o, int argc, char **argv) {
     } else {
         if (!o->accuracy) {
             char inote[TEXT_LEN];
-            interleave_note(inote, sizeof inote, o);
-            printf("%s: %lld warm-up and %lld timed launches%s, %g s cooldown before each %s, %lld run(s)\n",
-                   program, (long long)o->warmup, (long long)o->iters, inote, o->cooldown_s,
+            interleave_note(inote, sizeof inote, o, NULL, 0);
+            char cap[TEXT_LEN] = "";
+            if (o->interleave && o->max_window_ms > 0.0)
+                snprintf(cap, sizeof cap, " (more where a window would last over %g ms)", o->max_window_ms);
+            printf("%s: %lld warm-up and %lld timed launches%s%s, %g s cooldown before each %s, %lld run(s)\n",
+                   program, (long long)o->warmup, (long long)o->iters, inote, cap, o->cooldown_s,
                    o->interleave ? "run" : "measurement", (long long)o->repeat);
             int rotated = 0;
             for (int si = 0; si < n_shapes; si++) rotated += plans[si].sets > 1;

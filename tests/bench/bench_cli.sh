@@ -69,7 +69,8 @@ help)
                 "--host-cost-csv FILE" gbps rotate_sets "# rotated:" "4800 GB/s" hbm_peak_gbps \
                 "--dtype LIST" "--layout LIST" "--batch N" "f16, bf16" "nt, nn, tn, tt" \
                 "dtype, layout and batch" hgemm_gemm cublasGemmStridedBatchedEx "NOT_SUPPORTED" \
-                "--interleave N" "2..1000" "and interleave" --explain "--sms N" --no-lead-in "lead-in"; do
+                "--interleave N" "2..1000" "and interleave" --explain "--sms N" --no-lead-in "lead-in" \
+                "--max-window-ms MS" "(default: 15; 0: no cap)" "up to a launch a window"; do
         expect_in out "$flag"
     done
     expect_empty err
@@ -114,7 +115,9 @@ accepted)
     done
     for args in "--size=64 --kernels=v0 --interleave 2 --iters 2" \
                 "--size=64 --kernels=v0 --interleave 2 --iters 2 --no-lead-in" \
-                "--size=64 --kernels=v0 --interleave=1000 --iters=1000 --repeat 2"; do
+                "--size=64 --kernels=v0 --interleave=1000 --iters=1000 --repeat 2" \
+                "--size=64 --kernels=v0 --interleave 2 --iters 8 --max-window-ms 0.5" \
+                "--size=64 --kernels=v0 --interleave 2 --iters 8 --max-window-ms=0"; do
         # shellcheck disable=SC2086
         run $args --warmup 0 --cooldown 0
         expect_rc $want
@@ -191,6 +194,14 @@ bad_values)
     bad "--interleave 31 needs --iters >= 31 (a launch per slice), got 30" --interleave 31
     bad "--no-lead-in applies to --interleave's slices" --no-lead-in
     bad "--no-lead-in takes no value" --interleave 2 --no-lead-in=1
+    bad "--max-window-ms applies to --interleave's windows" --max-window-ms 15
+    bad "--max-window-ms applies to --interleave's windows" --host-cost --max-window-ms=0
+    bad "--max-window-ms: '-1' is not a number of milliseconds in 0..1000000" --interleave 2 --max-window-ms -1
+    bad "--max-window-ms: '' is not a number of milliseconds in 0..1000000" --interleave 2 --max-window-ms=
+    bad "--max-window-ms: 'x' is not a number of milliseconds in 0..1000000" --interleave 2 --max-window-ms x
+    bad "--max-window-ms: 'nan' is not a number of milliseconds in 0..1000000" --interleave 2 --max-window-ms nan
+    bad "--max-window-ms: '2e6' is not a number of milliseconds in 0..1000000" --interleave 2 --max-window-ms 2e6
+    bad "--max-window-ms needs an argument" --interleave 2 --max-window-ms
     ;;
 suite)
     # The built-in suite and bench/shapes/llm.txt list the same shapes, in
@@ -472,6 +483,8 @@ gpu_smoke)
     expect_in out "median"
     grep -q '^# interleave: 3 .*each opened by an untimed lead-in' "$csv" ||
         fail "no '# interleave: 3' metadata line naming the lead-in"
+    grep -q '^# max_window_ms: 15 (a run whose windows would last longer' "$csv" ||
+        fail "no '# max_window_ms: 15' metadata line (the default cap)"
     header=$(grep -v '^#' "$csv" | head -n 1)
     echo "$header" | grep -q ',window_clock_events,interleave$' ||
         fail "interleave is not the last column: '$header'"
@@ -483,6 +496,20 @@ gpu_smoke)
     expect_rc 0
     grep -q '^# interleave: 3 .*back to back (--no-lead-in)' "$csv" ||
         fail "no '# interleave: 3' metadata line saying the slices ran back to back"
+    expect_interleave "$csv" 3
+    # A cap shorter than any launch: one launch a window, so 6 slices, not 3
+    # (3 is no multiple of the 6 rows of 3 entries' design: steps of one).
+    run --size 264 136 72 --interleave 3 --iters 6 --warmup 1 --cooldown 0 --kernels v0 \
+        --max-window-ms 0.000001 --csv "$csv"
+    expect_rc 0
+    expect_in out "interleaved in 6 slices (windows of at most 1e-06 ms; --interleave 3)"
+    grep -q '^# max_window_ms: 1e-06 ' "$csv" || fail "no '# max_window_ms: 1e-06' metadata line"
+    expect_interleave "$csv" 6
+    # No cap: the asked-for slices whatever the launch takes.
+    run --size 264 136 72 --interleave 3 --iters 6 --warmup 1 --cooldown 0 --kernels v0 \
+        --max-window-ms 0 --csv "$csv"
+    expect_rc 0
+    grep -q '^# max_window_ms: 0 (no cap' "$csv" || fail "no '# max_window_ms: 0 (no cap' metadata line"
     expect_interleave "$csv" 3
     # A memory-bound shape: rotated, GB/s in the table, the sets in the header and the rows.
     csv=$tmp/decode.csv
