@@ -181,6 +181,14 @@
  * 141, an H100, medians of 5 interleaved runs) took 7% off A's sectors
  * at 8192^3 and ran 0.7% slower there, 1.5% at 8192 x 6144 x 4096: dropped
  * (its 2.3% at 16384^3 is the fourth place's cost, run 144).
+ * Every ratio above was taken interleaved, at the clock all the entries'
+ * power draws set together: a comparison of cycles. Timed alone, each
+ * after a warm-up long enough for its clock to settle (runs 149..152, an
+ * H100, 8192^3), V8 settles 30..45 MHz under cuBLAS's clock, and its
+ * ratio falls from 1.036..1.038x at one clock to 1.015..1.020x: it needs
+ * fewer cycles and draws more power a cycle. The 320 tile settles at
+ * cuBLAS's clock; L2 eviction priorities on the loads (B evict_last, A
+ * evict_first; run 152) moved the clock alone by 10 MHz at most.
  */
 #include <string.h>
 
