@@ -25,6 +25,11 @@
 #             as runs 99 and 101: a median of 3 is not moved by one slow window, a median
 #             of 2 is; 6 slices fit 1 or 4 kernels beside both cuBLAS modes, other counts
 #             need their own --interleave; about 1.5 minutes for AUTO), into suite.csv
+#   alone     hgemm-bench without --interleave, each kernel alone after a warm-up long enough
+#             for its clock to settle: $ALONE_KERNELS (default auto) beside cuBLAS, $ALONE_ARGS
+#             (default --size 8192 8192 8192 --cooldown 0 --warmup 100 --iters 300 --repeat 6,
+#             as runs 149 and 152), into alone.csv; each row's window_sm_clock_mhz is its own
+#             entry's clock (interleaved rows share the period's: a comparison of cycles)
 #   shapes    hgemm-bench on shape files, each with its own kernels: $SHAPES holds
 #             FILE=KERNELS pairs separated by ';' (e.g. "bench/shapes/prefetch.txt=v8,v8-nopf"),
 #             $SHAPES_ARGS (default --repeat 3 --cooldown 1), into shapes-NAME.csv
@@ -80,7 +85,7 @@
 # device.log and summary.txt open with the sources' digest (scripts/source_digest.sh),
 # which names the commit that ran even where the copy's .git is stale.
 # Everything lands under $OUT (default ./device-out): device.log (all output),
-# bench.csv, suite.csv, hostcost.csv, forms.csv, batched.csv, window30.csv, window100.csv, processes.csv, profile-raw.csv,
+# bench.csv, suite.csv, alone.csv, hostcost.csv, forms.csv, batched.csv, window30.csv, window100.csv, processes.csv, profile-raw.csv,
 # profile.csv, nccl.csv, nccl-timeline.csv; where that is more than the 8 files a
 # remote run returns, all of them in results.tgz beside device.log and summary.txt
 # (scripts/pack_results.sh). Packing sees one invocation's $OUT only: give
@@ -245,6 +250,12 @@ if has suite; then
     # shellcheck disable=SC2086
     run suite 560 "$BUILD/tools/hgemm-bench" --kernels "${SUITE_KERNELS:-auto}" \
         --suite llm ${SUITE_ARGS:---repeat 3 --cooldown 0.5 --interleave 6 --iters 30} --csv "$OUT/suite.csv"
+fi
+
+if has alone; then
+    # shellcheck disable=SC2086
+    run alone 400 "$BUILD/tools/hgemm-bench" --kernels "${ALONE_KERNELS:-auto}" \
+        ${ALONE_ARGS:---size 8192 8192 8192 --cooldown 0 --warmup 100 --iters 300 --repeat 6} --csv "$OUT/alone.csv"
 fi
 
 if has shapes; then

@@ -70,7 +70,8 @@ help)
                 "--dtype LIST" "--layout LIST" "--batch N" "f16, bf16" "nt, nn, tn, tt" \
                 "dtype, layout and batch" hgemm_gemm cublasGemmStridedBatchedEx "NOT_SUPPORTED" \
                 "--interleave N" "2..1000" "and interleave" --explain "--sms N" --no-lead-in "lead-in" \
-                "--max-window-ms MS" "(default: 15; 0: no cap)" "up to a launch a window"; do
+                "--max-window-ms MS" "(default: 15; 0: no cap)" "up to a launch a window" \
+                "compare cycles" "a kernel timed alone"; do
         expect_in out "$flag"
     done
     expect_empty err

@@ -687,6 +687,50 @@ printf '%s\n' "# gpu: stand-in" "kernel,m,ms" "auto,1,0.5" >"$csv"
         self.assertIn("batched-2-128x128x128.csv", files)
 
 
+class DeviceCheckAlone(unittest.TestCase):
+    """device-check.sh's alone step: one hgemm-bench process without
+    --interleave, its kernels and arguments from $ALONE_KERNELS and
+    $ALONE_ARGS (defaults: auto, 8192^3 after 100 warm-up launches, no
+    cooldown), into alone.csv."""
+
+    ROOT = os.path.join(HERE, "..", "..")
+
+    def alone(self, env_extra):
+        with tempfile.TemporaryDirectory() as tmp:
+            os.makedirs(os.path.join(tmp, "tools"))
+            bench = os.path.join(tmp, "tools", "hgemm-bench")
+            with open(bench, "w") as f:
+                f.write(DeviceCheckBatched.FAKE_BENCH)
+            os.chmod(bench, 0o755)
+            out, calls = os.path.join(tmp, "out"), os.path.join(tmp, "calls")
+            env = dict(os.environ, OUT=out, PACK="0", DEVICE_CHECK_BUILD=tmp, FAKE_CALLS=calls, **env_extra)
+            r = subprocess.run(["bash", "scripts/device-check.sh", "alone"], cwd=self.ROOT, env=env,
+                               capture_output=True, text=True, timeout=120)
+            with open(calls) as f:
+                args = [line.split() for line in f]
+            return r.returncode, args, sorted(os.listdir(out))
+
+    def test_defaults(self):
+        rc, args, files = self.alone({})
+        self.assertEqual(rc, 0)
+        self.assertEqual(len(args), 1)
+        a = args[0]
+        self.assertEqual(a[a.index("--kernels") + 1], "auto")
+        self.assertEqual(a[a.index("--size") + 1:a.index("--size") + 4], ["8192", "8192", "8192"])
+        self.assertEqual(a[a.index("--warmup") + 1], "100")
+        self.assertEqual(a[a.index("--cooldown") + 1], "0")
+        self.assertNotIn("--interleave", a)
+        self.assertIn("alone.csv", files)
+
+    def test_kernels_and_arguments_given(self):
+        rc, args, _ = self.alone({"ALONE_KERNELS": "auto,v8-320", "ALONE_ARGS": "--size 4096 4096 4096 --repeat 2"})
+        self.assertEqual(rc, 0)
+        a = args[0]
+        self.assertEqual(a[a.index("--kernels") + 1], "auto,v8-320")
+        self.assertEqual(a[a.index("--repeat") + 1], "2")
+        self.assertNotIn("--warmup", a)
+
+
 class ProfileMetrics(unittest.TestCase):
     """scripts/profile.sh's choice of metrics, with a stand-in for ncu that
     lists a few metric names, records each call's --metrics and writes a
