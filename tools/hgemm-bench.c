@@ -1669,8 +1669,8 @@ static void time_interleaved(const entry *entries, int n_entries, const problem 
     }
     HGEMM_CHECK_LAUNCH();
     HGEMM_CHECK_CUDA(cudaDeviceSynchronize());
-    double launch_ms = 0.0; /* the slowest entry's warm-up, a launch; 0 without warm-ups */
-    for (int j = 0; j < n_timed && o->warmup > 0; j++) {
+    double launch_ms = 0.0; /* the slowest entry's warm-up, a launch; 0 without warm-ups or a cap */
+    for (int j = 0; j < n_timed && o->warmup > 0 && o->max_window_ms > 0.0; j++) {
         if (res[timed[j]].status != OUTCOME_OK) continue;
         float ms = 0.0f;
         HGEMM_CHECK_CUDA(cudaEventElapsedTime(&ms, marks[j], marks[j + 1]));
@@ -2114,7 +2114,8 @@ static int run_shapes(const options *o, const entry *entries, int n_entries, con
     for (int run = 0; run < n_runs; run++)
         runs[run] = (result *)xmalloc((size_t)n_entries * sizeof(result));
     int *serves = (int *)xmalloc((size_t)n_entries * sizeof(int));
-    /* --interleave: an event before the first window and after every window */
+    /* --interleave: an event before the first window and after every window (and
+     * around each entry's warm-up, for the cap on a window: fewer than those) */
     const int n_marks = o->interleave ? (n_entries + 1) * (int)interleave_max_slices(o) + 1 : 0;
     cudaEvent_t *marks = (cudaEvent_t *)xmalloc((size_t)n_marks * sizeof(cudaEvent_t));
     for (int i = 0; i < n_marks; i++) HGEMM_CHECK_CUDA(cudaEventCreate(&marks[i]));

@@ -61,7 +61,7 @@ static inline int hgemm_interleave_lead(int64_t s, int n) { return hgemm_interle
 static inline int64_t hgemm_interleave_slices(int64_t asked, int64_t iters, int n, double launch_ms,
                                               double max_ms, int64_t limit) {
     if (!(max_ms > 0.0) || !(launch_ms > 0.0) || asked <= 0 || iters <= 0) return asked;
-    double fit = max_ms / launch_ms; /* launches a window may hold */
+    const double fit = max_ms / launch_ms; /* launches a window may hold */
     const int64_t per = fit >= (double)iters ? iters : fit >= 1.0 ? (int64_t)fit : 1;
     const int64_t need = (iters + per - 1) / per;
     if (need <= asked) return asked;

@@ -635,13 +635,9 @@ class DeviceCheckStatus(unittest.TestCase):
             self.assertFalse([n for n in os.listdir(out) if n.endswith(".d")])
 
 
-class DeviceCheckBatched(unittest.TestCase):
-    """device-check.sh's batched step: one stand-in hgemm-bench process per
-    BATCH:M N K of $BATCHES, each CSV kept, all in batched.csv under one
-    column line, and a malformed spec a failed step."""
-
-    ROOT = os.path.join(HERE, "..", "..")
-    FAKE_BENCH = r"""#!/usr/bin/env bash
+# A stand-in for hgemm-bench: records its arguments, a line a call, in
+# $FAKE_CALLS and writes a one-row CSV where --csv says.
+FAKE_BENCH = r"""#!/usr/bin/env bash
 echo "$*" >>"$FAKE_CALLS"
 csv=""
 while [ $# -gt 0 ]; do
@@ -651,23 +647,39 @@ done
 printf '%s\n' "# gpu: stand-in" "kernel,m,ms" "auto,1,0.5" >"$csv"
 """
 
+
+def device_check_with_fake_bench(step, env_extra, read=None):
+    """Runs device-check.sh's `step` over FAKE_BENCH (its build tree a
+    temporary one). Returns the exit status, each call's arguments (split),
+    the names under $OUT, and read(OUT) where given (before the temporary
+    tree goes)."""
+    root = os.path.join(HERE, "..", "..")
+    with tempfile.TemporaryDirectory() as tmp:
+        os.makedirs(os.path.join(tmp, "tools"))
+        bench = os.path.join(tmp, "tools", "hgemm-bench")
+        with open(bench, "w") as f:
+            f.write(FAKE_BENCH)
+        os.chmod(bench, 0o755)
+        out, calls = os.path.join(tmp, "out"), os.path.join(tmp, "calls")
+        env = dict(os.environ, OUT=out, PACK="0", DEVICE_CHECK_BUILD=tmp, FAKE_CALLS=calls, **env_extra)
+        r = subprocess.run(["bash", "scripts/device-check.sh", step], cwd=root, env=env,
+                           capture_output=True, text=True, timeout=120)
+        with open(calls) as f:
+            args = [line.split() for line in f]
+        return r.returncode, args, sorted(os.listdir(out)), read(out) if read else None
+
+
+class DeviceCheckBatched(unittest.TestCase):
+    """device-check.sh's batched step: one stand-in hgemm-bench process per
+    BATCH:M N K of $BATCHES, each CSV kept, all in batched.csv under one
+    column line, and a malformed spec a failed step."""
+
     def batched(self, batches):
-        with tempfile.TemporaryDirectory() as tmp:
-            os.makedirs(os.path.join(tmp, "tools"))
-            bench = os.path.join(tmp, "tools", "hgemm-bench")
-            with open(bench, "w") as f:
-                f.write(self.FAKE_BENCH)
-            os.chmod(bench, 0o755)
-            out, calls = os.path.join(tmp, "out"), os.path.join(tmp, "calls")
-            env = dict(os.environ, OUT=out, PACK="0", DEVICE_CHECK_BUILD=tmp, FAKE_CALLS=calls,
-                       BATCHES=batches)
-            r = subprocess.run(["bash", "scripts/device-check.sh", "batched"], cwd=self.ROOT, env=env,
-                               capture_output=True, text=True, timeout=120)
-            with open(calls) as f:
-                args = [line.split() for line in f]
+        def merged(out):
             with open(os.path.join(out, "batched.csv")) as f:
-                merged = f.read().splitlines()
-            return r.returncode, args, merged, sorted(os.listdir(out))
+                return f.read().splitlines()
+        rc, args, files, lines = device_check_with_fake_bench("batched", {"BATCHES": batches}, merged)
+        return rc, args, lines, files
 
     def test_each_spec_its_process_and_one_csv(self):
         rc, args, merged, files = self.batched("4096:64 64 64;32:1 4096 128")
@@ -693,22 +705,9 @@ class DeviceCheckAlone(unittest.TestCase):
     $ALONE_ARGS (defaults: auto, 8192^3 after 100 warm-up launches, no
     cooldown), into alone.csv."""
 
-    ROOT = os.path.join(HERE, "..", "..")
-
     def alone(self, env_extra):
-        with tempfile.TemporaryDirectory() as tmp:
-            os.makedirs(os.path.join(tmp, "tools"))
-            bench = os.path.join(tmp, "tools", "hgemm-bench")
-            with open(bench, "w") as f:
-                f.write(DeviceCheckBatched.FAKE_BENCH)
-            os.chmod(bench, 0o755)
-            out, calls = os.path.join(tmp, "out"), os.path.join(tmp, "calls")
-            env = dict(os.environ, OUT=out, PACK="0", DEVICE_CHECK_BUILD=tmp, FAKE_CALLS=calls, **env_extra)
-            r = subprocess.run(["bash", "scripts/device-check.sh", "alone"], cwd=self.ROOT, env=env,
-                               capture_output=True, text=True, timeout=120)
-            with open(calls) as f:
-                args = [line.split() for line in f]
-            return r.returncode, args, sorted(os.listdir(out))
+        rc, args, files, _ = device_check_with_fake_bench("alone", env_extra)
+        return rc, args, files
 
     def test_defaults(self):
         rc, args, files = self.alone({})
