@@ -5,6 +5,8 @@
 #   LAUNCHES=2 scripts/profile.sh ...         (the first 2 kernel launches of each call: a split's
 #                                              second kernel too)
 #   BENCH_ARGS="--layout nn" scripts/profile.sh ...  (more hgemm-bench options: a form, a batch)
+#   PROFILE_EXTRA=a.sum,b.sum scripts/profile.sh ...  (more metrics, each where this ncu lists it:
+#                                              raw CSV only)
 #   L2_DETAIL=1 scripts/profile.sh ...        (also L2's sectors by source unit, source node and
 #                                              operation, where this ncu knows them: raw CSV only;
 #                                              the request coalescer's (lrc__) where listed; and
@@ -60,6 +62,11 @@ for cand in launch__grid_size launch__cluster_dim_x \
             smsp__average_warps_issue_stalled_sleeping_per_issue_active.ratio; do
     metric=${cand%%.ratio}
     if grep -q "^${metric%%.*} \|^$metric " <<<"$known"; then metrics+=,$cand; fi
+done
+# Metrics the caller names, each where this ncu lists it (the table leaves them out).
+IFS=, read -ra wanted <<<"${PROFILE_EXTRA:-}"
+for cand in "${wanted[@]}"; do
+    if grep -q "^${cand%%.*} " <<<"$known"; then metrics+=,$cand; else echo "profile: this ncu has no $cand" >&2; fi
 done
 # Where L2's traffic comes from (the SMs, the other L2 partition through the
 # fabric) and what it is (reads, writes, reductions): every such sector count

@@ -635,6 +635,30 @@ class DeviceCheckStatus(unittest.TestCase):
             self.assertFalse([n for n in os.listdir(out) if n.endswith(".d")])
 
 
+    def test_profile_extra_metrics_where_ncu_lists_them(self):
+        # a stand-in ncu that lists one of the two extra metrics, records the
+        # --metrics it is given and fails: the listed one is asked for, the
+        # other is named on stderr and left out
+        with tempfile.TemporaryDirectory() as tmp:
+            ncu = os.path.join(tmp, "ncu")
+            with open(ncu, "w") as f:
+                f.write('#!/usr/bin/env bash\n'
+                        'if [ "$1" = --query-metrics ]; then echo "smsp__inst_executed  Counter  #"; exit 0; fi\n'
+                        'while [ $# -gt 0 ]; do [ "$1" = --metrics ] && echo "$2" >"$(dirname "$0")/asked"; shift; done\n'
+                        'exit 1\n')
+            os.chmod(ncu, 0o755)
+            env = dict(os.environ, OUT=tmp, NCU=ncu, PROFILE_EXTRA="smsp__inst_executed.sum,made__up.sum")
+            r = subprocess.run(["bash", "scripts/profile.sh", "auto", "64", "64", "64"], cwd=self.ROOT,
+                               env=env, capture_output=True, text=True, timeout=60)
+            self.assertEqual(r.returncode, 1)
+            self.assertIn("this ncu has no made__up.sum", r.stderr)
+            with open(os.path.join(tmp, "asked")) as f:
+                asked = f.read().strip().split(",")
+            self.assertIn("smsp__inst_executed.sum", asked)
+            self.assertIn("gpu__time_duration.sum", asked)
+            self.assertNotIn("made__up.sum", asked)
+
+
 # A stand-in for hgemm-bench: records its arguments, a line a call, in
 # $FAKE_CALLS and writes a one-row CSV where --csv says.
 FAKE_BENCH = r"""#!/usr/bin/env bash
