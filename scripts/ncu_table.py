@@ -23,6 +23,8 @@ BYTES_TO_KIB = {"byte": 1 / 1024, "kbyte": 1000 / 1024, "kibyte": 1.0, "mbyte": 
 BYTES_TO_GB = {"byte": 1e-9, "kbyte": 1e-6, "mbyte": 1e-3, "gbyte": 1.0, "tbyte": 1e3}
 # L2 counts in 32-byte sectors (lts__t_sectors_*)
 SECTORS_TO_GB = {"sector": 32e-9, "ksector": 32e-6, "msector": 32e-3, "gsector": 32.0}
+# counts (instructions, wavefronts) in millions; ncu gives wavefronts no unit
+COUNT_TO_M = {"inst": 1e-6, "kinst": 1e-3, "minst": 1.0, "": 1e-6, "k": 1e-3, "m": 1.0}
 
 # (output column, candidate metric names in order of preference, unit table or
 # None for plain numbers). ncu reports .avg, .min, .max and .sum variants of a
@@ -53,6 +55,11 @@ COLUMNS = [
     # requests (TMA and loads), and the other L2 partition's, over the fabric
     ("l2_tex_gb", ["lts__t_sectors_srcunit_tex.sum"], SECTORS_TO_GB),
     ("l2_fabric_gb", ["lts__t_sectors_srcunit_ltcfabric.sum"], SECTORS_TO_GB),
+    # with profile.sh's PROFILE_EXTRA: warp instructions issued, and shared
+    # memory's wavefronts through the LSU pipe (ldmatrix, stmatrix, ld/st.shared;
+    # not WGMMA's operand reads), in millions
+    ("inst_m", ["smsp__inst_executed.sum"], COUNT_TO_M),
+    ("smem_lsu_wavefronts_m", ["l1tex__data_pipe_lsu_wavefronts_mem_shared.sum"], COUNT_TO_M),
 ]
 
 
