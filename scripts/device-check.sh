@@ -70,7 +70,8 @@
 #             Nsight Compute, clocks never touched); several shapes separated by ';'
 #             ("4096 4096 4096;4096 14336 4096") each into profile-MxNxK.csv and its -raw.csv;
 #             L2_DETAIL=1: L2's sectors by source and operation too (raw CSV), and the metric
-#             names this ncu lists, ncu-metrics.txt
+#             names this ncu lists, ncu-metrics.txt; PROFILE_EXTRA: more metrics by name
+#             (profile.sh; e.g. smsp__inst_executed.sum, the warp instructions, run 153)
 #   nccl      libhgemm_nccl on 2+ GPUs: the tests labelled multigpu, then
 #             hgemm-nccl-bench ($NCCL_BENCH_ARGS) into nccl.csv and
 #             nccl-timeline.csv, and where $NCCL_BENCH_ARGS2 is set a second run

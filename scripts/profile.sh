@@ -6,7 +6,9 @@
 #                                              second kernel too)
 #   BENCH_ARGS="--layout nn" scripts/profile.sh ...  (more hgemm-bench options: a form, a batch)
 #   PROFILE_EXTRA=a.sum,b.sum scripts/profile.sh ...  (more metrics, each where this ncu lists it:
-#                                              raw CSV only)
+#                                              the raw CSV; the table has columns for two,
+#                                              smsp__inst_executed.sum and
+#                                              l1tex__data_pipe_lsu_wavefronts_mem_shared.sum)
 #   L2_DETAIL=1 scripts/profile.sh ...        (also L2's sectors by source unit, source node and
 #                                              operation, where this ncu knows them: raw CSV only;
 #                                              the request coalescer's (lrc__) where listed; and
@@ -63,7 +65,8 @@ for cand in launch__grid_size launch__cluster_dim_x \
     metric=${cand%%.ratio}
     if grep -q "^${metric%%.*} \|^$metric " <<<"$known"; then metrics+=,$cand; fi
 done
-# Metrics the caller names, each where this ncu lists it (the table leaves them out).
+# Metrics the caller names, each where this ncu lists it (ncu_table.py's table shows
+# the ones it has a column for).
 IFS=, read -ra wanted <<<"${PROFILE_EXTRA:-}"
 for cand in "${wanted[@]}"; do
     if grep -q "^${cand%%.*} " <<<"$known"; then metrics+=,$cand; else echo "profile: this ncu has no $cand" >&2; fi

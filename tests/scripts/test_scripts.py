@@ -54,6 +54,15 @@ class NcuTable(unittest.TestCase):
         with self.assertRaises(ncu_table.ParseError):
             ncu_table.parse(text)
 
+    def test_instruction_and_wavefront_counts_in_millions(self):
+        # ncu gives instructions the unit "inst" and wavefronts none (run 153's raw CSV)
+        text = ('# kernel: auto\n"Kernel Name","smsp__inst_executed.sum",'
+                '"l1tex__data_pipe_lsu_wavefronts_mem_shared.sum"\n'
+                '"","inst",""\n"v8_kernel","272,664,174","202,728,529"\n')
+        row = ncu_table.parse(text)[0]
+        self.assertAlmostEqual(row["inst_m"], 272.664174, places=6)
+        self.assertAlmostEqual(row["smem_lsu_wavefronts_m"], 202.728529, places=6)
+
     def test_byte_totals_in_gb(self):
         text = ('# kernel: v3\n"Kernel Name","dram__bytes_read.sum","lts__t_bytes.sum"\n'
                 '"","Gbyte","Mbyte"\n"v3_kernel","12.50","25,000.00"\n')
