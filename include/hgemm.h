@@ -38,8 +38,19 @@
  *     call neither reports nor clears an error the caller left pending (a
  *     failed one reports its own error and clears it);
  *   - the call is asynchronous on `stream`, like cuBLAS, and thread-safe;
- *     it allocates nothing, never synchronizes, and may be captured in a
- *     CUDA graph, the process's first call included;
+ *     it allocates nothing per call, never synchronizes, and may be captured
+ *     in a CUDA graph, the process's first call included;
+ *   - the one state the library keeps, once per device: the first call there
+ *     that runs V8 with its GPC-aware deal (AUTO at most large products;
+ *     `hgemm-bench --explain` prints "pairs dealt by GPC" for them) creates
+ *     a stream, two events and 8 KB of pinned host memory, kept until the
+ *     process ends, and queues on that stream, after the work already on the
+ *     caller's stream, four short probe launches (their blocks stay about
+ *     100 us) and a one-thread marker, to learn on which SMs V8's pairs of
+ *     blocks land; the caller's stream waits for them (an event). Until the
+ *     host sees their result, and for good if they fail, V8 deals its tiles
+ *     in the hardware's order; C is the same, bit for bit, either way.
+ *     Nothing is queued while the caller's stream is being captured;
  *   - V8 and V9 (and so AUTO) launch with programmatic dependent launch: a
  *     call's blocks may be scheduled before the stream's previous kernel has
  *     ended, but read and write memory only once that kernel has completed
