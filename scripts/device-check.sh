@@ -64,6 +64,12 @@
 #   python    the Python GPU tests, the Python CPU tests (torch's fake op side) and
 #             python/bench_torch.py
 #   e2e       python/llama_e2e.py: a Llama-shaped model through hgemm and through torch
+#   target    V8's target (docs/tutorial/v8.md), read as run 153 read it: 8192^3 in
+#             5 fresh processes, each 5 runs of 128 windows of one launch (AUTO and v8
+#             beside cuBLAS: a comparison of cycles at one clock, to about 0.3 points),
+#             into target-processes.csv; then AUTO at bench/shapes/target.txt (the built-in
+#             sweep's shapes with every side >= 4096), 5 runs at the sweep's windows, into
+#             target-shapes.csv; about 3 minutes by run 153's timings (the alone step gives the other reading)
 #   processes scripts/processes.sh $PROCESS_ARGS (default: v5, v6, v7 and cuBLAS
 #             in 3 fresh processes)
 #   profile   scripts/profile.sh $PROFILE_KERNELS at $PROFILE_SHAPE ("M N K", default 8192^3;
@@ -86,7 +92,7 @@
 # device.log and summary.txt open with the sources' digest (scripts/source_digest.sh),
 # which names the commit that ran even where the copy's .git is stale.
 # Everything lands under $OUT (default ./device-out): device.log (all output),
-# bench.csv, suite.csv, alone.csv, hostcost.csv, forms.csv, batched.csv, window30.csv, window100.csv, processes.csv, profile-raw.csv,
+# bench.csv, suite.csv, alone.csv, target-processes.csv, target-shapes.csv, hostcost.csv, forms.csv, batched.csv, window30.csv, window100.csv, processes.csv, profile-raw.csv,
 # profile.csv, nccl.csv, nccl-timeline.csv; where that is more than the 8 files a
 # remote run returns, all of them in results.tgz beside device.log and summary.txt
 # (scripts/pack_results.sh). Packing sees one invocation's $OUT only: give
@@ -367,6 +373,15 @@ fi
 if has processes; then
     # shellcheck disable=SC2086
     run processes 400 env OUT="$OUT" BENCH="$BUILD/tools/hgemm-bench" scripts/processes.sh $PROCESS_ARGS
+fi
+
+if has target; then
+    run target-processes 400 env OUT="$OUT/target.d" BENCH="$BUILD/tools/hgemm-bench" scripts/processes.sh 5 \
+        --kernels auto,v8 --size 8192 8192 8192 --repeat 5 --interleave 128 --iters 128 --cooldown 1
+    [ -f "$OUT/target.d/processes.csv" ] && mv "$OUT/target.d/processes.csv" "$OUT/target-processes.csv"
+    rm -rf "$OUT/target.d"
+    run target-shapes 300 "$BUILD/tools/hgemm-bench" --kernels auto --shapes bench/shapes/target.txt \
+        --repeat 5 --interleave 6 --iters 30 --cooldown 1 --csv "$OUT/target-shapes.csv"
 fi
 
 if has profile; then

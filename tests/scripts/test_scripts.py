@@ -4,6 +4,7 @@ CSV summary used for --repeat and fresh-process runs."""
 import contextlib
 import io
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -700,6 +701,39 @@ def device_check_with_fake_bench(step, env_extra, read=None):
         with open(calls) as f:
             args = [line.split() for line in f]
         return r.returncode, args, sorted(os.listdir(out)), read(out) if read else None
+
+
+class DeviceCheckTarget(unittest.TestCase):
+    """device-check.sh's target step: 8192^3 in 5 stand-in processes of 128
+    one-launch windows, then one process over bench/shapes/target.txt."""
+
+    def test_processes_then_the_shapes(self):
+        rc, args, files, _ = device_check_with_fake_bench("target", {})
+        self.assertEqual(len(args), 6)
+        for a in args[:5]:
+            self.assertEqual(a[a.index("--kernels") + 1], "auto,v8")
+            self.assertEqual(a[a.index("--size") + 1:a.index("--size") + 4], ["8192"] * 3)
+            self.assertEqual(a[a.index("--interleave") + 1], "128")
+            self.assertEqual(a[a.index("--iters") + 1], "128")
+            self.assertEqual(a[a.index("--repeat") + 1], "5")
+        last = args[5]
+        self.assertEqual(last[last.index("--shapes") + 1], "bench/shapes/target.txt")
+        self.assertEqual(last[last.index("--kernels") + 1], "auto")
+        self.assertIn("target-shapes.csv", files)
+        self.assertNotIn("target.d", files)
+
+    def test_the_shapes_are_the_sweeps_with_every_side_4096_or_more(self):
+        root = os.path.join(HERE, "..", "..")
+        with open(os.path.join(root, "bench", "shapes", "target.txt")) as f:
+            shapes = [tuple(map(int, l.split())) for l in f if l.strip() and not l.startswith("#")]
+        # the built-in sweep, as tools/hgemm-bench.c's sweep_shapes table lists it
+        with open(os.path.join(root, "tools", "hgemm-bench.c")) as f:
+            src = f.read()
+        table = src[src.index("sweep_shapes[] = {"):]
+        table = table[:table.index("};")]
+        sweep = [tuple(map(int, t)) for t in re.findall(r"\{(\d+),\s*(\d+),\s*(\d+)\}", table)]
+        self.assertGreater(len(sweep), 5)
+        self.assertEqual(sorted(shapes), sorted(s for s in sweep if min(s) >= 4096))
 
 
 class DeviceCheckBatched(unittest.TestCase):
