@@ -645,30 +645,6 @@ class DeviceCheckStatus(unittest.TestCase):
             self.assertFalse([n for n in os.listdir(out) if n.endswith(".d")])
 
 
-    def test_profile_extra_metrics_where_ncu_lists_them(self):
-        # a stand-in ncu that lists one of the two extra metrics, records the
-        # --metrics it is given and fails: the listed one is asked for, the
-        # other is named on stderr and left out
-        with tempfile.TemporaryDirectory() as tmp:
-            ncu = os.path.join(tmp, "ncu")
-            with open(ncu, "w") as f:
-                f.write('#!/usr/bin/env bash\n'
-                        'if [ "$1" = --query-metrics ]; then echo "smsp__inst_executed  Counter  #"; exit 0; fi\n'
-                        'while [ $# -gt 0 ]; do [ "$1" = --metrics ] && echo "$2" >"$(dirname "$0")/asked"; shift; done\n'
-                        'exit 1\n')
-            os.chmod(ncu, 0o755)
-            env = dict(os.environ, OUT=tmp, NCU=ncu, PROFILE_EXTRA="smsp__inst_executed.sum,made__up.sum")
-            r = subprocess.run(["bash", "scripts/profile.sh", "auto", "64", "64", "64"], cwd=self.ROOT,
-                               env=env, capture_output=True, text=True, timeout=60)
-            self.assertEqual(r.returncode, 1)
-            self.assertIn("this ncu has no made__up.sum", r.stderr)
-            with open(os.path.join(tmp, "asked")) as f:
-                asked = f.read().strip().split(",")
-            self.assertIn("smsp__inst_executed.sum", asked)
-            self.assertIn("gpu__time_duration.sum", asked)
-            self.assertNotIn("made__up.sum", asked)
-
-
 # A stand-in for hgemm-bench: records its arguments, a line a call, in
 # $FAKE_CALLS and writes a one-row CSV where --csv says.
 FAKE_BENCH = r"""#!/usr/bin/env bash
@@ -678,7 +654,7 @@ while [ $# -gt 0 ]; do
     [ "$1" = --csv ] && csv=$2
     shift
 done
-printf '%s\n' "# gpu: stand-in" "kernel,m,ms" "auto,1,0.5" >"$csv"
+printf '%s\n' "# gpu: stand-in" "kernel,m,n,k,ms" "auto,1,1,1,0.5" >"$csv"
 """
 
 
@@ -709,6 +685,7 @@ class DeviceCheckTarget(unittest.TestCase):
 
     def test_processes_then_the_shapes(self):
         rc, args, files, _ = device_check_with_fake_bench("target", {})
+        self.assertEqual(rc, 0)
         self.assertEqual(len(args), 6)
         for a in args[:5]:
             self.assertEqual(a[a.index("--kernels") + 1], "auto,v8")
@@ -719,6 +696,7 @@ class DeviceCheckTarget(unittest.TestCase):
         last = args[5]
         self.assertEqual(last[last.index("--shapes") + 1], "bench/shapes/target.txt")
         self.assertEqual(last[last.index("--kernels") + 1], "auto")
+        self.assertIn("target-processes.csv", files)
         self.assertIn("target-shapes.csv", files)
         self.assertNotIn("target.d", files)
 
@@ -756,7 +734,7 @@ class DeviceCheckBatched(unittest.TestCase):
         self.assertEqual(args[1][args[1].index("--size") + 1:args[1].index("--size") + 4], ["1", "4096", "128"])
         self.assertIn("batched-4096-64x64x64.csv", files)
         self.assertIn("batched-32-1x4096x128.csv", files)
-        self.assertEqual([l for l in merged if l.startswith("kernel,")], ["kernel,m,ms"])
+        self.assertEqual([l for l in merged if l.startswith("kernel,")], ["kernel,m,n,k,ms"])
         self.assertEqual(len([l for l in merged if l.startswith("auto,")]), 2)
 
     def test_a_malformed_spec_fails_the_run_and_the_rest_still_run(self):
@@ -863,6 +841,17 @@ printf '%s\n' '"Kernel Name","gpu__time_duration.sum"' '"","ns"' '"v8_kernel","1
         self.assertFalse([m for m in metrics[1] if m.startswith("lrc__throughput")])  # not a counter
         self.assertIn("ncu-metrics.txt", files)
         self.assertIn("profile.csv", files)
+
+    def test_extra_metrics_where_ncu_lists_them(self):
+        # PROFILE_EXTRA: the listed one asked for in every call, the other
+        # named on stderr and left out
+        r, metrics, _ = self.profile(PROFILE_EXTRA="lts__t_sectors_lookup_hit.sum,made__up.sum")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("this ncu has no made__up.sum", r.stderr)
+        for call in metrics:
+            self.assertIn("lts__t_sectors_lookup_hit.sum", call)
+            self.assertIn("gpu__time_duration.sum", call)
+            self.assertNotIn("made__up.sum", call)
 
     def test_a_refused_coalescer_counter_is_dropped_not_fatal(self):
         r, metrics, files = self.profile(L2_DETAIL="1", FAKE_REFUSE="1")
