@@ -68,20 +68,22 @@ template <typename T, int A_MN, int B_MN, int N>
 static __device__ __forceinline__ void wgmma_ktile_m64n_f32_ab(float d[N / 2], uint64_t desc_a,
                                                                uint64_t desc_b, uint32_t accumulate) {
     static_assert(N == 320 || N == 256 || N == 192 || N == 128 || N == 64, "the fast kernels' tile widths");
-    constexpr uint64_t step_a = A_MN ? WGMMA_DESC_K_STEP_MN : WGMMA_DESC_K_STEP;
-    constexpr uint64_t step_b = B_MN ? WGMMA_DESC_K_STEP_MN : WGMMA_DESC_K_STEP;
+    constexpr uint32_t step_a = A_MN ? WGMMA_DESC_K_STEP_MN : WGMMA_DESC_K_STEP;
+    constexpr uint32_t step_b = B_MN ? WGMMA_DESC_K_STEP_MN : WGMMA_DESC_K_STEP;
     constexpr bool bf16 = __is_same(T, __nv_bfloat16);
 #pragma unroll
     for (int kk = 0; kk < KTILE_WGMMAS; kk++) {
-        const uint64_t da = desc_a + step_a * kk, db = desc_b + step_b * kk;
+        const uint64_t da = wgmma_desc_add(desc_a, step_a * kk), db = wgmma_desc_add(desc_b, step_b * kk);
         const uint32_t acc = accumulate || kk > 0;
         if constexpr (N == 320 && bf16) {
             wgmma_m64n192k16_f32_bf16<A_MN, B_MN>(d, da, db, acc);
-            wgmma_m64n128k16_f32_bf16<A_MN, B_MN>(d + WGMMA_N320_FIRST / 2, da, db + WGMMA_N320_B_STEP, acc);
+            wgmma_m64n128k16_f32_bf16<A_MN, B_MN>(d + WGMMA_N320_FIRST / 2, da,
+                                                 wgmma_desc_add(db, WGMMA_N320_B_STEP), acc);
         }
         if constexpr (N == 320 && !bf16) {
             wgmma_m64n192k16_f32_f16<A_MN, B_MN>(d, da, db, acc);
-            wgmma_m64n128k16_f32_f16<A_MN, B_MN>(d + WGMMA_N320_FIRST / 2, da, db + WGMMA_N320_B_STEP, acc);
+            wgmma_m64n128k16_f32_f16<A_MN, B_MN>(d + WGMMA_N320_FIRST / 2, da,
+                                                 wgmma_desc_add(db, WGMMA_N320_B_STEP), acc);
         }
         if constexpr (N == 256 && bf16) wgmma_m64n256k16_f32_bf16<A_MN, B_MN>(d, da, db, acc);
         if constexpr (N == 256 && !bf16) wgmma_m64n256k16_f32_f16<A_MN, B_MN>(d, da, db, acc);

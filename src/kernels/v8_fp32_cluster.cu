@@ -697,7 +697,8 @@ static __device__ __forceinline__ void v8_ktile_halves(float d[V8_BN / 2], uint6
                                                        uint32_t accumulate, bool commit) {
     wgmma_ktile_m64n_f32_ab<T, A_MN, B_MN, V8_BN / 2>(d, desc_a, desc_b, accumulate);
     if (commit) wgmma_commit_group();
-    wgmma_ktile_m64n_f32_ab<T, A_MN, B_MN, V8_BN / 2>(d + V8_BN / 4, desc_a, desc_b + V8_SEAM_B_STEP, accumulate);
+    wgmma_ktile_m64n_f32_ab<T, A_MN, B_MN, V8_BN / 2>(d + V8_BN / 4, desc_a, wgmma_desc_add(desc_b, V8_SEAM_B_STEP),
+                                                      accumulate);
     if (commit) wgmma_commit_group();
 }
 
@@ -918,7 +919,8 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
                     }
                     carry = false;
                     wgmma_fence(); /* the packing read d[64..] before this group writes them */
-                    wgmma_ktile_m64n_f32_ab<T, A_MN, B_MN, BN / 2>(d + BN / 4, desc_a, desc_b + V8_SEAM_B_STEP, 0);
+                    wgmma_ktile_m64n_f32_ab<T, A_MN, B_MN, BN / 2>(d + BN / 4, desc_a,
+                                                                   wgmma_desc_add(desc_b, V8_SEAM_B_STEP), 0);
                     wgmma_commit_group();
                     late_next();
                     held = st;

@@ -37,6 +37,19 @@ static __device__ __forceinline__ uint64_t wgmma_desc_sw128_mn(const void *tile,
            ((uint64_t)(SW128_ALIGN >> 4) << 32) | ((uint64_t)WGMMA_DESC_SWIZZLE_128B << 62);
 }
 
+/* A descriptor `units` 16-byte units further on. The start address is the
+ * low word's bits 0..13 and a step inside shared memory never carries past
+ * bit 31, so the add is a 32-bit one on the low word, with the high word
+ * (the layout bits, a constant) joined back as it was: the same bits as a
+ * 64-bit add, without the carry into the high word that made ptxas step
+ * both words in ordinary registers and move both to uniform ones before
+ * every WGMMA (docs/notes/v8-log.md, run 156). */
+static __device__ __forceinline__ uint64_t wgmma_desc_add(uint64_t desc, uint32_t units) {
+    uint64_t out;
+    asm("mov.b64 %0, {%1, %2};" : "=l"(out) : "r"((uint32_t)desc + units), "r"((uint32_t)(desc >> 32)));
+    return out;
+}
+
 /* wgmma.fence.sync.aligned: order register and shared-memory accesses before the next wgmma. */
 static __device__ __forceinline__ void wgmma_fence(void) {
     asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
