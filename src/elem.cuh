@@ -23,6 +23,8 @@ template <> struct elem<__half> {
     static __device__ __forceinline__ float2 unpack(uint32_t u) { return __half22float2(*(const __half2 *)&u); }
     static __device__ __forceinline__ __half from_float(float x) { return __float2half_rn(x); }
     static __device__ __forceinline__ float to_float(__half h) { return __half2float(h); }
+    static __device__ __forceinline__ uint16_t bits(float x) { return __half_as_ushort(__float2half_rn(x)); }
+    static __device__ __forceinline__ float from_bits(uint16_t u) { return __half2float(__ushort_as_half(u)); }
 };
 
 template <> struct elem<__nv_bfloat16> {
@@ -35,6 +37,8 @@ template <> struct elem<__nv_bfloat16> {
     }
     static __device__ __forceinline__ __nv_bfloat16 from_float(float x) { return __float2bfloat16_rn(x); }
     static __device__ __forceinline__ float to_float(__nv_bfloat16 h) { return __bfloat162float(h); }
+    static __device__ __forceinline__ uint16_t bits(float x) { return __bfloat16_as_ushort(__float2bfloat16_rn(x)); }
+    static __device__ __forceinline__ float from_bits(uint16_t u) { return __bfloat162float(__ushort_as_bfloat16(u)); }
 };
 
 #endif

@@ -40,11 +40,57 @@ static __device__ __forceinline__ void store_pair(gemm_args a, int32_t row, int3
     }
 }
 
+/* A global load or store of 32 or 16 bits that happens only where `p`
+ * holds (PTX ISA "ld", "st", under a guard predicate): a masked access
+ * without a branch. A load that does not happen leaves 0. */
+static __device__ __forceinline__ uint32_t ld_global_b32_if(bool p, const void *ptr) {
+    uint32_t v = 0;
+    asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %2, 0;\n\t@q ld.global.b32 %0, [%1];\n\t}"
+                 : "+r"(v) : "l"(ptr), "r"((uint32_t)p) : "memory");
+    return v;
+}
+static __device__ __forceinline__ uint16_t ld_global_b16_if(bool p, const void *ptr) {
+    uint16_t v = 0;
+    asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %2, 0;\n\t@q ld.global.b16 %0, [%1];\n\t}"
+                 : "+h"(v) : "l"(ptr), "r"((uint32_t)p) : "memory");
+    return v;
+}
+static __device__ __forceinline__ void st_global_b32_if(bool p, void *ptr, uint32_t v) {
+    asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %0, 0;\n\t@q st.global.b32 [%1], %2;\n\t}"
+                 :: "r"((uint32_t)p), "l"(ptr), "r"(v) : "memory");
+}
+static __device__ __forceinline__ void st_global_b16_if(bool p, void *ptr, uint16_t v) {
+    asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %0, 0;\n\t@q st.global.b16 [%1], %2;\n\t}"
+                 :: "r"((uint32_t)p), "l"(ptr), "h"(v) : "memory");
+}
+
+/* store_pair without a branch that depends on the thread: each access under
+ * its own predicate. For a kernel whose WGMMA descriptors live in uniform
+ * registers (V8): a thread-dependent branch anywhere inside its tile loop
+ * makes ptxas keep the loop's counters, and every descriptor built from
+ * them, in ordinary registers (docs/notes/v8-log.md, run 158). */
+template <typename T>
+static __device__ __forceinline__ void store_pair_flat(gemm_args a, int32_t row, int32_t col, float v0, float v1) {
+    const bool in = row < a.m && col < a.n, two = in && col + 1 < a.n, one = in && !two;
+    T *c = (T *)a.C + (int64_t)row * a.ldc + col;
+    v0 *= a.alpha;
+    v1 *= a.alpha;
+    if (a.beta != 0.0f) { /* the same for every thread */
+        const float2 old = elem<T>::unpack(ld_global_b32_if(two, c));
+        const float old0 = elem<T>::from_bits(ld_global_b16_if(one, c));
+        v0 += a.beta * (two ? old.x : old0);
+        v1 += a.beta * old.y;
+    }
+    st_global_b32_if(two, c, elem<T>::pack(v0, v1));
+    st_global_b16_if(one, c, elem<T>::bits(v0));
+}
+
 /* Epilogue of one warpgroup's m64nN fp32 accumulator (N/2 registers), whose
  * top-left element is C[row0][col0]. Fragment layout (PTX ISA, "wgmma
  * register fragments"): register 4j+e of thread t holds row 16*(t/32) +
- * (t%32)/4 + 8*(e/2), column 8j + 2*(t%4) + e%2. */
-template <typename T, int N>
+ * (t%32)/4 + 8*(e/2), column 8j + 2*(t%4) + e%2. FLAT: through
+ * store_pair_flat (V8) instead of store_pair. */
+template <typename T, int N, bool FLAT = false>
 static __device__ __forceinline__ void epilogue_m64n_f32(gemm_args a, const float d[N / 2], int32_t row0,
                                                          int32_t col0) {
     int t = threadIdx.x % WARPGROUP_THREADS;
@@ -52,8 +98,13 @@ static __device__ __forceinline__ void epilogue_m64n_f32(gemm_args a, const floa
     int32_t col = col0 + 2 * (t % 4);
 #pragma unroll
     for (int j = 0; j < N / 8; j++) {
-        store_pair<T>(a, row, col + 8 * j, d[4 * j + 0], d[4 * j + 1]);
-        store_pair<T>(a, row + 8, col + 8 * j, d[4 * j + 2], d[4 * j + 3]);
+        if constexpr (FLAT) {
+            store_pair_flat<T>(a, row, col + 8 * j, d[4 * j + 0], d[4 * j + 1]);
+            store_pair_flat<T>(a, row + 8, col + 8 * j, d[4 * j + 2], d[4 * j + 3]);
+        } else {
+            store_pair<T>(a, row, col + 8 * j, d[4 * j + 0], d[4 * j + 1]);
+            store_pair<T>(a, row + 8, col + 8 * j, d[4 * j + 2], d[4 * j + 3]);
+        }
     }
 }
 

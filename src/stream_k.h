@@ -103,6 +103,9 @@ enum {
      * only where the tail then takes at most 3/4 of a round. */
     HGEMM_SK_TAIL_MAX_SLICES = 4,
     HGEMM_SK_TAIL_MIN_ITERS = 16,
+    /* Workers above this are dealt whole tiles: the walk's divisions
+     * (hgemm_sk_muldiv) keep to 32 bits for at most this many. */
+    HGEMM_SK_MAX_WORKERS = 65535,
 };
 
 /* hgemm_sk's `reduce`: who adds a split tile's slices (see above). */
@@ -167,7 +170,9 @@ static inline HGEMM_HD hgemm_sk hgemm_sk_plan(uint32_t tiles, uint32_t k_tiles, 
     s.slices = 0;
     s.reduce = HGEMM_SK_REDUCE_KERNEL;
     s.tail_slices = 0;
-    if (split == HGEMM_SK_NONE || split == HGEMM_SK_TAIL || workers < 2 || tiles == 0 || k_tiles < HGEMM_SK_MIN_KTILES) return s;
+    if (split == HGEMM_SK_NONE || split == HGEMM_SK_TAIL || workers < 2 || workers > HGEMM_SK_MAX_WORKERS ||
+        tiles == 0 || k_tiles < HGEMM_SK_MIN_KTILES)
+        return s;
     const uint64_t rounds = (tiles + (uint64_t)workers - 1) / workers;
     if ((uint64_t)tiles * 100 >= rounds * workers * HGEMM_SK_MIN_EFFICIENCY) return s;
     const int may_split = split == HGEMM_SK_AUTO || split == HGEMM_SK_SPLIT_KERNEL;
@@ -197,10 +202,19 @@ static inline HGEMM_HD hgemm_sk hgemm_sk_plan(uint32_t tiles, uint32_t k_tiles, 
     return s;
 }
 
+/* floor(x * w / d) for w <= d <= HGEMM_SK_MAX_WORKERS, in 32-bit arithmetic:
+ * with x = q * d + r it is q * w + floor(r * w / d), and r * w < d * d fits.
+ * The walk runs on the GPU, where a 64-bit division is a subroutine call
+ * (and once spilled its return address, run 158). */
+static inline HGEMM_HD uint32_t hgemm_sk_muldiv(uint32_t x, uint32_t w, uint32_t d) {
+    const uint32_t q = x / d, r = x - q * d;
+    return q * w + r * w / d;
+}
+
 /* The first k-tile of slice `slice` of a k-loop of k_tiles cut in `slices`
  * (0 <= slice <= slices): the same cut for every tile. */
 static inline HGEMM_HD uint32_t hgemm_sk_cut(uint32_t k_tiles, uint32_t slice, uint32_t slices) {
-    return (uint32_t)((uint64_t)k_tiles * slice / slices);
+    return hgemm_sk_muldiv(k_tiles, slice, slices);
 }
 
 /* Split-K: the first k-tile of slice `slice` (0 <= slice <= slices). */
@@ -222,7 +236,7 @@ static inline HGEMM_HD uint32_t hgemm_sk_tail_passes(uint32_t tail, uint32_t n, 
  * (the workspace's slots). Else the plan stays as it is. */
 static inline HGEMM_HD void hgemm_sk_tail(hgemm_sk *s, uint32_t max_units) {
     if (s->dp_tiles != s->tiles || s->sk_workers || s->slices || s->workers < 2 ||
-        s->k_tiles < HGEMM_SK_MIN_KTILES)
+        s->workers > HGEMM_SK_MAX_WORKERS || s->k_tiles < HGEMM_SK_MIN_KTILES)
         return;
     const uint32_t whole = s->tiles / s->workers, tail = s->tiles % s->workers;
     if (whole == 0 || tail == 0) return; /* one partial round: stream-K's and split-K's case */
@@ -287,8 +301,8 @@ static inline HGEMM_HD uint32_t hgemm_sk_slice_worker(const hgemm_sk *s, uint32_
 /* First stream-K iteration of worker w, counted from tile dp_tiles' k-tile 0;
  * 0 <= w <= sk_workers (w == sk_workers: the end). */
 static inline HGEMM_HD uint32_t hgemm_sk_begin(const hgemm_sk *s, uint32_t w) {
-    const uint64_t iters = (uint64_t)(s->tiles - s->dp_tiles) * s->k_tiles;
-    return (uint32_t)(iters * w / s->sk_workers);
+    /* the iterations fit 32 bits (hgemm_sk_plan) */
+    return hgemm_sk_muldiv((s->tiles - s->dp_tiles) * s->k_tiles, w, s->sk_workers);
 }
 
 static inline HGEMM_HD hgemm_sk_walk hgemm_sk_start(const hgemm_sk *s, uint32_t w) {

@@ -452,6 +452,16 @@ static __device__ __forceinline__ void v8_partial_store(const float d[ACC], floa
         __stcg(&dst[i * WARPGROUP_THREADS + t], make_float4(d[4 * i], d[4 * i + 1], d[4 * i + 2], d[4 * i + 3]));
 }
 
+/* Is this thread in its warpgroup's first warp? A spin-wait that one
+ * thread could do runs in that whole warp instead: a loop or a trap under a
+ * branch that ptxas cannot prove warp-uniform (the leader's) leaves every
+ * loop around it divergent in ptxas's eyes, and then the k-loop's stage and
+ * the WGMMA descriptors built from it live in ordinary registers, moved to
+ * uniform ones before each WGMMA (docs/notes/v8-log.md, run 158). */
+static __device__ __forceinline__ bool v8_lead_warp(void) {
+    return warp_uniform((threadIdx.x % WARPGROUP_THREADS) / WARP_SIZE) == 0;
+}
+
 template <int ACC>
 static __device__ __forceinline__ void v8_partial_put(const float d[ACC], float *slot,
                                                       uint32_t *flag, int g, bool leader) {
@@ -460,7 +470,7 @@ static __device__ __forceinline__ void v8_partial_put(const float d[ACC], float 
      * which is cumulative: one fence, not 128 (each thread's own fence waited
      * for its 16..32 stores to land; run 57) */
     named_barrier_sync(V8_EPI_BARRIER + g, WARPGROUP_THREADS);
-    if (leader) st_release_gpu_u32(flag, 1);
+    if (v8_lead_warp()) st_release_gpu_u32_if(leader, flag, 1); /* the fence in the leader's warp (v8_lead_warp) */
 }
 
 /* Four accumulator registers plus one loaded float4 of a partial sum (the
@@ -478,7 +488,7 @@ template <int ACC>
 static __device__ __forceinline__ void v8_partial_add(float d[ACC], const float *slot,
                                                       uint32_t *flag, int g, bool leader) {
     const int t = threadIdx.x % WARPGROUP_THREADS;
-    if (leader) flag_wait_gpu(flag);
+    if (v8_lead_warp()) flag_wait_gpu(flag); /* the leader's warp (v8_lead_warp) */
     named_barrier_sync(V8_EPI_BARRIER + g, WARPGROUP_THREADS);
     const float4 *src = (const float4 *)slot;
 #pragma unroll
@@ -499,8 +509,8 @@ static __device__ __forceinline__ void v8_partial_add_staged(float d[ACC], const
                                                              bool leader) {
     enum { BYTES = ACC * WARPGROUP_THREADS * 4 };
     const int t = threadIdx.x % WARPGROUP_THREADS;
+    if (v8_lead_warp()) flag_wait_gpu(flag); /* the leader's warp (v8_lead_warp) */
     if (leader) {
-        flag_wait_gpu(flag);
         fence_proxy_async_global(); /* the acquired partial, before the bulk copy reads it */
         mbarrier_arrive_expect_tx(bar, BYTES);
         bulk_load_1d(stage, slot, BYTES, bar);
@@ -724,7 +734,7 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
     static_assert(BN != 320 || (!A_MN && !B_MN), "the 320-wide tile is built for K-major operands only");
     extern __shared__ uint8_t smem_raw[];
     v8_smem<BN, DEEP> *sm = (v8_smem<BN, DEEP> *)smem_aligned(smem_raw); /* the same offset in every block */
-    const int tid = threadIdx.x, wg = tid / WARPGROUP_THREADS;
+    const int tid = threadIdx.x, wg = (int)warp_uniform((uint32_t)tid / WARPGROUP_THREADS);
     const pipe_ring ring = ring_make_cluster(sm->full, sm->empty, STAGES, CLUSTER);
 
     if (tid == 0) {
@@ -1037,9 +1047,9 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
                     v8_partial_store<ACC>(d, partials + (size_t)v8_slot<CLUSTER>(worker, rank, g) * V8_SLOT_FLOATS);
                     named_barrier_sync(V8_EPI_BARRIER + g, WARPGROUP_THREADS); /* then the leader's release */
                     uint32_t *count = flags + V8_COUNT_FLAGS + 2 * v8_slot<CLUSTER>(u.tile, rank, g);
+                    if (leader) atom_add_release_gpu_u32(count, 1);
+                    if (v8_lead_warp()) count_wait_gpu(count, sk.slices); /* the leader's warp (v8_lead_warp) */
                     if (leader) {
-                        atom_add_release_gpu_u32(count, 1);
-                        count_wait_gpu(count, sk.slices);
                         v8_phase_mark<BN>(leader, first, g, V8_PHASE_ALL_IN);
                         if (atom_add_relaxed_gpu_u32(count + 1, 1) == sk.slices - 1) {
                             st_relaxed_gpu_u32(count, 0);
@@ -1095,7 +1105,7 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
             gemm_args out = args; /* this entry's C */
             out.C = (__half *)((T *)args.C + (int64_t)entry * bt.stride_c);
             if (!TMA_EPILOGUE || f16q_needs_direct(args, col0, BN)) {
-                epilogue_m64n_f32<T, BN>(out, d, qrow0, col0);
+                epilogue_m64n_f32<T, BN, true>(out, d, qrow0, col0);
             } else {
                 /* One staging per consumer's part; with DEEP, parts in turn
                  * (registers 4j.. of the accumulator hold columns 8j..). With

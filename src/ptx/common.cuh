@@ -17,6 +17,16 @@ static __device__ __forceinline__ uint32_t smem_u32(const void *p) {
     return (uint32_t)__cvta_generic_to_shared(p);
 }
 
+/* v, read from lane 0 of the warp (shfl.sync.idx, PTX ISA "shfl.sync"):
+ * for a value every lane already holds, the same value, but one that ptxas
+ * knows to be warp-uniform. A branch on it is uniform, and the loops inside
+ * such a branch keep their counters and the addresses built from them in
+ * uniform registers, where a WGMMA reads its descriptors
+ * (docs/notes/v8-log.md, run 158). */
+static __device__ __forceinline__ uint32_t warp_uniform(uint32_t v) {
+    return __shfl_sync(0xffffffffu, v, 0);
+}
+
 /* st.shared.b32 (PTX ISA "st"): one 32-bit store to a shared-memory address. */
 static __device__ __forceinline__ void st_shared_u32(uint32_t addr, uint32_t value) {
     asm volatile("st.shared.b32 [%0], %1;" ::"r"(addr), "r"(value) : "memory");

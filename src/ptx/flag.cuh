@@ -20,6 +20,17 @@ static __device__ __forceinline__ void st_release_gpu_u32(uint32_t *p, uint32_t 
     asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 }
 
+/* st_release_gpu_u32 by the threads where `p` holds, without a branch:
+ * fence.acq_rel.gpu in every thread that calls it, then the store, relaxed,
+ * under the predicate (a fence followed by a strong store is a release
+ * pattern, PTX ISA "Memory Consistency Model"). For a kernel that keeps its
+ * loop counters in uniform registers: a release store under a branch that
+ * ptxas cannot prove warp-uniform makes it give them up (V8, run 158). */
+static __device__ __forceinline__ void st_release_gpu_u32_if(bool p, uint32_t *ptr, uint32_t v) {
+    asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %0, 0;\n\tfence.acq_rel.gpu;\n\t"
+                 "@q st.relaxed.gpu.global.u32 [%1], %2;\n\t}" ::"r"((uint32_t)p), "l"(ptr), "r"(v) : "memory");
+}
+
 /* st.relaxed.gpu.global.u32: a store with no ordering (lowering a flag). */
 static __device__ __forceinline__ void st_relaxed_gpu_u32(uint32_t *p, uint32_t v) {
     asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");

@@ -504,7 +504,39 @@ static void test_balance(void) {
     }
 }
 
+/* hgemm_sk_muldiv against the 64-bit quotient: every w <= d for divisors
+ * up to HGEMM_SK_MAX_WORKERS, x from 0 to UINT32_MAX (the iteration counts
+ * the plan allows), and the plan deals no more workers than that. */
+static void test_muldiv(void) {
+    static const uint32_t xs[] = {0, 1, 31, 4096, 1000003, 123456789, 2147483647u, 2147483648u, 4294967295u};
+    static const uint32_t ds[] = {1, 2, 3, 7, 66, 132, 255, 1024, 4099, 65521, HGEMM_SK_MAX_WORKERS};
+    int bad = 0;
+    for (size_t i = 0; i < sizeof xs / sizeof xs[0]; i++)
+        for (size_t j = 0; j < sizeof ds / sizeof ds[0]; j++) {
+            const uint32_t d = ds[j], step = d > 600 ? d / 300 : 1;
+            for (uint32_t w = 0; w <= d; w += (w + step > d && w < d) ? d - w : step) {
+                const uint64_t want = (uint64_t)xs[i] * w / d;
+                if (hgemm_sk_muldiv(xs[i], w, d) != want && bad++ < 5)
+                    CHECK_MSG(0, "muldiv(%u, %u, %u) = %u, expected %llu", xs[i], w, d,
+                              hgemm_sk_muldiv(xs[i], w, d), (unsigned long long)want);
+                if (w == d) break;
+            }
+        }
+    CHECK_U64(bad, 0);
+    hgemm_sk s = hgemm_sk_plan(HGEMM_SK_MAX_WORKERS + 2, 64, HGEMM_SK_MAX_WORKERS + 1, HGEMM_SK_AUTO);
+    CHECK_U64(s.sk_workers, 0);
+    CHECK_U64(s.slices, 0);
+    CHECK_U64(s.dp_tiles, HGEMM_SK_MAX_WORKERS + 2);
+    hgemm_sk_tail(&s, 1u << 30);
+    CHECK_U64(s.tail_slices, 0);
+    /* one worker fewer splits: the cap is what stopped it */
+    s = hgemm_sk_plan(HGEMM_SK_MAX_WORKERS + 1, 64, HGEMM_SK_MAX_WORKERS, HGEMM_SK_AUTO);
+    CHECK_MSG(s.sk_workers != 0, "tiles %u on %u workers: no split", HGEMM_SK_MAX_WORKERS + 1,
+              HGEMM_SK_MAX_WORKERS);
+}
+
 int main(void) {
+    test_muldiv();
     test_choices();
     test_properties();
     test_tail();
