@@ -13,8 +13,11 @@
 #             matching function's whole SASS into sass-dump.txt
 #   test      ctest: the GPU tests (label gpu; the CPU ones run in CI)
 #   sanitize  compute-sanitizer memcheck, racecheck, synccheck on small shapes,
-#             the kernels named in $SANITIZE_KERNELS (default: every kernel and ablation),
-#             and memcheck and racecheck of libhgemm_nccl's sum kernels (test_nccl_add)
+#             the kernels named in $SANITIZE_KERNELS (default: every kernel and ablation;
+#             racecheck: $RACECHECK_KERNELS, default the kernels users can name, v0..v9,
+#             since on some machines racecheck takes about 0.15 s a case, main's build too:
+#             every ablation would take 400 s, run 159), and memcheck and racecheck of
+#             libhgemm_nccl's sum kernels (test_nccl_add)
 #   bench     hgemm-bench at 8192^3, $BENCH_KERNELS (default all) beside cuBLAS
 #             ($BENCH_ARGS, default --repeat 3)
 #   sweep     hgemm-bench --sweep, $SWEEP_KERNELS beside cuBLAS ($SWEEP_ARGS: more options)
@@ -109,6 +112,7 @@ BUILD=${DEVICE_CHECK_BUILD:-build-device} # another tree only for the script's o
 BENCH_ARGS=${BENCH_ARGS:---repeat 3}
 BENCH_KERNELS=${BENCH_KERNELS:-all}
 SANITIZE_KERNELS=${SANITIZE_KERNELS:-}
+RACECHECK_KERNELS=${RACECHECK_KERNELS:-${SANITIZE_KERNELS:-v0,v1,v2,v3,v4,v5,v6,v7,v8,v9}}
 SWEEP_KERNELS=${SWEEP_KERNELS:-v5,v7,v8}
 PROCESS_ARGS=${PROCESS_ARGS:-3 --kernels v5,v6,v7}
 mkdir -p "$OUT"
@@ -197,9 +201,11 @@ fi
 
 if has sanitize; then
     for tool in memcheck racecheck synccheck; do
+        kernels=$SANITIZE_KERNELS
+        [ "$tool" = racecheck ] && kernels=$RACECHECK_KERNELS
         # shellcheck disable=SC2086
         run "sanitize-$tool" 150 compute-sanitizer --tool "$tool" --error-exitcode 9 \
-            "$BUILD/tests/sanitize/sanitize_driver" ${SANITIZE_KERNELS//,/ }
+            "$BUILD/tests/sanitize/sanitize_driver" ${kernels//,/ }
     done
     # libhgemm_nccl's sum kernels (one GPU, small shapes), where NCCL was found at configure time
     if [ -x "$BUILD/tests/multigpu/test_nccl_add" ]; then
