@@ -16,6 +16,7 @@
 #include "elem.cuh"
 #include "gemm_args.cuh"
 #include "hw.h"
+#include "ptx/common.cuh"
 
 /* C[row][col], C[row][col+1] = alpha * (v0, v1) + beta * C (col is even).
  * Skips what lies outside m x n; reads C only when beta != 0. T is C's
@@ -38,30 +39,6 @@ static __device__ __forceinline__ void store_pair(gemm_args a, int32_t row, int3
         if (a.beta != 0.0f) v0 += a.beta * elem<T>::to_float(*c);
         *c = elem<T>::from_float(v0);
     }
-}
-
-/* A global load or store of 32 or 16 bits that happens only where `p`
- * holds (PTX ISA "ld", "st", under a guard predicate): a masked access
- * without a branch. A load that does not happen leaves 0. */
-static __device__ __forceinline__ uint32_t ld_global_b32_if(bool p, const void *ptr) {
-    uint32_t v = 0;
-    asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %2, 0;\n\t@q ld.global.b32 %0, [%1];\n\t}"
-                 : "+r"(v) : "l"(ptr), "r"((uint32_t)p) : "memory");
-    return v;
-}
-static __device__ __forceinline__ uint16_t ld_global_b16_if(bool p, const void *ptr) {
-    uint16_t v = 0;
-    asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %2, 0;\n\t@q ld.global.b16 %0, [%1];\n\t}"
-                 : "+h"(v) : "l"(ptr), "r"((uint32_t)p) : "memory");
-    return v;
-}
-static __device__ __forceinline__ void st_global_b32_if(bool p, void *ptr, uint32_t v) {
-    asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %0, 0;\n\t@q st.global.b32 [%1], %2;\n\t}"
-                 :: "r"((uint32_t)p), "l"(ptr), "r"(v) : "memory");
-}
-static __device__ __forceinline__ void st_global_b16_if(bool p, void *ptr, uint16_t v) {
-    asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %0, 0;\n\t@q st.global.b16 [%1], %2;\n\t}"
-                 :: "r"((uint32_t)p), "l"(ptr), "h"(v) : "memory");
 }
 
 /* store_pair without a branch that depends on the thread: each access under

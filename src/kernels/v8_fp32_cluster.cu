@@ -252,37 +252,45 @@ enum { V8_PHASE_MAX_BN = 128 };
 #ifdef HGEMM_PHASE_TIMER
 __device__ unsigned long long v8_phase_clock[V8_PHASE_SLOTS * V8_PHASES * 2];
 __device__ unsigned long long v8_unit_clock[V8_PHASE_SLOTS * V8_UNIT_MARKS * 2];
-/* Mark `index` of consumer g's slot in `clock` (`per_slot` marks a slot):
- * the global timer and the SM's cycle counter. */
-static __device__ __forceinline__ void v8_clock_mark(unsigned long long *clock, uint32_t per_slot, uint32_t index,
-                                                     int g) {
-    const uint32_t slot = blockIdx.x * V8_CONSUMERS + (uint32_t)g;
-    if (slot < V8_PHASE_SLOTS) {
-        unsigned long long *at = &clock[(slot * per_slot + index) * 2];
-        at[0] = globaltimer_ns();
-        at[1] = clock64();
-    }
+/* Where `on` holds, the leader of consumer g marks `index` of its slot in
+ * `clock` (`per_slot` marks a slot): the global timer and the SM's cycle
+ * counter. Which thread leads is worked out here, not kept: a leader flag
+ * live from the kernel's start to its end cost the wide tiles a spill.
+ * The stores are under a predicate in the leader's warp, not under a branch
+ * on the leader: such a branch in the tile loop takes the k-loop out of
+ * uniform registers (warp_uniform), and this build would then time another
+ * kernel than the library's. */
+static __device__ __forceinline__ void v8_clock_mark(bool on, unsigned long long *clock, uint32_t per_slot,
+                                                     uint32_t index, int g) {
+    uint32_t cta; /* read again at each mark (volatile), so that nothing of it stays live between marks */
+    asm volatile("mov.u32 %0, %%ctaid.x;" : "=r"(cta));
+    const uint32_t slot = cta * V8_CONSUMERS + (uint32_t)g, t = threadIdx.x % WARPGROUP_THREADS;
+    if (warp_uniform(t / WARP_SIZE) != 0) return;
+    on = on && t == 0 && slot < V8_PHASE_SLOTS;
+    unsigned long long *at = &clock[((on ? slot : 0) * per_slot + index) * 2];
+    st_global_b64_if(on, &at[0], globaltimer_ns());
+    st_global_b64_if(on, &at[1], clock64());
 }
 #endif
 template <int BN>
-static __device__ __forceinline__ void v8_phase_mark(bool leader, bool first, int g, int phase) {
+static __device__ __forceinline__ void v8_phase_mark(bool first, int g, int phase) {
 #ifdef HGEMM_PHASE_TIMER
     if constexpr (BN > V8_PHASE_MAX_BN) { /* the wide tiles would spill */
         if (phase != V8_PHASE_START && phase != V8_PHASE_END) return;
     }
-    if (leader && first) v8_clock_mark(v8_phase_clock, V8_PHASES, (uint32_t)phase, g);
+    v8_clock_mark(first, v8_phase_clock, V8_PHASES, (uint32_t)phase, g);
 #else
-    (void)leader, (void)first, (void)g, (void)phase;
+    (void)first, (void)g, (void)phase;
 #endif
 }
 
 /* The unit clocks of the same build: unit `u` of consumer g begins. Two
  * stores by the leader, outside the k-loop, at every width. */
-static __device__ __forceinline__ void v8_unit_mark(bool leader, int g, uint32_t u) {
+static __device__ __forceinline__ void v8_unit_mark(int g, uint32_t u) {
 #ifdef HGEMM_PHASE_TIMER
-    if (leader && u < V8_UNIT_MARKS) v8_clock_mark(v8_unit_clock, V8_UNIT_MARKS, u, g);
+    if (u < V8_UNIT_MARKS) v8_clock_mark(true, v8_unit_clock, V8_UNIT_MARKS, u, g);
 #else
-    (void)leader, (void)g, (void)u;
+    (void)g, (void)u;
 #endif
 }
 
@@ -900,9 +908,9 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
                 late_n = LATE;
             }
         };
-        v8_phase_mark<BN>(leader, true, g, V8_PHASE_START);
+        v8_phase_mark<BN>(true, g, V8_PHASE_START);
         while (hgemm_sk_next(&sk, &walk, &u)) {
-            v8_unit_mark(leader, g, units);
+            v8_unit_mark(g, units);
             const bool first = units++ == 0;
             const uint32_t entry = u.tile / bt.tiles;
             const hgemm_tile tile =
@@ -982,7 +990,7 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
             } else {
                 for (uint32_t kt = u.k_begin; kt < u.k_end; kt++, ring_advance(ring, &st)) {
                     ring_consumer_wait(ring, st);
-                    v8_phase_mark<BN>(leader, first && kt == u.k_begin, g, V8_PHASE_FIRST_DATA);
+                    v8_phase_mark<BN>(first && kt == u.k_begin, g, V8_PHASE_FIRST_DATA);
                     /* consumer g's 64 rows: the g-th 64-row slice (K-major) or the g-th box (MN-major) */
                     const uint64_t desc_a = v8_desc<A_MN>(&sm->a[st.stage][g * V8_WG_M * BK]);
                     const uint64_t desc_b = v8_desc<B_MN>(sm->b[st.stage]);
@@ -1004,7 +1012,7 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
             wgmma_wait_group_0();
             ring_release_last(ring, held, leader); /* a unit has at least one k-tile */
             late_flush(); /* a unit shorter than the late parts: the rest now */
-            v8_phase_mark<BN>(leader, first, g, V8_PHASE_KLOOP);
+            v8_phase_mark<BN>(first, g, V8_PHASE_KLOOP);
 
             /* A cluster tile that sticks out below m can leave a block with no
              * rows at all (an odd number of tile rows): it loaded for its peer
@@ -1049,8 +1057,8 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
                     uint32_t *count = flags + V8_COUNT_FLAGS + 2 * v8_slot<CLUSTER>(u.tile, rank, g);
                     if (leader) atom_add_release_gpu_u32(count, 1);
                     if (v8_lead_warp()) count_wait_gpu(count, sk.slices); /* the leader's warp (v8_lead_warp) */
+                    v8_phase_mark<BN>(first, g, V8_PHASE_ALL_IN); /* in every thread: it has a shuffle */
                     if (leader) {
-                        v8_phase_mark<BN>(leader, first, g, V8_PHASE_ALL_IN);
                         if (atom_add_relaxed_gpu_u32(count + 1, 1) == sk.slices - 1) {
                             st_relaxed_gpu_u32(count, 0);
                             st_relaxed_gpu_u32(count + 1, 0);
@@ -1062,7 +1070,7 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
                     v8_reduce_share<T, BN, CLUSTER, V8_REDUCE_BATCH_IN_KERNEL>(
                         partials, out, sk, u.tile, rank, g, hgemm_sk_worker_slice(&sk, worker), qrow0, col0,
                         tid % WARPGROUP_THREADS);
-                    v8_phase_mark<BN>(leader, first, g, V8_PHASE_REDUCED);
+                    v8_phase_mark<BN>(first, g, V8_PHASE_REDUCED);
                     /* Split-K gives a worker one unit: leaving the walk here ends
                      * the accumulator's registers before the loads above (with
                      * `continue` the wide tile spilled 40 bytes). */
@@ -1168,7 +1176,7 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
             if (FENCED) bulk_wait_group_0();
             else bulk_wait_group_read_0();
         }
-        v8_phase_mark<BN>(leader, true, g, V8_PHASE_END);
+        v8_phase_mark<BN>(true, g, V8_PHASE_END);
     }
     /* No cluster barrier here: a block's shared memory is written from
      * outside it only by the peer's multicasts, all of which this block's

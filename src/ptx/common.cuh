@@ -27,6 +27,35 @@ static __device__ __forceinline__ uint32_t warp_uniform(uint32_t v) {
     return __shfl_sync(0xffffffffu, v, 0);
 }
 
+/* A global load or store of 64, 32 or 16 bits that happens only where `p`
+ * holds (PTX ISA "ld", "st", under a guard predicate): a masked access
+ * without a branch, for code that must stay free of thread-dependent
+ * branches (warp_uniform says why). A load that does not happen leaves 0. */
+static __device__ __forceinline__ uint32_t ld_global_b32_if(bool p, const void *ptr) {
+    uint32_t v = 0;
+    asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %2, 0;\n\t@q ld.global.b32 %0, [%1];\n\t}"
+                 : "+r"(v) : "l"(ptr), "r"((uint32_t)p) : "memory");
+    return v;
+}
+static __device__ __forceinline__ uint16_t ld_global_b16_if(bool p, const void *ptr) {
+    uint16_t v = 0;
+    asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %2, 0;\n\t@q ld.global.b16 %0, [%1];\n\t}"
+                 : "+h"(v) : "l"(ptr), "r"((uint32_t)p) : "memory");
+    return v;
+}
+static __device__ __forceinline__ void st_global_b32_if(bool p, void *ptr, uint32_t v) {
+    asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %0, 0;\n\t@q st.global.b32 [%1], %2;\n\t}"
+                 :: "r"((uint32_t)p), "l"(ptr), "r"(v) : "memory");
+}
+static __device__ __forceinline__ void st_global_b64_if(bool p, void *ptr, uint64_t v) {
+    asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %0, 0;\n\t@q st.global.b64 [%1], %2;\n\t}"
+                 :: "r"((uint32_t)p), "l"(ptr), "l"(v) : "memory");
+}
+static __device__ __forceinline__ void st_global_b16_if(bool p, void *ptr, uint16_t v) {
+    asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %0, 0;\n\t@q st.global.b16 [%1], %2;\n\t}"
+                 :: "r"((uint32_t)p), "l"(ptr), "h"(v) : "memory");
+}
+
 /* st.shared.b32 (PTX ISA "st"): one 32-bit store to a shared-memory address. */
 static __device__ __forceinline__ void st_shared_u32(uint32_t addr, uint32_t value) {
     asm volatile("st.shared.b32 [%0], %1;" ::"r"(addr), "r"(value) : "memory");
