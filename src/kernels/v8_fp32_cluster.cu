@@ -1184,6 +1184,7 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
      * for which the loader waited (ring_producer_tail). */
     if (CLUSTER > 1 && FENCED) cluster_sync();
 }
+/* end of v8_kernel: scripts/sass_one.sh compiles the file up to here */
 
 #ifdef HGEMM_PHASE_TIMER
 /* The phase clocks and the unit clocks (tools/phase_timer.c): both zeroed,

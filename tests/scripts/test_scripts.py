@@ -424,6 +424,40 @@ class PlottingWithoutMatplotlib(unittest.TestCase):
 
 
 
+NVCC = next((p for p in ("nvcc", "/usr/local/cuda/bin/nvcc") if __import__("shutil").which(p)), None)
+
+
+@unittest.skipUnless(NVCC, "no nvcc")
+class SassOne(unittest.TestCase):
+    """scripts/sass_one.sh up to the cubin (CUBIN_ONLY=1: no cuobjdump, no
+    network): one instantiation of v8_kernel, cut from the library's own
+    source at the marker, compiles, and its cubin holds that kernel alone."""
+
+    def test_one_instantiation(self):
+        with tempfile.TemporaryDirectory() as out:
+            env = dict(os.environ, OUT=out, CUBIN_ONLY="1", NVCC=NVCC)
+            run = subprocess.run([os.path.join(SCRIPTS, "sass_one.sh"), "2, true, __half, 0, 0, 64, 0, false, 1, 0"],
+                                 env=env, capture_output=True, text=True)
+            self.assertEqual(run.returncode, 0, run.stderr)
+            self.assertIn("registers", run.stdout)
+            with open(os.path.join(out, "one.cu")) as f:
+                cu = f.read()
+            self.assertEqual(cu.count("template __global__ void v8_kernel<"), 1)
+            self.assertFalse("static hgemm_status v8_c_map" in cu, "not cut before the host code")
+            with open(os.path.join(out, "one.cubin"), "rb") as f:
+                cubin = f.read()
+            self.assertIn(b"_Z9v8_kernelILi2ELb1E6__halfLi0ELi0ELi64ELi0ELb0ELi1ELi0E", cubin)
+            self.assertNotIn(b"ELi256ELi2E", cubin)  # no other instantiation
+
+    def test_arguments_that_name_no_kernel_fail(self):
+        with tempfile.TemporaryDirectory() as out:
+            env = dict(os.environ, OUT=out, CUBIN_ONLY="1", NVCC=NVCC)
+            run = subprocess.run([os.path.join(SCRIPTS, "sass_one.sh"), "2, true, float"],
+                                 env=env, capture_output=True, text=True)
+            self.assertNotEqual(run.returncode, 0)
+            self.assertIn("error", run.stderr)
+
+
 class SourceDigest(unittest.TestCase):
     """scripts/source_digest.sh in a scratch repository: a commit's digest is
     its checkout's, an edit under src/ changes it, an ignored file and a file
