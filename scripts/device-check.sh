@@ -201,11 +201,11 @@ fi
 
 if has sanitize; then
     for tool in memcheck racecheck synccheck; do
-        kernels=$SANITIZE_KERNELS
-        [ "$tool" = racecheck ] && kernels=$RACECHECK_KERNELS
+        sanitize_list=$SANITIZE_KERNELS
+        [ "$tool" = racecheck ] && sanitize_list=$RACECHECK_KERNELS
         # shellcheck disable=SC2086
         run "sanitize-$tool" 150 compute-sanitizer --tool "$tool" --error-exitcode 9 \
-            "$BUILD/tests/sanitize/sanitize_driver" ${kernels//,/ }
+            "$BUILD/tests/sanitize/sanitize_driver" ${sanitize_list//,/ }
     done
     # libhgemm_nccl's sum kernels (one GPU, small shapes), where NCCL was found at configure time
     if [ -x "$BUILD/tests/multigpu/test_nccl_add" ]; then

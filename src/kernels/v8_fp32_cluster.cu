@@ -265,6 +265,8 @@ static __device__ __forceinline__ void v8_clock_mark(bool on, unsigned long long
     uint32_t cta; /* read again at each mark (volatile), so that nothing of it stays live between marks */
     asm volatile("mov.u32 %0, %%ctaid.x;" : "=r"(cta));
     const uint32_t slot = cta * V8_CONSUMERS + (uint32_t)g, t = threadIdx.x % WARPGROUP_THREADS;
+    /* v8_lead_warp's test, written out: calling it (defined below) made the
+     * wide tiles of this build spill 8 bytes */
     if (warp_uniform(t / WARP_SIZE) != 0) return;
     on = on && t == 0 && slot < V8_PHASE_SLOTS;
     unsigned long long *at = &clock[((on ? slot : 0) * per_slot + index) * 2];

@@ -5,6 +5,7 @@ import contextlib
 import io
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -424,7 +425,7 @@ class PlottingWithoutMatplotlib(unittest.TestCase):
 
 
 
-NVCC = next((p for p in ("nvcc", "/usr/local/cuda/bin/nvcc") if __import__("shutil").which(p)), None)
+NVCC = next((p for p in ("nvcc", "/usr/local/cuda/bin/nvcc") if shutil.which(p)), None)
 
 
 @unittest.skipUnless(NVCC, "no nvcc")
