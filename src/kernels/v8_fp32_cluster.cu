@@ -554,8 +554,11 @@ static __device__ __forceinline__ void v8_reduce_share(const float *partials, co
     const uint32_t slices = sk.slices;
     const float4 *p0 = (const float4 *)(partials + (size_t)v8_slot<CLUSTER>(tile, rank, g) * V8_SLOT_FLOATS);
     const size_t step = (size_t)sk.tiles * CLUSTER * V8_CONSUMERS * (V8_SLOT_FLOATS / 4);
-    const uint32_t q0 = (uint32_t)((uint64_t)QUADS * slice / slices);
-    const uint32_t q1 = (uint32_t)((uint64_t)QUADS * (slice + 1) / slices);
+    /* 32-bit: a split plan has at most HGEMM_SK_MAX_WORKERS slices (a 64-bit
+     * division is a subroutine call on the GPU) */
+    static_assert((uint64_t)QUADS * HGEMM_SK_MAX_WORKERS <= UINT32_MAX, "QUADS * slices fits 32 bits");
+    const uint32_t q0 = (uint32_t)QUADS * slice / slices;
+    const uint32_t q1 = (uint32_t)QUADS * (slice + 1) / slices;
     for (uint32_t q = q0 + (uint32_t)t; q < q1; q += WARPGROUP_THREADS) {
         const float4 *p = p0 + q;
         float4 sum = __ldcg(p);
@@ -844,7 +847,18 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
             fill(sm->c[g][bi], bi);
             fence_proxy_async_shared(); /* the stmatrix writes, before the TMA reads them */
             named_barrier_sync(V8_EPI_BARRIER + g, WARPGROUP_THREADS);
-            if (leader) {
+            /* With DEEP = 0 (no late parts) the leader's stores under a
+             * branch made ptxas take the tile loop for divergent and build
+             * the WGMMA descriptors per lane (the 128-wide tile: 49 R2URs,
+             * 17 under predicates; scripts/sass_one.sh). With DEEP = 2 the
+             * loop stays uniform either way, and the predicated form spills
+             * (8 bytes in the 320 tile, 20 in v8-wide-serial). */
+            if constexpr (DEEP == 0) {
+#pragma unroll
+                for (int b = 0; b < tile_t::boxes; b++)
+                    tma_store_3d_if(leader, &tmap_c, pcol0 + b * F16Q_BOX, prow0, pentry, sm->c[g][bi + b]);
+                bulk_commit_group_if(leader);
+            } else if (leader) {
 #pragma unroll
                 for (int b = 0; b < tile_t::boxes; b++)
                     tma_store_3d(&tmap_c, pcol0 + b * F16Q_BOX, prow0, pentry, sm->c[g][bi + b]);
