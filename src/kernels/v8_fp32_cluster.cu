@@ -851,8 +851,11 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
              * branch made ptxas take the tile loop for divergent and build
              * the WGMMA descriptors per lane (the 128-wide tile: 49 R2URs,
              * 17 under predicates; scripts/sass_one.sh). With DEEP = 2 the
-             * loop stays uniform either way, and the predicated form spills
-             * (8 bytes in the 320 tile, 20 in v8-wide-serial). */
+             * loop stays uniform with the branch, and loses it with the
+             * predicated form: that spills (8 bytes in the 320 tile, 20 in
+             * v8-wide-serial), and under the branch too (`DEEP == 0 ||
+             * leader` around the predicated stores) the wide seam tile went
+             * back to 199 R2URs. So two forms. */
             if constexpr (DEEP == 0) {
 #pragma unroll
                 for (int b = 0; b < tile_t::boxes; b++)

@@ -27,32 +27,37 @@ static __device__ __forceinline__ uint32_t warp_uniform(uint32_t v) {
     return __shfl_sync(0xffffffffu, v, 0);
 }
 
+/* An inline-asm body that runs `insn` only where operand %N (a uint32_t,
+ * nonzero: yes) holds, under a guard predicate (PTX ISA "Predicated
+ * execution") instead of a branch: for code that must stay free of
+ * thread-dependent branches (warp_uniform says why). */
+#define PTX_IF(N, insn) "{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %" #N ", 0;\n\t@q " insn ";\n\t}"
+
 /* A global load or store of 64, 32 or 16 bits that happens only where `p`
- * holds (PTX ISA "ld", "st", under a guard predicate): a masked access
- * without a branch, for code that must stay free of thread-dependent
- * branches (warp_uniform says why). A load that does not happen leaves 0. */
+ * holds (PTX ISA "ld", "st", under PTX_IF): a masked access without a
+ * branch. A load that does not happen leaves 0. */
 static __device__ __forceinline__ uint32_t ld_global_b32_if(bool p, const void *ptr) {
     uint32_t v = 0;
-    asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %2, 0;\n\t@q ld.global.b32 %0, [%1];\n\t}"
+    asm volatile(PTX_IF(2, "ld.global.b32 %0, [%1]")
                  : "+r"(v) : "l"(ptr), "r"((uint32_t)p) : "memory");
     return v;
 }
 static __device__ __forceinline__ uint16_t ld_global_b16_if(bool p, const void *ptr) {
     uint16_t v = 0;
-    asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %2, 0;\n\t@q ld.global.b16 %0, [%1];\n\t}"
+    asm volatile(PTX_IF(2, "ld.global.b16 %0, [%1]")
                  : "+h"(v) : "l"(ptr), "r"((uint32_t)p) : "memory");
     return v;
 }
 static __device__ __forceinline__ void st_global_b32_if(bool p, void *ptr, uint32_t v) {
-    asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %0, 0;\n\t@q st.global.b32 [%1], %2;\n\t}"
+    asm volatile(PTX_IF(0, "st.global.b32 [%1], %2")
                  :: "r"((uint32_t)p), "l"(ptr), "r"(v) : "memory");
 }
 static __device__ __forceinline__ void st_global_b64_if(bool p, void *ptr, uint64_t v) {
-    asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %0, 0;\n\t@q st.global.b64 [%1], %2;\n\t}"
+    asm volatile(PTX_IF(0, "st.global.b64 [%1], %2")
                  :: "r"((uint32_t)p), "l"(ptr), "l"(v) : "memory");
 }
 static __device__ __forceinline__ void st_global_b16_if(bool p, void *ptr, uint16_t v) {
-    asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %0, 0;\n\t@q st.global.b16 [%1], %2;\n\t}"
+    asm volatile(PTX_IF(0, "st.global.b16 [%1], %2")
                  :: "r"((uint32_t)p), "l"(ptr), "h"(v) : "memory");
 }
 

@@ -27,8 +27,8 @@ static __device__ __forceinline__ void st_release_gpu_u32(uint32_t *p, uint32_t 
  * loop counters in uniform registers: a release store under a branch that
  * ptxas cannot prove warp-uniform makes it give them up (V8, run 158). */
 static __device__ __forceinline__ void st_release_gpu_u32_if(bool p, uint32_t *ptr, uint32_t v) {
-    asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %0, 0;\n\tfence.acq_rel.gpu;\n\t"
-                 "@q st.relaxed.gpu.global.u32 [%1], %2;\n\t}" ::"r"((uint32_t)p), "l"(ptr), "r"(v) : "memory");
+    asm volatile("fence.acq_rel.gpu;\n\t" PTX_IF(0, "st.relaxed.gpu.global.u32 [%1], %2")
+                 ::"r"((uint32_t)p), "l"(ptr), "r"(v) : "memory");
 }
 
 /* st.relaxed.gpu.global.u32: a store with no ordering (lowering a flag). */

@@ -70,20 +70,19 @@ static __device__ __forceinline__ void bulk_commit_group(void) {
     asm volatile("cp.async.bulk.commit_group;" ::: "memory");
 }
 
-/* tma_store_3d and bulk_commit_group in the threads where p holds, under a
- * predicate instead of a branch: a branch on one thread of the warp inside
+/* tma_store_3d and bulk_commit_group in the threads where p holds, under
+ * PTX_IF instead of a branch: a branch on one thread of the warp inside
  * a loop made ptxas treat the loop as divergent and build V8's WGMMA
  * descriptors per lane (docs/tutorial/v8.md, "The k-loop in uniform
  * registers"). */
 static __device__ __forceinline__ void tma_store_3d_if(bool p, const CUtensorMap *map, int32_t col, int32_t row,
                                                        int32_t entry, const void *src) {
-    asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %0, 0;\n\t"
-                 "@q cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%1, {%2, %3, %4}], [%5];\n\t}"
+    asm volatile(PTX_IF(0, "cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%1, {%2, %3, %4}], [%5]")
                  ::"r"((uint32_t)p), "l"((uint64_t)map), "r"(col), "r"(row), "r"(entry), "r"(smem_u32(src))
                  : "memory");
 }
 static __device__ __forceinline__ void bulk_commit_group_if(bool p) {
-    asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %0, 0;\n\t@q cp.async.bulk.commit_group;\n\t}"
+    asm volatile(PTX_IF(0, "cp.async.bulk.commit_group")
                  ::"r"((uint32_t)p) : "memory");
 }
 
