@@ -20,8 +20,8 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
-gen=()
-command -v ninja >/dev/null && gen=(-G Ninja)
+gen=() # Ninja where there is one, unless build-device/ was configured with another generator
+[ ! -f build-device/CMakeCache.txt ] && command -v ninja >/dev/null && gen=(-G Ninja)
 cmake -S . -B build-device "${gen[@]}" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build-device -j "$(nproc)"
 mkdir -p build-carry

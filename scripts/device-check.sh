@@ -67,6 +67,10 @@
 #   python    the Python GPU tests, the Python CPU tests (torch's fake op side) and
 #             python/bench_torch.py
 #   e2e       python/llama_e2e.py: a Llama-shaped model through hgemm and through torch
+#   torch     the native torch operators (libhgemm_torch.so, built beside the library where
+#             torch is installed): their GPU tests (python/tests/test_gpu_native.py), then
+#             python/torch_e2e.py $TORCH_E2E_ARGS (default --repeats 3 --train) into
+#             torch-e2e.csv and torch-e2e.log
 #   target    V8's target (docs/tutorial/v8.md), read as run 153 read it: 8192^3 in
 #             5 fresh processes, each 5 runs of 128 windows of one launch (AUTO and v8
 #             beside cuBLAS: a comparison of cycles at one clock, to about 0.3 points),
@@ -252,6 +256,15 @@ if has e2e; then
     # shellcheck disable=SC2086
     run e2e 300 env PYTHONPATH=python HGEMM_LIBRARY="$BUILD/libhgemm.so" PYTHONUNBUFFERED=1 \
         python3 python/llama_e2e.py ${E2E_ARGS:-} --csv "$OUT/llama.csv"
+fi
+
+if has torch; then
+    run torch-tests 400 env PYTHONPATH=python HGEMM_LIBRARY="$BUILD/libhgemm.so" PYTHONUNBUFFERED=1 \
+        python3 -m unittest discover -s python/tests -p 'test_gpu_native.py' -v
+    # shellcheck disable=SC2086
+    STEP_LOG="$OUT/torch-e2e.log" run torch-e2e 500 env PYTHONPATH=python HGEMM_LIBRARY="$BUILD/libhgemm.so" \
+        PYTHONUNBUFFERED=1 python3 python/torch_e2e.py ${TORCH_E2E_ARGS:---repeats 3 --train} \
+        --csv "$OUT/torch-e2e.csv"
 fi
 
 if has sweep; then

@@ -33,7 +33,7 @@ import threading
 
 from . import _layout
 
-__all__ = ["matmul", "nt", "linear", "workspace", "kernels", "library_path", "HgemmError", "__version__",
+__all__ = ["matmul", "nt", "linear", "workspace", "native_ops", "kernels", "library_path", "HgemmError", "__version__",
            "SUCCESS", "ERROR_INVALID_VALUE", "ERROR_MISALIGNED", "ERROR_NOT_SUPPORTED",
            "ERROR_NO_DEVICE", "ERROR_ARCH_MISMATCH", "ERROR_CUDA", "DTYPE_F16", "DTYPE_BF16",
            "WORKSPACE_BYTES"]
@@ -727,3 +727,10 @@ def matmul(a, b, out=None, *, alpha=1.0, beta=0.0, kernel="auto", stream=None, w
 # and hgemm.linear, eager PyTorch's x @ W.T without the dispatcher.
 from . import _torch  # noqa: E402,F401
 from ._torch import linear, workspace  # noqa: E402,F401
+
+
+def native_ops():
+    """(path, None) when torch.ops.hgemm are the native C++ operators
+    (libhgemm_torch.so, loaded from path); (None, why) when they are not, and
+    torch.ops.hgemm.nt/.matmul/.matmul_out run over ctypes instead."""
+    return _torch.native_path, _torch.native_missing

@@ -161,29 +161,20 @@ def _current_stream_function():
 
 
 def linear(x, weight, kernel="auto", workspace=None):
-    """y = x @ weight.T (nn.Linear's product, no bias) in eager PyTorch: x of
-    shape (..., k), weight (n, k); y (..., n) in x's type.
+    """y = x @ weight.T (nn.Linear's product, no bias): x of shape (..., k),
+    weight (n, k); y (..., n) in x's type (fp16 or bf16).
 
-    Where n is not a multiple of 8 (and x has more than one row), y is a
-    view of rows padded to one, as hgemm.matmul allocates it.
-
-    workspace: None, or a zero-filled CUDA tensor of WORKSPACE_BYTES on x's
-    device (hgemm.workspace() makes one) with which V8 and AUTO split the
-    work of a product over every SM where whole tiles would leave SMs idle
-    (split-K, stream-K, the tail split; hgemm_nt_ws in include/hgemm.h).
-    Calls that may run at the same time (on different streams) need
-    separate workspaces; calls on one stream, captured in a CUDA graph or
-    not, share one.
-
-    The same product as torch.ops.hgemm.nt (fp16) or torch.ops.hgemm.matmul
-    (bf16, or rows that are not contiguous), called as a plain function:
-    without the torch dispatcher's custom-op path, which costs more host
-    time per call than the library itself. torch.compile cannot trace it;
-    under torch.compile use the torch.ops.hgemm ops. Like them it has no
-    autograd formula: the result carries no gradient, so it is for
-    inference (under torch.no_grad() or torch.inference_mode())."""
+    Where the native operators are built (hgemm.native_ops()), this is
+    torch.ops.hgemm.linear, with autograd and the operators' own workspace
+    per stream. Otherwise, or with an explicit workspace (a zero-filled CUDA
+    tensor of WORKSPACE_BYTES, hgemm.workspace(); one per stream), it runs
+    over ctypes: no autograd (the result carries no gradient), not traceable
+    by torch.compile. Where n is not a multiple of 8 (and x has more than one
+    row), y is a view of rows padded to one."""
     if torch is None:
         raise RuntimeError("hgemm.linear takes torch tensors, and torch is not installed")
+    if native_path is not None and workspace is None and isinstance(kernel, str):
+        return _native_linear(x, weight, None, kernel_name=kernel)
     flat = x.dim() != 2
     x2 = x.reshape(-1, x.shape[-1]) if flat else x
     y = _nt_fast(x2, weight, 1.0, kernel, workspace)
@@ -256,9 +247,56 @@ def _register():
     return hgemm_nt, hgemm_matmul, hgemm_matmul_out
 
 
-# The registered ops (torch.ops.hgemm.nt, .matmul, .matmul_out); None without torch.
+def _native_candidates():
+    """Where libhgemm_torch.so (python/hgemm/csrc/ops.cpp) may be, in order:
+    $HGEMM_TORCH_LIBRARY, beside this file (a wheel), beside the libhgemm.so
+    in use (a build tree), build/ of this repository."""
+    import os
+    explicit = os.environ.get("HGEMM_TORCH_LIBRARY")
+    if explicit:
+        return [explicit]
+    here = os.path.dirname(os.path.abspath(__file__))
+    paths = [os.path.join(here, "libhgemm_torch.so")]
+    try:
+        from . import library_path
+        paths.append(os.path.join(os.path.dirname(library_path()), "libhgemm_torch.so"))
+    except OSError:
+        pass
+    paths.append(os.path.join(os.path.dirname(os.path.dirname(here)), "build", "libhgemm_torch.so"))
+    return paths
+
+
+def _load_native():
+    """Load the C++ operators into torch; (path, None) on success, else
+    (None, why). libhgemm.so is loaded first, so that both use one copy."""
+    import os
+    tried = []
+    for path in _native_candidates():
+        if not os.path.exists(path):
+            tried.append(path + " (missing)")
+            continue
+        try:
+            _load()
+            torch.ops.load_library(path)
+            return path, None
+        except (OSError, RuntimeError) as e:
+            tried.append("%s (%s)" % (path, e))
+            if os.environ.get("HGEMM_TORCH_LIBRARY"):
+                raise
+    return None, "; ".join(tried)
+
+
+# The native operators (torch.ops.hgemm.mm, .linear, .bmm, .baddbmm, .matmul,
+# .matmul_out, .nt from libhgemm_torch.so), or, where that library is not
+# built, .nt/.matmul/.matmul_out registered from Python over ctypes.
+native_path, native_missing = (None, "torch is not installed") if torch is None else _load_native()
 op = matmul_op = matmul_out_op = None
-if torch is not None and hasattr(torch, "library") and hasattr(torch.library, "custom_op"):
+_native_linear = None
+if native_path is not None:
+    op, matmul_op, matmul_out_op = torch.ops.hgemm.nt, torch.ops.hgemm.matmul, torch.ops.hgemm.matmul_out
+    # The op's C++ entry itself: OpOverload.__call__ is one Python frame around it.
+    _native_linear = torch.ops.hgemm.linear.default._op
+elif torch is not None and hasattr(torch, "library") and hasattr(torch.library, "custom_op"):
     try:
         op, matmul_op, matmul_out_op = _register()
     except Exception as e:  # e.g. registered already by another copy of hgemm

@@ -16,7 +16,7 @@ SKIPPED = 77
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path.insert(0, here)
-    suite = unittest.defaultTestLoader.loadTestsFromName("test_gpu")
+    suite = unittest.defaultTestLoader.loadTestsFromNames(["test_gpu", "test_gpu_native"])
     result = unittest.TextTestRunner(verbosity=2).run(suite)
     if not result.wasSuccessful():
         return 1

@@ -1,0 +1,36 @@
+"""hgemm.functional: torch's products through hgemm's native operators, with autograd.
+
+    y = hgemm.functional.linear(x, w, b)     # F.linear: x @ w.T + b
+    c = hgemm.functional.mm(a, b)            # torch.mm; a transposed view is read in place
+    c = hgemm.functional.bmm(a, b)           # torch.bmm
+
+fp16 or bf16 CUDA tensors of one type, fp32 accumulation (kernel="auto"),
+on torch's current stream. Gradients: dX = dY W through hgemm's NN form,
+dW = dY^T X through its TN form, the bias gradient as torch sums it. These
+need the native operators (libhgemm_torch.so, built by `pip install .` or
+the CMake build where torch is installed); hgemm.native_ops() says whether
+they are loaded, and why not.
+"""
+from . import _torch
+
+
+def _ops():
+    if _torch.native_path is None:
+        raise RuntimeError("hgemm.functional needs hgemm's native torch operators, which are not "
+                           "loaded: %s" % _torch.native_missing)
+    return _torch.torch.ops.hgemm
+
+
+def linear(input, weight, bias=None, *, kernel="auto"):
+    """F.linear through hgemm: input (..., in_features) @ weight.T + bias."""
+    return _ops().linear(input, weight, bias, kernel_name=kernel)
+
+
+def mm(a, b, *, kernel="auto"):
+    """torch.mm through hgemm: a (m, k) @ b (k, n)."""
+    return _ops().mm(a, b, kernel_name=kernel)
+
+
+def bmm(a, b, *, kernel="auto"):
+    """torch.bmm through hgemm: a (B, m, k) @ b (B, k, n)."""
+    return _ops().bmm(a, b, kernel_name=kernel)

@@ -1,0 +1,76 @@
+"""hgemm.nn: nn.Linear through hgemm.
+
+    layer = hgemm.nn.Linear(4096, 4096, bias=False, device="cuda", dtype=torch.bfloat16)
+    report = hgemm.nn.swap_linears(model)    # every nn.Linear of a model, in place
+
+Linear is torch.nn.Linear (the same parameters, initialisation and
+state_dict) whose forward runs torch.ops.hgemm.linear, with autograd. It
+needs the native operators (hgemm.native_ops()).
+"""
+from . import _torch
+
+torch = _torch.torch
+if torch is None:
+    raise ImportError("hgemm.nn needs torch")
+
+_compiling = getattr(getattr(torch, "compiler", None), "is_compiling", lambda: False)
+
+
+class Linear(torch.nn.Linear):
+    """torch.nn.Linear whose product is hgemm's (fp32 accumulation, AUTO's kernel).
+
+    Parameters must be fp16 or bf16 on an sm_90 GPU, in_features a multiple of
+    8; the input the same type as the weight."""
+
+    kernel = "auto"
+
+    def forward(self, input):
+        if _torch._native_linear is None:
+            raise RuntimeError("hgemm.nn.Linear needs hgemm's native torch operators, which are not "
+                               "loaded: %s" % _torch.native_missing)
+        # dynamo traces the OpOverload; eager calls its C++ entry (one Python frame less)
+        op = torch.ops.hgemm.linear.default if _compiling() else _torch._native_linear
+        if self.kernel == "auto":
+            y = op(input, self.weight, self.bias)
+        else:
+            y = op(input, self.weight, self.bias, kernel_name=self.kernel)
+        # out_features % 8 != 0: hgemm writes rows padded to 8; nn.Linear's result is dense.
+        return y if self.out_features % 8 == 0 else y.contiguous()
+
+
+def _why_not(module):
+    """Why a torch.nn.Linear cannot run on hgemm, or None."""
+    w = module.weight
+    if w.dtype not in (torch.float16, torch.bfloat16):
+        return "weight is %s (hgemm takes float16 and bfloat16)" % w.dtype
+    if not w.is_cuda:
+        return "weight is on %s" % w.device
+    if module.in_features % 8:
+        return "in_features %d is not a multiple of 8 (hgemm's leading dimensions)" % module.in_features
+    return None
+
+
+def swap_linears(model, *, kernel="auto"):
+    """Make every torch.nn.Linear of `model` (the model itself included) an
+    hgemm.nn.Linear, in place: the same module objects and parameters (tied
+    weights stay tied, hooks stay), only the forward changes. Subclasses of
+    nn.Linear are left alone, as are layers hgemm cannot take.
+
+    Returns (swapped, skipped): the qualified names swapped, and a dict of the
+    names left alone with the reason."""
+    if _torch.native_path is None:
+        raise RuntimeError("hgemm.nn.swap_linears needs hgemm's native torch operators, which are "
+                           "not loaded: %s" % _torch.native_missing)
+    swapped, skipped = [], {}
+    for name, module in model.named_modules():
+        if type(module) is not torch.nn.Linear:
+            continue
+        why = _why_not(module)
+        if why:
+            skipped[name] = why
+            continue
+        module.__class__ = Linear
+        if kernel != Linear.kernel:
+            module.kernel = kernel
+        swapped.append(name)
+    return swapped, skipped

@@ -1,0 +1,219 @@
+"""GPU tests of the native torch operators (python/hgemm/csrc/ops.cpp):
+torch.ops.hgemm.mm/bmm/baddbmm/linear, their autograd, hgemm.nn and
+torch.compile, against fp64 references computed from the same inputs.
+
+Tolerances: atol 1e-2 and rtol 1e-2 on unit-variance outputs (fp32
+accumulation, one rounding to fp16/bf16 at 2^-8 relative for bf16: 1e-2 of
+rtol covers it). Skips without torch, an sm_90 GPU or the native operators.
+"""
+import unittest
+
+import hgemm
+
+ATOL = RTOL = 1e-2
+# bf16 keeps 8 bits: its rounding of a unit-variance value reaches 4e-3
+# absolute; a gradient summed over many rows is compared with a scaled atol.
+DTYPES = ("float16", "bfloat16")
+
+
+class NativeOpsTests(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        try:
+            import torch
+        except ImportError:
+            raise unittest.SkipTest("torch is not installed")
+        if not torch.cuda.is_available() or torch.cuda.get_device_capability() != (9, 0):
+            raise unittest.SkipTest("needs an sm_90 GPU")
+        path, why = hgemm.native_ops()
+        if path is None:
+            raise unittest.SkipTest("hgemm's native torch operators are not built: %s" % why)
+        cls.torch = torch
+        cls.ops = torch.ops.hgemm
+        torch.manual_seed(0)
+
+    def randn(self, *shape, k, dtype="float16"):
+        torch = self.torch
+        return (torch.randn(*shape, device="cuda", dtype=torch.float64) * k ** -0.25).to(getattr(torch, dtype))
+
+    def assertClose(self, got, ref, what, atol=ATOL):
+        torch = self.torch
+        self.assertEqual(tuple(got.shape), tuple(ref.shape), what)
+        err = (got.double() - ref.double()).abs()
+        bad = ~(err <= atol + RTOL * ref.double().abs())  # NaN counts as bad
+        if bad.any():
+            lines = ["  %s: got %g, expected %g" % (tuple(i), got[tuple(i)].item(), ref[tuple(i)].item())
+                     for i in bad.nonzero()[:5].tolist()]
+            self.fail("%s: %d of %d elements off (max abs error %g), first ones:\n%s"
+                      % (what, int(bad.sum()), bad.numel(), float(err.nan_to_num(float("inf")).max()),
+                         "\n".join(lines)))
+        torch.cuda.synchronize()
+
+    def test_mm_every_layout(self):
+        for dtype in DTYPES:
+            for m, n, k in ((129, 264, 72), (1, 4096, 4096), (64, 13, 520), (200, 200, 0)):
+                for ta in (False, True):
+                    for tb in (False, True):
+                        if ta and m % 8:
+                            continue  # a transposed a of m rows needs ld = m, a multiple of 8
+                        if (tb and k % 8) or (not tb and n % 8):
+                            continue  # b's leading dimension (k or n) must be a multiple of 8
+                        a = self.randn(k, m, k=k, dtype=dtype).t() if ta else self.randn(m, k, k=k, dtype=dtype)
+                        b = self.randn(n, k, k=k, dtype=dtype).t() if tb else self.randn(k, n, k=k, dtype=dtype)
+                        c = self.ops.mm(a, b)
+                        self.assertEqual(c.dtype, a.dtype)
+                        what = "mm %s %dx%dx%d a%s b%s" % (dtype, m, n, k, "T" if ta else "N", "T" if tb else "N")
+                        self.assertClose(c, a.double() @ b.double(), what)
+
+    def test_mm_out_guard_band_and_errors(self):
+        torch = self.torch
+        a, b = self.randn(130, 72, k=72), self.randn(72, 200, k=72)
+        wide = torch.full((140, 216), float("nan"), device="cuda", dtype=torch.float16)
+        out = wide[5:135, 8:208]
+        self.assertIs(self.ops.mm(a, b, out=out), out)
+        self.assertClose(out, a.double() @ b.double(), "mm.out into a slice")
+        wide[5:135, 8:208] = 0
+        self.assertTrue(torch.isnan(wide).sum().item() == 140 * 216 - 130 * 200, "mm.out wrote outside out")
+        with self.assertRaisesRegex(TypeError, "float16 or bfloat16"):
+            self.ops.mm(a.float(), b.float())
+        with self.assertRaisesRegex(TypeError, "same type"):
+            self.ops.mm(a, b.bfloat16())
+        with self.assertRaisesRegex(ValueError, "neither its rows nor its columns"):
+            self.ops.mm(self.randn(130, 144, k=72)[:, ::2], b)
+        with self.assertRaisesRegex(ValueError, "must equal"):
+            self.ops.mm(a, b.t())
+        flat = torch.empty(130 * 72 + 8, dtype=torch.float16, device="cuda")
+        with self.assertRaisesRegex(RuntimeError, "status 2"):  # HGEMM_ERROR_MISALIGNED
+            self.ops.mm(flat[1:1 + 130 * 72].view(130, 72), b)
+        with self.assertRaisesRegex(ValueError, "unknown kernel 'v99'"):
+            self.ops.mm(a, b, kernel_name="v99")
+
+    def test_bmm_baddbmm(self):
+        torch = self.torch
+        for dtype in DTYPES:
+            a, b = self.randn(3, 136, 72, k=72, dtype=dtype), self.randn(3, 72, 200, k=72, dtype=dtype)
+            ref = a.double() @ b.double()
+            self.assertClose(self.ops.bmm(a, b), ref, "bmm " + dtype)
+            self.assertClose(self.ops.bmm(a, b.transpose(1, 2).contiguous().transpose(1, 2)), ref, "bmm NT " + dtype)
+            c = self.randn(3, 136, 200, k=1, dtype=dtype)
+            got = self.ops.baddbmm(c, a, b, beta=0.5, alpha=2.0)
+            self.assertClose(got, 2.0 * ref + 0.5 * c.double(), "baddbmm " + dtype)
+            nan = torch.full_like(c, float("nan"))
+            self.assertClose(self.ops.baddbmm(nan, a, b, beta=0.0), ref, "baddbmm beta 0 never reads self")
+            bias = self.randn(200, k=1, dtype=dtype)
+            self.assertClose(self.ops.baddbmm(bias, a, b), ref + bias.double(), "baddbmm broadcast self")
+
+    def test_linear(self):
+        torch = self.torch
+        for dtype in DTYPES:
+            x, w = self.randn(2, 65, 264, k=264, dtype=dtype), self.randn(520, 264, k=264, dtype=dtype)
+            bias = self.randn(520, k=1, dtype=dtype)
+            ref = x.double() @ w.double().t()
+            y = self.ops.linear(x, w)
+            self.assertTrue(y.is_contiguous())
+            self.assertClose(y, ref, "linear " + dtype)
+            yb = self.ops.linear(x, w, bias)
+            self.assertClose(yb, ref + bias.double(), "linear bias " + dtype, atol=2 * ATOL)
+            self.assertClose(self.ops.linear(x[0, 0], w), ref[0, 0], "linear of a vector")
+            self.assertClose(hgemm.linear(x, w), ref, "hgemm.linear " + dtype)
+            odd = self.randn(13, 264, k=264, dtype=dtype)
+            self.assertClose(self.ops.linear(x, odd), x.double() @ odd.double().t(), "linear n = 13")
+        side = torch.cuda.Stream()
+        with torch.cuda.stream(side):
+            y = self.ops.linear(x, w)
+        side.synchronize()
+        self.assertClose(y, ref, "linear on a side stream")
+
+    def test_autograd(self):
+        torch = self.torch
+        for dtype in DTYPES:
+            x = self.randn(3, 40, 136, k=136, dtype=dtype).requires_grad_()
+            w = self.randn(264, 136, k=136, dtype=dtype).requires_grad_()
+            bias = self.randn(264, k=1, dtype=dtype).requires_grad_()
+            g = self.randn(3, 40, 264, k=1, dtype=dtype)
+            self.ops.linear(x, w, bias).backward(g)
+            x64, w64, g64 = x.detach().double(), w.detach().double(), g.double()
+            rows = 3 * 40
+            self.assertClose(x.grad, g64 @ w64, "linear dX " + dtype, atol=2 * ATOL)
+            self.assertClose(w.grad, g64.reshape(rows, 264).t() @ x64.reshape(rows, 136), "linear dW " + dtype,
+                             atol=ATOL * rows ** 0.5)
+            self.assertClose(bias.grad, g64.reshape(rows, 264).sum(0), "linear dbias " + dtype,
+                             atol=ATOL * rows ** 0.5)
+            a = self.randn(136, 72, k=72, dtype=dtype).requires_grad_()
+            b = self.randn(200, 72, k=72, dtype=dtype).t().requires_grad_()  # read transposed (NT)
+            gc = self.randn(136, 200, k=1, dtype=dtype)
+            self.ops.mm(a, b).backward(gc)
+            self.assertClose(a.grad, gc.double() @ b.detach().double().t(), "mm dA " + dtype, atol=2 * ATOL)
+            ba, bb = self.randn(2, 40, 72, k=72, dtype=dtype).requires_grad_(), \
+                self.randn(2, 72, 64, k=72, dtype=dtype).requires_grad_()
+            gb = self.randn(2, 40, 64, k=1, dtype=dtype)
+            self.ops.bmm(ba, bb).backward(gb)
+            self.assertClose(bb.grad, ba.detach().double().transpose(1, 2) @ gb.double(), "bmm dB " + dtype,
+                             atol=2 * ATOL)
+
+    def test_swap_linears_training(self):
+        # A small MLP: the same loss and gradients with hgemm.nn.Linear as with nn.Linear.
+        torch = self.torch
+        import hgemm.nn
+        for dtype in (torch.float16, torch.bfloat16):
+            torch.manual_seed(1)
+            model = torch.nn.Sequential(torch.nn.Linear(256, 512), torch.nn.GELU(), torch.nn.Linear(512, 128),
+                                        torch.nn.Linear(128, 10)).cuda().to(dtype)
+            twin = torch.nn.Sequential(*[torch.nn.Linear(m.in_features, m.out_features) if isinstance(m, torch.nn.Linear)
+                                         else torch.nn.GELU() for m in model]).cuda().to(dtype)
+            twin.load_state_dict(model.state_dict())
+            swapped, skipped = hgemm.nn.swap_linears(model)
+            self.assertEqual(swapped, ["0", "2", "3"])
+            self.assertEqual(skipped, {})
+            self.assertEqual(set(model.state_dict()), set(twin.state_dict()))
+            x = torch.randn(64, 256, device="cuda", dtype=dtype)
+            out, ref = model(x), twin(x)
+            self.assertTrue(out.is_contiguous(), "out_features 10: a dense result, as nn.Linear gives")
+            out.float().square().mean().backward()
+            ref.float().square().mean().backward()
+            tol = 5e-2 if dtype == torch.bfloat16 else 1e-2
+            self.assertClose(out, ref, "swapped forward %s" % dtype, atol=tol)
+            for (name, p), q in zip(model.named_parameters(), twin.parameters()):
+                scale = q.grad.double().abs().max().item() + 1e-6
+                self.assertClose(p.grad / scale, q.grad / scale, "grad %s %s" % (name, dtype), atol=tol)
+        fp32 = torch.nn.Linear(64, 64).cuda()
+        odd = torch.nn.Linear(12, 64).cuda().half()
+        swapped, skipped = hgemm.nn.swap_linears(torch.nn.Sequential(fp32, odd))
+        self.assertEqual(swapped, [])
+        self.assertIn("float32", skipped["0"])
+        self.assertIn("multiple of 8", skipped["1"])
+
+    def test_opcheck_and_compile(self):
+        torch = self.torch
+        x, w = self.randn(2, 64, 136, k=136), self.randn(264, 136, k=136)
+        bias = self.randn(264, k=1)
+        if hasattr(torch.library, "opcheck"):
+            torch.library.opcheck(self.ops.linear.default, (x, w, bias))
+            torch.library.opcheck(self.ops.linear.default, (x.requires_grad_(), w.requires_grad_(), None))
+            torch.library.opcheck(self.ops.mm.default, (x[0].detach(), w.t().detach()))
+            torch.library.opcheck(self.ops.bmm.default, (x.detach(), w.t().detach().expand(2, 136, 264)))
+        x, w = x.detach(), w.detach()
+
+        def f(x, w, bias):
+            return torch.nn.functional.gelu(self.ops.linear(x, w, bias)) * 0.5
+
+        compiled = torch.compile(f, fullgraph=True)
+        self.assertClose(compiled(x, w, bias), f(x, w, bias), "compiled linear")
+        x2 = self.randn(3, 40, 136, k=136)
+        self.assertClose(compiled(x2, w, bias), f(x2, w, bias), "compiled linear, another shape")
+
+    def test_graph_capture(self):
+        torch = self.torch
+        x, w = self.randn(1, 4096, k=4096), self.randn(4096, 4096, k=4096)
+        side = torch.cuda.Stream()  # never used before capture: no workspace of its own
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph, stream=side):
+            y = self.ops.linear(x, w)
+        x.copy_(self.randn(1, 4096, k=4096))
+        graph.replay()
+        torch.cuda.synchronize()
+        self.assertClose(y, x.double() @ w.double().t(), "linear replayed from a graph")
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,278 @@
+"""A Llama-shaped model with its linear layers on hgemm's torch operators, beside torch.
+
+    python3 python/torch_e2e.py [--layers 4] [--dtypes f16,bf16] [--compile] [--train] [--csv FILE]
+
+The model is transformers' Llama from a Llama 3 8B configuration (hidden 4096,
+intermediate 14336, 32 heads, 8 KV heads, vocabulary 128256) with random
+weights and --layers layers; nothing is downloaded. Two backends, on the same
+model object: "torch" (nn.Linear: cuBLAS) and "hgemm" (hgemm.nn.swap_linears:
+every nn.Linear runs torch.ops.hgemm.linear, AUTO, fp32 accumulation), eager
+and, with --compile, under torch.compile (inductor, dynamic shapes).
+
+Phases, each timed with CUDA events after warm-up, --repeats times, the two
+backends alternating within each repeat (so that both see the same clocks):
+  - prefill B x S: one forward pass over B sequences of S tokens;
+  - decode B: one token per sequence with a KV cache of --prompt tokens
+    (the loop's time less its prompt's, per step);
+  - train (--train, bf16): forward, backward and AdamW over 4 x 2048 tokens.
+  - host: microseconds per call at 1 x 4096 x 4096 (300 calls, no sync inside)
+    of F.linear, nn.Linear, torch.ops.hgemm.linear, hgemm.nn.Linear and the
+    ctypes hgemm.linear path.
+Accuracy: the logits of the first prefill phase against the same model with
+fp32 linear layers, for both backends (max |error|); for train, the loss after
+--train-steps steps on a fixed seed.
+
+--csv FILE: one row per (dtype, phase, batch, seq, backend, mode, run):
+dtype,phase,batch,seq,backend,mode,run,ms,vs_torch,max_abs_logit_err,loss.
+Exits 2 without torch, transformers, hgemm's native operators or an sm_90 GPU.
+"""
+import argparse
+import datetime
+import statistics
+import sys
+import time
+
+EXIT_NO_GPU = 2
+LLAMA3_8B = dict(hidden_size=4096, intermediate_size=14336, num_attention_heads=32,
+                 num_key_value_heads=8, vocab_size=128256, max_position_embeddings=8192,
+                 rope_theta=500000.0, rms_norm_eps=1e-5)
+PREFILL = ((1, 300), (4, 1024), (1, 4096))
+DECODE = (1, 16, 64)
+
+
+def events_ms(torch, fn, warmup=2):
+    for _ in range(warmup):
+        fn()
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    torch.cuda.synchronize()
+    start.record()
+    fn()
+    stop.record()
+    torch.cuda.synchronize()
+    return start.elapsed_time(stop)
+
+
+class Backends:
+    """One model; its nn.Linear layers switched between torch and hgemm."""
+
+    def __init__(self, torch, hgemm_nn, model):
+        self.torch, self.model = torch, model
+        self.linears = [m for m in model.modules() if type(m) is torch.nn.Linear]
+        self.hgemm_cls, self.torch_cls = hgemm_nn.Linear, torch.nn.Linear
+        swapped, skipped = hgemm_nn.swap_linears(model)
+        if skipped:
+            raise RuntimeError("layers hgemm does not take: %s" % skipped)
+        self.use("torch")
+
+    def use(self, backend):
+        cls = self.hgemm_cls if backend == "hgemm" else self.torch_cls
+        for m in self.linears:
+            m.__class__ = cls
+
+
+def host_us(torch, hgemm, dtype, repeats, calls=300):
+    """Microseconds per call at 1 x 4096 x 4096, one list per path."""
+    import torch.nn.functional as F
+    import hgemm.nn
+    lin = torch.nn.Linear(4096, 4096, bias=False, device="cuda", dtype=dtype)
+    hl = hgemm.nn.Linear(4096, 4096, bias=False, device="cuda", dtype=dtype)
+    w = lin.weight.detach()
+    x = torch.randn(1, 4096, device="cuda", dtype=dtype)
+    op = torch.ops.hgemm.linear
+    paths = [("F.linear", lambda: F.linear(x, w)),
+             ("nn.Linear", lambda: lin(x)),
+             ("torch.ops.hgemm.linear", lambda: op(x, w)),
+             ("hgemm.nn.Linear", lambda: hl(x)),
+             ("hgemm.linear", lambda: hgemm.linear(x, w)),
+             ("hgemm.linear-ctypes", lambda: hgemm.linear(x, w, workspace=ws))]
+    ws = hgemm.workspace()
+    out = {name: [] for name, _ in paths}
+    with torch.inference_mode():
+        for _ in range(repeats):
+            for name, fn in paths:  # interleaved: each repeat measures every path once
+                for _ in range(20):
+                    fn()
+                torch.cuda.synchronize()
+                t = time.perf_counter()
+                for _ in range(calls):
+                    fn()
+                out[name].append((time.perf_counter() - t) / calls * 1e6)
+                torch.cuda.synchronize()
+    return out
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--layers", type=int, default=4)
+    parser.add_argument("--dtypes", default="f16,bf16")
+    parser.add_argument("--prompt", type=int, default=128, help="KV cache length before decode")
+    parser.add_argument("--decode-steps", type=int, default=16)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--compile", action="store_true", help="also under torch.compile")
+    parser.add_argument("--train", action="store_true", help="also a bf16 training step")
+    parser.add_argument("--train-steps", type=int, default=10)
+    parser.add_argument("--csv")
+    args = parser.parse_args()
+    try:
+        import torch
+        from transformers import LlamaConfig, LlamaForCausalLM
+        import hgemm
+        import hgemm.nn
+    except ImportError as err:
+        print(f"torch_e2e: needs torch, transformers and hgemm ({err})", file=sys.stderr)
+        return EXIT_NO_GPU
+    if not torch.cuda.is_available() or torch.cuda.get_device_capability() != (9, 0):
+        print("torch_e2e: needs an sm_90 GPU", file=sys.stderr)
+        return EXIT_NO_GPU
+    path, why = hgemm.native_ops()
+    if path is None:
+        print(f"torch_e2e: hgemm's native torch operators are not loaded: {why}", file=sys.stderr)
+        return EXIT_NO_GPU
+
+    rows = []  # (dtype, phase, batch, seq, backend, mode, run, ms, err, loss)
+    names = {"f16": torch.float16, "bf16": torch.bfloat16}
+    for dname in args.dtypes.split(","):
+        dtype = names[dname]
+        for name, values in host_us(torch, hgemm, dtype, args.repeats).items():
+            rows.extend((dname, "host", 1, 4096, name, "eager", r + 1, v / 1e3, float("nan"), float("nan"))
+                        for r, v in enumerate(values))
+        torch.manual_seed(0)
+        config = LlamaConfig(num_hidden_layers=args.layers, **LLAMA3_8B)
+        with torch.device("cuda"):
+            model = LlamaForCausalLM(config).to(dtype).eval()
+        b = Backends(torch, hgemm.nn, model)
+        gen = torch.Generator(device="cuda").manual_seed(1)
+
+        def tokens(batch, seq):
+            return torch.randint(0, config.vocab_size, (batch, seq), device="cuda", generator=gen)
+
+        # Accuracy: the first prefill's logits against fp32 linear layers.
+        first = tokens(*PREFILL[0])
+        err = {}
+        with torch.inference_mode():
+            with torch.device("cuda"):
+                ref_model = LlamaForCausalLM(config)
+            ref_model.load_state_dict(model.state_dict())
+            ref_model = ref_model.float()
+            ref = ref_model(first).logits.float()
+            del ref_model
+            for backend in ("torch", "hgemm"):
+                b.use(backend)
+                err[backend] = (model(first).logits.float() - ref).abs().max().item()
+            del ref
+        torch.cuda.empty_cache()
+
+        modes = [("eager", model)]
+        if args.compile:
+            modes.append(("compile", torch.compile(model, dynamic=True)))
+        for mode, fwd in modes:
+            with torch.inference_mode():
+                for batch, seq in PREFILL:
+                    t = tokens(batch, seq)
+                    for r in range(args.repeats):
+                        for backend in ("torch", "hgemm"):
+                            b.use(backend)
+                            ms = events_ms(torch, lambda: fwd(t))
+                            rows.append((dname, "prefill", batch, seq, backend, mode, r + 1, ms,
+                                         err[backend] if (batch, seq) == PREFILL[0] else float("nan"),
+                                         float("nan")))
+                for batch in DECODE:
+                    prompt, nxt = tokens(batch, args.prompt), tokens(batch, 1)
+
+                    def run_prompt():
+                        return fwd(prompt, use_cache=True)
+
+                    def run_loop():
+                        out = fwd(prompt, use_cache=True)
+                        past = out.past_key_values
+                        for _ in range(args.decode_steps):
+                            out = fwd(nxt, past_key_values=past, use_cache=True)
+                            past = out.past_key_values
+                    for r in range(args.repeats):
+                        for backend in ("torch", "hgemm"):
+                            b.use(backend)
+                            step = (events_ms(torch, run_loop, 1) - events_ms(torch, run_prompt, 1)) \
+                                / args.decode_steps
+                            rows.append((dname, "decode", batch, 1, backend, mode, r + 1, step,
+                                         float("nan"), float("nan")))
+        del modes
+        if args.train and dtype == torch.bfloat16:
+            model.train()
+            batch, seq = 4, 2048
+            data = tokens(batch, seq)
+            init = {k: v.clone() for k, v in model.state_dict().items()}
+            for backend in ("torch", "hgemm"):
+                model.load_state_dict(init)
+                b.use(backend)
+                opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
+                torch.manual_seed(2)
+                loss_value, times = float("nan"), []
+                for s in range(args.train_steps):
+                    def step():
+                        opt.zero_grad(set_to_none=True)
+                        loss = model(data, labels=data).loss
+                        loss.backward()
+                        opt.step()
+                        return loss
+                    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                    start.record()
+                    loss = step()
+                    stop.record()
+                    torch.cuda.synchronize()
+                    times.append(start.elapsed_time(stop))
+                    loss_value = loss.item()
+                for r, ms in enumerate(times[2:]):  # the first two steps warm up
+                    rows.append((dname, "train", batch, seq, backend, "eager", r + 1, ms, float("nan"),
+                                 loss_value))
+                del opt
+            model.eval()
+        del model, b
+        torch.cuda.empty_cache()
+
+    # vs_torch: torch's median over the phase's runs / this row's ms.
+    def key(row):
+        return row[:4] + row[5:6]
+    torch_ms = {}
+    for row in rows:
+        if row[4] == "torch" or (row[1] == "host" and row[4] == "F.linear"):
+            torch_ms.setdefault(key(row), []).append(row[7])
+    base = {k: statistics.median(v) for k, v in torch_ms.items()}
+
+    print(f"Llama 3 8B shapes, {args.layers} layers, {torch.cuda.get_device_name()}, torch {torch.__version__}")
+    groups = {}
+    for row in rows:
+        groups.setdefault(key(row) + (row[4],), []).append(row)
+    for k, rs in groups.items():
+        dname, phase, batch, seq, mode, backend = k
+        ms = [r[7] for r in rs]
+        ratios = [base[key(r)] / r[7] for r in rs]
+        unit, scale = ("us", 1e3) if phase == "host" else ("ms", 1.0)
+        extra = ""
+        if rs[0][8] == rs[0][8]:
+            extra += f" max|err| {rs[0][8]:.3e}"
+        if rs[0][9] == rs[0][9]:
+            extra += f" loss {rs[0][9]:.4f}"
+        print(f"{dname:4} {phase:7} {batch:3} x {seq:5} {mode:7} {backend:24} "
+              f"{statistics.median(ms) * scale:9.3f} {unit} [{min(ms) * scale:.3f}..{max(ms) * scale:.3f}] "
+              f"vs torch {statistics.median(ratios):.3f}x [{min(ratios):.3f}..{max(ratios):.3f}]{extra}")
+
+    if args.csv:
+        with open(args.csv, "w") as f:
+            f.write("# tool: python/torch_e2e.py\n")
+            f.write(f"# gpu: {torch.cuda.get_device_name()}\n")
+            f.write(f"# torch: {torch.__version__}, CUDA {torch.version.cuda}\n")
+            f.write(f"# hgemm_ops: {path}\n")
+            f.write(f"# model: Llama 3 8B shapes, {args.layers} layers, random weights\n")
+            f.write(f"# decode: prompt {args.prompt} tokens, {args.decode_steps} steps timed\n")
+            f.write("# vs_torch: the median of torch's runs (F.linear for host rows) over this row's ms\n")
+            f.write(f"# date: {datetime.datetime.now(datetime.timezone.utc).isoformat()}\n")
+            f.write(f"# command: {' '.join(sys.argv)}\n")
+            f.write("dtype,phase,batch,seq,backend,mode,run,ms,vs_torch,max_abs_logit_err,loss\n")
+            for r in rows:
+                f.write(f"{r[0]},{r[1]},{r[2]},{r[3]},{r[4]},{r[5]},{r[6]},{r[7]:.5f},"
+                        f"{base[key(r)] / r[7]:.4f},{r[8]:.4e},{r[9]:.5f}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
