@@ -502,7 +502,8 @@ struct LinearFunction : public torch::autograd::Function<LinearFunction> {
             Tensor x2 = x.dim() == 1 ? x.unsqueeze(0) : x.flatten(0, -2);
             dw = call_mm(g.t(), x2, kernel);
         }
-        if (ctx->needs_input_grad(2) && ctx->saved_data["bias"].toBool()) db = g.sum(0);
+        // needs_input_grad counts the tensors given: index 2 exists only with a bias
+        if (ctx->saved_data["bias"].toBool() && ctx->needs_input_grad(2)) db = g.sum(0);
         return {dx, dw, db, Tensor()};
     }
 };
@@ -520,6 +521,20 @@ Tensor bmm_autograd(const Tensor &a, const Tensor &b, string_view kernel)
 Tensor linear_autograd(const Tensor &x, const Tensor &w, const std::optional<Tensor> &bias, string_view kernel)
 {
     return LinearFunction::apply(x, w, bias, kernel);
+}
+
+// Tensors in host memory: a TypeError that names the argument, for every op.
+void refuse_cpu(const c10::OperatorHandle &op, torch::jit::Stack *stack)
+{
+    const auto &args = op.schema().arguments();
+    size_t first = stack->size() - args.size();
+    for (size_t i = 0; i < args.size(); i++) {
+        const c10::IValue &v = (*stack)[first + i];
+        if (v.isTensor() && !v.toTensor().is_cuda())
+            TORCH_CHECK_TYPE(false, op.schema().name(), ": ", args[i].name(), ": expected a CUDA tensor, got one on ",
+                             v.toTensor().device());
+    }
+    TORCH_CHECK_TYPE(false, op.schema().name(), ": expected CUDA tensors");
 }
 
 }  // namespace
@@ -563,6 +578,12 @@ TORCH_LIBRARY_IMPL(hgemm, Meta, m)
     m.impl("matmul", &matmul_meta);
     m.impl("matmul_out", &matmul_out_meta);
     m.impl("nt", &nt_meta);
+}
+
+TORCH_LIBRARY_IMPL(hgemm, CPU, m)
+{
+    for (const char *name : {"mm", "mm.out", "bmm", "bmm.out", "baddbmm", "linear", "matmul", "matmul_out", "nt"})
+        m.impl(name, torch::CppFunction::makeFromBoxedFunction<&refuse_cpu>());
 }
 
 TORCH_LIBRARY_IMPL(hgemm, Autograd, m)
