@@ -10,7 +10,8 @@
  * rules that follow hold for both.
  *
  * Rules:
- *   - any m, n, k >= 0; m == 0 or n == 0 does nothing; k == 0 gives C = beta*C;
+ *   - any m, n, k >= 0; m == 0 or n == 0 does nothing; k == 0 gives C = beta*C
+ *     (beta * c_in with a separate C input, hgemm_nt_ex);
  *   - no element of C outside the m x n region is ever written;
  *   - beta == 0 never reads C; alpha == 0 (or k == 0) never reads A or B;
  *   - alpha and beta are applied in fp32: each element of C becomes
@@ -20,7 +21,8 @@
  *     alpha NaN gives NaN everywhere (k > 0); alpha +-Inf gives +-Inf where acc
  *     has the same or opposite sign and NaN where acc == 0; beta NaN or Inf
  *     reaches every element through beta * C. When alpha == 0 or k == 0 the
- *     call is C = beta * C and A, B (and NaN or Inf in them) are not read;
+ *     call is C = beta * C (beta * c_in with a separate C input) and A, B
+ *     (and NaN or Inf in them) are not read;
  *   - pointers must be 16-byte aligned and leading dimensions multiples of 8;
  *   - A, B and C are memory of the current device (cudaMalloc, a stream-ordered
  *     pool, or cudaMallocManaged); host memory, pinned or not, and another
@@ -157,7 +159,9 @@ typedef struct hgemm_nt_options {
  * read). It is served by V8 alone, where n is a multiple of 8: AUTO and
  * AUTO_F16ACC then take V8 whatever the shape, and every other kernel, or
  * n not a multiple of 8, returns HGEMM_ERROR_NOT_SUPPORTED before any CUDA
- * call. With beta == 0 c_in is never read (its contents may be anything).
+ * call (k == 0 and alpha == 0 included). With alpha == 0 or k == 0 the
+ * call is C = beta * c_in.
+ * With beta == 0 c_in is never read (its contents may be anything).
  * V8 does not split k with a separate c_in (the workspace is then unused). */
 hgemm_status hgemm_nt_ex(hgemm_kernel kernel, int64_t m, int64_t n, int64_t k, float alpha,
                          const void *A, int64_t lda, const void *B, int64_t ldb, float beta,

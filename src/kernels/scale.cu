@@ -1,45 +1,51 @@
 /*
- * scale.cu: C = beta * C, for requests with nothing to multiply (k == 0 or
- * alpha == 0), for every entry of a batch and either element type. A and B
- * are not read; C is not read when beta == 0.
+ * scale.cu: C = beta * C_in, for requests with nothing to multiply (k == 0 or
+ * alpha == 0), for every entry of a batch and either element type. C_in is
+ * hgemm_nt_options' separate C input where there is one, else C itself. A
+ * and B are not read; C_in is not read when beta == 0.
  */
 #include <string.h>
 
 #include <cuda_bf16.h>
 
 #include "elem.cuh"
-#include "gemm_args.cuh"
+#include "internal.h"
 
 enum {
     SCALE_THREADS = 256,
     SCALE_MAX_BLOCKS = 65536, /* a grid-stride loop covers the rest */
 };
 
-/* The kernel's one parameter: the scalars, the entries of C (`batch` of
- * them, stride_c elements apart) and their type. */
+/* The kernel's one parameter: the entries of C (`batch` of them, stride_c
+ * elements apart), those of the C input it reads (the same stride), beta
+ * and the element type. */
 typedef struct scale_args {
-    gemm_args g;
+    void *C;
+    const void *C_in;          /* C itself where the request has no separate c_in */
+    int64_t ldc, ldc_in;
     int64_t batch, stride_c;
+    int32_t m, n;
+    float beta;
     int32_t bf16;
 } scale_args;
 
 static_assert(sizeof(scale_args) <= 64, "the tests probe the kernel with 64 zero bytes");
 
 template <typename T>
-static __device__ __forceinline__ void scale_one(T *c, float beta) {
-    *c = beta == 0.0f ? elem<T>::from_float(0.0f) : elem<T>::from_float(beta * elem<T>::to_float(*c));
+static __device__ __forceinline__ void scale_one(T *c, const T *in, float beta) {
+    *c = beta == 0.0f ? elem<T>::from_float(0.0f) : elem<T>::from_float(beta * elem<T>::to_float(*in));
 }
 
 __global__ void __launch_bounds__(SCALE_THREADS) scale_kernel(scale_args s) {
-    const gemm_args a = s.g;
-    const int64_t one = (int64_t)a.m * a.n, total = one * s.batch;
+    const int64_t one = (int64_t)s.m * s.n, total = one * s.batch;
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < total;
          i += (int64_t)gridDim.x * blockDim.x) {
         const int64_t entry = i / one, at = i - entry * one;
-        const int64_t row = at / a.n, col = at - row * a.n;
-        const int64_t offset = entry * s.stride_c + row * a.ldc + col;
-        if (s.bf16) scale_one((__nv_bfloat16 *)a.C + offset, a.beta);
-        else scale_one(a.C + offset, a.beta);
+        const int64_t row = at / s.n, col = at - row * s.n;
+        const int64_t out = entry * s.stride_c + row * s.ldc + col;
+        const int64_t in = entry * s.stride_c + row * s.ldc_in + col;
+        if (s.bf16) scale_one((__nv_bfloat16 *)s.C + out, (const __nv_bfloat16 *)s.C_in + in, s.beta);
+        else scale_one((__half *)s.C + out, (const __half *)s.C_in + in, s.beta);
     }
 }
 
@@ -48,9 +54,15 @@ extern "C" hgemm_status hgemm__launch_scale(const hgemm_problem *p, cudaStream_t
        the same call (the launch trace, tests/trace, compares them) */
     scale_args s;
     memset(&s, 0, sizeof s);
-    s.g = make_args(p);
+    s.C = p->C;
+    s.ldc = p->ldc;
+    s.C_in = p->C_in ? p->C_in : p->C;
+    s.ldc_in = p->C_in ? p->ldc_in : p->ldc;
     s.batch = p->batch > 1 ? p->batch : 1;
     s.stride_c = p->stride_c;
+    s.m = (int32_t)p->m;
+    s.n = (int32_t)p->n;
+    s.beta = p->beta;
     s.bf16 = p->dtype == HGEMM_DTYPE_BF16;
     int64_t total = p->m * p->n * s.batch;
     int64_t blocks = (total + SCALE_THREADS - 1) / SCALE_THREADS;

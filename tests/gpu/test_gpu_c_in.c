@@ -9,7 +9,10 @@
  *   - AUTO and AUTO_F16ACC taking V8 at shapes where they would choose V9
  *     (skinny, small), fp16 and bf16, NT and NN, a batch of 3 (c_in's
  *     entries stride_c apart), a padded ldc_in, beta 0 with a NaN c_in (not
- *     read), and a long k with a workspace (V8 then splits no k-loop).
+ *     read), and a long k with a workspace (V8 then splits no k-loop);
+ *   - nothing to multiply, k == 0 or alpha == 0 (C = beta * c_in), for each
+ *     kernel that takes a c_in (V8, AUTO, AUTO_F16ACC), a batch among them:
+ *     C is NaN before the call, so a kernel that scaled C instead fails.
  * Exit 77 (skipped) without an sm_90 GPU.
  */
 #include <stdint.h>
@@ -43,6 +46,13 @@ static const c_in_case cases[] = {
     {"bf16 NN batch", HGEMM_KERNEL_V8, HGEMM_DTYPE_BF16, HGEMM_OP_N, HGEMM_OP_N, 130, 264, 200, 3, 1.0f, -2.0f, 272, 264, 0, 0},
     {"long k, ws", HGEMM_KERNEL_V8, HGEMM_DTYPE_F16, HGEMM_OP_N, HGEMM_OP_T, 256, 256, 16384, 1, 1.0f, 1.0f, 256, 264, 1, 0},
     {"beta 0, NaN in", HGEMM_KERNEL_V8, HGEMM_DTYPE_F16, HGEMM_OP_N, HGEMM_OP_T, 200, 256, 300, 1, 1.0f, 0.0f, 256, 256, 0, 1},
+    {"k 0", HGEMM_KERNEL_V8, HGEMM_DTYPE_F16, HGEMM_OP_N, HGEMM_OP_T, 200, 256, 0, 1, 1.0f, 0.5f, 256, 264, 0, 0},
+    {"alpha 0", HGEMM_KERNEL_V8, HGEMM_DTYPE_F16, HGEMM_OP_N, HGEMM_OP_T, 300, 520, 1000, 1, 0.0f, -1.5f, 528, 520, 1, 0},
+    {"k 0, AUTO", HGEMM_KERNEL_AUTO, HGEMM_DTYPE_F16, HGEMM_OP_N, HGEMM_OP_T, 16, 4096, 0, 1, 1.0f, 1.0f, 4096, 4104, 0, 0},
+    {"alpha 0, AUTO", HGEMM_KERNEL_AUTO, HGEMM_DTYPE_BF16, HGEMM_OP_T, HGEMM_OP_N, 130, 264, 200, 3, 0.0f, 2.0f, 272, 264, 1, 0},
+    {"k 0, F16ACC", HGEMM_KERNEL_AUTO_F16ACC, HGEMM_DTYPE_BF16, HGEMM_OP_N, HGEMM_OP_N, 64, 128, 0, 2, 2.0f, -0.25f, 136, 128, 0, 0},
+    {"alpha 0, F16ACC", HGEMM_KERNEL_AUTO_F16ACC, HGEMM_DTYPE_F16, HGEMM_OP_N, HGEMM_OP_T, 1000, 1024, 512, 1, 0.0f, 1.0f, 1032, 1024, 0, 0},
+    {"k 0, beta 0", HGEMM_KERNEL_V8, HGEMM_DTYPE_F16, HGEMM_OP_N, HGEMM_OP_T, 100, 64, 0, 2, 1.0f, 0.0f, 64, 64, 0, 1},
 };
 
 static int run_case(const c_in_case *t, void *workspace) {
@@ -50,13 +60,14 @@ static int run_case(const c_in_case *t, void *workspace) {
     const int64_t m = t->m, n = t->n, k = t->k, batch = t->batch;
     const int64_t a_rows = t->op_a == HGEMM_OP_N ? m : k, a_cols = t->op_a == HGEMM_OP_N ? k : m;
     const int64_t b_rows = t->op_b == HGEMM_OP_N ? k : n, b_cols = t->op_b == HGEMM_OP_N ? n : k;
-    const int64_t lda = (a_cols + 7) / 8 * 8, ldb = (b_cols + 7) / 8 * 8;
+    /* k == 0: no columns, the smallest leading dimension the library takes */
+    const int64_t lda = a_cols ? (a_cols + 7) / 8 * 8 : 8, ldb = b_cols ? (b_cols + 7) / 8 * 8 : 8;
     const int64_t stride_a = a_rows * lda, stride_b = b_rows * ldb, stride_c = m * t->ldc;
     void *A = NULL, *B = NULL, *in = NULL;
     double *ref = NULL;
     const size_t in_elems = (size_t)((batch - 1) * stride_c + m * t->ldc_in);
-    HGEMM_CHECK_CUDA(cudaMalloc(&A, (size_t)(batch * stride_a) * 2));
-    HGEMM_CHECK_CUDA(cudaMalloc(&B, (size_t)(batch * stride_b) * 2));
+    HGEMM_CHECK_CUDA(cudaMalloc(&A, (size_t)(batch * stride_a) * 2 + 16));
+    HGEMM_CHECK_CUDA(cudaMalloc(&B, (size_t)(batch * stride_b) * 2 + 16));
     HGEMM_CHECK_CUDA(cudaMalloc(&in, in_elems * 2));
     HGEMM_CHECK_CUDA(cudaMalloc((void **)&ref, (size_t)(batch * m * n) * sizeof(double)));
     const float scale = hgemm_check_unit_scale(k);
@@ -101,10 +112,11 @@ static int run_case(const c_in_case *t, void *workspace) {
     HGEMM_CHECK_CUDA(cudaMemcpy(after, in, in_elems * 2, cudaMemcpyDeviceToHost));
     const int in_same = memcmp(before, after, in_elems * 2) == 0;
     const int pass = ok && guarded && in_same;
-    printf("%s %-16s %-12s %s%s %5lld x %5lld x %5lld batch %lld ldc %lld ldc_in %lld beta %g  max %.2e\n",
+    printf("%s %-16s %-12s %s%c%c %5lld x %5lld x %5lld batch %lld ldc %lld ldc_in %lld alpha %g beta %g  max %.2e\n",
            pass ? "PASS" : "FAIL", t->what, hgemm_kernel_name(t->kernel), dt == HGEMM_DTYPE_BF16 ? "bf16 " : "fp16 ",
-           t->op_b == HGEMM_OP_T ? "NT" : "NN", (long long)m, (long long)n, (long long)k, (long long)batch,
-           (long long)t->ldc, (long long)t->ldc_in, (double)t->beta, worst);
+           t->op_a == HGEMM_OP_T ? 'T' : 'N', t->op_b == HGEMM_OP_T ? 'T' : 'N', (long long)m, (long long)n,
+           (long long)k, (long long)batch, (long long)t->ldc, (long long)t->ldc_in, (double)t->alpha,
+           (double)t->beta, worst);
     if (st != HGEMM_SUCCESS) printf("     hgemm_gemm returned %s\n", hgemm_status_string(st));
     if (!guarded)
         printf("     %lld guard elements changed, the first at row %lld col %lld\n", (long long)guard.bad,

@@ -721,6 +721,14 @@ static void body_copyengine(world *w, rank_state *rs) {
          0, WIN_ALL, 1},
         {"ce rs auto, 700 rows, the sum split, local check", {700, 700}, {128, 136}, 100, 1, HGEMM_KERNEL_AUTO, 0.5f,
          0.0f, 4, 1, WIN_ALL, 1},
+        /* nothing to multiply on a rank (no K, or alpha 0): its own rows'
+         * GEMM is C = 1 * the received partial, read as its C input */
+        {"ce rs auto, 3 chunks, rank 1 has no K: the sum in the GEMM", {256, 256}, {192, 0}, 256, 3,
+         HGEMM_KERNEL_AUTO, 1.0f, 0.0f, 0, 0, WIN_ALL, 1},
+        {"ce rs auto, 1024 rows, rank 1 has no K: the sum split", {1024, 1024}, {192, 0}, 264, 1,
+         HGEMM_KERNEL_AUTO, 1.0f, 0.0f, 8, 0, WIN_ALL, 1},
+        {"ce rs auto, alpha 0, 2 chunks", {256, 256}, {192, 192}, 256, 2, HGEMM_KERNEL_AUTO, 0.0f, 0.0f, 0, 0,
+         WIN_ALL, 1},
         /* V5 reads no separate C input: the received partial is copied into
          * C_local first (chunked, and the split at 1 chunk) */
         {"ce rs v5, 2 chunks, the sum in the GEMM by a copy", {256, 256}, {192, 192}, 264, 2, HGEMM_KERNEL_V5, 1.0f,
