@@ -159,8 +159,9 @@ typedef struct hgemm_nt_options {
  * read). It is served by V8 alone, where n is a multiple of 8: AUTO and
  * AUTO_F16ACC then take V8 whatever the shape, and every other kernel, or
  * n not a multiple of 8, returns HGEMM_ERROR_NOT_SUPPORTED before any CUDA
- * call (k == 0 and alpha == 0 included). With alpha == 0 or k == 0 the
- * call is C = beta * c_in.
+ * call (k == 0 and alpha == 0 included). ldc_in of 2^39 elements or more
+ * is HGEMM_ERROR_NOT_SUPPORTED as ldc is, before any CUDA call, wherever
+ * V8 would multiply. With alpha == 0 or k == 0 the call is C = beta * c_in.
  * With beta == 0 c_in is never read (its contents may be anything).
  * V8 does not split k with a separate c_in (the workspace is then unused). */
 hgemm_status hgemm_nt_ex(hgemm_kernel kernel, int64_t m, int64_t n, int64_t k, float alpha,

@@ -165,7 +165,8 @@ hgemm_status hgemm__tmap_encode_batch(CUtensorMap *map, hgemm_dtype dtype, const
                                       uint64_t stride, uint32_t box_rows, uint32_t box_cols,
                                       int swizzle128);
 /* The tensor limits (not the boxes) of the A and B maps of a valid problem,
- * and of the C map when c_by_tma: SUCCESS or NOT_SUPPORTED, no CUDA call. */
+ * of the C map when c_by_tma, and of the C input's map when C_in is set:
+ * SUCCESS or NOT_SUPPORTED, no CUDA call. */
 hgemm_status hgemm__tmap_supports(const hgemm_problem *p, int c_by_tma);
 /* How many times the driver's encoder has been looked up (a failed lookup is
  * retried by the next encode; a found encoder is kept). */

@@ -56,10 +56,12 @@ static int batch_fits(int64_t batch, int64_t stride) {
 
 /* The TMA limits a valid problem can meet (api.c has checked everything else,
  * and that m, n, k fit int32): the leading dimensions and the batch. The
- * operands as stored: (m, k) or (k, m) for A, (n, k) or (k, n) for B. */
+ * operands as stored: (m, k) or (k, m) for A, (n, k) or (k, n) for B; a
+ * separate C input (m, n) at ldc_in, loaded through its own map whoever
+ * stores C. */
 hgemm_status hgemm__tmap_supports(const hgemm_problem *p, int c_by_tma) {
     if (p->m < 0 || p->n < 0 || p->k < 0 || p->lda < 0 || p->ldb < 0 || p->ldc < 0 ||
-        p->stride_a < 0 || p->stride_b < 0 || p->stride_c < 0)
+        p->stride_a < 0 || p->stride_b < 0 || p->stride_c < 0 || (p->C_in != NULL && p->ldc_in < 0))
         return HGEMM_ERROR_INVALID_VALUE;
     const uint64_t m = (uint64_t)p->m, n = (uint64_t)p->n, k = (uint64_t)p->k;
     int fits = tensor_fits(p->a_mn ? k : m, p->a_mn ? m : k, (uint64_t)p->lda) &&
@@ -67,6 +69,8 @@ hgemm_status hgemm__tmap_supports(const hgemm_problem *p, int c_by_tma) {
                batch_fits(p->batch, p->stride_a) && batch_fits(p->batch, p->stride_b);
     if (c_by_tma)
         fits = fits && tensor_fits(m, n, (uint64_t)p->ldc) && batch_fits(p->batch, p->stride_c);
+    if (p->C_in != NULL)
+        fits = fits && tensor_fits(m, n, (uint64_t)p->ldc_in) && batch_fits(p->batch, p->stride_c);
     return fits ? HGEMM_SUCCESS : HGEMM_ERROR_NOT_SUPPORTED;
 }
 
