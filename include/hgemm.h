@@ -26,7 +26,15 @@
  *   - pointers must be 16-byte aligned and leading dimensions multiples of 8;
  *   - A, B and C are memory of the current device (cudaMalloc, a stream-ordered
  *     pool, or cudaMallocManaged); host memory, pinned or not, and another
- *     device's memory are refused with HGEMM_ERROR_INVALID_VALUE;
+ *     device's memory are refused with HGEMM_ERROR_INVALID_VALUE. What is
+ *     asked of the runtime (cudaPointerGetAttributes, after every other
+ *     check): the first and the last byte of each matrix the call reads or
+ *     writes (C; A and B unless alpha == 0 or k == 0; c_in unless beta == 0),
+ *     from its first element to its last at its leading dimension, and of the
+ *     workspace's workspace_bytes. The bytes between are not asked about: a
+ *     matrix that starts and ends in device memory with unmapped memory
+ *     between (two allocations with a gap) is not refused, and its kernel
+ *     faults there;
  *   - C may not share an element with A or B. This is decided exactly when C
  *     and the operand have the same leading dimension (or either is a single
  *     row), so interleaved views are accepted (A = X[:, :64], C = X[:, 64:128]
@@ -192,7 +200,8 @@ typedef enum hgemm_op {
  * (HGEMM_DTYPE_F16, HGEMM_OP_N, HGEMM_OP_T, batch 1).
  *
  * Every argument is checked before any CUDA call, with hgemm_nt's rules for
- * each matrix (sizes, NULL, leading dimensions, alignment, device memory) and:
+ * each matrix (sizes, NULL, leading dimensions, alignment; device memory
+ * after the device query, below) and:
  *   - dtype and the two ops must be known values, batch >= 0 (0 does
  *     nothing), strides >= 0 and multiples of 8 (MISALIGNED otherwise);
  *   - A's and B's entries may overlap one another (stride 0 repeats one
@@ -200,7 +209,17 @@ typedef enum hgemm_op {
  *     span of one C: INVALID_VALUE), and C may not share a byte with any
  *     entry of A or B (decided exactly for batch 1 as hgemm_nt does, by
  *     the address ranges of all entries otherwise);
- *   - options as hgemm_nt_ex's (NULL: none).
+ *   - options as hgemm_nt_ex's (NULL: none);
+ *   - device memory (hgemm_nt's rule), for every entry before the first
+ *     launch: where one launch serves the batch (V8, and C = beta * C when
+ *     alpha == 0 or k == 0), each matrix's first byte of entry 0 and last
+ *     byte of entry batch-1 (the entries between are not asked about);
+ *     where the kernel launches entry by entry, the first and the last byte
+ *     of every entry's matrices. A status other than HGEMM_SUCCESS thus
+ *     means nothing was queued, with one exception: a launch of entry b > 0
+ *     of an entry-by-entry batch that fails in CUDA itself
+ *     (HGEMM_ERROR_CUDA or HGEMM_ERROR_NO_DEVICE) leaves entries 0 .. b-1
+ *     queued on `stream`.
  * What each kernel serves:
  *   - V8 serves every form: fp16 and bf16, NN, NT, TN and TT, a whole batch
  *     in one launch. A transposed operand is read as it lies (TMA and

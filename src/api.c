@@ -451,7 +451,7 @@ static hgemm_status check_device(int *dev) {
     return HGEMM_SUCCESS;
 }
 
-/* A matrix the kernel reads or writes must be global memory of device `dev`:
+/* A byte the kernel reads or writes must be global memory of device `dev`:
  * cudaMalloc'd there, or managed. A host pointer (pinned or not) or another
  * device's memory would make TMA fault and leave the context broken. */
 static hgemm_status check_pointer(const void *ptr, int dev) {
@@ -469,12 +469,31 @@ static hgemm_status check_pointer(const void *ptr, int dev) {
     return HGEMM_ERROR_INVALID_VALUE;
 }
 
+/* The first and the last of `bytes` bytes from ptr (none when bytes is 0):
+ * the bytes between are not asked about (a query per page would cost more
+ * than the launch). */
+static hgemm_status check_ends(const void *ptr, int64_t bytes, int dev) {
+    if (bytes <= 0) return HGEMM_SUCCESS;
+    hgemm_status st = check_pointer(ptr, dev);
+    if (st == HGEMM_SUCCESS && bytes > 1)
+        st = check_pointer((const void *)((uintptr_t)ptr + (uintptr_t)(bytes - 1)), dev);
+    return st;
+}
+
+/* Each matrix the launch reads or writes, from entry 0's first element to
+ * entry batch-1's last (one entry when batch <= 1): C; the C input where
+ * beta != 0; A and B where alpha != 0 and k > 0. Sizes and strides passed
+ * validate(), so every span exists. */
 hgemm_status hgemm__check_pointers(const hgemm_problem *p, int dev) {
-    hgemm_status st = check_pointer(p->C, dev);
-    if (st == HGEMM_SUCCESS && p->C_in != NULL && p->beta != 0.0f) st = check_pointer(p->C_in, dev);
+    const int64_t batch = p->batch > 1 ? p->batch : 1;
+    hgemm_status st = check_ends(p->C, batch_span(span_bytes(p->m, p->n, p->ldc), p->stride_c, batch), dev);
+    if (st == HGEMM_SUCCESS && p->C_in != NULL && p->beta != 0.0f)
+        st = check_ends(p->C_in, batch_span(span_bytes(p->m, p->n, p->ldc_in), p->stride_c, batch), dev);
     if (st == HGEMM_SUCCESS && p->k > 0 && p->alpha != 0.0f) { /* A and B are read */
-        st = check_pointer(p->A, dev);
-        if (st == HGEMM_SUCCESS) st = check_pointer(p->B, dev);
+        const int64_t a_one = p->a_mn ? span_bytes(p->k, p->m, p->lda) : span_bytes(p->m, p->k, p->lda);
+        const int64_t b_one = p->b_mn ? span_bytes(p->k, p->n, p->ldb) : span_bytes(p->n, p->k, p->ldb);
+        st = check_ends(p->A, batch_span(a_one, p->stride_a, batch), dev);
+        if (st == HGEMM_SUCCESS) st = check_ends(p->B, batch_span(b_one, p->stride_b, batch), dev);
     }
     return st;
 }
@@ -531,6 +550,17 @@ static int is_chosen(hgemm_kernel kernel) {
 /* Entry b's matrix of a batch, as an address (A and B may be NULL when k == 0). */
 static const void *entry_of(const void *x, int64_t stride, int64_t b) {
     return (const void *)((uintptr_t)x + (uintptr_t)(b * stride * 2));
+}
+
+/* The one-entry problem of entry b, for a row that launches entry by entry. */
+static hgemm_problem entry_problem(const hgemm_problem *p, const request *r, int64_t b) {
+    hgemm_problem e = *p;
+    e.batch = 1;
+    e.A = entry_of(r->A, r->stride_a, b);
+    e.B = entry_of(r->B, r->stride_b, b);
+    e.C = (void *)(uintptr_t)entry_of(r->C, r->stride_c, b);
+    if (p->C_in) e.C_in = entry_of(p->C_in, r->stride_c, b);
+    return e;
 }
 
 /* The row a validated request runs and the problem it hands the row's
@@ -590,9 +620,11 @@ static hgemm_status choose_row(const hgemm_kernel_info **row, int chosen, const 
 /* What every entry point does once validate() passed: `info` is the kernel's
  * row (NULL: AUTO's choice by shape), `chosen` whether AUTO or AUTO_F16ACC
  * picked it. The kernel's limits are decided first (preflight, the same for
- * every entry), then the device once, then the pointers (CUDA calls) and the
- * launches, in order on the stream: one launch for the whole batch where the
- * row is `batched` (or there is nothing to multiply), one per entry otherwise.
+ * every entry), then the device once, then the pointers (CUDA calls) of
+ * every entry, and only then the launches, in order on the stream: one
+ * launch for the whole batch where the row is `batched` (or there is nothing
+ * to multiply), one per entry otherwise. So a refusal queues nothing; only
+ * a launch failing after the first leaves the entries before it queued.
  * A chosen row that does not serve the form gives way to V8, which serves
  * every form; an explicit one returns NOT_SUPPORTED. */
 static hgemm_status run_validated(const hgemm_kernel_info *info, int chosen, const request *r,
@@ -605,27 +637,23 @@ static hgemm_status run_validated(const hgemm_kernel_info *info, int chosen, con
     if (st != HGEMM_SUCCESS || run == NULL || r->batch == 0) return st;
     int dev = 0;
     st = check_device(&dev);
-    if (st == HGEMM_SUCCESS && p.workspace) st = check_pointer(p.workspace, dev);
+    if (st == HGEMM_SUCCESS && p.workspace) st = check_ends(p.workspace, (int64_t)p.workspace_bytes, dev);
     if (st != HGEMM_SUCCESS) return st;
     if (info->batched || run == hgemm__launch_scale) {
-        /* One launch. The first and the last entry of each matrix must be
-         * memory of this device (the entries between lie in the same range). */
+        /* One launch: each matrix from entry 0's first byte to entry
+         * batch-1's last. */
         p.batch = r->batch;
-        hgemm_problem last = p;
-        last.A = entry_of(r->A, r->stride_a, r->batch - 1);
-        last.B = entry_of(r->B, r->stride_b, r->batch - 1);
-        last.C = (void *)(uintptr_t)entry_of(r->C, r->stride_c, r->batch - 1);
-        if (p.C_in) last.C_in = entry_of(p.C_in, r->stride_c, r->batch - 1);
         st = hgemm__check_pointers(&p, dev);
-        if (st == HGEMM_SUCCESS && r->batch > 1) st = hgemm__check_pointers(&last, dev);
         return st == HGEMM_SUCCESS ? run(&p, stream) : st;
     }
+    /* One launch per entry: every entry's matrices checked before the first. */
     for (int64_t b = 0; b < r->batch && st == HGEMM_SUCCESS; b++) {
-        p.A = entry_of(r->A, r->stride_a, b);
-        p.B = entry_of(r->B, r->stride_b, b);
-        p.C = (void *)(uintptr_t)entry_of(r->C, r->stride_c, b);
-        st = hgemm__check_pointers(&p, dev);
-        if (st == HGEMM_SUCCESS) st = run(&p, stream);
+        const hgemm_problem e = entry_problem(&p, r, b);
+        st = hgemm__check_pointers(&e, dev);
+    }
+    for (int64_t b = 0; b < r->batch && st == HGEMM_SUCCESS; b++) {
+        const hgemm_problem e = entry_problem(&p, r, b);
+        st = run(&e, stream);
     }
     return st;
 }

@@ -136,8 +136,10 @@ hgemm_status hgemm__validate(hgemm_kernel kernel, int64_t m, int64_t n, int64_t 
 hgemm_status hgemm__preflight(hgemm_kernel kernel, int64_t m, int64_t n, int64_t k, float alpha,
                               const void *A, int64_t lda, const void *B, int64_t ldb,
                               const void *C, int64_t ldc);
-/* The pointer check after the device query (CUDA calls): C, and A and B
- * when they are read, must be memory of device `dev` or managed memory. */
+/* The pointer check after the device query (CUDA calls): the first and
+ * the last byte of C, of the C input when beta != 0, and of A and B when
+ * they are read (from entry 0 to entry batch-1 when p->batch > 1) must be
+ * memory of device `dev` or managed memory. */
 hgemm_status hgemm__check_pointers(const hgemm_problem *p, int dev);
 
 /* The status for a failed CUDA call (NO_DEVICE or CUDA); clears the error. */
