@@ -66,12 +66,17 @@ static hgemm_status set_smem_limit(const void *kernel, size_t smem) {
 
 /* Let `kernel` launch in clusters of more than 8 blocks (the portable
  * limit), through the driver as set_smem_limit does, so that a caller's
- * pending error stays pending. Used by V8's deal to find the GPCs
+ * pending error stays pending (and a failed lookup of the kernel leaves
+ * none of its own). Used by V8's deal to find the GPCs
  * (src/kernels/v8_deal.cu). */
 hgemm_status hgemm__allow_large_clusters(const void *kernel) {
     func_set_attribute_fn fn = lookup_set_attribute();
     cudaFunction_t f = NULL;
-    if (fn == NULL || cudaGetFuncBySymbol(&f, kernel) != cudaSuccess) return HGEMM_ERROR_NOT_SUPPORTED;
+    if (fn == NULL) return HGEMM_ERROR_NOT_SUPPORTED;
+    if (cudaGetFuncBySymbol(&f, kernel) != cudaSuccess) {
+        (void)cudaGetLastError(); /* this call's own error */
+        return HGEMM_ERROR_NOT_SUPPORTED;
+    }
     return fn((CUfunction)f, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1) == CUDA_SUCCESS
                ? HGEMM_SUCCESS
                : HGEMM_ERROR_NOT_SUPPORTED;

@@ -32,7 +32,11 @@
  * map. A busy probe read there is probed again by the next call outside a
  * capture. The state kept, once per device: the map, the
  * stream, two events and 8 KB of pinned memory, never freed. A failure of
- * any call leaves the device without a map (every later deal the identity).
+ * any call leaves the device without a map (every later deal the identity),
+ * and no error pending (each failed call's own is cleared, as the library's
+ * statuses clear theirs: the caller's call still succeeds); a failure while
+ * the stream, events and pinned memory are being made gives back those
+ * already made.
  */
 #include <atomic>
 #include <stdint.h>
@@ -102,6 +106,14 @@ __global__ void v8_where(uint32_t probe, uint32_t blocks, unsigned long long sta
 /* The marker for try `t`, after the probes (one thread). */
 __global__ void v8_where_mark(uint32_t t) { v8_where_marker = t; }
 
+/* Whether a runtime call of the deal's succeeded; its own error, when not,
+ * cleared (it is then the pending one). */
+static bool ok(cudaError_t err) {
+    if (err == cudaSuccess) return true;
+    (void)cudaGetLastError();
+    return false;
+}
+
 /* Queues probe `probe` in clusters of `size`, as many as the GPU holds at
  * once, and the copy of their SMs. Returns the grid, 0 on any failure. */
 static uint32_t where_queue(deal_device *d, uint32_t probe, unsigned threads, size_t smem, unsigned size) {
@@ -114,28 +126,42 @@ static uint32_t where_queue(deal_device *d, uint32_t probe, unsigned threads, si
     void *params[] = {&p, &n, &stay};
     if (hgemm__launch_ready((const void *)v8_where, dim3(grid), threads, smem, size, d->stream, params) !=
             HGEMM_SUCCESS ||
-        cudaMemcpyFromSymbolAsync(d->host->sm[probe], v8_where_sm, grid * sizeof(uint16_t),
-                                  probe * sizeof d->host->sm[0], cudaMemcpyDeviceToHost, d->stream) != cudaSuccess)
+        !ok(cudaMemcpyFromSymbolAsync(d->host->sm[probe], v8_where_sm, grid * sizeof(uint16_t),
+                                      probe * sizeof d->host->sm[0], cudaMemcpyDeviceToHost, d->stream)))
         return 0;
     return grid;
+}
+
+/* The device's stream, events and pinned memory, all or none: what a
+ * failure leaves made is destroyed (nothing has used it yet). */
+static int deal_make(deal_device *d) {
+    cudaStream_t stream = NULL;
+    cudaEvent_t queued = NULL, done = NULL;
+    void *host = NULL;
+    if (ok(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking)) &&
+        ok(cudaEventCreateWithFlags(&queued, cudaEventDisableTiming)) &&
+        ok(cudaEventCreateWithFlags(&done, cudaEventDisableTiming)) &&
+        ok(cudaHostAlloc(&host, sizeof(deal_host), cudaHostAllocDefault))) {
+        d->stream = stream;
+        d->queued = queued;
+        d->done = done;
+        d->host = (deal_host *)host;
+        d->host->marker = 0;
+        return 1;
+    }
+    if (done) ok(cudaEventDestroy(done));
+    if (queued) ok(cudaEventDestroy(queued));
+    if (stream) ok(cudaStreamDestroy(stream));
+    return 0;
 }
 
 /* The first try on a device makes its stream, events and pinned memory.
  * Every try queues the probes after the caller's queued work, then the
  * marker's copy, and makes the caller's stream wait for them. */
 static int deal_queue(deal_device *d, cudaStream_t caller, unsigned threads, size_t smem) {
-    if (!d->host) {
-        void *host = NULL;
-        if (cudaStreamCreateWithFlags(&d->stream, cudaStreamNonBlocking) != cudaSuccess ||
-            cudaEventCreateWithFlags(&d->queued, cudaEventDisableTiming) != cudaSuccess ||
-            cudaEventCreateWithFlags(&d->done, cudaEventDisableTiming) != cudaSuccess ||
-            cudaHostAlloc(&host, sizeof(deal_host), cudaHostAllocDefault) != cudaSuccess)
-            return 0;
-        d->host = (deal_host *)host;
-        d->host->marker = 0;
-    }
+    if (!d->host && !deal_make(d)) return 0;
     const uint32_t t = ++d->tries;
-    if (cudaEventRecord(d->queued, caller) != cudaSuccess || cudaStreamWaitEvent(d->stream, d->queued, 0) != cudaSuccess)
+    if (!ok(cudaEventRecord(d->queued, caller)) || !ok(cudaStreamWaitEvent(d->stream, d->queued, 0)))
         return 0;
     /* clusters of 16 need the non-portable size; a GPU without it groups by
      * 8 and 4 alone */
@@ -148,10 +174,9 @@ static int deal_queue(deal_device *d, cudaStream_t caller, unsigned threads, siz
     uint32_t mark = t;
     void *params[] = {&mark};
     return hgemm__launch((const void *)v8_where_mark, dim3(1), 1, 0, 1, d->stream, params) == HGEMM_SUCCESS &&
-           cudaMemcpyFromSymbolAsync((void *)&d->host->marker, v8_where_marker, sizeof(uint32_t), 0,
-                                     cudaMemcpyDeviceToHost, d->stream) == cudaSuccess &&
-           cudaEventRecord(d->done, d->stream) == cudaSuccess &&
-           cudaStreamWaitEvent(caller, d->done, 0) == cudaSuccess;
+           ok(cudaMemcpyFromSymbolAsync((void *)&d->host->marker, v8_where_marker, sizeof(uint32_t), 0,
+                                        cudaMemcpyDeviceToHost, d->stream)) &&
+           ok(cudaEventRecord(d->done, d->stream)) && ok(cudaStreamWaitEvent(caller, d->done, 0));
 }
 
 enum { READ_FAILED = 0, READ_OK, READ_BUSY };
@@ -180,7 +205,7 @@ static int deal_step(deal_device *d, int state, int dev, cudaStream_t caller, un
     if (state == DEAL_QUEUED && d->host->marker != d->tries) return DEAL_QUEUED; /* not landed yet */
     if (capturing && state == DEAL_UNKNOWN) return DEAL_UNKNOWN;                 /* nothing to read, nothing queued */
     int sms = 0;
-    if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || sms < 2 ||
+    if (!ok(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) || sms < 2 ||
         sms > HGEMM_DEAL_MAX_SMS)
         return DEAL_NONE;
     if (state == DEAL_QUEUED) {
@@ -192,9 +217,9 @@ static int deal_step(deal_device *d, int state, int dev, cudaStream_t caller, un
         /* busy: probe again, now */
     }
     enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
-    if (cudaThreadExchangeStreamCaptureMode(&mode) != cudaSuccess) return DEAL_NONE;
+    if (!ok(cudaThreadExchangeStreamCaptureMode(&mode))) return DEAL_NONE;
     const int queued = deal_queue(d, caller, threads, smem);
-    cudaThreadExchangeStreamCaptureMode(&mode); /* the caller's mode back */
+    ok(cudaThreadExchangeStreamCaptureMode(&mode)); /* the caller's mode back */
     return queued ? DEAL_QUEUED : DEAL_NONE;
 }
 
@@ -208,7 +233,7 @@ static int identity(uint8_t *worker, uint32_t clusters) {
 extern "C" int hgemm__v8_deal(cudaStream_t stream, uint32_t clusters, unsigned threads, size_t smem,
                               uint8_t *worker) {
     int dev = -1;
-    if (clusters > HGEMM_DEAL_MAX || cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= DEAL_DEVICES)
+    if (clusters > HGEMM_DEAL_MAX || !ok(cudaGetDevice(&dev)) || dev < 0 || dev >= DEAL_DEVICES)
         return identity(worker, clusters);
     deal_device *d = &deals[dev];
     int state = d->state.load(std::memory_order_acquire);
@@ -217,7 +242,7 @@ extern "C" int hgemm__v8_deal(cudaStream_t stream, uint32_t clusters, unsigned t
          * (the event recorded on it would join the graph); landed probes
          * are still read */
         cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
-        if (cudaStreamIsCapturing(stream, &cs) != cudaSuccess) return identity(worker, clusters);
+        if (!ok(cudaStreamIsCapturing(stream, &cs))) return identity(worker, clusters);
         const int capturing = cs != cudaStreamCaptureStatusNone;
         if (capturing && state == DEAL_UNKNOWN) return identity(worker, clusters);
         int expected = state;
