@@ -7,10 +7,19 @@ the workspace, every kernel and ablation at a few shapes, batches, padded
 leading dimensions, empty and one-deep products, and bad arguments. It
 asserts, call by call:
 
-  - the runtime and driver refused nothing (no 'reject' line), and no
-    tensor map reaches past the operand it describes;
+  - the runtime and driver refused nothing (no 'reject' line), no tensor
+    map reaches past the operand it describes, and no call leaves a CUDA
+    error pending;
   - a call that does anything launches a kernel; one with m, n or batch 0, a
-    bad argument, or a form its kernel does not serve makes no CUDA call;
+    bad argument, or a form its kernel does not serve makes no CUDA call,
+    except where only the runtime can tell (memory that is not the device's:
+    a host C, an A whose allocation ends before its last byte or before its
+    last entry, a batch entry in unmapped memory between two allocations),
+    and then asks CUDA for no work: no tensor map, no launch, however many
+    entries are checked before the bad one;
+  - a c_in leading dimension of 2^39 is NOT_SUPPORTED before any CUDA call;
+  - with nothing to multiply (k == 0) and beta != 0, a separate c_in reaches
+    the scaling kernel: its parameters differ from the same call's without;
   - a persistent grid (V7, V8) within the options' sm_count_target, and a
     separate c_in served by V8 alone, without a k split, from its own map;
   - AUTO runs a batch in one launch of V8;
@@ -20,6 +29,15 @@ asserts, call by call:
     cluster and grid of each entry's launch.
 
 --write FILE keeps the whole trace (with --calls-only, only the call list).
+
+--deal-faults instead runs, in a fresh process each, two calls whose V8
+deals its pairs by GPC while the stand-in fails one runtime call of the
+deal's once-per-device probe (HGEMM_FAKE_FAIL, fake_cudart.c): each call
+succeeds, launches its product and leaves no CUDA error pending; a failure
+while the probe's stream, events and pinned memory are made gives back
+those made; the device then goes without a map (no probe again), except
+where the capture query failed: nothing was made or queued, and the next
+call probes.
 """
 import argparse
 import os
@@ -33,6 +51,12 @@ V8_EXP_SEAM = 8
 V8_EXP_GPC = 64
 FORMS = [(d, l) for d in ("f16", "bf16") for l in ("nt", "nn", "tn", "tt")]
 FAULTS = ("lda", "align", "null", "host", "overlap")
+# what each bad argument must return where the kernel serves the request
+# (INVALID_VALUE 1, MISALIGNED 2, NOT_SUPPORTED 3), and those only the
+# runtime can tell (CUDA calls allowed, no work)
+FAULT_STATUS = {"lda": 1, "align": 2, "null": 1, "host": 1, "overlap": 1, "ldc_in": 3, "tail": 1, "short": 1,
+                "gap": 1}
+NEEDS_RUNTIME = ("host", "tail", "short", "gap")
 
 
 def bench_shapes(bench, args):
@@ -114,6 +138,22 @@ def call_list(rows, shapes):
         for row in ("auto", "v8", "v9", "v5"):
             calls.append((row, "f16", "nt", 512, 512, 512, 1, 1, 0, 0, fault))
             calls.append((row, "bf16", "nn", 4096, 4096, 4096, 2, 1, 0, 0, fault))
+    # device memory at both ends of every matrix, every entry checked before
+    # the first launch (include/hgemm.h)
+    for row in ("auto", "v8", "v9", "v5", "v0"):
+        calls.append((row, "f16", "nt", 512, 512, 512, 1, 1, 0.5, 0, "tail"))
+        calls.append((row, "f16", "nt", 256, 512, 512, 3, 1, 0.5, 0, "tail"))
+        calls.append((row, "f16", "nt", 256, 512, 512, 3, 1, 0.5, 0, "short"))
+    for row in ("v9", "v5", "v0", "v7"):
+        calls.append((row, "f16", "nt", 256, 512, 512, 3, 1, 0.5, 0, "gap"))
+    for row in ("auto", "v8", "auto-f16acc"):
+        calls.append((row, "f16", "nt", 512, 512, 512, 1, 1, 0.5, 0, "ldc_in", 0, 1))
+        calls.append((row, "bf16", "tn", 512, 512, 512, 2, 1, 0.5, 8, "ldc_in", 0, 1))
+    # nothing to multiply with a separate c_in: C = beta * c_in
+    for row in ("auto", "v8", "auto-f16acc"):
+        for cin in (0, 1):
+            calls.append((row, "f16", "nt", 512, 512, 0, 1, 1, 0.5, 0, "none", 0, cin))
+            calls.append((row, "bf16", "tn", 300, 256, 0, 3, 0, -2, 8, "none", 0, cin))
     return calls
 
 
@@ -173,6 +213,7 @@ def parse(text):
             f = line.split()
             cur["status"] = int(f[1])
             cur["calls"] = int(f[2].split("=")[1])
+            cur["pending"] = int(f[3].split("=")[1])
     return blocks
 
 
@@ -193,13 +234,17 @@ def check_block(b, problems):
             bad(line)
         if "past-allocation" in line:
             bad("a tensor map past its operand: " + line)
+    if b["pending"]:
+        bad(f"CUDA error {b['pending']} left pending")
     work = [line for line in b["lines"] if line.split(" ", 1)[0] in ("tmap", "attr", "launch", "to-symbol")]
     if fault != "none":
         if b["status"] == 0:
             bad(f"a bad argument ({fault}) accepted")
+        elif fault not in FAULTS and b["status"] != FAULT_STATUS[fault]:
+            bad(f"a bad argument ({fault}) gave status {b['status']}, not {FAULT_STATUS[fault]}")
         if work:
             bad(f"a bad argument ({fault}) refused after asking CUDA for work: {work[0]}")
-        elif b["calls"] and fault != "host":  # only where the pointer is, needs CUDA to tell
+        elif b["calls"] and fault not in NEEDS_RUNTIME:  # only where the pointer is, needs CUDA to tell
             bad(f"a bad argument ({fault}) refused after {b['calls']} CUDA calls, not before any")
         return
     plan = b["plan"]
@@ -298,6 +343,80 @@ def check_block(b, problems):
         bad(f"the table's {ran} ran without a plan")
 
 
+def check_scale_c_in(blocks, problems):
+    """A call with nothing to multiply and beta != 0 reads its separate c_in:
+    the scaling kernel's parameters with cin=1 are not those of the same call
+    with cin=0 (which scales C itself; the stand-in hands both calls the same
+    addresses for A, B, C and the workspace)."""
+    scaled = {}
+    for b in blocks:
+        if b["status"] != 0 or not b["plan"] or not int(b["plan"]["scale_only"]) or len(b["launches"]) != 1:
+            continue
+        f = b["call"].split()
+        kv = dict(x.split("=", 1) for x in f if "=" in x)
+        if float(kv["beta"]) == 0 or kv["fault"] != "none":
+            continue
+        scaled.setdefault(b["call"].replace(" cin=1 ", " cin=0 "), {})[int(kv["cin"])] = b
+    for key, by_cin in scaled.items():
+        if 0 in by_cin and 1 in by_cin and by_cin[0]["launches"][0]["params"] == by_cin[1]["launches"][0]["params"]:
+            problems.append(f"{by_cin[1]['call']}: C = beta * C launched as without the c_in (the scaling kernel "
+                            f"never sees it)")
+
+
+# A call whose V8 deals by GPC (its plan says deal=1), made twice.
+DEAL_CALL = ("v8", "f16", "nt", 1, 8192, 28672, 1, 1, 0, 0, "none")
+# The deal's runtime calls to fail, in the order it makes them: the first
+# four make its stream, events and pinned memory.
+DEAL_SETUP = ("cudaStreamCreateWithFlags:1", "cudaEventCreateWithFlags:1", "cudaEventCreateWithFlags:2",
+              "cudaHostAlloc:1")
+DEAL_RETRIED = ("cudaStreamIsCapturing:1",)  # before the probe starts: the next call probes
+DEAL_LATER = DEAL_RETRIED + ("cudaThreadExchangeStreamCaptureMode:1", "cudaEventRecord:1",
+              "cudaStreamWaitEvent:1", "cudaGetFuncBySymbol:2", "cudaMemcpyFromSymbolAsync:1",
+              "cudaMemcpyFromSymbolAsync:5", "cudaEventRecord:2", "cudaStreamWaitEvent:2")
+
+
+def deal_faults(a):
+    problems = []
+    for spec in DEAL_SETUP + DEAL_LATER:
+        env = dict(os.environ, LD_PRELOAD=os.path.abspath(a.fake), LD_BIND_NOW="1", HGEMM_FAKE_SMS=str(a.sms),
+                   HGEMM_FAKE_FAIL=spec)
+        r = subprocess.run([a.driver], input=call_line(DEAL_CALL) * 2, capture_output=True, text=True, env=env)
+        if r.returncode != 0:
+            sys.stderr.write(r.stderr)
+            sys.exit(f"check_trace: hgemm-launch-trace exited {r.returncode} under HGEMM_FAKE_FAIL={spec}")
+        lines = r.stdout.splitlines()
+        blocks = parse(r.stdout)
+
+        def bad(why):
+            problems.append(f"HGEMM_FAKE_FAIL={spec}: {why}")
+
+        if not any(x.startswith("inject ") for x in lines):
+            bad("the call was never made (no 'inject' line): the probe's calls have changed")
+        if len(blocks) != 2 or not blocks[0]["plan"] or blocks[0]["plan"].get("deal") != "1":
+            bad("the call does not deal by GPC here")
+            continue
+        for i, b in enumerate(blocks):
+            if b["status"] != 0:
+                bad(f"call {i + 1} returned {b['status']}")
+            if b["pending"]:
+                bad(f"call {i + 1} left CUDA error {b['pending']} pending")
+            if not any(kernel_version(x["name"]) == "v8" for x in b["launches"]):
+                bad(f"call {i + 1} did not launch its product")
+        if spec not in DEAL_RETRIED and any("v8_where" in x["name"] for x in blocks[1]["launches"]):
+            bad("the second call probed again")
+        count = {w: sum(1 for x in lines if x.startswith(w)) for w in
+                 ("stream create", "stream destroy", "event create", "event destroy")}
+        if spec in DEAL_SETUP and (count["stream create"] != count["stream destroy"] or
+                                   count["event create"] != count["event destroy"]):
+            bad(f"the partly made state is not given back: {count}")
+        if count["stream create"] > 1:
+            bad(f"{count['stream create']} streams made")
+    for p in problems:
+        print("FAIL", p)
+    print(f"check_trace: {len(DEAL_SETUP + DEAL_LATER)} failed steps of the deal's probe, {len(problems)} problems")
+    return 1 if problems else 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--driver", required=True, help="hgemm-launch-trace")
@@ -307,7 +426,10 @@ def main():
     ap.add_argument("--sms", type=int, default=132, help="the stand-in's SMs (default 132)")
     ap.add_argument("--write", help="keep the trace (or, with --calls-only, the call list) here")
     ap.add_argument("--calls-only", action="store_true", help="write the call list and stop")
+    ap.add_argument("--deal-faults", action="store_true", help="the deal's failed steps instead (see above)")
     a = ap.parse_args()
+    if a.deal_faults:
+        return deal_faults(a)
     rows = subprocess.run([a.driver, "--rows"], check=True, capture_output=True, text=True).stdout.split()
     calls = call_list(rows, all_shapes(a.bench, a.shapes_dir))
     text_in = "".join(call_line(c) for c in calls)
@@ -329,6 +451,7 @@ def main():
     problems = []
     for b in blocks:
         check_block(b, problems)
+    check_scale_c_in(blocks, problems)
     launched = sum(len(b["launches"]) for b in blocks)
     for p in problems[:40]:
         print("FAIL", p)

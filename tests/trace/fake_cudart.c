@@ -14,7 +14,12 @@
  *   stream  each stream created or destroyed (handles only: nothing runs,
  *           no stream is ever being captured);
  *   reject  a call the real runtime or driver would fail, with the reason
- *           (and the call then fails here too).
+ *           (and the call then fails here too);
+ *   inject  a call failed on request: HGEMM_FAKE_FAIL=NAME fails every call
+ *           of the runtime function NAME, NAME:N only its N-th (from 1), with
+ *           the error the real one would give (and leaves pending, as it
+ *           does), for the paths a GPU seldom takes (the functions that
+ *           consult it are those that call injected()).
  *
  * One line per event on stdout, so a driver's own lines interleave in order
  * (tests/trace/launch_trace.c). Device memory is address space only
@@ -77,7 +82,8 @@ static var vars[MAX_VARS];
 static int n_vars;
 static alloc allocs[MAX_ALLOCS];
 static int n_allocs;
-static uintptr_t next_address = (uintptr_t)0x7a0000000000ull;
+enum { FIRST_ADDRESS = 0x7a0000000000ull };
+static uintptr_t next_address = (uintptr_t)FIRST_ADDRESS;
 static cudaError_t last_error = cudaSuccess;
 static unsigned long long api_calls;
 
@@ -100,6 +106,22 @@ static cudaError_t fail(cudaError_t err) {
 static cudaError_t reject(cudaError_t err, const char *what, const char *why) {
     printf("reject %s: %s\n", what, why);
     return fail(err);
+}
+
+/* Whether this call of `name` is to fail (HGEMM_FAKE_FAIL); counts the calls
+ * of the function named there. */
+static int injected(const char *name) {
+    static unsigned long long seen;
+    const char *spec = getenv("HGEMM_FAKE_FAIL");
+    if (!spec) return 0;
+    const char *colon = strchr(spec, ':');
+    const size_t len = colon ? (size_t)(colon - spec) : strlen(spec);
+    if (strlen(name) != len || strncmp(spec, name, len) != 0) return 0;
+    seen++;
+    const unsigned long long nth = colon ? strtoull(colon + 1, NULL, 10) : 0;
+    if (nth && seen != nth) return 0;
+    printf("inject %s %llu\n", name, seen);
+    return 1;
 }
 
 static uint64_t fnv1a(const void *p, size_t n, uint64_t h) {
@@ -368,6 +390,7 @@ static uintptr_t next_stream = 0x5000;
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned flags) {
     api_calls++;
     if (!s) return reject(cudaErrorInvalidValue, "cudaStreamCreateWithFlags", "a null handle pointer");
+    if (injected("cudaStreamCreateWithFlags")) return fail(cudaErrorMemoryAllocation);
     *s = (cudaStream_t)next_stream;
     next_stream += 0x10;
     printf("stream create %#llx flags=%u\n", (unsigned long long)(uintptr_t)*s, flags);
@@ -383,6 +406,7 @@ cudaError_t cudaStreamDestroy(cudaStream_t s) {
 cudaError_t cudaStreamIsCapturing(cudaStream_t s, enum cudaStreamCaptureStatus *status) {
     (void)s;
     api_calls++;
+    if (injected("cudaStreamIsCapturing")) return fail(cudaErrorInvalidResourceHandle);
     *status = cudaStreamCaptureStatusNone;
     return cudaSuccess;
 }
@@ -393,6 +417,7 @@ static uintptr_t next_event = 0x6000;
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned flags) {
     api_calls++;
     if (!e) return reject(cudaErrorInvalidValue, "cudaEventCreateWithFlags", "a null handle pointer");
+    if (injected("cudaEventCreateWithFlags")) return fail(cudaErrorMemoryAllocation);
     *e = (cudaEvent_t)next_event;
     next_event += 0x10;
     printf("event create %#llx flags=%u\n", (unsigned long long)(uintptr_t)*e, flags);
@@ -408,6 +433,7 @@ cudaError_t cudaEventDestroy(cudaEvent_t e) {
 cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s) {
     api_calls++;
     if (!e) return reject(cudaErrorInvalidResourceHandle, "cudaEventRecord", "no event");
+    if (injected("cudaEventRecord")) return fail(cudaErrorInvalidResourceHandle);
     printf("event record %#llx stream=%#llx\n", (unsigned long long)(uintptr_t)e, (unsigned long long)(uintptr_t)s);
     return cudaSuccess;
 }
@@ -416,6 +442,7 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned flags) {
     api_calls++;
     if (!e) return reject(cudaErrorInvalidResourceHandle, "cudaStreamWaitEvent", "no event");
     if (flags != 0) return reject(cudaErrorInvalidValue, "cudaStreamWaitEvent", "flags not modelled");
+    if (injected("cudaStreamWaitEvent")) return fail(cudaErrorInvalidResourceHandle);
     printf("stream %#llx waits for event %#llx\n", (unsigned long long)(uintptr_t)s, (unsigned long long)(uintptr_t)e);
     return cudaSuccess;
 }
@@ -426,6 +453,7 @@ static enum cudaStreamCaptureMode capture_mode = cudaStreamCaptureModeGlobal;
 cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCaptureMode *mode) {
     api_calls++;
     if (!mode) return reject(cudaErrorInvalidValue, "cudaThreadExchangeStreamCaptureMode", "a null mode pointer");
+    if (injected("cudaThreadExchangeStreamCaptureMode")) return fail(cudaErrorInvalidValue);
     const enum cudaStreamCaptureMode old = capture_mode;
     capture_mode = *mode;
     *mode = old;
@@ -450,6 +478,7 @@ cudaError_t cudaMalloc(void **p, size_t size) {
 cudaError_t cudaHostAlloc(void **p, size_t size, unsigned flags) {
     api_calls++;
     if (!p) return reject(cudaErrorInvalidValue, "cudaHostAlloc", "a null pointer");
+    if (injected("cudaHostAlloc")) return fail(cudaErrorMemoryAllocation);
     *p = calloc(1, size ? size : 1);
     if (!*p) return fail(cudaErrorMemoryAllocation);
     printf("host alloc %zu flags=%u\n", size, flags);
@@ -462,6 +491,9 @@ cudaError_t cudaFree(void *p) {
     for (int i = 0; i < n_allocs; i++)
         if (allocs[i].base == (uintptr_t)p) {
             allocs[i] = allocs[--n_allocs];
+            /* all given back: the next allocations get the same addresses
+               again, so two calls that allocate alike compare byte for byte */
+            if (n_allocs == 0) next_address = (uintptr_t)FIRST_ADDRESS;
             return cudaSuccess;
         }
     return reject(cudaErrorInvalidValue, "cudaFree", "not an allocation's start");
@@ -529,6 +561,7 @@ cudaError_t cudaMemcpyFromSymbolAsync(void *dst, const void *symbol, size_t coun
     api_calls++;
     (void)kind;
     if (!symbol_range(symbol, count, offset, "cudaMemcpyFromSymbolAsync")) return last_error;
+    if (injected("cudaMemcpyFromSymbolAsync")) return fail(cudaErrorLaunchFailure);
     memset(dst, 0, count); /* zeros, as cudaMemcpyFromSymbol's */
     return cudaSuccess;
 }
@@ -539,6 +572,7 @@ cudaError_t cudaGetFuncBySymbol(cudaFunction_t *out, const void *symbol) {
     api_calls++;
     func *f = find_func(symbol);
     if (!f) return reject(cudaErrorInvalidDeviceFunction, "cudaGetFuncBySymbol", "not a registered kernel");
+    if (injected("cudaGetFuncBySymbol")) return fail(cudaErrorInvalidDeviceFunction);
     *out = (cudaFunction_t)f;
     return cudaSuccess;
 }
@@ -629,6 +663,7 @@ cudaError_t cudaOccupancyMaxActiveClusters(int *n, const void *symbol, const cud
     api_calls++;
     func *f = find_func(symbol);
     if (!f) return reject(cudaErrorInvalidDeviceFunction, "cudaOccupancyMaxActiveClusters", "not a registered kernel");
+    if (injected("cudaOccupancyMaxActiveClusters")) return fail(cudaErrorInvalidValue);
     int pdl = 0, bad = 0;
     const unsigned cluster = config_cluster(cfg, &pdl, &bad);
     if (bad || cluster < 1 || cluster > cluster_limit(f))

@@ -12,11 +12,18 @@
  *   DTYPE   f16 | bf16;  LAYOUT nt | nn | tn | tt (op_a, op_b)
  *   WS      1: the workspace hgemm-bench passes (HGEMM_WORKSPACE_BYTES), 0: none
  *   PAD     elements added to every leading dimension (a multiple of 8 keeps them legal)
- *   FAULT   none (default) | lda | align | null | host | overlap: one bad argument
+ *   FAULT   none (default) | lda | align | null | host | overlap | ldc_in |
+ *           tail | short | gap: one bad argument. ldc_in: c_in's leading
+ *           dimension 2^39 (with CIN 1); tail: A's allocation 16 bytes short
+ *           of its last entry's end; short: A's allocation holds all entries
+ *           but the last (BATCH >= 2); gap: A's entries 0 and 2 in two
+ *           allocations, entry 1 in the unmapped memory between (BATCH 3)
  *   TARGET  the options' sm_count_target (default 0: every SM)
  *   CIN     1: beta's C read from a separate c_in (its own allocation, ldc_in = ldc)
  * Each operand is its own allocation of exactly the bytes the call may reach,
  * so a tensor map past its end is marked (fake_cudart.c: past-allocation).
+ * After each call the runtime's pending error is printed (pending=, the
+ * cudaError_t number): the library leaves none of its own.
  * Lines starting with '#' and blank lines are echoed and skipped.
  * --rows lists every KERNEL name (no stand-in needed).
  */
@@ -109,8 +116,20 @@ int main(int argc, char **argv) {
         const int64_t sa = a_rows * lda, sb = b_rows * ldb, sc = m * ldc;
         printf("call %s %s %s %lld %lld %lld %lld ws=%d beta=%g pad=%lld target=%d cin=%d fault=%s\n", row->name,
                dname, layout, m, n, k, batch, ws, beta, pad, target, cin, fault);
-        void *A = NULL, *B = NULL, *C = NULL, *W = NULL;
-        cudaMalloc(&A, span(a_rows, a_cols, lda, batch, sa));
+        void *A = NULL, *A2 = NULL, *B = NULL, *C = NULL, *W = NULL;
+        int64_t stride_a = sa;
+        if (strcmp(fault, "tail") == 0) {
+            cudaMalloc(&A, span(a_rows, a_cols, lda, batch, sa) - 16);
+        } else if (strcmp(fault, "short") == 0 && batch >= 2) {
+            cudaMalloc(&A, span(a_rows, a_cols, lda, batch - 1, sa));
+        } else if (strcmp(fault, "gap") == 0 && batch == 3) {
+            /* entry 0 at A, entry 2 at A2, entry 1 halfway: past A's end, before A2 */
+            cudaMalloc(&A, span(a_rows, a_cols, lda, 1, sa));
+            cudaMalloc(&A2, span(a_rows, a_cols, lda, 1, sa));
+            stride_a = (int64_t)(((uintptr_t)A2 - (uintptr_t)A) / 4);
+        } else {
+            cudaMalloc(&A, span(a_rows, a_cols, lda, batch, sa));
+        }
         cudaMalloc(&B, span(b_rows, b_cols, ldb, batch, sb));
         cudaMalloc(&C, span(m, n, ldc, batch, sc));
         if (ws) cudaMalloc(&W, HGEMM_WORKSPACE_BYTES);
@@ -119,29 +138,38 @@ int main(int argc, char **argv) {
         static char host_c[64];
         const void *a_arg = A;
         void *c_arg = C;
+        int64_t ldc_in = cin ? ldc : 0;
         if (strcmp(fault, "lda") == 0) lda = a_cols - 1;
         else if (strcmp(fault, "align") == 0) a_arg = (const char *)A + 2;
         else if (strcmp(fault, "null") == 0) c_arg = NULL;
         else if (strcmp(fault, "host") == 0) c_arg = host_c;
         else if (strcmp(fault, "overlap") == 0) c_arg = (void *)A;
+        else if (strcmp(fault, "ldc_in") == 0 && cin) ldc_in = (int64_t)1 << 39;
+        else if ((strcmp(fault, "tail") == 0) || (strcmp(fault, "short") == 0 && batch >= 2) ||
+                 (strcmp(fault, "gap") == 0 && batch == 3))
+            ; /* made above, in A's allocation */
         else if (strcmp(fault, "none") != 0) {
             fprintf(stderr, "hgemm-launch-trace: unknown fault %s\n", fault);
             bad = 1;
             continue;
         }
-        const hgemm_nt_options opt = {W, ws ? HGEMM_WORKSPACE_BYTES : 0, target, C_in, cin ? ldc : 0};
+        const hgemm_nt_options opt = {W, ws ? HGEMM_WORKSPACE_BYTES : 0, target, C_in, ldc_in};
 #ifndef TRACE_NO_EXPLAIN
         if (strcmp(fault, "none") == 0) print_plan(row, dtype, oa, ob, m, n, k, lda, ldb, batch, beta, &opt);
 #endif
+        (void)cudaGetLastError(); /* the driver's own calls leave nothing for the library's */
         const unsigned long long before = calls();
         const int is_public = hgemm__kernel_find(row->id) == row || hgemm__auto_row(row->id) == row;
         const hgemm_status st =
-            is_public ? hgemm_gemm(row->id, dtype, oa, ob, m, n, k, 1.0f, a_arg, lda, sa, B, ldb, sb, beta, c_arg,
-                                   ldc, sc, batch, &opt, 0)
-                      : hgemm__run_gemm(row, dtype, oa, ob, m, n, k, 1.0f, a_arg, lda, sa, B, ldb, sb, beta,
+            is_public ? hgemm_gemm(row->id, dtype, oa, ob, m, n, k, 1.0f, a_arg, lda, stride_a, B, ldb, sb, beta,
+                                   c_arg, ldc, sc, batch, &opt, 0)
+                      : hgemm__run_gemm(row, dtype, oa, ob, m, n, k, 1.0f, a_arg, lda, stride_a, B, ldb, sb, beta,
                                         c_arg, ldc, sc, batch, &opt, 0);
-        printf("status %d calls=%llu %s\n", (int)st, calls() - before, hgemm_status_string(st));
+        const unsigned long long made = calls() - before;
+        printf("status %d calls=%llu pending=%d %s\n", (int)st, made, (int)cudaPeekAtLastError(),
+               hgemm_status_string(st));
         cudaFree(A);
+        cudaFree(A2);
         cudaFree(B);
         cudaFree(C);
         cudaFree(W);
