@@ -330,6 +330,12 @@ hgemm_nccl_status hgemm_nccl_allgather_gemm(hgemm_nccl_ctx *ctx, hgemm_kernel ke
  *             partial product. When ldc == n the sum lands in C_local directly,
  *             otherwise in the workspace and is then copied (no element of
  *             C_local outside its m x n region is written either way).
+ *   Checked as hgemm_nt checks: A_local, B_local and C_local first
+ *   (INVALID_VALUE, MISALIGNED), then sizes hgemm's kernels do not serve (n
+ *   or k_local above 2^31 - 257, a leading dimension of 2^39 or more:
+ *   NOT_SUPPORTED, as hgemm_nt returns for them; a count or M above that is
+ *   NOT_SUPPORTED before anything else), then the workspace, whose size only
+ *   a served n defines.
  */
 hgemm_nccl_status hgemm_nccl_gemm_reducescatter(hgemm_nccl_ctx *ctx, hgemm_kernel kernel,
                                                 int chunks, const int64_t *m_counts, int64_t n,

@@ -137,31 +137,34 @@ hgemm_nccl_status hgemm_nccl_check_rs(const hgemm_nccl_rs_args *a) {
     const int64_t a_bytes = hgemm_nccl_span_bytes(m_total, a->k_local, a->lda);
     const int64_t b_bytes = hgemm_nccl_span_bytes(a->n, a->k_local, a->ldb);
     const int64_t c_bytes = hgemm_nccl_span_bytes(m_own, a->n, a->ldc);
-    /* The workspace holds the partial product: M rows of n, leading dimension
-     * n rounded up to 8; all M rows are asked for, the last one's padding too. */
-    const int64_t w_bytes = a->n > HGEMM_NCCL_MAX_LD ? -1
-                            : hgemm_nccl_span_bytes(m_total, hgemm_nccl_workspace_ld(a->n),
-                                                    hgemm_nccl_workspace_ld(a->n));
-    if (a_bytes < 0 || b_bytes < 0 || c_bytes < 0 || w_bytes < 0) return HGEMM_NCCL_ERROR_INVALID_VALUE;
-    if ((a_bytes && a->A_local == NULL) || (b_bytes && a->B_local == NULL) ||
-        (c_bytes && a->C_local == NULL) || (w_bytes && a->workspace == NULL))
+    /* The matrices first, by hgemm_nt's rules and in its order (INVALID_VALUE
+     * and MISALIGNED, then NOT_SUPPORTED for sizes its kernels do not serve). */
+    if (a_bytes < 0 || b_bytes < 0 || c_bytes < 0) return HGEMM_NCCL_ERROR_INVALID_VALUE;
+    if ((a_bytes && a->A_local == NULL) || (b_bytes && a->B_local == NULL) || (c_bytes && a->C_local == NULL))
         return HGEMM_NCCL_ERROR_INVALID_VALUE;
-    if ((uint64_t)w_bytes > (uint64_t)a->workspace_bytes) return HGEMM_NCCL_ERROR_INVALID_VALUE;
     if (a->lda % HGEMM_NCCL_LD_ALIGN || a->ldb % HGEMM_NCCL_LD_ALIGN || a->ldc % HGEMM_NCCL_LD_ALIGN)
         return HGEMM_NCCL_ERROR_MISALIGNED;
-    if (misaligned(a->A_local, a_bytes) || misaligned(a->B_local, b_bytes) ||
-        misaligned(a->C_local, c_bytes) || misaligned(a->workspace, w_bytes))
+    if (misaligned(a->A_local, a_bytes) || misaligned(a->B_local, b_bytes) || misaligned(a->C_local, c_bytes))
         return HGEMM_NCCL_ERROR_MISALIGNED;
     if (hgemm_nccl_ranges_meet(a->C_local, c_bytes, a->A_local, a_bytes) ||
-        hgemm_nccl_ranges_meet(a->C_local, c_bytes, a->B_local, b_bytes) ||
-        hgemm_nccl_ranges_meet(a->workspace, w_bytes, a->A_local, a_bytes) ||
-        hgemm_nccl_ranges_meet(a->workspace, w_bytes, a->B_local, b_bytes) ||
-        hgemm_nccl_ranges_meet(a->workspace, w_bytes, a->C_local, c_bytes))
+        hgemm_nccl_ranges_meet(a->C_local, c_bytes, a->B_local, b_bytes))
         return HGEMM_NCCL_ERROR_INVALID_VALUE;
     if (m_total > HGEMM_NCCL_MAX_DIM || a->n > HGEMM_NCCL_MAX_DIM || a->k_local > HGEMM_NCCL_MAX_DIM)
         return HGEMM_NCCL_ERROR_NOT_SUPPORTED;
     if (ld_too_large(a->lda) || ld_too_large(a->ldb) || ld_too_large(a->ldc))
         return HGEMM_NCCL_ERROR_NOT_SUPPORTED;
+    /* Then the workspace, which a served n defines: the partial product, M
+     * rows of n at leading dimension n rounded up to 8; all M rows are asked
+     * for, the last one's padding too. */
+    const int64_t ldw = hgemm_nccl_workspace_ld(a->n);
+    const int64_t w_bytes = hgemm_nccl_span_bytes(m_total, ldw, ldw);
+    if (w_bytes < 0 || (w_bytes && a->workspace == NULL)) return HGEMM_NCCL_ERROR_INVALID_VALUE;
+    if ((uint64_t)w_bytes > (uint64_t)a->workspace_bytes) return HGEMM_NCCL_ERROR_INVALID_VALUE;
+    if (misaligned(a->workspace, w_bytes)) return HGEMM_NCCL_ERROR_MISALIGNED;
+    if (hgemm_nccl_ranges_meet(a->workspace, w_bytes, a->A_local, a_bytes) ||
+        hgemm_nccl_ranges_meet(a->workspace, w_bytes, a->B_local, b_bytes) ||
+        hgemm_nccl_ranges_meet(a->workspace, w_bytes, a->C_local, c_bytes))
+        return HGEMM_NCCL_ERROR_INVALID_VALUE;
     return HGEMM_NCCL_SUCCESS;
 }
 

@@ -197,6 +197,30 @@ static void test_check_rs(void) {
     EXPECT_STATUS(hgemm_nccl_check_rs(&a), HGEMM_NCCL_SUCCESS);
     a = rs_base(); a.n = -1;
     EXPECT_STATUS(hgemm_nccl_check_rs(&a), HGEMM_NCCL_ERROR_INVALID_VALUE);
+    /* n past what hgemm serves: NOT_SUPPORTED, as hgemm_nt says for the same
+     * C (its span exists), whatever the workspace, which such an n does not
+     * define; a NULL C is still INVALID_VALUE first, as in hgemm_nt. (An
+     * empty K shard, so that B's span stays apart from C's.) */
+    static const int64_t one_row[RANKS] = {1, 1};
+    const int64_t huge = (int64_t)1 << 40;
+    EXPECT(hgemm_nt(HGEMM_KERNEL_V5, 1, huge, 0, 1.0f, NULL, 8, NULL, 8, 0.0f, FAKE(0x400000000ull), huge, NULL) ==
+           HGEMM_ERROR_NOT_SUPPORTED);
+    a = rs_base(); a.m_counts = one_row; a.n = huge; a.ldc = huge;
+    a.k_local = 0; a.A_local = NULL; a.B_local = NULL; a.lda = 8; a.ldb = 8;
+    EXPECT_STATUS(hgemm_nccl_check_rs(&a), HGEMM_NCCL_ERROR_NOT_SUPPORTED);
+    a.workspace = NULL; a.workspace_bytes = 0;
+    EXPECT_STATUS(hgemm_nccl_check_rs(&a), HGEMM_NCCL_ERROR_NOT_SUPPORTED);
+    a.C_local = NULL;
+    EXPECT_STATUS(hgemm_nccl_check_rs(&a), HGEMM_NCCL_ERROR_INVALID_VALUE);
+    a = rs_base(); a.n = HGEMM_NCCL_MAX_DIM + 1; a.ldc = HGEMM_NCCL_MAX_DIM + 9;
+    a.k_local = 0; a.A_local = NULL; a.B_local = NULL; a.lda = 8; a.ldb = 8;
+    EXPECT_STATUS(hgemm_nccl_check_rs(&a), HGEMM_NCCL_ERROR_NOT_SUPPORTED);
+    /* a leading dimension of 2^39: NOT_SUPPORTED, the workspace's size aside */
+    a = rs_base(); a.ldc = (int64_t)1 << 39; a.workspace_bytes = 0;
+    EXPECT_STATUS(hgemm_nccl_check_rs(&a), HGEMM_NCCL_ERROR_NOT_SUPPORTED);
+    /* and a served n with too small a workspace is still refused */
+    a = rs_base(); a.workspace_bytes = 0;
+    EXPECT_STATUS(hgemm_nccl_check_rs(&a), HGEMM_NCCL_ERROR_INVALID_VALUE);
 }
 
 static void test_fingerprints(void) {
