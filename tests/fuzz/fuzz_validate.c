@@ -7,8 +7,9 @@
  * NO_DEVICE where it would go on to the device and there is none. Any
  * disagreement prints the request and aborts; crashes and undefined behaviour
  * are the sanitizers' to report. The rest of the input then drives
- * hgemm_gemm (element type, operand forms, batch, strides) against the
- * model's version of the general entry point's rules.
+ * hgemm_gemm (element type, operand forms, batch, strides, and the options:
+ * workspace, SM target, a separate C input and its leading dimension)
+ * against the model's version of the general entry point's rules.
  *
  * Built two ways: with libFuzzer (clang -fsanitize=fuzzer; CI runs it for a
  * bounded time), and with fuzz_main.c, which feeds it deterministic inputs
@@ -152,6 +153,49 @@ static int op_value(reader *r) {
     return (int)(v % 2);
 }
 
+/* hgemm_gemm's options, from the rest of the input: none (NULL, also what
+ * an input that ends here reads), all zeros, or each field from its
+ * boundaries: a workspace near C or far from every matrix (its size 0, the
+ * library's, an edge or any), an SM target (0, small, negative or any int),
+ * and a C input (none, C itself, near C or far, at C's leading dimension,
+ * a valid one, the TMA limit or any value). */
+static const hgemm_nt_options *options_value(reader *r, hgemm_nt_options *o, const void *C, int64_t n,
+                                             int64_t ldc) {
+    const uint64_t sel = take(r, 1) % 4;
+    if (sel == 0) return NULL;
+    memset(o, 0, sizeof *o);
+    if (sel == 1) return o;
+    const uint64_t ws = take(r, 1);
+    o->workspace = ws % 3 == 0   ? NULL
+                   : ws % 3 == 1 ? (void *)(uintptr_t)ptr_value(r, C)
+                                 : (void *)(BASE + ((uintptr_t)1 << 38));
+    switch (take(r, 1) % 4) {
+    case 0: o->workspace_bytes = 0; break;
+    case 1: o->workspace_bytes = HGEMM_WORKSPACE_BYTES; break;
+    case 2: o->workspace_bytes = (size_t)EDGES[take(r, 1) % N_EDGES]; break;
+    default: o->workspace_bytes = (size_t)take(r, 8); break;
+    }
+    switch (take(r, 1) % 4) {
+    case 0: o->sm_count_target = 0; break;
+    case 1: o->sm_count_target = (int)(take(r, 1) % 160); break;
+    case 2: o->sm_count_target = -(int)(take(r, 1) % 3) - 1; break;
+    default: o->sm_count_target = (int)(uint32_t)take(r, 4); break;
+    }
+    switch (take(r, 1) % 5) {
+    case 0: o->c_in = NULL; break;
+    case 1: o->c_in = C; break;
+    case 2: o->c_in = ptr_value(r, C); break;
+    default: o->c_in = (const void *)(BASE + ((uintptr_t)3 << 37)); break;
+    }
+    switch (take(r, 1) % 4) {
+    case 0: o->ldc_in = ldc; break;
+    case 1: o->ldc_in = ld_value(r, n); break;
+    case 2: o->ldc_in = (INT64_C(1) << 39) - 8 + 8 * (int64_t)(take(r, 1) % 2); break;
+    default: o->ldc_in = (int64_t)take(r, 8); break;
+    }
+    return o;
+}
+
 /* hgemm_gemm against the model: the hgemm_nt request's sizes and pointers,
  * or small sizes and matrices far apart, with an element type, operand
  * forms, leading dimensions for the stored shapes, a batch and strides from
@@ -180,17 +224,22 @@ static void gemm_case(reader *r, hgemm_kernel id, int64_t m, int64_t n, int64_t 
     const int64_t batch = batch_value(r);
     const int64_t sa = stride_value(r, ar, ac, lda), sb = stride_value(r, br, bc, ldb);
     const int64_t sc = stride_value(r, m, n, ldc);
+    hgemm_nt_options storage;
+    const hgemm_nt_options *o = options_value(r, &storage, C, n, ldc);
     int to_device = 0;
     hgemm_status want = model_gemm(id, dtype, op_a, op_b, m, n, k, alpha, A, lda, sa, B, ldb, sb, C,
-                                   ldc, sc, batch, &to_device);
+                                   ldc, sc, batch, o, &to_device);
     if (to_device && gpu_state) return; /* it would launch on fake addresses */
     if (to_device) want = HGEMM_ERROR_NO_DEVICE;
     hgemm_status got = hgemm_gemm(id, (hgemm_dtype)dtype, (hgemm_op)op_a, (hgemm_op)op_b, m, n, k,
                                   alpha, A, lda, sa, B, ldb, sb, 1.0f, (void *)(uintptr_t)C, ldc, sc,
-                                  batch, NULL, NULL);
+                                  batch, o, NULL);
     if (got != want) {
         fprintf(stderr, "fuzz_validate: hgemm_gemm dtype %d ops %d %d batch %lld strides %lld %lld %lld\n",
                 dtype, op_a, op_b, (long long)batch, (long long)sa, (long long)sb, (long long)sc);
+        if (o)
+            fprintf(stderr, "  options: workspace %p bytes %zu sm_count_target %d c_in %p ldc_in %lld\n",
+                    o->workspace, o->workspace_bytes, o->sm_count_target, o->c_in, (long long)o->ldc_in);
         disagree("hgemm_gemm", got, want, (int)id, m, n, k, alpha, A, lda, B, ldb, C, ldc);
     }
 }

@@ -109,6 +109,8 @@ typedef struct model_problem {
     int64_t lda, ldb, ldc;
     int64_t batch;              /* entries in one launch */
     int64_t stride_a, stride_b, stride_c;
+    int c_in;                   /* a separate C input (V8 loads it through a map of its own) */
+    int64_t ldc_in;
 } model_problem;
 
 /* The tensor-map limits: each operand as stored, its leading dimension, and
@@ -119,9 +121,10 @@ static int tma_fits(const model_problem *p, int c) {
     int fits = ar <= TMA_DIM && ac <= TMA_DIM && p->lda < TMA_LD && br <= TMA_DIM && bc <= TMA_DIM &&
                p->ldb < TMA_LD;
     if (c) fits = fits && p->m <= TMA_DIM && p->n <= TMA_DIM && p->ldc < TMA_LD;
+    if (p->c_in) fits = fits && p->m <= TMA_DIM && p->n <= TMA_DIM && p->ldc_in < TMA_LD;
     if (p->batch > 1) {
         fits = fits && p->batch <= TMA_DIM && p->stride_a < TMA_LD && p->stride_b < TMA_LD;
-        if (c) fits = fits && p->stride_c < TMA_LD;
+        if (c || p->c_in) fits = fits && p->stride_c < TMA_LD;
     }
     return fits;
 }
@@ -184,7 +187,7 @@ hgemm_status model_preflight(hgemm_kernel kernel, int64_t m, int64_t n, int64_t 
     if (m > MAX_SIZE || n > MAX_SIZE || k > MAX_SIZE) return HGEMM_ERROR_NOT_SUPPORTED;
     if (kernel == HGEMM_KERNEL_AUTO) kernel = hgemm__auto_choice(m, n, k);
     if (kernel == HGEMM_KERNEL_AUTO_F16ACC) kernel = hgemm__auto_f16acc_choice(m, n, k);
-    const model_problem p = {m, n, k, 0, 0, lda, ldb, ldc, 1, 0, 0, 0};
+    const model_problem p = {m, n, k, 0, 0, lda, ldb, ldc, 1, 0, 0, 0, 0, 0};
     return run_limits(kernel, &p, alpha);
 }
 
@@ -205,7 +208,9 @@ static int ranges_meet(const void *x, i128 xb, const void *y, i128 yb) {
 hgemm_status model_gemm(hgemm_kernel kernel, int dtype, int op_a, int op_b, int64_t m, int64_t n,
                         int64_t k, float alpha, const void *A, int64_t lda, int64_t stride_a,
                         const void *B, int64_t ldb, int64_t stride_b, const void *C, int64_t ldc,
-                        int64_t stride_c, int64_t batch, int *to_device) {
+                        int64_t stride_c, int64_t batch, const hgemm_nt_options *o, int *to_device) {
+    static const hgemm_nt_options none = {NULL, 0, 0, NULL, 0};
+    if (o == NULL) o = &none;
     *to_device = 0;
     if (!known_kernel(kernel)) return HGEMM_ERROR_INVALID_VALUE;
     if ((dtype != 0 && dtype != 1) || (op_a != 0 && op_a != 1) || (op_b != 0 && op_b != 1))
@@ -234,19 +239,51 @@ hgemm_status model_gemm(hgemm_kernel kernel, int dtype, int op_a, int op_b, int6
     } else if (ranges_meet(C, tc, A, ta) || ranges_meet(C, tc, B, tb)) {
         return HGEMM_ERROR_INVALID_VALUE;
     }
+    /* The options (hgemm_nt_ex): an SM target of 0 or more; a workspace of
+     * workspace_bytes (0: none) 16-byte aligned, meeting no matrix's range;
+     * a C input apart from C (not C itself at ldc) by C's rules at ldc_in
+     * and stride_c, sharing no element with C (exactly for one entry, by
+     * ranges for a batch) and no byte with the workspace. */
+    if (o->sm_count_target < 0) return HGEMM_ERROR_INVALID_VALUE;
+    const i128 tw = (i128)o->workspace_bytes;
+    if (tw) {
+        if (o->workspace == NULL || tw > INT64_MAX) return HGEMM_ERROR_INVALID_VALUE;
+        if ((uintptr_t)o->workspace % ALIGN) return HGEMM_ERROR_MISALIGNED;
+        if (ranges_meet(o->workspace, tw, A, ta) || ranges_meet(o->workspace, tw, B, tb) ||
+            ranges_meet(o->workspace, tw, C, tc))
+            return HGEMM_ERROR_INVALID_VALUE;
+    }
+    const int c_in = o->c_in != NULL && !(o->c_in == C && o->ldc_in == ldc);
+    if (c_in) {
+        if (o->ldc_in < (n < 1 ? 1 : n)) return HGEMM_ERROR_INVALID_VALUE;
+        const i128 ei = extent(m, n, o->ldc_in);
+        if (ei > max_elems) return HGEMM_ERROR_INVALID_VALUE;
+        const i128 ti = batch_bytes(ei, stride_c, batch);
+        if (ti > INT64_MAX) return HGEMM_ERROR_INVALID_VALUE;
+        if (o->ldc_in % LD_MULT) return HGEMM_ERROR_MISALIGNED;
+        if (ti && (uintptr_t)o->c_in % ALIGN) return HGEMM_ERROR_MISALIGNED;
+        if (batch == 1 ? ec && ei && shared(C, m, n, ldc, o->c_in, m, n, o->ldc_in) : ranges_meet(C, tc, o->c_in, ti))
+            return HGEMM_ERROR_INVALID_VALUE;
+        if (tw && ranges_meet(o->workspace, tw, o->c_in, ti)) return HGEMM_ERROR_INVALID_VALUE;
+    }
     if (batch == 0 || m == 0 || n == 0) return HGEMM_SUCCESS;
     /* Past the sizes any kernel takes: refused whatever the kernel and form. */
     if (m > MAX_SIZE || n > MAX_SIZE || k > MAX_SIZE) return HGEMM_ERROR_NOT_SUPPORTED;
     const int nt = dtype == 0 && op_a == 0 && op_b == 1;
-    const model_problem p = {m, n, k, op_a == 1, op_b == 0, lda, ldb, ldc, batch, stride_a, stride_b, stride_c};
+    const model_problem p = {m, n, k, op_a == 1, op_b == 0, lda, ldb, ldc, batch, stride_a, stride_b, stride_c,
+                             c_in, c_in ? o->ldc_in : 0};
     /* The kernel: AUTO's choice by shape, and AUTO_F16ACC's for fp16 NT only;
      * bf16 and the other forms take AUTO's choice (AUTO_F16ACC differs from
      * AUTO only where it picks V6 or V7, which serve fp16 NT alone). A choice
-     * that does not serve the form, or not this shape of it, gives way to V8. */
+     * that does not serve the form, or not this shape of it, gives way to V8.
+     * V9's few long tiles go to V8 with a whole workspace (split-K), and a
+     * separate C input to V8 whatever the shape. */
     hgemm_kernel run = kernel;
     if (kernel == HGEMM_KERNEL_AUTO || kernel == HGEMM_KERNEL_AUTO_F16ACC) {
         run = nt && kernel == HGEMM_KERNEL_AUTO_F16ACC ? hgemm__auto_f16acc_choice(m, n, k)
                                                        : hgemm__auto_choice(m, n, k);
+        if (run == HGEMM_KERNEL_V9 && hgemm__auto_prefers_split(m, n, k, o->workspace_bytes)) run = HGEMM_KERNEL_V8;
+        if (c_in) run = HGEMM_KERNEL_V8;
         if (!nt) {
             const model_problem one = as_received(run, p);
             if (!serves_forms(run) || limits(run, &one) != HGEMM_SUCCESS) run = HGEMM_KERNEL_V8;
@@ -256,8 +293,10 @@ hgemm_status model_gemm(hgemm_kernel kernel, int dtype, int op_a, int op_b, int6
         if (batch > 1 && !serves_batch(run) && limits(HGEMM_KERNEL_V8, &p) == HGEMM_SUCCESS)
             run = HGEMM_KERNEL_V8;
     }
-    /* An explicit kernel that does not take the form refuses it, k == 0 included. */
+    /* An explicit kernel that does not take the form refuses it, k == 0 included;
+     * a C input is V8's alone, where n is a multiple of 8. */
     if (!nt && !serves_forms(run)) return HGEMM_ERROR_NOT_SUPPORTED;
+    if (c_in && (run != HGEMM_KERNEL_V8 || n % LD_MULT)) return HGEMM_ERROR_NOT_SUPPORTED;
     const hgemm_status st = run_limits(run, &p, alpha);
     if (st == HGEMM_SUCCESS) *to_device = 1;
     return st;

@@ -19,14 +19,14 @@ hgemm_status model_preflight(hgemm_kernel kernel, int64_t m, int64_t n, int64_t 
                              const void *A, int64_t lda, const void *B, int64_t ldb, const void *C,
                              int64_t ldc);
 
-/* hgemm_gemm's status up to its first CUDA call (options NULL): *to_device
- * is set when the call would go on to the device (a valid, servable,
- * nonempty request), and the status is then SUCCESS. Which kernel serves
- * which element type, form and batch is model.c's serves_forms and
- * serves_batch (V9's reach: V9_FORMS). */
+/* hgemm_gemm's status up to its first CUDA call, with options `o` (NULL:
+ * none): *to_device is set when the call would go on to the device (a
+ * valid, servable, nonempty request), and the status is then SUCCESS.
+ * Which kernel serves which element type, form and batch is model.c's
+ * serves_forms and serves_batch (V9's reach: V9_FORMS). */
 hgemm_status model_gemm(hgemm_kernel kernel, int dtype, int op_a, int op_b, int64_t m, int64_t n,
                         int64_t k, float alpha, const void *A, int64_t lda, int64_t stride_a,
                         const void *B, int64_t ldb, int64_t stride_b, const void *C, int64_t ldc,
-                        int64_t stride_c, int64_t batch, int *to_device);
+                        int64_t stride_c, int64_t batch, const hgemm_nt_options *o, int *to_device);
 
 #endif
