@@ -1246,8 +1246,19 @@ static double median_of(double *v, int count) {
 
 /* ---- the problem of one shape ------------------------------------------------------ */
 
+/* Bytes of `batch` entries `stride` elements apart, rounded up to `align`
+ * bytes; SIZE_MAX where that passes INT64_MAX (sizes up to 2^31 - 1 and
+ * batches up to MAX_BATCH reach 2^82: --explain plans them, no device holds
+ * them, and cudaMalloc refuses SIZE_MAX). */
+static size_t batch_bytes(int64_t batch, int64_t stride, int64_t align) {
+    const int64_t most = (INT64_MAX - align) / ELEM_BYTES; /* elements */
+    if (stride > 0 && batch > most / stride) return SIZE_MAX;
+    return (size_t)round_up(batch * stride * ELEM_BYTES, align);
+}
+
 /* Form f's matrices for shape s (f16 nt: lda = ldb = k and ldc = n, each
- * rounded up to LD_ALIGN, as hgemm-bench always had them). */
+ * rounded up to LD_ALIGN, as hgemm-bench always had them). A stride is at
+ * most (2^31 - 1) x 2^31 elements: int64 holds it. */
 static dims form_dims(shape s, form f) {
     dims d;
     d.a_rows = f.op_a == HGEMM_OP_N ? s.m : s.k;
@@ -1260,9 +1271,9 @@ static dims form_dims(shape s, form f) {
     d.stride_a = d.a_rows * d.lda;
     d.stride_b = d.b_rows * d.ldb;
     d.stride_c = s.m * d.ldc;
-    d.set_a = (size_t)round_up(f.batch * d.stride_a * ELEM_BYTES, ROTATE_ALIGN);
-    d.set_b = (size_t)round_up(f.batch * d.stride_b * ELEM_BYTES, ROTATE_ALIGN);
-    d.set_c = (size_t)round_up(f.batch * d.stride_c * ELEM_BYTES, ROTATE_ALIGN);
+    d.set_a = batch_bytes(f.batch, d.stride_a, ROTATE_ALIGN);
+    d.set_b = batch_bytes(f.batch, d.stride_b, ROTATE_ALIGN);
+    d.set_c = batch_bytes(f.batch, d.stride_c, ROTATE_ALIGN);
     return d;
 }
 
@@ -1347,8 +1358,8 @@ static void problem_setup(problem *p, shape s, form f, rotation rot) {
     p->ldc = p->d.ldc;
     p->rot = rot;
     const int64_t batch = f.batch;
-    const size_t a_bytes = (size_t)(batch * p->d.stride_a) * ELEM_BYTES;
-    const size_t b_bytes = (size_t)(batch * p->d.stride_b) * ELEM_BYTES;
+    const size_t a_bytes = batch_bytes(batch, p->d.stride_a, 1);
+    const size_t b_bytes = batch_bytes(batch, p->d.stride_b, 1);
     HGEMM_CHECK_CUDA(cudaMalloc(&p->A, a_bytes));
     HGEMM_CHECK_CUDA(cudaMalloc(&p->B, b_bytes));
     HGEMM_CHECK_CUDA(cudaMalloc((void **)&p->ref, (size_t)(batch * p->m * p->n) * sizeof(double)));

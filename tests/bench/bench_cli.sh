@@ -414,6 +414,22 @@ explain)
     bad "--explain prints its plans: no --csv with it" --explain --csv "$tmp/x.csv"
     bad "--explain and --host-cost exclude each other" --explain --host-cost
     ;;
+explain_overflow)
+    # the largest sizes and batches the CLI takes: every byte count past
+    # int64 (BENCH is hgemm-bench built under UBSan, every report fatal)
+    run --explain --sms 132 --size 2147483647 2147483647 2147483647 --batch 2
+    expect_rc 0
+    expect_empty err
+    expect_in out "2147483647 2147483647 2147483647 f16 nt, batch 2: v8 -> v8 does not run it: not supported"
+    run --explain --sms 132 --kernels auto --size 2147483647 2147483647 2147483647 --batch 1000000 \
+        --dtype f16,bf16 --layout nt,nn,tn,tt
+    expect_rc 0
+    expect_empty err
+    [ "$(grep -c -v '^#' "$tmp/out")" -eq 8 ] || fail "expected one line per form"
+    run --explain --sms 132 --kernels auto,v5 --size 2147483647 8 2147483647 --batch 1000000
+    expect_rc 0
+    expect_empty err
+    ;;
 no_gpu)
     if has_gpu; then
         echo "skipped: a GPU is present (nvidia-smi -L lists one)"
