@@ -281,6 +281,52 @@ def _device_of(name, ptr):
     return attrs.device
 
 
+# --- what fits the C types ---------------------------------------------------------
+
+# ctypes converts a Python int to a C integer by dropping the bits that do not
+# fit, without a word: each int the library receives is checked here first.
+_C_INT = (-(1 << 31), (1 << 31) - 1)        # int: hgemm_kernel, sm_count_target
+_INT64 = (-(1 << 63), (1 << 63) - 1)        # int64_t: sizes, leading dimensions, strides
+_UINT64 = (0, (1 << 64) - 1)                # a pointer, cudaStream_t, size_t (64-bit)
+
+
+def _fits(name, value, c_range, c_type):
+    """value, when it lies in c_range; ValueError naming the C type otherwise."""
+    low, high = c_range
+    if not low <= value <= high:
+        raise ValueError("%s=%d does not fit the C type %s (%d .. %d)" % (name, value, c_type, low, high))
+    return value
+
+
+def _int_fields(name, what, values, c_range=_INT64, c_type="int64_t"):
+    """A tuple of ints from an array's shape or strides (ValueError for
+    anything else, or for an int that does not fit c_range)."""
+    try:
+        values = tuple(values)
+    except TypeError:
+        raise ValueError("%s: %s must be a tuple of ints, got %r" % (name, what, values)) from None
+    out = []
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, int):
+            try:
+                v = int(v.__index__())
+            except (AttributeError, TypeError):
+                raise ValueError("%s: %s must be ints, got %r" % (name, what, values)) from None
+        out.append(_fits("%s %s" % (name, what), v, c_range, c_type))
+    return tuple(out)
+
+
+def _data_pointer(name, data):
+    """The device pointer of __cuda_array_interface__'s 'data': (pointer, read_only)."""
+    if not isinstance(data, (tuple, list)) or len(data) != 2:
+        raise ValueError("%s: __cuda_array_interface__['data'] must be (pointer, read_only), "
+                         "got %r" % (name, data))
+    ptr = data[0] or 0
+    if isinstance(ptr, bool) or not isinstance(ptr, int):
+        raise ValueError("%s: the data pointer must be an int, got %r" % (name, ptr))
+    return _fits("%s pointer" % name, ptr, _UINT64, "a 64-bit pointer"), bool(data[1])
+
+
 # --- __cuda_array_interface__ ----------------------------------------------------
 
 class _Matrix:
@@ -304,25 +350,25 @@ class _Matrix:
         typestr = cai.get("typestr")
         if typestr != "<f2":
             raise TypeError("%s: expected fp16 (typestr '<f2'), got typestr %r" % (name, typestr))
-        shape = tuple(cai.get("shape", ()))
+        shape = _int_fields(name, "shape", cai.get("shape", ()))
         if len(shape) != 2:
             raise ValueError("%s: expected a 2-D array, got %d dimensions (shape %s)"
                              % (name, len(shape), shape))
         if cai.get("mask") is not None:
             raise ValueError("%s: masked arrays are not supported" % name)
-        self.rows, self.cols = int(shape[0]), int(shape[1])
-        data = cai.get("data")
-        if not isinstance(data, (tuple, list)) or len(data) != 2:
-            raise ValueError("%s: __cuda_array_interface__['data'] must be (pointer, read_only), "
-                             "got %r" % (name, data))
-        self.ptr, self.readonly = int(data[0] or 0), bool(data[1])
+        self.rows, self.cols = shape
+        self.ptr, self.readonly = _data_pointer(name, cai.get("data"))
         self.stream = cai.get("stream")  # None, 1, 2 or a cudaStream_t, per version 3
 
         strides = cai.get("strides")
         if strides is None:  # C-contiguous
             ld = self.cols
         else:
-            row_bytes, col_bytes = int(strides[0]), int(strides[1])
+            strides = _int_fields(name, "strides", strides)
+            if len(strides) != 2:
+                raise ValueError("%s: %d strides for a 2-D array (strides %s, shape %s)"
+                                 % (name, len(strides), strides, shape))
+            row_bytes, col_bytes = strides
             # A stride along a dimension of extent 1 is never used, so any value is fine.
             if self.cols > 1 and col_bytes != 2:
                 raise ValueError("%s: rows must be contiguous (an element stride of 2 bytes), "
@@ -353,24 +399,28 @@ def _kernel_id(kernel):
                              % (kernel, ", ".join(table)))
         return table[kernel]
     if isinstance(kernel, int) and not isinstance(kernel, bool):
-        return kernel  # an hgemm_kernel value; the library rejects unknown ones
+        # an hgemm_kernel value (a C int); the library rejects unknown ones
+        return _fits("kernel", kernel, _C_INT, "int (hgemm_kernel)")
     raise TypeError("kernel must be a name such as 'auto' or 'v6', or an int, got %s"
                     % type(kernel).__name__)
 
 
 def _stream_handle(stream):
-    """A cudaStream_t as an int from what the caller gave."""
+    """A cudaStream_t as an int from what the caller gave (a pointer: 0 ..
+    2^64 - 1; ValueError outside)."""
     if isinstance(stream, int) and not isinstance(stream, bool):
-        return stream
-    if hasattr(stream, "cuda_stream"):   # torch.cuda.Stream
-        return int(stream.cuda_stream)
-    if hasattr(stream, "ptr"):           # cupy.cuda.Stream
-        return int(stream.ptr)
-    if hasattr(stream, "_as_parameter_"):
+        handle = stream
+    elif hasattr(stream, "cuda_stream"):   # torch.cuda.Stream
+        handle = int(stream.cuda_stream)
+    elif hasattr(stream, "ptr"):           # cupy.cuda.Stream
+        handle = int(stream.ptr)
+    elif hasattr(stream, "_as_parameter_"):
         value = stream._as_parameter_
-        return int(getattr(value, "value", value) or 0)
-    raise TypeError("stream must be an int cudaStream_t or an object with .cuda_stream or .ptr, "
-                    "got %s" % type(stream).__name__)
+        handle = int(getattr(value, "value", value) or 0)
+    else:
+        raise TypeError("stream must be an int cudaStream_t or an object with .cuda_stream or .ptr, "
+                        "got %s" % type(stream).__name__)
+    return _fits("stream", handle, _UINT64, "cudaStream_t (a 64-bit pointer)")
 
 
 def _torch_tensor(x):
@@ -391,7 +441,7 @@ def _default_stream(a, operands):
     tensors, which export no stream, torch's current stream; else stream 0."""
     for m in operands:
         if m.stream is not None:
-            return int(m.stream)
+            return _stream_handle(int(m.stream))
     if _torch_tensor(a):
         import torch
         return torch.cuda.current_stream(a.device).cuda_stream
@@ -543,11 +593,8 @@ class _Array:
                             % (name, typestr))
         if cai.get("mask") is not None:
             raise ValueError("%s: masked arrays are not supported" % name)
-        data = cai.get("data")
-        if not isinstance(data, (tuple, list)) or len(data) != 2:
-            raise ValueError("%s: __cuda_array_interface__['data'] must be (pointer, read_only), "
-                             "got %r" % (name, data))
-        shape = tuple(int(x) for x in cai.get("shape", ()))
+        ptr, readonly = _data_pointer(name, cai.get("data"))
+        shape = _int_fields(name, "shape", cai.get("shape", ()))
         strides = cai.get("strides")
         if strides is None:  # C-contiguous
             strides, step = [], 1
@@ -556,11 +603,15 @@ class _Array:
                 step *= extent
             strides = tuple(reversed(strides))
         else:
-            if any(int(x) % 2 for x in strides):
+            strides = _int_fields(name, "strides", strides)
+            if len(strides) != len(shape):
+                raise ValueError("%s: %d strides for %d dimensions (strides %s, shape %s)"
+                                 % (name, len(strides), len(shape), strides, shape))
+            if any(x % 2 for x in strides):
                 raise ValueError("%s: strides %s (bytes) are not whole numbers of 2-byte elements"
-                                 % (name, tuple(strides)))
-            strides = tuple(int(x) // 2 for x in strides)
-        self.dtype, self.ptr, self.readonly = DTYPE_F16, int(data[0] or 0), bool(data[1])
+                                 % (name, strides))
+            strides = tuple(x // 2 for x in strides)
+        self.dtype, self.ptr, self.readonly = DTYPE_F16, ptr, readonly
         self.shape, self.strides = shape, strides
         self.stream = cai.get("stream")  # None, 1, 2 or a cudaStream_t, per version 3
         self.device, self.torch = None, False
@@ -596,6 +647,7 @@ def _workspace_options(workspace, sm_count_target):
     """hgemm_nt_options from matmul's arguments; None when all are defaults."""
     if isinstance(sm_count_target, bool) or not isinstance(sm_count_target, int):
         raise TypeError("sm_count_target must be an int, got %s" % type(sm_count_target).__name__)
+    _fits("sm_count_target", sm_count_target, _C_INT, "int")
     if workspace is None:
         return _Options(None, 0, sm_count_target) if sm_count_target else None
     if _torch_tensor(workspace):
@@ -608,12 +660,21 @@ def _workspace_options(workspace, sm_count_target):
         except AttributeError:
             raise TypeError("workspace: expected a CUDA array (torch tensor or an object with "
                             "__cuda_array_interface__), got %s" % type(workspace).__name__) from None
-        itemsize = int(cai["typestr"][2:])
-        shape = tuple(int(x) for x in cai.get("shape", ()))
+        typestr = cai.get("typestr")
+        if not isinstance(typestr, str) or not typestr[2:].isdigit():
+            raise ValueError("workspace: __cuda_array_interface__['typestr'] must name an element "
+                             "size, got %r" % (typestr,))
+        itemsize = int(typestr[2:])
+        shape = _int_fields("workspace", "shape", cai.get("shape", ()))
         nbytes = itemsize
         for extent in shape:
             nbytes *= extent
         strides = cai.get("strides")
+        if strides is not None:
+            strides = _int_fields("workspace", "strides", strides)
+            if len(strides) != len(shape):
+                raise ValueError("workspace: %d strides for %d dimensions (strides %s, shape %s)"
+                                 % (len(strides), len(shape), strides, shape))
         if strides is not None and nbytes:
             expected, step = [], itemsize
             for extent in reversed(shape):
@@ -623,7 +684,8 @@ def _workspace_options(workspace, sm_count_target):
                    for extent, s, e in zip(shape, strides, reversed(expected))):
                 raise ValueError("workspace: expected a contiguous array, got strides %s"
                                  % (tuple(strides),))
-        ptr = int(cai["data"][0] or 0)
+        ptr, _ = _data_pointer("workspace", cai.get("data"))
+    _fits("workspace bytes", nbytes, _UINT64, "size_t")
     return _Options(ptr, nbytes, sm_count_target)
 
 
@@ -678,11 +740,13 @@ def matmul(a, b, out=None, *, alpha=1.0, beta=0.0, kernel="auto", stream=None, w
     if C.readonly:
         raise ValueError("out is read-only")
     plan = _plan((A.shape, A.strides), (B.shape, B.strides), (C.shape, C.strides))
+    for field in ("m", "n", "k", "batch", "lda", "stride_a", "ldb", "stride_b", "ldc", "stride_c"):
+        _fits(field, getattr(plan, field), _INT64, "int64_t")  # products of the batch dimensions, say
     if plan.swap:  # out^T = b^T a^T: b is the library's A
         A, B = B, A
     arrays = (C, A, B)
     if handle is None:
-        handle = next((int(x.stream) for x in arrays if x.stream is not None), None)
+        handle = next((_stream_handle(int(x.stream)) for x in arrays if x.stream is not None), None)
     if handle is None:
         tensor = next((x for x in arrays if x.torch), None)
         torch = sys.modules.get("torch")

@@ -927,6 +927,100 @@ class MatmulArgumentTests(unittest.TestCase):
         self.assertEqual(call["batch"] * call["m"], 0)
 
 
+class CRangeTests(unittest.TestCase):
+    """ints that do not fit the C type the library takes (ctypes would drop
+    their high bits without a word), and arrays whose shape and strides
+    disagree: a clear ValueError before the library is called."""
+
+    def refused(self, regex, function, *args, **kw):
+        lib = RecordingLibrary()
+        with mock.patch.object(hgemm, "_load", return_value=lib), no_device_check():
+            with self.assertRaisesRegex(ValueError, regex):
+                function(*args, **kw)
+        self.assertEqual(lib.calls, [])
+
+    def accepted(self, function, *args, **kw):
+        lib = RecordingLibrary()
+        with mock.patch.object(hgemm, "_load", return_value=lib), no_device_check():
+            function(*args, **kw)
+        self.assertEqual(len(lib.calls), 1)
+        return lib.calls[0]
+
+    def test_kernel_id(self):
+        for kernel in (2**32 + 9, 2**31, -2**31 - 1, 2**64):
+            self.refused(r"kernel=%d does not fit the C type int" % kernel, hgemm.nt, *operands(), kernel=kernel)
+            self.refused(r"kernel=%d does not fit" % kernel, hgemm.matmul, *mm_operands(), kernel=kernel)
+        # in range, an unknown id is the library's to refuse
+        self.assertEqual(self.accepted(hgemm.nt, *operands(), kernel=2**31 - 1)["kernel"], 2**31 - 1)
+
+    def test_sm_count_target(self):
+        for target in (2**32, 2**31, -2**31 - 1):
+            self.refused(r"sm_count_target=%d does not fit the C type int" % target, hgemm.matmul,
+                         *mm_operands(), sm_count_target=target)
+        self.assertEqual(self.accepted(hgemm.matmul, *mm_operands(), sm_count_target=2**31 - 1)["options"],
+                         (None, 0, 2**31 - 1))
+
+    def test_stream(self):
+        class TorchLikeStream:
+            cuda_stream = 2**64
+
+        for stream in (2**64 + 7, -1, TorchLikeStream()):
+            self.refused(r"stream=.* does not fit the C type cudaStream_t", hgemm.nt, *operands(), stream=stream)
+            self.refused(r"stream=.* does not fit the C type cudaStream_t", hgemm.matmul, *mm_operands(),
+                         stream=stream)
+        # the arrays' own stream, from the interface
+        self.refused(r"stream=.* does not fit", hgemm.nt, *operands(stream=2**64 + 7))
+        self.refused(r"stream=.* does not fit", hgemm.matmul, *mm_operands(stream=2**64 + 7))
+        self.assertEqual(self.accepted(hgemm.nt, *operands(), stream=2**64 - 1)["stream"], 2**64 - 1)
+
+    def test_pointers_and_sizes(self):
+        a, b, out = operands()
+        self.refused(r"a pointer=.* does not fit", hgemm.nt, FakeArray((64, 48), 2**64 + A_PTR), b, out)
+        self.refused(r"out pointer=.* does not fit", hgemm.matmul, *mm_operands()[:2],
+                     FakeArray((64, 32), -C_PTR))
+        self.refused(r"a shape=.* does not fit the C type int64_t", hgemm.nt, FakeArray((2**63, 48), A_PTR), b, out)
+        self.refused(r"b strides=.* does not fit", hgemm.matmul, mm_operands()[0],
+                     FakeArray((48, 32), B_PTR, strides=(2**64 + 64, 2)), mm_operands()[2])
+        # batch dimensions that each fit, whose product does not
+        self.refused(r"batch=.* does not fit the C type int64_t", hgemm.matmul,
+                     FakeArray((2**32, 2**32, 64, 48), A_PTR), FakeArray((48, 32), B_PTR),
+                     FakeArray((2**32, 2**32, 64, 32), C_PTR))
+        ws = FakeArray((1 << 20,), 0x7F3000000000, typestr="|u1")
+        ws.__cuda_array_interface__["data"] = (2**64, False)
+        self.refused(r"workspace pointer=.* does not fit", hgemm.matmul, *mm_operands(), workspace=ws)
+
+    def test_strides_of_another_rank(self):
+        a, b, out = operands()
+        self.refused(r"^a: 1 strides for a 2-D array", hgemm.nt, FakeArray((64, 48), A_PTR, strides=(96,)), b, out)
+        self.refused(r"^out: 3 strides for a 2-D array", hgemm.nt, a, b,
+                     FakeArray((64, 32), C_PTR, strides=(64, 2, 2)))
+        self.refused(r"^a: 1 strides for 2 dimensions", hgemm.matmul,
+                     FakeArray((64, 48), A_PTR, strides=(96,)), *mm_operands()[1:])
+        self.refused(r"^out: 0 strides for 2 dimensions", hgemm.matmul, *mm_operands()[:2],
+                     FakeArray((64, 32), C_PTR, strides=()))
+        ws = FakeArray((1024, 8), 0x7F3000000000, typestr="<f4", strides=(32,))
+        self.refused(r"^workspace: 1 strides for 2 dimensions", hgemm.matmul, *mm_operands(), workspace=ws)
+
+    def test_zero_dimensions(self):
+        a, b, out = operands()
+        self.refused(r"^a: expected a 2-D array, got 0 dimensions", hgemm.nt, FakeArray((), A_PTR), b, out)
+        self.refused(r"^a: expected a 2-D array, got 0 dimensions", hgemm.nt,
+                     FakeArray((), A_PTR, strides=()), b, out)
+        self.refused(r"^a: expected an array of 2 or more dimensions", hgemm.matmul, FakeArray((), A_PTR),
+                     *mm_operands()[1:])
+        self.refused(r"^out has shape \(\)", hgemm.matmul, *mm_operands()[:2], FakeArray((), C_PTR))
+
+    def test_malformed_interface(self):
+        a, b, out = operands()
+        bad = FakeArray((64, 48), A_PTR)
+        bad.__cuda_array_interface__["shape"] = (64.5, 48)
+        self.refused(r"^a: shape must be ints", hgemm.nt, bad, b, out)
+        ws = FakeArray((16,), 0x7F3000000000, typestr="|u1")
+        ws.__cuda_array_interface__["data"] = ()
+        self.refused(r"^workspace: __cuda_array_interface__\['data'\] must be", hgemm.matmul, *mm_operands(),
+                     workspace=ws)
+
+
 class MatmulValidationTests(unittest.TestCase):
     """Python-side checks of hgemm.matmul: raised before the library is called."""
 
