@@ -34,7 +34,7 @@ class NativeOpsTests(unittest.TestCase):
 
     def randn(self, *shape, k, dtype="float16"):
         torch = self.torch
-        return (torch.randn(*shape, device="cuda", dtype=torch.float64) * k ** -0.25).to(getattr(torch, dtype))
+        return (torch.randn(*shape, device="cuda", dtype=torch.float64) * max(k, 1) ** -0.25).to(getattr(torch, dtype))
 
     def assertClose(self, got, ref, what, atol=ATOL):
         torch = self.torch
