@@ -41,10 +41,15 @@ reference:
 
    The figure is what stands right before the comment: "A [B..C]" (median,
    min, max), "A..B" or "A to B" (min, max) or one number (stat=, default
-   median). A spec is CSV [KERNEL [COLUMN]] then options: stat= (median,
-   min, max, mean, count, value), per=file (the statistic per file; the
+   median). Outside a table the figure may begin on the line before the
+   comment's: a range that wraps ("1.040x to" / "1.102x<!-- ... -->") is
+   read whole. A spec is CSV [KERNEL [COLUMN]] then options: stat= (median,
+   min, max, mean, geomean, count, value), per=file (the statistic per file; the
    figure is then the smallest and largest over the files), per=COLUMN
-   (the same per value of a column: per=chunks), scale=
+   (the same per value of a column: per=chunks; per=shape groups by m, n
+   and k), over= (with per=, the statistic across the groups for a single
+   figure: "per=shape over=geomean" is the geomean of the per-shape
+   medians; a bare "per=shape" gives the median shape's value), scale=
    (multiplies), filters (column=value, column<value, column>value,
    column!=value). CSV names a file of bench/results/ by the end of its name
    (run10-bench is 2026-11-29-h200-run10-bench.csv), several with commas or
@@ -102,13 +107,13 @@ PROFILE_MS = "duration_ms"  # a profile CSV's "ms"
 
 NUM = r"[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?"
 UNIT = r"(?:\s?(?:x|%|TFLOP/s|MHz|ms|GB|KiB|W|C|points|registers))?"
-FIG_MRANGE = re.compile(r"(%s)%s\s*\[(%s)%s\.\.(%s)%s\]%s$" % (NUM, UNIT, NUM, UNIT, NUM, UNIT, UNIT))
+FIG_MRANGE = re.compile(r"(%s)%s\s*\[\s*(%s)%s\s*\.\.\s*(%s)%s\s*\]%s$" % (NUM, UNIT, NUM, UNIT, NUM, UNIT, UNIT))
 FIG_RANGE = re.compile(r"(%s)%s\s*(?:\.\.|to|-|–)\s*(%s)%s$" % (NUM, UNIT, NUM, UNIT))
 FIG_ONE = re.compile(r"(%s)%s$" % (NUM, UNIT))
 WORDS = {w: i for i, w in enumerate("zero one two three four five six seven eight nine ten "
                                     "eleven twelve".split())}
 FIG_WORD = re.compile(r"\b(%s)$" % "|".join(WORDS), re.IGNORECASE)
-RANGE_ANYWHERE = re.compile(r"%s%s\s*\[%s%s\.\.%s%s\]" % (NUM, UNIT, NUM, UNIT, NUM, UNIT))
+RANGE_ANYWHERE = re.compile(r"%s%s\s*\[\s*%s%s\s*\.\.\s*%s%s\s*\]" % (NUM, UNIT, NUM, UNIT, NUM, UNIT))
 MARKER = re.compile(r"<!--\s*(=(?!=)|table:|generated:)\s*(.*?)\s*-->", re.DOTALL)
 
 
@@ -203,7 +208,7 @@ class Spec:
         positional, self.filters = [], []
         for w in words[1:]:
             m = FILTER.match(w)
-            if m and m.group(1) in ("stat", "stats", "per", "scale") and m.group(2) == "=":
+            if m and m.group(1) in ("stat", "stats", "per", "over", "scale") and m.group(2) == "=":
                 opts[m.group(1)] = m.group(3)
             elif m:
                 self.filters.append((m.group(1), m.group(2), m.group(3)))
@@ -217,6 +222,9 @@ class Spec:
         self.stats = opts.get("stats")
         per = opts.get("per")
         self.per = None if per is None else ("#file" if per == "file" else per)
+        self.over = opts.get("over")
+        if self.over and not self.per:
+            raise Problem("reference '%s': over= needs per=" % text)
         self.scale = float(opts.get("scale", 1))
 
     def rows(self):
@@ -246,10 +254,16 @@ class Spec:
             stat = self.stat or "median"
             groups = {}
             for r in self.rows():
-                if self.per not in r:
+                if self.per == "shape":
+                    key = "%sx%sx%s" % (r.get("m"), r.get("n"), r.get("k"))
+                elif self.per not in r:
                     raise Problem("reference '%s': per=%s is not a column" % (self.text, self.per))
-                groups.setdefault(r[self.per], []).append(r)
+                else:
+                    key = r[self.per]
+                groups.setdefault(key, []).append(r)
             per = [apply(stat, self.values(rows), rows) for rows in groups.values()]
+            if self.over and kinds == [stat]:
+                kinds = [self.over]
             return [apply(k, per, None) for k in kinds]
         rows = self.rows()
         vals = self.values(rows) if self.column else []
@@ -284,6 +298,10 @@ def apply(stat, vals, rows):
         return max(vals)
     if stat == "mean":
         return statistics.mean(vals)
+    if stat == "geomean":
+        if min(vals) <= 0:
+            raise Problem("geomean of values that are not all positive")
+        return math.exp(sum(math.log(v) for v in vals) / len(vals))
     if stat == "value":
         if max(vals) != min(vals):
             raise Problem("stat=value but the rows differ: %s" % vals)
@@ -332,7 +350,7 @@ def evaluate(expr):
         def f(spec, **kw):
             return Spec(spec, {"stat": stat}).compute([stat])[0]
         return f
-    env = {name: stat_fn(name) for name in ("median", "min", "max", "mean", "count", "value")}
+    env = {name: stat_fn(name) for name in ("median", "min", "max", "mean", "geomean", "count", "value")}
     env.update(abs=abs, round=round)
     try:
         return float(eval(expr, {"__builtins__": {}}, env))  # the docs' own expressions
@@ -410,8 +428,16 @@ class Checker:
             try:
                 if kind == "=":
                     before = text[line_starts[li]:m.start()]
-                    before = re.sub(r"<!--.*?-->", "", before)
-                    cell = before.split("|")[-1] if before.lstrip().startswith("|") else before
+                    if before.lstrip().startswith("|"):
+                        cell = re.sub(r"<!--.*?-->", "", before).split("|")[-1]
+                    else:
+                        # The line before joins in, so that a range wrapping
+                        # across the line break is read whole; an earlier
+                        # marker ends a figure (it is not part of this one).
+                        if li > 0 and lines[li - 1].strip() and not lines[li - 1].lstrip().startswith(
+                                ("|", "```", "#")):
+                            before = lines[li - 1] + " " + before
+                        cell = re.sub(r"<!--.*?-->", " ; ", before, flags=re.DOTALL)
                     fig = figure_at_end(cell)
                     if fig is None:
                         raise Problem("no figure right before the reference '%s'" % body)
@@ -564,16 +590,24 @@ class Checker:
                     self.error(where_row, str(e))
 
     def check_coverage(self, rel, lines, covered):
-        fence = False
-        for i, ln in enumerate(lines):
+        """Every "A [B..C]" is checked by a marker or a table, whether it sits on
+        one line or wraps across lines (it is covered by the line it ends on)."""
+        fence, kept = False, []
+        for ln in lines:
             if ln.lstrip().startswith("```"):
                 fence = not fence
+                kept.append("")
                 continue
-            if fence or i in covered:
+            # blank code, markup and markers without moving a line break
+            ln = "" if fence else re.sub(r"<!--.*?-->", " ; ", re.sub(r"`[^`]+`", "", ln))
+            kept.append(strip_markup(ln))
+        text = "\n".join(kept)
+        for m in RANGE_ANYWHERE.finditer(text):
+            last = text.count("\n", 0, m.end())
+            if last in covered:
                 continue
-            for m in RANGE_ANYWHERE.finditer(strip_markup(re.sub(r"`[^`]+`", "", ln))):
-                self.error("%s:%d" % (rel, i + 1), "figure '%s' has no reference to its CSV"
-                           % m.group(0))
+            self.error("%s:%d" % (rel, last + 1), "figure '%s' has no reference to its CSV"
+                       % " ".join(m.group(0).split()))
 
     def check_paths(self, rel, path, text):
         here = os.path.dirname(path)

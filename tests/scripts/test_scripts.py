@@ -385,6 +385,36 @@ class CheckDocs(unittest.TestCase):
     def test_a_range_without_a_reference(self):
         self.assertCaught("V6 ran at 816.5 [798.5..816.5] TFLOP/s.", "has no reference")
 
+    def test_a_range_that_wraps_across_lines(self):
+        # Without a reference: caught wherever the line breaks.
+        self.assertCaught("V6 ran at 816.5\n[798.5..816.5] TFLOP/s.", "has no reference")
+        self.assertCaught("V6 ran at 816.5 [798.5..\n816.5] TFLOP/s.", "has no reference")
+        # With one, read whole: a wrong minimum on the line before is caught ...
+        self.assertCaught("V6 ran at 816.5\n[797.5..816.5]<!-- = run10-bench v6 tflops --> TFLOP/s.",
+                          "quotes 816.5 / 797.5 / 816.5")
+        self.assertCaught("medians from 798.5 to\n816.6<!-- = run10-bench v6 tflops --> TFLOP/s",
+                          "quotes 798.5 / 816.6")
+        # ... and the right one passes.
+        self.assertClean("V6 ran at 816.5\n[798.5..816.5]<!-- = run10-bench v6 tflops --> TFLOP/s.")
+        self.assertClean("medians from 798.5 to\n816.5<!-- = run10-bench v6 tflops --> TFLOP/s")
+        # A marker on the line before ends that figure: it does not join this one.
+        self.assertClean("V5 0.954x<!-- = run10-bench v5 vs_cublas32 --> to\n"
+                         "1.102x<!-- = run10-bench v6 vs_cublas32 --> for V6", 2)
+
+    def test_a_geomean_over_shapes(self):
+        spec = "run12-sweep v7 vs_cublas32"
+        import check_docs
+        med = {}
+        for r in check_docs.Spec(spec).rows():
+            med.setdefault((r["m"], r["n"], r["k"]), []).append(float(r["vs_cublas32"]))
+        import math
+        import statistics
+        vals = [statistics.median(v) for v in med.values()]
+        gm = math.exp(sum(map(math.log, vals)) / len(vals))
+        self.assertClean("%.3fx<!-- = %s per=shape over=geomean -->" % (gm, spec))
+        self.assertCaught("%.3fx<!-- = %s per=shape over=geomean -->" % (gm + 0.01, spec), "quotes")
+        self.assertClean("%.3fx<!-- = %s per=shape -->" % (statistics.median(vals), spec))
+
     def test_paths(self):
         self.assertCaught("see `bench/results/2026-11-29-h200-all.csv`", "does not exist")
         self.assertCaught("as `../shared/reference` measures", "outside the repository")
