@@ -109,6 +109,7 @@ def main():
     parser.add_argument("--decode-steps", type=int, default=16)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--compile", action="store_true", help="also under torch.compile")
+    parser.add_argument("--compile-dtypes", default="f16,bf16", help="the dtypes --compile applies to")
     parser.add_argument("--train", action="store_true", help="also a bf16 training step")
     parser.add_argument("--train-steps", type=int, default=10)
     parser.add_argument("--csv")
@@ -163,7 +164,7 @@ def main():
         torch.cuda.empty_cache()
 
         modes = [("eager", model)]
-        if args.compile:
+        if args.compile and dname in args.compile_dtypes.split(","):
             modes.append(("compile", torch.compile(model, dynamic=True)))
         for mode, fwd in modes:
             with torch.inference_mode():
