@@ -272,8 +272,8 @@ class Spec:
 
 def keep(row, flt):
     col, op, want = flt
-    if col == "shape":
-        return "%sx%sx%s" % (row.get("m"), row.get("n"), row.get("k")) == want
+    if col == "shape" and op in ("=", "!="):
+        return ("%sx%sx%s" % (row.get("m"), row.get("n"), row.get("k")) == want) == (op == "=")
     have = row.get(col)
     hv, wv = number(have), number(want)
     if op == "=":
