@@ -27,7 +27,7 @@ import csv
 import math
 import sys
 
-ORDER = ["cublas32", "v0", "v1", "v2", "v3", "v4", "v5", "v8", "cublas16", "v6", "v7"]
+ORDER = ["cublas32", "v0", "v1", "v2", "v3", "v4", "v5", "v8", "v9", "auto", "cublas16", "v6", "v7"]
 STATS = {"mean": "mean_abs_err", "p99": "p99_abs_err", "max": "max_abs_err"}
 ATOL = {"fp32": 1e-2, "fp16": 5e-2}  # tests/ and hgemm-bench: HGEMM_CHECK_ATOL_ACC_*
 
