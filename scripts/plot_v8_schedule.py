@@ -19,7 +19,7 @@ def line(x1, y1, x2, y2, color="#333", dash=None, arrow=True, width=1.5):
 A, B, C, L, R, EPI, SL = "#cfe3f7", "#f9d9b0", "#e8e8e8", "#7fb3e6", "#3d7fc4", "#f4b6b6", "#bfe5bf"
 
 # --- 1. the pair -------------------------------------------------------------
-text(20, 28, "1. A pair of blocks (one cluster) sharing B", 14, weight="bold")
+text(20, 28, "1. A pair (one cluster) sharing B", 14, weight="bold")
 rect(40, 60, 120, 30, B); text(100, 80, "B half 0", 11, "middle")
 rect(165, 60, 120, 30, B); text(225, 80, "B half 1", 11, "middle")
 text(162, 52, "256 x 64 slice of B, k-tile kt", 11, "middle")
