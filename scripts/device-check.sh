@@ -3,6 +3,10 @@
 #
 #   scripts/device-check.sh [STEP,STEP,...]
 #
+# LAB=1: configure the trees with -DHGEMM_LAB=ON, so that the test, sanitize,
+# bench and sweep steps also list and run the lab's ablation rows (lab/: the
+# chapters' ablation tables); without it, the library as shipped, no ablation.
+#
 # Steps (default: build,sass,test,sanitize,bench):
 #   build     configure and build (Release) into build-device/
 #   carried   instead of build: unpack build-carry/build.tar.xz (scripts/carry_build.sh,
@@ -162,6 +166,8 @@ echo "source digest: $digest (scripts/source_digest.sh)" | tee -a "$LOG" >>"$SUM
 # Ninja where there is one, for the build and phase steps' trees
 gen=()
 command -v ninja >/dev/null && gen=(-G Ninja)
+# LAB=1: the lab's ablations too (lab/, -DHGEMM_LAB=ON)
+case "${LAB:-0}" in 1|ON|on|yes) gen+=(-DHGEMM_LAB=ON) ;; *) gen+=(-DHGEMM_LAB=OFF) ;; esac
 
 if has build; then
     # CMAKE_EXTRA: e.g. -DCMAKE_CUDA_FLAGS=-DHGEMM_HANG_NS=5000000000ull for a shorter hang guard

@@ -8,10 +8,9 @@
 #   EXTRA=-DHGEMM_PHASE_TIMER scripts/sass_one.sh ...   (more nvcc flags)
 #   CUBIN_ONLY=1 scripts/sass_one.sh ...     (stop at the cubin: no cuobjdump needed)
 #
-# Compiles src/kernels/v8_fp32_cluster.cu up to v8_kernel's end (the marker
-# comment there) with one explicit instantiation, instead of the library's
-# 86, so a change to the kernel shows in its SASS in about 6 s instead of
-# 3 minutes. Then cuobjdump -sass, into $OUT/one.sass, and the count of the
+# Compiles src/v8/kernel.cuh with one explicit instantiation, instead of a
+# form's file of up to ten, so a change to the kernel shows in its SASS in
+# about 6 s. Then cuobjdump -sass, into $OUT/one.sass, and the count of the
 # instructions that tell where a k-loop's work goes: HGMMA beside R2UR
 # (descriptors built in ordinary registers and moved to uniform ones before
 # each WGMMA) and UIADD3 (built in uniform registers, as cuBLAS does), and
@@ -27,11 +26,8 @@ OUT=${OUT:-$here/build/sass-one}
 NVCC=${NVCC:-nvcc}
 command -v "$NVCC" >/dev/null || NVCC=/usr/local/cuda/bin/nvcc
 mkdir -p "$OUT"
-src=$here/src/kernels/v8_fp32_cluster.cu
-end=$(grep -n '^/\* end of v8_kernel' "$src" | cut -d: -f1)
-[ -n "$end" ] || { echo "sass_one: no end-of-v8_kernel marker in $src" >&2; exit 1; }
 {
-    head -n "$end" "$src"
+    echo '#include "v8/kernel.cuh"'
     echo "template __global__ void v8_kernel<$args>(const __grid_constant__ CUtensorMap,"
     echo "    const __grid_constant__ CUtensorMap, const __grid_constant__ CUtensorMap,"
     echo "    const __grid_constant__ CUtensorMap, gemm_args, uint32_t, uint32_t, hgemm_sk, float *, uint32_t *,"

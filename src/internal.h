@@ -34,18 +34,9 @@ typedef struct hgemm_problem {
     int64_t stride_a, stride_b, stride_c; /* elements between entries (0: A or B shared) */
     const void *C_in; int64_t ldc_in; /* hgemm_nt_options' c_in where it is not C (only V8's
                                          table row receives one); NULL: C */
-    int pdl;                    /* V8's programmatic dependent launch, HGEMM_PDL_*: 0 (the
-                                   launcher's choice) everywhere but its ablations (V9's
-                                   ablations carry theirs in v9_variant) */
-    int raster;                 /* V8's raster groups, in cluster tiles: 0 (V8_RASTER)
-                                   everywhere but its raster ablations */
-    int all_workers;            /* V8: 0 everywhere but v8-allsms; 1: whole tiles on every
-                                   cluster, never on fewer (hgemm_sk_balance) */
-    int no_seam;                /* V8: 0 everywhere but v8-noseam; 1: the wide tile's
-                                   plain k-loop, without the seam between tiles */
 } hgemm_problem;
 
-/* hgemm_problem.pdl: how a V8 or V9 launch lets the stream's next kernel start.
+/* A variant's pdl (hgemm_v8_variant, hgemm_v9_variant): how a V8 or V9 launch lets the stream's next kernel start.
  * START: the launch attribute, and each block triggers its dependents
  * right after its own griddepcontrol.wait; LATE: the attribute, and a
  * block triggers once its loader has issued its last load; EXIT: the
@@ -63,6 +54,28 @@ static inline int hgemm__pdl_trigger(int mode) {
            : mode == HGEMM_PDL_LATE ? HGEMM_TRIGGER_LATE : HGEMM_TRIGGER_NONE;
 }
 
+
+/* What the lab may change in a V8 launch (lab/v8_lab.cu): all zero is the
+ * table's V8, which is all the library itself ever runs. */
+typedef struct hgemm_v8_variant {
+    int pdl;         /* HGEMM_PDL_*: 0 the launcher's choice (EXIT) */
+    int raster;      /* raster groups, in cluster tiles: 0 V8_RASTER */
+    int all_workers; /* 1: whole tiles on every cluster, never on fewer (hgemm_sk_balance) */
+    int no_seam;     /* 1: the wide tile's plain k-loop, without the seam between tiles */
+} hgemm_v8_variant;
+
+/* What the lab may change in a V9 launch (lab/v9_lab.c); all zero: the table's V9. */
+typedef struct hgemm_v9_variant {
+    int kb;        /* k-tiles per stage: 1 or 2; 0: V9's choice (2 for 64-wide short tiles) */
+    int no_split;  /* 1: one block per tile, the whole k-loop (v9-nosplit) */
+    int no_swap;   /* 1: A always on WGMMA's M side, B on N (v9-noswap) */
+    int no_rotate; /* 1: every tile walks its slice from the first step (v9-norot) */
+    int no_stage;  /* 1: the swapped tile stored element by element (v9-scalar) */
+    int deep;      /* the deep ring (one block per SM, 6 stages of two k-tiles): 0 where
+                      V9's tiles are at most one per SM, 1 always (v9-deep), -1 never
+                      (v9-shallow: V9 before run 29) */
+    int pdl;       /* HGEMM_PDL_*: 0 V9's choice (LATE) */
+} hgemm_v9_variant;
 
 typedef enum hgemm_acc { HGEMM_ACC_F32 = 0, HGEMM_ACC_F16 = 1 } hgemm_acc;
 
@@ -101,7 +114,8 @@ hgemm_kernel hgemm__auto_kernel(void);
 /* AUTO (HGEMM_KERNEL_AUTO) or AUTO_F16ACC as a row ("auto", "auto-f16acc";
  * launch NULL: hgemm__run and hgemm__run_ws choose by shape); NULL otherwise. */
 const hgemm_kernel_info *hgemm__auto_row(hgemm_kernel id);
-/* Ablations (src/api.c): not in the public enum; run them with hgemm__run. */
+/* Ablations (lab/lab.c, in a build configured with -DHGEMM_LAB=ON; none
+ * otherwise): not in the public enum; run them with hgemm__run. */
 int hgemm__experiment_count(void);
 const hgemm_kernel_info *hgemm__experiment_at(int i);   /* NULL when out of range */
 const hgemm_kernel_info *hgemm__experiment_by_name(const char *name); /* NULL if none */
@@ -298,54 +312,14 @@ hgemm_status hgemm__launch_v5(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v6(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v7(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8(const hgemm_problem *p, cudaStream_t stream);
-hgemm_status hgemm__launch_v8_nocluster(const hgemm_problem *p, cudaStream_t stream);
-hgemm_status hgemm__launch_v8_direct(const hgemm_problem *p, cudaStream_t stream);
-hgemm_status hgemm__launch_v8_dp(const hgemm_problem *p, cudaStream_t stream);
-hgemm_status hgemm__launch_v8_wide(const hgemm_problem *p, cudaStream_t stream);
-hgemm_status hgemm__launch_v8_narrow(const hgemm_problem *p, cudaStream_t stream);
-hgemm_status hgemm__launch_v8_192(const hgemm_problem *p, cudaStream_t stream);
-hgemm_status hgemm__launch_v8_320(const hgemm_problem *p, cudaStream_t stream);
-hgemm_status hgemm__launch_v8_320_gpc(const hgemm_problem *p, cudaStream_t stream);
-hgemm_status hgemm__launch_v8_320_whole(const hgemm_problem *p, cudaStream_t stream);
-hgemm_status hgemm__launch_v8_64(const hgemm_problem *p, cudaStream_t stream);
-hgemm_status hgemm__launch_v8_64_fenced(const hgemm_problem *p, cudaStream_t stream);
-hgemm_status hgemm__launch_v8_allsms(const hgemm_problem *p, cudaStream_t stream);
-hgemm_status hgemm__launch_v8_nopdl(const hgemm_problem *p, cudaStream_t stream);
-hgemm_status hgemm__launch_v8_320_r1(const hgemm_problem *p, cudaStream_t stream);
-hgemm_status hgemm__launch_v8_320_r2(const hgemm_problem *p, cudaStream_t stream);
-hgemm_status hgemm__launch_v8_320_r4(const hgemm_problem *p, cudaStream_t stream);
-hgemm_status hgemm__launch_v8_320_r16(const hgemm_problem *p, cudaStream_t stream);
-hgemm_status hgemm__launch_v8_320_r32(const hgemm_problem *p, cudaStream_t stream);
-hgemm_status hgemm__launch_v8_pdl_start(const hgemm_problem *p, cudaStream_t stream);
-hgemm_status hgemm__launch_v8_pdl_late(const hgemm_problem *p, cudaStream_t stream);
-hgemm_status hgemm__launch_v9_nopdl(const hgemm_problem *p, cudaStream_t stream);
-hgemm_status hgemm__launch_v9_pdl_start(const hgemm_problem *p, cudaStream_t stream);
-hgemm_status hgemm__launch_v8_narrow_dp(const hgemm_problem *p, cudaStream_t stream);
-hgemm_status hgemm__launch_v8_narrow_nocluster(const hgemm_problem *p, cudaStream_t stream);
-hgemm_status hgemm__launch_v8_3stage(const hgemm_problem *p, cudaStream_t stream);
-hgemm_status hgemm__launch_v8_streamk(const hgemm_problem *p, cudaStream_t stream);
-hgemm_status hgemm__launch_v8_split2k(const hgemm_problem *p, cudaStream_t stream);
-hgemm_status hgemm__launch_v8_c4(const hgemm_problem *p, cudaStream_t stream);
-hgemm_status hgemm__launch_v8_halves(const hgemm_problem *p, cudaStream_t stream);
-hgemm_status hgemm__launch_v8_wide_serial(const hgemm_problem *p, cudaStream_t stream);
-hgemm_status hgemm__launch_v8_wide_after(const hgemm_problem *p, cudaStream_t stream);
-hgemm_status hgemm__launch_v8_seam(const hgemm_problem *p, cudaStream_t stream);
-hgemm_status hgemm__launch_v8_seam_rows(const hgemm_problem *p, cudaStream_t stream);
-hgemm_status hgemm__launch_v8_gpc(const hgemm_problem *p, cudaStream_t stream);
-hgemm_status hgemm__launch_v8_noseam(const hgemm_problem *p, cudaStream_t stream);
-hgemm_status hgemm__launch_v8_n128x2(const hgemm_problem *p, cudaStream_t stream);
-hgemm_status hgemm__launch_v8_320_serial(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v9(const hgemm_problem *p, cudaStream_t stream);
-hgemm_status hgemm__launch_v9_nosplit(const hgemm_problem *p, cudaStream_t stream);
-hgemm_status hgemm__launch_v9_noswap(const hgemm_problem *p, cudaStream_t stream);
-hgemm_status hgemm__launch_v9_k128(const hgemm_problem *p, cudaStream_t stream);
-hgemm_status hgemm__launch_v9_norot(const hgemm_problem *p, cudaStream_t stream);
-hgemm_status hgemm__launch_v9_scalar(const hgemm_problem *p, cudaStream_t stream);
-hgemm_status hgemm__launch_v9_deep(const hgemm_problem *p, cudaStream_t stream);
-hgemm_status hgemm__launch_v9_shallow(const hgemm_problem *p, cudaStream_t stream);
+/* The table's V8 and V9 under a variant (the lab's ablations; src/v8/v8.c,
+ * src/kernels/v9_skinny.cu). */
+hgemm_status hgemm__v8_run(const hgemm_problem *p, const hgemm_v8_variant *v, cudaStream_t stream);
+hgemm_status hgemm__v9_run(const hgemm_problem *p, const hgemm_v9_variant *v, cudaStream_t stream);
 
 /* V8's phase clocks, in a build configured with -DHGEMM_PHASE_TIMER=ON only
- * (tools/phase_timer.c; src/kernels/v8_fp32_cluster.cu): for each of up to
+ * (tools/phase_timer.c; src/v8/all.cu): for each of up to
  * V8_PHASE_SLOTS consumer warpgroups (slot = block * 2 + warpgroup), the
  * global timer (ns) and the SM's cycle counter at each phase of its first
  * unit of work, zero where it never got there. */

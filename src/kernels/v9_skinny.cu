@@ -427,8 +427,12 @@ typedef struct v9_build {
 static const v9_build v9_builds[] = {
     /* one k-tile per stage, 4 stages: V9 for short sides up to 32 */
     V9_BUILD(16, 1, V9_STAGES), V9_BUILD(32, 1, V9_STAGES), V9_BUILD(64, 1, V9_STAGES),
-    /* two k-tiles per stage, 3 stages: V9 for short sides of 33..64, and v9-k128 */
-    V9_BUILD(16, 2, 3), V9_BUILD(32, 2, 3), V9_BUILD(64, 2, 3),
+    /* two k-tiles per stage, 3 stages: V9 for short sides of 33..64 (and at
+     * every width in the lab's v9-k128) */
+    V9_BUILD(64, 2, 3),
+#ifdef HGEMM_LAB
+    V9_BUILD(16, 2, 3), V9_BUILD(32, 2, 3),
+#endif
     /* one block per SM, a 6-stage ring of two k-tiles: V9 where its tiles are
      * at most one per SM (the deep ring, run 29) */
     V9_BUILD(16, 2, V9_DEEP_STAGES), V9_BUILD(32, 2, V9_DEEP_STAGES), V9_BUILD(64, 2, V9_DEEP_STAGES),
@@ -441,20 +445,8 @@ static_assert(sizeof(((v9_smem<16, 1, V9_STAGES> *)0)->y) >= 16 * V9_STG_LD * si
 static_assert((V9_BM * BK * 2) % SW128_ALIGN == 0 && (16 * BK * 2) % SW128_ALIGN == 0,
               "every k-tile of a stage stays 1024-byte aligned");
 
-/* What a launch may change, for the chapter's ablations. */
-typedef struct v9_variant {
-    int kb;       /* k-tiles per stage: 1 or 2; 0: V9's choice (2 for 64-wide short tiles) */
-    int no_split; /* 1: one block per tile, the whole k-loop (v9-nosplit) */
-    int no_swap;  /* 1: A always on WGMMA's M side, B on N (v9-noswap) */
-    int no_rotate; /* 1: every tile walks its slice from the first step (v9-norot) */
-    int no_stage;  /* 1: the swapped tile stored element by element (v9-scalar) */
-    int deep;     /* the deep ring (one block per SM, 6 stages of two k-tiles): 0 where
-                     V9's tiles are at most one per SM, 1 always (v9-deep), -1 never
-                     (v9-shallow: V9 before run 29) */
-    int pdl;      /* programmatic dependent launch, HGEMM_PDL_*: 0 V9's choice (LATE) */
-} v9_variant;
-
-static const v9_variant V9_TABLE = {0, 0, 0, 0, 0, 0, 0};
+/* The table's V9: no knob turned (hgemm_v9_variant, internal.h). */
+static const hgemm_v9_variant V9_TABLE = {0, 0, 0, 0, 0, 0, 0};
 
 static const v9_build *v9_find_build(int bn, int kb, int form, int stages) {
     for (size_t i = 0; i < sizeof v9_builds / sizeof v9_builds[0]; i++)
@@ -486,7 +478,7 @@ typedef struct v9_plan {
     uint32_t split;
 } v9_plan;
 
-static v9_plan v9_make_plan(const hgemm_problem *p, uint32_t sms, v9_variant v) {
+static v9_plan v9_make_plan(const hgemm_problem *p, uint32_t sms, hgemm_v9_variant v) {
     v9_plan pl;
     pl.swap = !v.no_swap && p->m <= p->n; /* the shorter side of C goes on WGMMA's N */
     const int64_t long_side = pl.swap ? p->n : p->m, short_side = pl.swap ? p->m : p->n;
@@ -538,7 +530,7 @@ extern "C" hgemm_status hgemm__supports_v9(const hgemm_problem *p) {
                                                                       : HGEMM_SUCCESS;
 }
 
-static hgemm_status v9_launch(const hgemm_problem *p, cudaStream_t stream, v9_variant v) {
+static hgemm_status v9_launch(const hgemm_problem *p, cudaStream_t stream, hgemm_v9_variant v) {
     hgemm_status st = hgemm__supports_v9(p);
     if (st != HGEMM_SUCCESS) return st;
     int dev = 0, sms = 0;
@@ -611,61 +603,7 @@ extern "C" hgemm_status hgemm__launch_v9(const hgemm_problem *p, cudaStream_t st
     return v9_launch(p, stream, V9_TABLE);
 }
 
-/* Ablations: V9 with one idea taken out, or a deeper stage. */
-extern "C" hgemm_status hgemm__launch_v9_nosplit(const hgemm_problem *p, cudaStream_t stream) {
-    v9_variant v = V9_TABLE;
-    v.no_split = 1;
-    return v9_launch(p, stream, v);
-}
-
-extern "C" hgemm_status hgemm__launch_v9_noswap(const hgemm_problem *p, cudaStream_t stream) {
-    v9_variant v = V9_TABLE;
-    v.no_swap = 1;
-    return v9_launch(p, stream, v);
-}
-
-extern "C" hgemm_status hgemm__launch_v9_deep(const hgemm_problem *p, cudaStream_t stream) {
-    v9_variant v = V9_TABLE;
-    v.deep = 1;
-    return v9_launch(p, stream, v);
-}
-
-extern "C" hgemm_status hgemm__launch_v9_shallow(const hgemm_problem *p, cudaStream_t stream) {
-    v9_variant v = V9_TABLE;
-    v.deep = -1;
-    return v9_launch(p, stream, v);
-}
-
-extern "C" hgemm_status hgemm__launch_v9_k128(const hgemm_problem *p, cudaStream_t stream) {
-    v9_variant v = V9_TABLE;
-    v.kb = 2;
-    return v9_launch(p, stream, v);
-}
-
-extern "C" hgemm_status hgemm__launch_v9_norot(const hgemm_problem *p, cudaStream_t stream) {
-    v9_variant v = V9_TABLE;
-    v.no_rotate = 1;
-    return v9_launch(p, stream, v);
-}
-
-extern "C" hgemm_status hgemm__launch_v9_scalar(const hgemm_problem *p, cudaStream_t stream) {
-    v9_variant v = V9_TABLE;
-    v.no_stage = 1;
-    return v9_launch(p, stream, v);
-}
-
-/* V9 with one way of programmatic dependent launch (HGEMM_PDL_*): without
- * the attribute (v9-nopdl: V9 through run 79), or triggering the next kernel
- * right after each block's wait (v9-pdl-start; the table's V9 triggers after
- * its last load). */
-extern "C" hgemm_status hgemm__launch_v9_nopdl(const hgemm_problem *p, cudaStream_t stream) {
-    v9_variant v = V9_TABLE;
-    v.pdl = HGEMM_PDL_OFF;
-    return v9_launch(p, stream, v);
-}
-
-extern "C" hgemm_status hgemm__launch_v9_pdl_start(const hgemm_problem *p, cudaStream_t stream) {
-    v9_variant v = V9_TABLE;
-    v.pdl = HGEMM_PDL_START;
-    return v9_launch(p, stream, v);
+/* V9 under a variant (the lab's ablations, lab/v9_lab.c). */
+extern "C" hgemm_status hgemm__v9_run(const hgemm_problem *p, const hgemm_v9_variant *v, cudaStream_t stream) {
+    return v9_launch(p, stream, *v);
 }

@@ -1,0 +1,114 @@
+/*
+ * test_v8_plan.c: V8's planner (src/v8/plan.h), on the CPU. The workspace's
+ * layout: the flags of every grid up to 512 blocks fit, those of up to 256
+ * sit before the in-kernel reduction's counters, the counters inside the
+ * flags' bytes, the partial sums after them, the
+ * same offsets whatever the grid; v8_workspace_fits and v8_tail_max_units
+ * by that layout. The builds: the table's choices at shapes the notes name
+ * (docs/notes/v8-design.txt) on 132 SMs, v8_stages for each, and a variant
+ * changes only what it names (no_seam: the seam; all_workers: the balance).
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "v8/plan.h"
+#include "test_check.h"
+
+static hgemm_problem problem(int64_t m, int64_t n, int64_t k, void *ws, size_t ws_bytes) {
+    hgemm_problem p;
+    memset(&p, 0, sizeof p);
+    p.m = m, p.n = n, p.k = k, p.alpha = 1.0f, p.lda = k, p.ldb = k, p.ldc = n, p.batch = 1;
+    p.workspace = ws, p.workspace_bytes = ws_bytes;
+    return p;
+}
+
+static void test_layout(void) {
+    const v8_workspace_layout w = v8_workspace();
+    CHECK(w.flag_bytes == V8_FLAG_BYTES && w.flags * sizeof(uint32_t) == w.flag_bytes);
+    CHECK(w.partials_offset == w.flag_bytes); /* the partials after the flags, whatever the grid */
+    CHECK(w.partials_offset % 16 == 0);       /* float4 loads and bulk copies of a slot */
+    CHECK(w.split_slot_floats == (size_t)V8_WG_M * V8_BN && w.split_slot_floats >= v8_tail_slot_floats(256));
+    CHECK(v8_tail_slot_floats(320) > w.split_slot_floats); /* why the 320 tile splits only its tail */
+    /* the flags hold 512 blocks' slots (two consumers each); with the
+     * in-kernel reduction's counters, 256 blocks' end where they begin
+     * (v8_counters_fit refuses more: the second kernel reduces instead) */
+    CHECK(512u * V8_CONSUMERS <= w.flags);
+    CHECK(256u * V8_CONSUMERS <= w.count_first && w.count_first < w.flags);
+    char ws;
+    const size_t need = w.partials_offset + (size_t)132 * V8_CONSUMERS * w.split_slot_floats * sizeof(float);
+    hgemm_problem p = problem(512, 512, 131072, &ws, need);
+    CHECK(v8_workspace_fits(&p, 132));
+    CHECK(!v8_workspace_fits(&p, 134)); /* one more cluster's slots do not fit */
+    p.workspace_bytes = need - 1;
+    CHECK(!v8_workspace_fits(&p, 132));
+    p.workspace_bytes = need;
+    CHECK(!v8_workspace_fits(&p, 513)); /* more blocks than flags */
+    p.workspace = NULL;
+    CHECK(!v8_workspace_fits(&p, 2));
+    /* the tail split's units: bounded by the flags and by the bytes */
+    p.workspace = &ws;
+    p.workspace_bytes = w.partials_offset + (size_t)10 * 2 * V8_CONSUMERS * v8_tail_slot_floats(256) * sizeof(float);
+    CHECK(v8_tail_max_units(&p, 256, 2) == 10);
+    p.workspace_bytes = (size_t)1 << 40;
+    CHECK(v8_tail_max_units(&p, 256, 2) == w.flags / (2 * V8_CONSUMERS));
+    /* the in-kernel reduction's counters: two per tile part after count_first */
+    CHECK(v8_counters_fit(132, 16, 2));
+    CHECK(!v8_counters_fit(w.count_first / V8_CONSUMERS + 1, 1, 2));
+    const uint32_t tiles_max = (w.flags - w.count_first) / (2 * 2 * V8_CONSUMERS);
+    CHECK(v8_counters_fit(132, tiles_max, 2) && !v8_counters_fit(132, tiles_max + 1, 2));
+}
+
+static void test_builds(void) {
+    static const hgemm_v8_variant table = {0, 0, 0, 0};
+    /* 8192^3, no workspace: the wide tile, 4 stages, in pairs, with the seam */
+    hgemm_problem p = problem(8192, 8192, 8192, NULL, 0);
+    v8_build b = v8_choose_build(&p, &table, 132);
+    CHECK(b.bn == 256 && b.cluster == 2 && b.deep == 2 && b.seam && b.split == HGEMM_SK_AUTO);
+    CHECK(v8_stages(b.bn, b.deep) == 4);
+    hgemm_v8_variant v = table;
+    v.no_seam = 1;
+    const v8_build nb = v8_choose_build(&p, &v, 132);
+    CHECK(nb.bn == 256 && nb.deep == 2 && !nb.seam && !nb.deal);
+    /* a k-loop of two k-tiles: the wide tile with 3 stages */
+    p = problem(8192, 8192, 128, NULL, 0);
+    b = v8_choose_build(&p, &table, 132);
+    CHECK(b.bn == 256 && b.deep == 0 && !b.seam && v8_stages(b.bn, b.deep) == 3);
+    /* 512 x 4096 x 4096: one round of 64 narrow tiles against half the clusters idle */
+    p = problem(512, 4096, 4096, NULL, 0);
+    b = v8_choose_build(&p, &table, 132);
+    CHECK(b.bn == 128 && b.cluster == 2 && v8_stages(b.bn, b.deep) == 5);
+    /* 512 x 6144 x 4096: 192 */
+    p = problem(512, 6144, 4096, NULL, 0);
+    CHECK(v8_choose_build(&p, &table, 132).bn == 192);
+    /* 1024^3: the quarter tile (16 k-tiles, rows of 64-element multiples) */
+    p = problem(1024, 1024, 1024, NULL, 0);
+    b = v8_choose_build(&p, &table, 132);
+    CHECK(b.bn == 64 && v8_stages(b.bn, b.deep) == 8);
+    /* B stored MN-major never takes 192, 64 or 320 */
+    p = problem(1024, 1024, 1024, NULL, 0);
+    p.b_mn = 1;
+    b = v8_choose_build(&p, &table, 132);
+    CHECK(b.bn == 256 || b.bn == 128);
+    /* schedules: whole tiles of 8192^3 on 66 pairs, balanced or on every cluster */
+    p = problem(8192, 8192, 8192, NULL, 0);
+    const uint32_t tiles = 32 * 32;
+    v8_schedule s = v8_schedule_for(&p, &table, tiles, 132, 2, 256, HGEMM_SK_AUTO, 1);
+    CHECK(s.split == HGEMM_SK_NONE && s.seam && s.busy == s.sk.workers && s.busy <= 66);
+    v.no_seam = 0;
+    v.all_workers = 1;
+    const v8_schedule all = v8_schedule_for(&p, &v, tiles, 132, 2, 256, HGEMM_SK_AUTO, 1);
+    CHECK(all.busy == 66 && all.busy >= s.busy);
+    /* the variant's knobs reach the launch as they are, or the table's */
+    CHECK(v8_pdl_mode(&table) == HGEMM_PDL_EXIT && v8_raster(&table) == V8_RASTER);
+    v.pdl = HGEMM_PDL_OFF;
+    v.raster = 4;
+    CHECK(v8_pdl_mode(&v) == HGEMM_PDL_OFF && v8_raster(&v) == 4);
+    CHECK(v8_whole_clusters(1, 2) == 2 && v8_whole_clusters(131, 2) == 130 && v8_whole_clusters(132, 1) == 132);
+}
+
+int main(void) {
+    test_layout();
+    test_builds();
+    return check_finish();
+}
