@@ -35,6 +35,8 @@ find build-device \( -type f -o -type l \) \( -name CTestTestfile.cmake -o -perm
 if [ "${PHASE:-0}" = 1 ]; then
     cmake -S . -B build-phase "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DHGEMM_PHASE_TIMER=ON >/dev/null
     cmake --build build-phase --target hgemm-phase-timer -j "$(nproc)"
+    # src/v8/all.cu with the phase clocks: its ptxas reports (no spill, no serialized wgmma)
+    ctest --test-dir build-phase -R '^ptxas_kernels$' --output-on-failure
     echo build-phase/tools/hgemm-phase-timer >>build-carry/files
 fi
 tar cf - -T build-carry/files | xz -9 -T0 >build-carry/build.tar.xz

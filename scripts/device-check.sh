@@ -8,7 +8,8 @@
 # chapters' ablation tables); without it, the library as shipped, no ablation.
 #
 # Steps (default: build,sass,test,sanitize,bench):
-#   build     configure and build (Release) into build-device/
+#   build     configure and build (Release) into build-device/, then the ptxas reports its
+#             compile kept (ctest ptxas_kernels: with LAB=1, the lab's kernels too)
 #   carried   instead of build: unpack build-carry/build.tar.xz (scripts/carry_build.sh,
 #             run here on this commit and carried) into build-device/ and point its
 #             CTest files at this copy; the device builds nothing (about 130 s less)
@@ -44,7 +45,8 @@
 #   phase     a second build, build-phase/ (-DHGEMM_PHASE_TIMER=ON: V8's tiles up to 128 wide
 #             record per-phase clocks, the wider ones the walk's start and end, every width
 #             each unit's start; carried instead where PHASE=1 scripts/carry_build.sh packed
-#             it), and hgemm-phase-timer on each "M N K" of $PHASE_SHAPES
+#             it; built here, its ptxas reports are checked, ctest ptxas_kernels),
+#             and hgemm-phase-timer on each "M N K" of $PHASE_SHAPES
 #             (';'-separated, default "256 256 65536;1024 1024 1024"), 5 launches each,
 #             into phase.log and phase-MxNxK.csv
 #   occupancy hgemm-cluster-occupancy (tools/cluster_occupancy.cu): how many clusters of 1..16 one-SM blocks the
@@ -174,6 +176,9 @@ if has build; then
     # shellcheck disable=SC2086
     run configure 120 cmake -S . -B "$BUILD" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release ${CMAKE_EXTRA:-} || exit 1
     run build 300 cmake --build "$BUILD" -j "$(nproc)" || { tail -40 "$LOG"; exit 1; }
+    # the ptxas reports this build kept (a CPU test; with LAB=1 it covers the
+    # lab's kernels, which CI does not build)
+    run ptxas 60 ctest --test-dir "$BUILD" -R '^ptxas_kernels$' --output-on-failure
 fi
 
 if has carried; then
@@ -306,6 +311,8 @@ if has phase; then
     if ! { has carried && grep -qx build-phase/tools/hgemm-phase-timer build-carry/files; }; then
         run phase-configure 120 cmake -S . -B build-phase "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DHGEMM_PHASE_TIMER=ON
         run phase-build 300 cmake --build build-phase --target hgemm-phase-timer -j "$(nproc)"
+        # src/v8/all.cu with the phase clocks: no spill, no serialized wgmma
+        run phase-ptxas 60 ctest --test-dir build-phase -R '^ptxas_kernels$' --output-on-failure
     fi
     IFS=';' read -r -a phase_shapes <<<"${PHASE_SHAPES:-256 256 65536;1024 1024 1024}"
     for shape in "${phase_shapes[@]}"; do
