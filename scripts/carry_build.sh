@@ -22,7 +22,8 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
 gen=() # Ninja where there is one, unless build-device/ was configured with another generator
 [ ! -f build-device/CMakeCache.txt ] && command -v ninja >/dev/null && gen=(-G Ninja)
-cmake -S . -B build-device "${gen[@]}" -DCMAKE_BUILD_TYPE=Release >/dev/null
+# runpaths relative to each binary ($ORIGIN): the tree is unpacked under another folder there
+cmake -S . -B build-device "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DCMAKE_BUILD_RPATH_USE_ORIGIN=ON >/dev/null
 cmake --build build-device -j "$(nproc)"
 mkdir -p build-carry
 printf '%s\n' "$here" >build-carry/root

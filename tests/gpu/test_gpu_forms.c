@@ -12,7 +12,7 @@
  * its split-K, batches included. So do two of its ablations, v8-noseam and
  * v8-allsms, which go through V8's own launcher with a flag: by row, through
  * hgemm__run_gemm (hgemm_gemm's path), as hgemm-bench times them in every
- * form.
+ * form; in a lab build only (-DHGEMM_LAB=ON), where they exist.
  *
  * What each kernel must serve is the table `kernels` below:
  *   SERVES_EVERY  every type and form: a NOT_SUPPORTED fails (AUTO,
@@ -381,8 +381,11 @@ int main(void) {
                 for (int fb = 0; fb < 2; fb++) {
                     setup s;
                     setup_make(&s, &cases[c], dtypes[d], ops[fa], ops[fb]);
-                    for (int i = 0; i < KERNEL_COUNT; i++)
+                    for (int i = 0; i < KERNEL_COUNT; i++) {
+                        /* the ablations exist in a lab build only (-DHGEMM_LAB=ON) */
+                        if (kernels[i].ablation && hgemm__experiment_count() == 0) continue;
                         if (kernels[i].expect != SERVES_NT || s.nt) run_served(&s, &kernels[i]);
+                    }
                     if (!s.nt) run_refused(&s);
                     setup_free(&s);
                 }
