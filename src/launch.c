@@ -47,6 +47,23 @@ static func_set_attribute_fn lookup_set_attribute(void) {
     return fn;
 }
 
+/* cuFuncSetAttribute needs a context current on the calling thread, and the
+ * runtime makes its primary context current there only at the thread's first
+ * runtime call that needs one: on a thread whose first CUDA work is this
+ * library's call (a framework's worker thread), the driver answers
+ * CUDA_ERROR_INVALID_CONTEXT. Then the current device's primary context is
+ * made current (cudaSetDevice does that) and the call is made once more. */
+static CUresult set_attribute(func_set_attribute_fn fn, cudaFunction_t f, CUfunction_attribute attr, int value) {
+    CUresult r = fn((CUfunction)f, attr, value);
+    if (r != CUDA_ERROR_INVALID_CONTEXT) return r;
+    int dev = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || cudaSetDevice(dev) != cudaSuccess) {
+        (void)cudaGetLastError(); /* this call's own error */
+        return r;
+    }
+    return fn((CUfunction)f, attr, value);
+}
+
 /* Let `kernel` use `smem` bytes of dynamic shared memory. */
 static hgemm_status set_smem_limit(const void *kernel, size_t smem) {
     if (smem <= SMEM_DEFAULT_PER_BLOCK) return HGEMM_SUCCESS;
@@ -54,8 +71,7 @@ static hgemm_status set_smem_limit(const void *kernel, size_t smem) {
     cudaFunction_t f = NULL;
     cudaError_t err = fn ? cudaGetFuncBySymbol(&f, kernel) : cudaErrorSymbolNotFound;
     if (err == cudaSuccess)
-        return fn((CUfunction)f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)smem) ==
-                       CUDA_SUCCESS
+        return set_attribute(fn, f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)smem) == CUDA_SUCCESS
                    ? HGEMM_SUCCESS
                    : HGEMM_ERROR_CUDA;
     if (err != cudaErrorSymbolNotFound) return hgemm__status_from_cuda(err);
@@ -77,7 +93,7 @@ hgemm_status hgemm__allow_large_clusters(const void *kernel) {
         (void)cudaGetLastError(); /* this call's own error */
         return HGEMM_ERROR_NOT_SUPPORTED;
     }
-    return fn((CUfunction)f, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1) == CUDA_SUCCESS
+    return set_attribute(fn, f, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1) == CUDA_SUCCESS
                ? HGEMM_SUCCESS
                : HGEMM_ERROR_NOT_SUPPORTED;
 }

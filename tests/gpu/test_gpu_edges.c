@@ -3,8 +3,11 @@
  * One mode per run (ctest runs each as its own test, so that "the process's
  * first call" means what it says):
  *
- *   threads   from a cold start (no hgemm call yet), THREADS host threads,
- *             each with its own stream, call hgemm_nt at once, every kernel;
+ *   threads   from a cold start (no hgemm call yet), THREADS host threads
+ *             call hgemm_nt at once, every kernel: half on streams of their
+ *             own, half with hgemm's call their first CUDA call, on the legacy
+ *             stream (no context current there yet, as on a framework's
+ *             worker thread);
  *   graph     the process's first hgemm_nt is captured in a CUDA graph
  *             (global capture mode); then every kernel is captured the same way;
  *   contract  a caller's pending CUDA error survives a good call (and a
@@ -198,12 +201,13 @@ typedef struct thread_job {
     pthread_barrier_t *start;
     hgemm_status st;
     cudaError_t err;
+    int bare; /* no CUDA call before hgemm's, on the legacy stream: a framework's worker thread */
 } thread_job;
 
 static void *thread_main(void *arg) {
     thread_job *job = (thread_job *)arg;
-    cudaStream_t stream;
-    job->err = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+    cudaStream_t stream = 0;
+    job->err = job->bare ? cudaSuccess : cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
     pthread_barrier_wait(job->start);
     if (job->err != cudaSuccess) return NULL;
     job->st = HGEMM_SUCCESS;
@@ -213,8 +217,10 @@ static void *thread_main(void *arg) {
                            stream);
     cudaError_t e = cudaStreamSynchronize(stream);
     if (job->err == cudaSuccess) job->err = e;
-    e = cudaStreamDestroy(stream);
-    if (job->err == cudaSuccess) job->err = e;
+    if (!job->bare) {
+        e = cudaStreamDestroy(stream);
+        if (job->err == cudaSuccess) job->err = e;
+    }
     return NULL;
 }
 
@@ -232,7 +238,7 @@ static void mode_threads(void) {
     pthread_barrier_init(&start, NULL, THREADS);
     for (int t = 0; t < THREADS; t++) {
         jobs[t] = (thread_job){&probs[t], &kernels[t % n_kernels], &start, HGEMM_ERROR_CUDA,
-                               cudaSuccess};
+                               cudaSuccess, t % 2};
         if (pthread_create(&tids[t], NULL, thread_main, &jobs[t]) != 0) {
             fprintf(stderr, "pthread_create failed\n");
             exit(1);
@@ -242,7 +248,7 @@ static void mode_threads(void) {
     pthread_barrier_destroy(&start);
     for (int t = 0; t < THREADS; t++) {
         char what[WHY_LEN];
-        snprintf(what, sizeof what, "thread %d, own stream, cold start", t);
+        snprintf(what, sizeof what, jobs[t].bare ? "thread %d, first CUDA call, stream 0" : "thread %d, own stream, cold start", t);
         if (jobs[t].st != HGEMM_SUCCESS || jobs[t].err != cudaSuccess)
             record(0, "%-6s %-34s hgemm_nt: %s, CUDA: %s", jobs[t].kt->name, what,
                    hgemm_status_string(jobs[t].st), cudaGetErrorString(jobs[t].err));

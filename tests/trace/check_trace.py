@@ -38,6 +38,14 @@ while the probe's stream, events and pinned memory are made gives back
 those made; the device then goes without a map (no probe again), except
 where the capture query failed: nothing was made or queued, and the next
 call probes.
+
+--fresh-thread instead makes each of a few calls on a new host thread whose
+first CUDA call it is (HGEMM_TRACE_THREAD=1): the stand-in then has no
+context current there, as the runtime binds its primary context lazily, and
+refuses a driver call made before one is (fake_cudart.c). Each call must
+succeed and launch, with shared-memory limits above the default set through
+the driver: a framework's worker thread (torch's autograd thread) is such a
+thread.
 """
 import argparse
 import os
@@ -418,6 +426,38 @@ def deal_faults(a):
     return 1 if problems else 0
 
 
+# A kernel beyond 48 KB of shared memory in each family, one per form.
+FRESH_THREAD_CALLS = (("auto", "f16", "nn", 120, 136, 264, 1, 1, 0, 0, "none"),   # V9, k split in a cluster
+                      ("auto", "f16", "tn", 264, 136, 120, 1, 1, 0, 0, "none"),   # V8's 128-wide tile
+                      ("auto", "bf16", "nt", 4096, 4096, 4096, 1, 1, 0, 0, "none"),
+                      ("v8", "f16", "nt", 1, 8192, 28672, 1, 0, 0, 0, "none"),
+                      ("v6", "f16", "nt", 512, 512, 512, 1, 0, 0, 0, "none"))
+
+
+def fresh_thread(a):
+    env = dict(os.environ, LD_PRELOAD=os.path.abspath(a.fake), LD_BIND_NOW="1", HGEMM_FAKE_SMS=str(a.sms),
+               HGEMM_TRACE_THREAD="1")
+    r = subprocess.run([a.driver], input="".join(call_line(c) for c in FRESH_THREAD_CALLS), capture_output=True,
+                       text=True, env=env)
+    if r.returncode != 0:
+        sys.stderr.write(r.stderr)
+        sys.exit(f"check_trace: hgemm-launch-trace exited {r.returncode} under HGEMM_TRACE_THREAD=1")
+    problems = []
+    blocks = parse(r.stdout)
+    if len(blocks) != len(FRESH_THREAD_CALLS):
+        problems.append(f"{len(blocks)} calls traced of {len(FRESH_THREAD_CALLS)}")
+    for b in blocks:
+        if b["status"] != 0 or not b["launches"] or b["pending"]:
+            problems.append(f"{b['call']}: status {b['status']}, {len(b['launches'])} launches, "
+                            f"pending {b['pending']}")
+    if not any(x.startswith("reject cuFuncSetAttribute: no context") for x in r.stdout.splitlines()):
+        problems.append("no call met a thread without a context: the stand-in's model or the calls changed")
+    for p in problems:
+        print("FAIL " + p)
+    print(f"check_trace --fresh-thread: {len(blocks)} calls, {len(problems)} problems")
+    return 1 if problems else 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--driver", required=True, help="hgemm-launch-trace")
@@ -428,9 +468,12 @@ def main():
     ap.add_argument("--write", help="keep the trace (or, with --calls-only, the call list) here")
     ap.add_argument("--calls-only", action="store_true", help="write the call list and stop")
     ap.add_argument("--deal-faults", action="store_true", help="the deal's failed steps instead (see above)")
+    ap.add_argument("--fresh-thread", action="store_true", help="calls on threads without a context (see above)")
     a = ap.parse_args()
     if a.deal_faults:
         return deal_faults(a)
+    if a.fresh_thread:
+        return fresh_thread(a)
     rows = subprocess.run([a.driver, "--rows"], check=True, capture_output=True, text=True).stdout.split()
     calls = call_list(rows, all_shapes(a.bench, a.shapes_dir))
     text_in = "".join(call_line(c) for c in calls)

@@ -15,6 +15,12 @@
  *           no stream is ever being captured);
  *   reject  a call the real runtime or driver would fail, with the reason
  *           (and the call then fails here too);
+ *   context the runtime's lazy binding of the primary context to a host
+ *           thread: a thread has none current until it makes a runtime call
+ *           that needs one (cudaSetDevice, an allocation, a stream or event,
+ *           a copy, a launch, cudaFuncSetAttribute), and a driver call
+ *           (cuFuncSetAttribute) without one is refused with
+ *           CUDA_ERROR_INVALID_CONTEXT, as the driver does;
  *   inject  a call failed on request: HGEMM_FAKE_FAIL=NAME fails every call
  *           of the runtime function NAME, NAME:N only its N-th (from 1), with
  *           the error the real one would give (and leaves pending, as it
@@ -97,6 +103,10 @@ static int n_images;
 
 /* Read by the driver: that this stand-in, not the real runtime, is loaded. */
 unsigned long long hgemm_fake_cudart_calls(void) { return api_calls; }
+
+/* Whether this host thread has the primary context current (see the header). */
+static __thread int context_current;
+static void bind_context(void) { context_current = 1; }
 
 static cudaError_t fail(cudaError_t err) {
     last_error = err;
@@ -337,6 +347,7 @@ cudaError_t cudaGetDevice(int *dev) {
 }
 
 cudaError_t cudaSetDevice(int dev) {
+    bind_context();
     api_calls++;
     return dev == 0 ? cudaSuccess : fail(cudaErrorInvalidDevice);
 }
@@ -388,6 +399,7 @@ cudaError_t cudaStreamSynchronize(cudaStream_t s) {
 static uintptr_t next_stream = 0x5000;
 
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned flags) {
+    bind_context();
     api_calls++;
     if (!s) return reject(cudaErrorInvalidValue, "cudaStreamCreateWithFlags", "a null handle pointer");
     if (injected("cudaStreamCreateWithFlags")) return fail(cudaErrorMemoryAllocation);
@@ -415,6 +427,7 @@ cudaError_t cudaStreamIsCapturing(cudaStream_t s, enum cudaStreamCaptureStatus *
 static uintptr_t next_event = 0x6000;
 
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned flags) {
+    bind_context();
     api_calls++;
     if (!e) return reject(cudaErrorInvalidValue, "cudaEventCreateWithFlags", "a null handle pointer");
     if (injected("cudaEventCreateWithFlags")) return fail(cudaErrorMemoryAllocation);
@@ -463,6 +476,7 @@ cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCaptureMode *mode
 /* ---- memory: address space only ---- */
 
 cudaError_t cudaMalloc(void **p, size_t size) {
+    bind_context();
     api_calls++;
     if (n_allocs == MAX_ALLOCS) return fail(cudaErrorMemoryAllocation);
     const uintptr_t base = next_address;
@@ -476,6 +490,7 @@ cudaError_t cudaMalloc(void **p, size_t size) {
 /* Pinned host memory: plain host memory, never given back (the library
  * keeps its few bytes for the process). */
 cudaError_t cudaHostAlloc(void **p, size_t size, unsigned flags) {
+    bind_context();
     api_calls++;
     if (!p) return reject(cudaErrorInvalidValue, "cudaHostAlloc", "a null pointer");
     if (injected("cudaHostAlloc")) return fail(cudaErrorMemoryAllocation);
@@ -486,6 +501,7 @@ cudaError_t cudaHostAlloc(void **p, size_t size, unsigned flags) {
 }
 
 cudaError_t cudaFree(void *p) {
+    bind_context();
     api_calls++;
     if (!p) return cudaSuccess;
     for (int i = 0; i < n_allocs; i++)
@@ -557,6 +573,7 @@ cudaError_t cudaMemcpyFromSymbol(void *dst, const void *symbol, size_t count, si
 
 cudaError_t cudaMemcpyFromSymbolAsync(void *dst, const void *symbol, size_t count, size_t offset,
                                       enum cudaMemcpyKind kind, cudaStream_t stream) {
+    bind_context();
     (void)stream;
     api_calls++;
     (void)kind;
@@ -590,6 +607,10 @@ static cudaError_t set_max_dynamic(func *f, int value, const char *who) {
 
 static CUresult fake_cuFuncSetAttribute(CUfunction handle, CUfunction_attribute attr, int value) {
     api_calls++;
+    if (!context_current) { /* a driver error: the runtime's pending one stays as it is */
+        printf("reject cuFuncSetAttribute: no context current on this thread\n");
+        return CUDA_ERROR_INVALID_CONTEXT;
+    }
     func *f = (func *)handle;
     if (f < funcs || f >= funcs + n_funcs) {
         reject(cudaErrorInvalidValue, "cuFuncSetAttribute", "not a function handle");
@@ -608,6 +629,7 @@ static CUresult fake_cuFuncSetAttribute(CUfunction handle, CUfunction_attribute 
 }
 
 cudaError_t cudaFuncSetAttribute(const void *symbol, enum cudaFuncAttribute attr, int value) {
+    bind_context();
     api_calls++;
     func *f = find_func(symbol);
     if (!f) return reject(cudaErrorInvalidDeviceFunction, "cudaFuncSetAttribute", "not a registered kernel");
@@ -729,6 +751,7 @@ static cudaError_t launch(const char *who, const void *symbol, dim3 grid, dim3 b
 }
 
 cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t *cfg, const void *symbol, void **args) {
+    bind_context();
     api_calls++;
     int pdl = 0, bad = 0;
     const unsigned cluster = config_cluster(cfg, &pdl, &bad);

@@ -25,9 +25,13 @@
  * After each call the runtime's pending error is printed (pending=, the
  * cudaError_t number): the library leaves none of its own.
  * Lines starting with '#' and blank lines are echoed and skipped.
+ * HGEMM_TRACE_THREAD=1: each call is made on a new host thread whose first
+ * CUDA call it is (no context current there yet, as on a framework's worker
+ * thread); the operands are allocated on the main thread.
  * --rows lists every KERNEL name (no stand-in needed).
  */
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +73,36 @@ static void print_plan(const hgemm_kernel_info *row, hgemm_dtype dtype, hgemm_op
 }
 #endif
 
+/* One hgemm call's arguments, and its status, for a call on another thread. */
+typedef struct call_args {
+    int is_public;
+    const hgemm_kernel_info *row;
+    hgemm_dtype dtype;
+    hgemm_op oa, ob;
+    int64_t m, n, k, lda, stride_a, ldb, sb, ldc, sc, batch;
+    float beta;
+    const void *A, *B;
+    void *C;
+    const hgemm_nt_options *opt;
+    calls_fn calls;
+    hgemm_status st;
+    unsigned long long after; /* the stand-in's count of CUDA calls, right after */
+    cudaError_t pending;      /* the calling thread's, after the call */
+} call_args;
+
+static void *make_call(void *arg) {
+    call_args *c = (call_args *)arg;
+    c->st = c->is_public ? hgemm_gemm(c->row->id, c->dtype, c->oa, c->ob, c->m, c->n, c->k, 1.0f, c->A, c->lda,
+                                      c->stride_a, c->B, c->ldb, c->sb, c->beta, c->C, c->ldc, c->sc, c->batch,
+                                      c->opt, 0)
+                         : hgemm__run_gemm(c->row, c->dtype, c->oa, c->ob, c->m, c->n, c->k, 1.0f, c->A, c->lda,
+                                           c->stride_a, c->B, c->ldb, c->sb, c->beta, c->C, c->ldc, c->sc,
+                                           c->batch, c->opt, 0);
+    c->after = c->calls();
+    c->pending = cudaPeekAtLastError();
+    return NULL;
+}
+
 int main(int argc, char **argv) {
     if (argc == 2 && strcmp(argv[1], "--rows") == 0) { /* every name a line may give, one a line */
         printf("auto\nauto-f16acc\n");
@@ -86,6 +120,8 @@ int main(int argc, char **argv) {
                         "(tests/trace/fake_cudart.c); it never runs on a real GPU\n");
         return 2;
     }
+    const char *thread_env = getenv("HGEMM_TRACE_THREAD");
+    const int fresh_thread = thread_env && strcmp(thread_env, "1") == 0;
     char line[512];
     int bad = 0;
     while (fgets(line, sizeof line, stdin)) {
@@ -160,13 +196,17 @@ int main(int argc, char **argv) {
         (void)cudaGetLastError(); /* the driver's own calls leave nothing for the library's */
         const unsigned long long before = calls();
         const int is_public = hgemm__kernel_find(row->id) == row || hgemm__auto_row(row->id) == row;
-        const hgemm_status st =
-            is_public ? hgemm_gemm(row->id, dtype, oa, ob, m, n, k, 1.0f, a_arg, lda, stride_a, B, ldb, sb, beta,
-                                   c_arg, ldc, sc, batch, &opt, 0)
-                      : hgemm__run_gemm(row, dtype, oa, ob, m, n, k, 1.0f, a_arg, lda, stride_a, B, ldb, sb, beta,
-                                        c_arg, ldc, sc, batch, &opt, 0);
-        const unsigned long long made = calls() - before;
-        printf("status %d calls=%llu pending=%d %s\n", (int)st, made, (int)cudaPeekAtLastError(),
+        call_args c = {is_public, row, dtype, oa, ob, m, n, k, lda, stride_a, ldb, sb, ldc, sc, batch, beta,
+                       a_arg, B, c_arg, &opt, calls, HGEMM_ERROR_CUDA, 0, cudaSuccess};
+        pthread_t thread;
+        if (!fresh_thread) make_call(&c);
+        else if (pthread_create(&thread, NULL, make_call, &c) != 0 || pthread_join(thread, NULL) != 0) {
+            fprintf(stderr, "hgemm-launch-trace: cannot run a call on a new thread\n");
+            return 2;
+        }
+        const hgemm_status st = c.st;
+        const unsigned long long made = c.after - before;
+        printf("status %d calls=%llu pending=%d %s\n", (int)st, made, (int)c.pending,
                hgemm_status_string(st));
         cudaFree(A);
         cudaFree(A2);
