@@ -20,7 +20,7 @@ backends alternating within each repeat (so that both see the same clocks):
     ctypes hgemm.linear path.
 Accuracy: the logits of the first prefill phase against the same model with
 fp32 linear layers, for both backends (max |error|); for train, the loss after
---train-steps steps on a fixed seed.
+--train-steps steps on a fixed seed (each train row its step's loss).
 
 --csv FILE: one row per (dtype, phase, batch, seq, backend, mode, run):
 dtype,phase,batch,seq,backend,mode,run,ms,vs_torch,max_abs_logit_err,loss.
@@ -28,7 +28,9 @@ Exits 2 without torch, transformers, hgemm's native operators or an sm_90 GPU.
 """
 import argparse
 import datetime
+import os
 import statistics
+import subprocess
 import sys
 import time
 
@@ -207,7 +209,7 @@ def main():
                 b.use(backend)
                 opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
                 torch.manual_seed(2)
-                loss_value, times = float("nan"), []
+                losses, times = [], []
                 for s in range(args.train_steps):
                     def step():
                         opt.zero_grad(set_to_none=True)
@@ -221,10 +223,11 @@ def main():
                     stop.record()
                     torch.cuda.synchronize()
                     times.append(start.elapsed_time(stop))
-                    loss_value = loss.item()
-                for r, ms in enumerate(times[2:]):  # the first two steps warm up
+                    losses.append(loss.item())
+                print(f"train {backend}: loss by step " + " ".join(f"{x:.4f}" for x in losses))
+                for r, ms in enumerate(times[2:]):  # the first two steps warm up; each row its step's loss
                     rows.append((dname, "train", batch, seq, backend, "eager", r + 1, ms, float("nan"),
-                                 loss_value))
+                                 losses[r + 2]))
                 del opt
             model.eval()
         del model, b
@@ -263,6 +266,12 @@ def main():
             f.write(f"# gpu: {torch.cuda.get_device_name()}\n")
             f.write(f"# torch: {torch.__version__}, CUDA {torch.version.cuda}\n")
             f.write(f"# hgemm_ops: {path}\n")
+            try:
+                commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                                        cwd=os.path.dirname(os.path.abspath(__file__))).stdout.strip()
+            except OSError:
+                commit = ""
+            f.write(f"# git_commit: {commit or 'unknown'}\n")
             f.write(f"# model: Llama 3 8B shapes, {args.layers} layers, random weights\n")
             f.write(f"# decode: prompt {args.prompt} tokens, {args.decode_steps} steps timed\n")
             f.write("# vs_torch: the median of torch's runs (F.linear for host rows) over this row's ms\n")
