@@ -9,6 +9,7 @@ rtol covers it). Skips without torch, an sm_90 GPU or the native operators.
 import unittest
 
 import hgemm
+import test_gpu  # (a module: its TestCases are not collected twice)
 
 ATOL = RTOL = 1e-2
 # bf16 keeps 8 bits: its rounding of a unit-variance value reaches 4e-3
@@ -19,18 +20,11 @@ DTYPES = ("float16", "bfloat16")
 class NativeOpsTests(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        try:
-            import torch
-        except ImportError:
-            raise unittest.SkipTest("torch is not installed")
-        if not torch.cuda.is_available() or torch.cuda.get_device_capability() != (9, 0):
-            raise unittest.SkipTest("needs an sm_90 GPU")
+        test_gpu.TorchTests.setUpClass.__func__(cls)  # torch, an sm_90 GPU, the seed
         path, why = hgemm.native_ops()
         if path is None:
             raise unittest.SkipTest("hgemm's native torch operators are not built: %s" % why)
-        cls.torch = torch
-        cls.ops = torch.ops.hgemm
-        torch.manual_seed(0)
+        cls.ops = cls.torch.ops.hgemm
 
     def randn(self, *shape, k, dtype="float16"):
         torch = self.torch
