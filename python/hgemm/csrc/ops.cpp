@@ -248,24 +248,14 @@ void gemm(const Tensor &a, const Tensor &b, const Tensor &out, double alpha, dou
                 ")");
 }
 
-// --- the ops (CUDA) -----------------------------------------------------------
+// --- the ops: checks and result (Meta), then the product (CUDA) ---------------
+// Each Meta kernel checks what can be checked without running and allocates
+// the result; the CUDA kernel is its Meta kernel on real tensors, then gemm.
 
-Tensor mm_cuda(const Tensor &a, const Tensor &b, string_view kernel)
+void check_2d(const Tensor &a, const Tensor &b, const char *op)
 {
-    TORCH_CHECK_VALUE(a.dim() == 2 && b.dim() == 2, "hgemm::mm: expected 2-D tensors, got shapes ", a.sym_sizes(),
-                      " and ", b.sym_sizes());
-    check_operands(a, b, nullptr);
-    Tensor out = new_product(a, b);
-    gemm(a, b, out, 1.0, 0.0, kernel);
-    return out;
-}
-
-Tensor &mm_out_cuda(const Tensor &a, const Tensor &b, string_view kernel, Tensor &out)
-{
-    TORCH_CHECK_VALUE(a.dim() == 2 && b.dim() == 2, "hgemm::mm: expected 2-D tensors, got shapes ", a.sym_sizes(),
-                      " and ", b.sym_sizes());
-    gemm(a, b, out, 1.0, 0.0, kernel);
-    return out;
+    TORCH_CHECK_VALUE(a.dim() == 2 && b.dim() == 2, "hgemm::", op, ": expected 2-D tensors, got shapes ",
+                      a.sym_sizes(), " and ", b.sym_sizes());
 }
 
 void check_bmm(const Tensor &a, const Tensor &b, const char *op)
@@ -274,56 +264,11 @@ void check_bmm(const Tensor &a, const Tensor &b, const char *op)
                       ": expected 3-D tensors of one batch size, got shapes ", a.sym_sizes(), " and ", b.sym_sizes());
 }
 
-Tensor bmm_cuda(const Tensor &a, const Tensor &b, string_view kernel)
+void check_out(const Tensor &a, const Tensor &b, const Tensor &out)
 {
-    check_bmm(a, b, "bmm");
-    check_operands(a, b, nullptr);
-    Tensor out = new_product(a, b);
-    gemm(a, b, out, 1.0, 0.0, kernel);
-    return out;
-}
-
-Tensor &bmm_out_cuda(const Tensor &a, const Tensor &b, string_view kernel, Tensor &out)
-{
-    check_bmm(a, b, "bmm");
-    gemm(a, b, out, 1.0, 0.0, kernel);
-    return out;
-}
-
-// self broadcast into a fresh result, then beta * it + alpha * a @ b.
-Tensor baddbmm_cuda(const Tensor &self, const Tensor &a, const Tensor &b, double beta, double alpha,
-                    string_view kernel)
-{
-    check_bmm(a, b, "baddbmm");
-    check_operands(a, b, &self);
-    Tensor out = new_product(a, b);
-    if (beta != 0.0) out.copy_(self.expand(out.sizes()));
-    gemm(a, b, out, alpha, beta, kernel);
-    return out;
-}
-
-Tensor matmul_cuda(const Tensor &a, const Tensor &b, double alpha, string_view kernel)
-{
-    check_operands(a, b, nullptr);
-    Tensor out = new_product(a, b);
-    gemm(a, b, out, alpha, 0.0, kernel);
-    return out;
-}
-
-void matmul_out_cuda(const Tensor &a, const Tensor &b, const Tensor &out, double alpha, double beta,
-                     string_view kernel)
-{
-    gemm(a, b, out, alpha, beta, kernel);
-}
-
-Tensor nt_cuda(const Tensor &a, const Tensor &b, double alpha, string_view kernel)
-{
-    TORCH_CHECK_TYPE(a.scalar_type() == at::kHalf && b.scalar_type() == at::kHalf,
-                     "hgemm::nt: expected fp16 tensors, got ", a.scalar_type(), " and ", b.scalar_type(),
-                     " (hgemm::mm and hgemm::linear take bf16 too)");
-    TORCH_CHECK_VALUE(a.dim() == 2 && b.dim() == 2, "hgemm::nt: expected 2-D tensors, got shapes ", a.sizes(),
-                      " and ", b.sizes());
-    return matmul_cuda(a, b.t(), alpha, kernel);
+    check_operands(a, b, &out);
+    TORCH_CHECK_VALUE(out.sym_sizes() == c10::SymIntArrayRef(result_shape(a, b)), "hgemm: out has shape ",
+                      out.sym_sizes(), ", which is not the shape of a @ b");
 }
 
 void check_linear(const Tensor &x, const Tensor &w, const std::optional<Tensor> &bias)
@@ -339,36 +284,30 @@ void check_linear(const Tensor &x, const Tensor &w, const std::optional<Tensor> 
         TORCH_CHECK_TYPE(bias->scalar_type() == x.scalar_type(), "hgemm::linear: bias is ", bias->scalar_type(),
                          " and input ", x.scalar_type(), ": both must be the same type");
     }
+    check_operands(x, w, nullptr);
+}
+
+void check_nt(const Tensor &a, const Tensor &b)
+{
+    TORCH_CHECK_TYPE(a.scalar_type() == at::kHalf && b.scalar_type() == at::kHalf,
+                     "hgemm::nt: expected fp16 tensors, got ", a.scalar_type(), " and ", b.scalar_type(),
+                     " (hgemm::mm and hgemm::linear take bf16 too)");
+    check_2d(a, b, "nt");
 }
 
 // x of one dimension is one row: (k) -> (1, k), and the result back to (n).
-Tensor linear_cuda(const Tensor &x, const Tensor &w, const std::optional<Tensor> &bias, string_view kernel)
-{
-    check_linear(x, w, bias);
-    check_operands(x, w, nullptr);
-    Tensor x2 = x.dim() == 1 ? x.unsqueeze(0) : x;
-    Tensor wt = w.t();
-    Tensor out = new_product(x2, wt);
-    gemm(x2, wt, out, 1.0, 0.0, kernel);
-    if (bias && bias->defined()) out.add_(*bias);
-    return x.dim() == 1 ? out.squeeze(0) : out;
-}
-
-// --- Meta: shapes, strides and types without running ---------------------------
+Tensor as_rows(const Tensor &x) { return x.dim() == 1 ? x.unsqueeze(0) : x; }
 
 Tensor mm_meta(const Tensor &a, const Tensor &b, string_view)
 {
-    TORCH_CHECK_VALUE(a.dim() == 2 && b.dim() == 2, "hgemm::mm: expected 2-D tensors, got shapes ", a.sym_sizes(),
-                      " and ", b.sym_sizes());
+    check_2d(a, b, "mm");
     check_operands(a, b, nullptr);
     return new_product(a, b);
 }
 
 Tensor &mm_out_meta(const Tensor &a, const Tensor &b, string_view, Tensor &out)
 {
-    check_operands(a, b, &out);
-    TORCH_CHECK_VALUE(out.sym_sizes() == c10::SymIntArrayRef(result_shape(a, b)), "hgemm: out has shape ",
-                      out.sym_sizes(), ", which is not the shape of a @ b");
+    check_out(a, b, out);
     return out;
 }
 
@@ -377,6 +316,13 @@ Tensor bmm_meta(const Tensor &a, const Tensor &b, string_view)
     check_bmm(a, b, "bmm");
     check_operands(a, b, nullptr);
     return new_product(a, b);
+}
+
+Tensor &bmm_out_meta(const Tensor &a, const Tensor &b, string_view, Tensor &out)
+{
+    check_bmm(a, b, "bmm");
+    check_out(a, b, out);
+    return out;
 }
 
 Tensor baddbmm_meta(const Tensor &self, const Tensor &a, const Tensor &b, double, double, string_view)
@@ -394,24 +340,86 @@ Tensor matmul_meta(const Tensor &a, const Tensor &b, double, string_view)
 
 void matmul_out_meta(const Tensor &a, const Tensor &b, const Tensor &out, double, double, string_view)
 {
-    check_operands(a, b, &out);
-    TORCH_CHECK_VALUE(out.sym_sizes() == c10::SymIntArrayRef(result_shape(a, b)), "hgemm: out has shape ",
-                      out.sym_sizes(), ", which is not the shape of a @ b");
+    check_out(a, b, out);
 }
 
 Tensor nt_meta(const Tensor &a, const Tensor &b, double alpha, string_view kernel)
 {
-    TORCH_CHECK_TYPE(a.scalar_type() == at::kHalf && b.scalar_type() == at::kHalf,
-                     "hgemm::nt: expected fp16 tensors, got ", a.scalar_type(), " and ", b.scalar_type());
+    check_nt(a, b);
     return matmul_meta(a, b.t(), alpha, kernel);
 }
 
 Tensor linear_meta(const Tensor &x, const Tensor &w, const std::optional<Tensor> &bias, string_view)
 {
     check_linear(x, w, bias);
-    check_operands(x, w, nullptr);
-    Tensor x2 = x.dim() == 1 ? x.unsqueeze(0) : x;
-    Tensor out = new_product(x2, w.t());
+    Tensor out = new_product(as_rows(x), w.t());
+    return x.dim() == 1 ? out.squeeze(0) : out;
+}
+
+Tensor mm_cuda(const Tensor &a, const Tensor &b, string_view kernel)
+{
+    Tensor out = mm_meta(a, b, kernel);
+    gemm(a, b, out, 1.0, 0.0, kernel);
+    return out;
+}
+
+Tensor &mm_out_cuda(const Tensor &a, const Tensor &b, string_view kernel, Tensor &out)
+{
+    check_2d(a, b, "mm");
+    gemm(a, b, out, 1.0, 0.0, kernel);
+    return out;
+}
+
+Tensor bmm_cuda(const Tensor &a, const Tensor &b, string_view kernel)
+{
+    Tensor out = bmm_meta(a, b, kernel);
+    gemm(a, b, out, 1.0, 0.0, kernel);
+    return out;
+}
+
+Tensor &bmm_out_cuda(const Tensor &a, const Tensor &b, string_view kernel, Tensor &out)
+{
+    check_bmm(a, b, "bmm");
+    gemm(a, b, out, 1.0, 0.0, kernel);
+    return out;
+}
+
+// self broadcast into a fresh result, then beta * it + alpha * a @ b.
+Tensor baddbmm_cuda(const Tensor &self, const Tensor &a, const Tensor &b, double beta, double alpha,
+                    string_view kernel)
+{
+    Tensor out = baddbmm_meta(self, a, b, beta, alpha, kernel);
+    if (beta != 0.0) out.copy_(self.expand(out.sizes()));
+    gemm(a, b, out, alpha, beta, kernel);
+    return out;
+}
+
+Tensor matmul_cuda(const Tensor &a, const Tensor &b, double alpha, string_view kernel)
+{
+    Tensor out = matmul_meta(a, b, alpha, kernel);
+    gemm(a, b, out, alpha, 0.0, kernel);
+    return out;
+}
+
+void matmul_out_cuda(const Tensor &a, const Tensor &b, const Tensor &out, double alpha, double beta,
+                     string_view kernel)
+{
+    gemm(a, b, out, alpha, beta, kernel);
+}
+
+Tensor nt_cuda(const Tensor &a, const Tensor &b, double alpha, string_view kernel)
+{
+    check_nt(a, b);
+    return matmul_cuda(a, b.t(), alpha, kernel);
+}
+
+Tensor linear_cuda(const Tensor &x, const Tensor &w, const std::optional<Tensor> &bias, string_view kernel)
+{
+    check_linear(x, w, bias);
+    Tensor x2 = as_rows(x), wt = w.t();
+    Tensor out = new_product(x2, wt);
+    gemm(x2, wt, out, 1.0, 0.0, kernel);
+    if (bias && bias->defined()) out.add_(*bias);
     return x.dim() == 1 ? out.squeeze(0) : out;
 }
 
@@ -572,7 +580,7 @@ TORCH_LIBRARY_IMPL(hgemm, Meta, m)
     m.impl("mm", &mm_meta);
     m.impl("mm.out", &mm_out_meta);
     m.impl("bmm", &bmm_meta);
-    m.impl("bmm.out", &mm_out_meta);
+    m.impl("bmm.out", &bmm_out_meta);
     m.impl("baddbmm", &baddbmm_meta);
     m.impl("linear", &linear_meta);
     m.impl("matmul", &matmul_meta);
