@@ -135,6 +135,10 @@ enum {
     HOST_COST_BATCHES = 5,    /* the median of the batches is reported */
 };
 
+/* --workspace: bytes every hgemm call is given (0: none); one value for the whole run */
+#define MAX_WORKSPACE_BYTES ((int64_t)1 << 36)
+static size_t bench_workspace_bytes = HGEMM_WORKSPACE_BYTES;
+
 /* The yardstick of memory-bound shapes: the HBM bandwidth of the GPU the
  * bench runs on, in GB/s of 1e9 bytes. Hopper products by the name the
  * driver gives them, from NVIDIA's datasheets (H200 SXM and NVL: "GPU memory
@@ -418,7 +422,7 @@ typedef struct problem {
     void *A, *B;
     hgemm_check_guarded C;
     double *ref; /* (batch * m) x n, ld n */
-    void *workspace; /* HGEMM_WORKSPACE_BYTES, zeroed once: every hgemm kernel gets it */
+    void *workspace; /* bench_workspace_bytes, zeroed once: every hgemm kernel gets it; NULL for 0 */
     rotation rot;
     void *rot_A, *rot_B, *rot_C; /* (R - 1) sets each, d.set_* bytes apart; NULL if R == 1 */
 } problem;
@@ -490,6 +494,10 @@ static void usage(FILE *f) {
         "                   workspace, beta 0): the kernel AUTO picks, and for V8 its tile,\n"
         "                   cluster, stages, seam, and how the tiles go round the SMs (whole\n"
         "                   rounds, the tail split, split-K, stream-K); then exit; needs no GPU\n"
+        "  --workspace BYTES\n"
+        "                   the workspace every hgemm call is given, zero-filled once (default:\n"
+        "                   HGEMM_WORKSPACE_BYTES, %zu; 0: none, as hgemm_nt without options);\n"
+        "                   cuBLAS keeps its own either way\n"
         "  --sms N          the SMs --explain plans for (default: the GPU's, else %d)\n"
         "timing:\n"
         "  --warmup N       untimed launches before each timed window (default: %d)\n"
@@ -543,7 +551,8 @@ static void usage(FILE *f) {
         "                   window_clock_events (every reason NVML gave for the clocks during\n"
         "                   the window, OR-ed, in hex: 0x4 software power cap, 0x8 hardware\n"
         "                   slowdown, 0x20/0x40 thermal, 0x80 power brake; -1 without NVML)\n"
-        "                   and interleave (--interleave's N, 1 without it)\n"
+        "                   and interleave (--interleave's N, 1 without it), workspace_bytes (what\n"
+        "                   every hgemm call was given, --workspace)\n"
         "  --list           print the kernel table and exit\n"
         "  --accuracy       print mean, p99 and max absolute error of each kernel and of\n"
         "                   cuBLAS against the fp64 reference (unit-variance outputs); no timing\n"
@@ -564,7 +573,7 @@ static void usage(FILE *f) {
         "\n"
         "exit status: 0 success; 1 bad arguments, a failed check or a CUDA error;\n"
         "2 no compute capability 9.0 GPU\n",
-        program, DEFAULT_BATCH, DEFAULT_SIZE, DEFAULT_SIZE, DEFAULT_SIZE, LLM_COUNT, EXPLAIN_DEFAULT_SMS,
+        program, DEFAULT_BATCH, DEFAULT_SIZE, DEFAULT_SIZE, DEFAULT_SIZE, LLM_COUNT, (size_t)HGEMM_WORKSPACE_BYTES, EXPLAIN_DEFAULT_SMS,
         DEFAULT_WARMUP,
         DEFAULT_ITERS, DEFAULT_COOLDOWN_S, DEFAULT_REPEAT, MIN_INTERLEAVE, MAX_INTERLEAVE,
         DEFAULT_MAX_WINDOW_MS, MEMORY_BOUND_MN, MIN_ROTATE_SETS,
@@ -910,7 +919,8 @@ static int parse_args(int argc, char **argv, options *o) {
                                 strcmp(a, "--shapes") == 0 || strcmp(a, "--host-cost-csv") == 0 ||
                                 strcmp(a, "--dtype") == 0 || strcmp(a, "--layout") == 0 ||
                                 strcmp(a, "--batch") == 0 || strcmp(a, "--interleave") == 0 ||
-                                strcmp(a, "--sms") == 0 || strcmp(a, "--max-window-ms") == 0;
+                                strcmp(a, "--sms") == 0 || strcmp(a, "--max-window-ms") == 0 ||
+                                strcmp(a, "--workspace") == 0;
         if (inline_val && !takes_value) {
             if (strcmp(a, "--help") == 0 || strcmp(a, "--list") == 0 || strcmp(a, "--accuracy") == 0 ||
                 strcmp(a, "--accuracy-sweep") == 0 || strcmp(a, "--sweep") == 0 ||
@@ -1025,6 +1035,14 @@ static int parse_args(int argc, char **argv, options *o) {
                 o->repeat = v;
                 o->timing_flag = "--repeat";
             }
+            i += !inline_val;
+        } else if (strcmp(a, "--workspace") == 0) {
+            if (val == NULL) return bad_usage("--workspace needs an argument (bytes)");
+            int64_t v = 0;
+            if (!parse_int(val, 0, MAX_WORKSPACE_BYTES, &v))
+                return bad_usage("--workspace: '%s' is not a byte count in 0..%lld", val,
+                                 (long long)MAX_WORKSPACE_BYTES);
+            bench_workspace_bytes = (size_t)v;
             i += !inline_val;
         } else if (strcmp(a, "--interleave") == 0) {
             if (val == NULL) return bad_usage("--interleave needs an argument (slices per run)");
@@ -1284,7 +1302,7 @@ static double form_own_bytes(shape s, form f) {
     const double batch = (double)f.batch;
     return (double)ELEM_BYTES * (batch * (double)d.stride_a + batch * (double)d.stride_b +
                                  (batch * (double)s.m + 2 * GUARD_ROWS) * (double)d.ldc) +
-           batch * (double)s.m * (double)s.n * (double)sizeof(double) + (double)HGEMM_WORKSPACE_BYTES;
+           batch * (double)s.m * (double)s.n * (double)sizeof(double) + (double)bench_workspace_bytes;
 }
 
 /* How the timed launches of shape s rotate over operand sets, the same R for
@@ -1363,8 +1381,11 @@ static void problem_setup(problem *p, shape s, form f, rotation rot) {
     HGEMM_CHECK_CUDA(cudaMalloc(&p->A, a_bytes));
     HGEMM_CHECK_CUDA(cudaMalloc(&p->B, b_bytes));
     HGEMM_CHECK_CUDA(cudaMalloc((void **)&p->ref, (size_t)(batch * p->m * p->n) * sizeof(double)));
-    HGEMM_CHECK_CUDA(cudaMalloc(&p->workspace, HGEMM_WORKSPACE_BYTES));
-    HGEMM_CHECK_CUDA(cudaMemset(p->workspace, 0, HGEMM_WORKSPACE_BYTES));
+    p->workspace = NULL;
+    if (bench_workspace_bytes) {
+        HGEMM_CHECK_CUDA(cudaMalloc(&p->workspace, bench_workspace_bytes));
+        HGEMM_CHECK_CUDA(cudaMemset(p->workspace, 0, bench_workspace_bytes));
+    }
     hgemm_check_guarded_alloc_dt(f.dtype, &p->C, batch * p->m, p->n, p->ldc, GUARD_ROWS);
     /* NaN in the padding columns: a kernel that reads past a row's end is caught. */
     const int64_t a_rows = batch * p->d.a_rows, b_rows = batch * p->d.b_rows;
@@ -1427,13 +1448,13 @@ static const char *form_skip_reason(const entry *e, form f) {
 /* One call of hgemm kernel e on operand set o of p. f16 nt batch 1:
  * hgemm_nt_ws's own path, by table row (ablations have no public id); every
  * other form: hgemm_gemm, or for an ablation whose row reads the form
- * (its `forms`), hgemm_gemm's path by row. All with the workspace, as
- * cuBLAS has its own. */
+ * (its `forms`), hgemm_gemm's path by row. All with the workspace (--workspace;
+ * by default HGEMM_WORKSPACE_BYTES, as cuBLAS has its own). */
 static hgemm_status hgemm_call(const entry *e, const problem *p, operands o) {
     if (form_is_default(p->f))
         return hgemm__run_ws(e->info, p->m, p->n, p->k, BENCH_ALPHA, o.A, p->lda, o.B, p->ldb,
-                             BENCH_BETA, o.C, p->ldc, p->workspace, HGEMM_WORKSPACE_BYTES, 0);
-    const hgemm_nt_options ws = {p->workspace, HGEMM_WORKSPACE_BYTES, 0, NULL, 0};
+                             BENCH_BETA, o.C, p->ldc, p->workspace, bench_workspace_bytes, 0);
+    const hgemm_nt_options ws = {p->workspace, bench_workspace_bytes, 0, NULL, 0};
     if (!public_kernel(e))
         return hgemm__run_gemm(e->info, p->f.dtype, p->f.op_a, p->f.op_b, p->m, p->n, p->k, BENCH_ALPHA,
                                o.A, p->lda, p->d.stride_a, o.B, p->ldb, p->d.stride_b, BENCH_BETA, o.C,
@@ -1748,7 +1769,7 @@ static const char *const csv_columns =
     "kernel,m,n,k,run,ms,tflops,vs_cublas32,vs_cublas16,max_abs_err,mean_abs_err,p99_abs_err,"
     "failed_elements,status,accumulator,iters,warmup,sm_clock_before_mhz,sm_clock_after_mhz,"
     "window_sm_clock_mhz,window_max_temp_c,gbps,rotate_sets,dtype,layout,batch,window_mem_clock_mhz,"
-    "window_clock_events,interleave";
+    "window_clock_events,interleave,workspace_bytes";
 
 static void csv_row(FILE *f, const entry *e, const problem *p, int run, const result *r,
                     const options *o) {
@@ -1756,7 +1777,7 @@ static void csv_row(FILE *f, const entry *e, const problem *p, int run, const re
     char events[24] = "-1"; /* NVML's bit mask in hex, as nvml.h writes it */
     if (r->timed && r->window_events >= 0) snprintf(events, sizeof events, "0x%llx", (unsigned long long)r->window_events);
     fprintf(f, "%s,%lld,%lld,%lld,%d,%.6f,%.3f,%.5f,%.5f,%.6e,%.6e,%.6e,%lld,%s,%s,%lld,%lld,%d,%d,%d,%d,"
-               "%.3f,%d,%s,%s,%lld,%d,%s,%lld\n",
+               "%.3f,%d,%s,%s,%lld,%d,%s,%lld,%zu\n",
             e->name, (long long)p->m, (long long)p->n, (long long)p->k, run,
             r->timed ? r->ms : NAN, r->timed ? r->tflops : NAN, r->vs32, r->vs16,
             have_err ? r->stats.max_abs_err : NAN, have_err ? r->stats.mean_abs_err : NAN,
@@ -1767,7 +1788,7 @@ static void csv_row(FILE *f, const entry *e, const problem *p, int run, const re
             r->timed ? r->window_temp_c : -1, r->timed ? r->gbps : NAN, p->rot.sets,
             dtype_name(p->f.dtype), layout_name(p->f.op_a, p->f.op_b), (long long)p->f.batch,
             r->timed ? r->window_mem_clock_mhz : -1, events,
-            (long long)(r->slices ? r->slices : o->interleave ? o->interleave : 1));
+            (long long)(r->slices ? r->slices : o->interleave ? o->interleave : 1), bench_workspace_bytes);
 }
 
 static void print_failure(const entry *e, const result *r) {
@@ -2048,11 +2069,12 @@ static int print_explanations(const options *o) {
         sms = EXPLAIN_DEFAULT_SMS;
         whose = "an H100's or H200's; no sm_90 GPU here";
     }
-    printf("# what each kernel runs, as the library decides it for hgemm-bench's calls (its workspace, "
-           "beta 0), on %u SMs (%s)\n", sms, whose);
+    printf("# what each kernel runs, as the library decides it for hgemm-bench's calls (a workspace of "
+           "%zu bytes, beta 0), on %u SMs (%s)\n", bench_workspace_bytes, sms, whose);
     /* hgemm__explain reads the workspace pointer for being set, never through it */
     static char workspace_stand_in;
-    const hgemm_nt_options ws = {&workspace_stand_in, HGEMM_WORKSPACE_BYTES, 0, NULL, 0};
+    const hgemm_nt_options ws = {bench_workspace_bytes ? &workspace_stand_in : NULL, bench_workspace_bytes, 0,
+                                 NULL, 0};
     int failed = 0;
     char text[TEXT_LEN * 4], form_name[TEXT_LEN];
     for (int i = 0; i < count; i++) {
@@ -2320,8 +2342,8 @@ static void write_metadata(FILE *f, const gpu_info *g, const nvml *nv, const opt
     fprintf(f, "# cublas_version: %d.%d.%d\n", g->cublas_version / 10000, g->cublas_version / 100 % 100,
             g->cublas_version % 100);
     fprintf(f, "# git_commit: %s\n", HGEMM_GIT_COMMIT);
-    fprintf(f, "# hgemm_workspace_bytes: %zu (hgemm_nt_ws or hgemm_gemm's options, every hgemm kernel)\n",
-            HGEMM_WORKSPACE_BYTES);
+    fprintf(f, "# hgemm_workspace_bytes: %zu (hgemm_nt_ws or hgemm_gemm's options, every hgemm kernel; "
+               "--workspace)\n", bench_workspace_bytes);
     fprintf(f, "# date: %s\n", date);
     fprintf(f, "# command: %s\n", command);
     fprintf(f, "# mode: %s\n", o->host_cost ? "host-cost" : o->accuracy_sweep ? "accuracy-sweep"
