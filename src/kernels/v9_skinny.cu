@@ -83,8 +83,13 @@ enum {
     V9_PRODUCER_WARP = WARPGROUP_THREADS / WARP_SIZE,
     V9_MAX_SPLIT = 8,                                /* blocks of a portable cluster */
     V9_MIN_SPLIT_KTILES = 2,                         /* k-tiles each slice gets at least */
-    V9_MAX_BN = 64,
+    V9_MAX_BN = 64,                                  /* the short tile up to 64 rows of C */
     V9_DEEP_STAGES = 6,                              /* the deep ring: 6 stages of two k-tiles */
+    V9_WIDE_BN = 128,                                /* the short tile of 65..256 rows (two tiles
+                                                        past 128) against a wide weight */
+    V9_WIDE_LONG = 4096,                             /* the long side from which it is taken */
+    V9_WIDE_MAX_SHORT = 256,
+    V9_WIDE_DEEP_STAGES = 3,                         /* its deep ring: 3 stages of two k-tiles */
 };
 
 /* Shared memory of a block with a short side of BN (16, 32 or 64), STAGES
@@ -204,6 +209,10 @@ static __device__ __forceinline__ void v9_store_staged(const gemm_args &a, const
 template <int BN, typename T, int X_MN>
 static __device__ __forceinline__ void v9_wgmma(float d[BN / 2], uint64_t desc_x, uint64_t desc_y) {
     constexpr bool bf16 = __is_same(T, __nv_bfloat16);
+    if constexpr (BN == 128) {
+        if constexpr (bf16) wgmma_m64n128k16_f32_bf16<X_MN, 0>(d, desc_x, desc_y, 1);
+        else wgmma_m64n128k16_f32_f16<X_MN, 0>(d, desc_x, desc_y, 1);
+    }
     if constexpr (BN == 64) {
         if constexpr (bf16) wgmma_m64n64k16_f32_bf16<X_MN, 0>(d, desc_x, desc_y, 1);
         else wgmma_m64n64k16_f32_f16<X_MN, 0>(d, desc_x, desc_y, 1);
@@ -246,12 +255,15 @@ v9_kernel(const __grid_constant__ CUtensorMap tmap_x, const __grid_constant__ CU
     const int32_t st0 = (int32_t)(steps * rank / split);
     const int32_t st1 = (int32_t)(steps * (rank + 1) / split);
     /* The loader walks the slice's steps from step st0 + rot, wrapping round
-     * (run 67): tiles next to each other start apart, so the blocks do not
-     * all ask L2 for the same k-tile of the short operand at once. The sum's
-     * order depends only on the tile, so C is still bitwise the same on every
-     * run. The consumer never needs the step's index. */
+     * (run 67): tiles of the long side next to each other start apart, so the
+     * blocks do not all ask L2 for the same k-tile of the short operand at
+     * once; the short tiles of one long tile start together, so that L2
+     * serves the second its shared weight tile. The sum's order depends only
+     * on the tile, so C is still bitwise the same on every run. The consumer
+     * never needs the step's index. */
     const int32_t n_steps = st1 - st0;
-    const int32_t rot = args.rotate && n_steps > 0 ? (int32_t)(tile % (uint32_t)n_steps) : 0;
+    const uint32_t long_tile = tile / (uint32_t)args.short_tiles;
+    const int32_t rot = args.rotate && n_steps > 0 ? (int32_t)(long_tile % (uint32_t)n_steps) : 0;
 
     if (tid == 0) pipe_init(sm->full, sm->empty, STAGES, 1);
     __syncthreads();
@@ -436,7 +448,16 @@ static const v9_build v9_builds[] = {
     /* one block per SM, a 6-stage ring of two k-tiles: V9 where its tiles are
      * at most one per SM (the deep ring, run 29) */
     V9_BUILD(16, 2, V9_DEEP_STAGES), V9_BUILD(32, 2, V9_DEEP_STAGES), V9_BUILD(64, 2, V9_DEEP_STAGES),
+    /* the 128-wide short tile (65..256 rows against a wide weight): two
+     * blocks per SM, or the deep ring of 3 stages, one block per SM */
+    V9_BUILD(V9_WIDE_BN, 1, V9_STAGES), V9_BUILD(V9_WIDE_BN, 2, V9_WIDE_DEEP_STAGES),
 };
+
+static_assert(sizeof(v9_smem<V9_WIDE_BN, 2, V9_WIDE_DEEP_STAGES>) + SW128_ALIGN <= MAX_SMEM_PER_BLOCK,
+              "shared memory budget of the wide tile's deep ring");
+static_assert(sizeof(((v9_smem<V9_WIDE_BN, 1, V9_STAGES> *)0)->x) >= V9_WIDE_BN / 4 * sizeof(v9_partial_row) &&
+                  sizeof(((v9_smem<V9_WIDE_BN, 1, V9_STAGES> *)0)->y) >= V9_WIDE_BN * V9_STG_LD * sizeof(float),
+              "the wide tile's partial sums fit in its x stages, its staged epilogue in its y stages");
 
 static_assert(sizeof(v9_smem<64, 2, V9_DEEP_STAGES>) + SW128_ALIGN <= MAX_SMEM_PER_BLOCK, "shared memory budget of one block");
 static_assert(sizeof(((v9_smem<16, 1, V9_STAGES> *)0)->y) >= 16 * V9_STG_LD * sizeof(float) &&
@@ -456,8 +477,14 @@ static const v9_build *v9_find_build(int bn, int kb, int form, int stages) {
     return NULL;
 }
 
-/* The short side's tile: the smallest of 16, 32, 64 that holds it. */
-static int v9_bn(int64_t short_side) { return short_side <= 16 ? 16 : short_side <= 32 ? 32 : 64; }
+/* The short side's tile: the smallest of 16, 32, 64 that holds it; 128 for
+ * 65..256 rows against a long side of at least 4096 (batched decode), else
+ * 64-wide tiles. */
+static int v9_bn(int64_t short_side, int64_t long_side) {
+    if (short_side > V9_MAX_BN)
+        return short_side <= V9_WIDE_MAX_SHORT && long_side >= V9_WIDE_LONG ? V9_WIDE_BN : V9_MAX_BN;
+    return short_side <= 16 ? 16 : short_side <= 32 ? 32 : 64;
+}
 
 /* How many blocks of this build an SM holds (shared memory and threads; V9's
  * few registers never bound it). Only the split choice uses it. */
@@ -482,7 +509,7 @@ static v9_plan v9_make_plan(const hgemm_problem *p, uint32_t sms, hgemm_v9_varia
     v9_plan pl;
     pl.swap = !v.no_swap && p->m <= p->n; /* the shorter side of C goes on WGMMA's N */
     const int64_t long_side = pl.swap ? p->n : p->m, short_side = pl.swap ? p->m : p->n;
-    const int bn = v9_bn(short_side);
+    const int bn = v9_bn(short_side, long_side);
     /* Stages of two k-tiles where the short tile is 64 wide (m = 33..64):
      * there a stage's fixed costs (barrier wait, fence, commit, wait_group)
      * weigh against four m64n64 WGMMAs, and halving their count per byte ran
@@ -505,9 +532,10 @@ static v9_plan v9_make_plan(const hgemm_problem *p, uint32_t sms, hgemm_v9_varia
      * blocks in run 27, 0.357x with the deep ring in run 30). */
     const int deep = v.deep > 0 || (v.deep == 0 && tiles <= sms && 3 * tiles > sms);
     const int kb = deep ? 2 : v.kb ? v.kb : bn == V9_MAX_BN ? 2 : 1;
+    const int deep_stages = bn == V9_WIDE_BN ? V9_WIDE_DEEP_STAGES : V9_DEEP_STAGES;
     /* the long operand is MN-major when it is B stored k x n, or A stored k x m */
     const int x_mn = pl.swap ? p->b_mn : p->a_mn;
-    pl.build = v9_find_build(bn, kb, (p->dtype == HGEMM_DTYPE_BF16) + 2 * x_mn, deep ? V9_DEEP_STAGES : 0);
+    pl.build = v9_find_build(bn, kb, (p->dtype == HGEMM_DTYPE_BF16) + 2 * x_mn, deep ? deep_stages : 0);
     const uint64_t resident = (uint64_t)sms * v9_blocks_per_sm(pl.build);
     const uint64_t k_tiles = ((uint64_t)p->k + BK - 1) / BK;
     uint64_t split = v.no_split ? 1 : resident / tiles;
