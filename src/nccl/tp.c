@@ -1,449 +1,37 @@
 /*
- * tp.c: libhgemm_nccl's contexts, its registered buffers and its two
- * tensor-parallel operations (include/hgemm_nccl.h): NCCL on the context's
- * side stream, hgemm_nt on the caller's stream, CUDA events between them, no
- * host wait except the optional agreement on the arguments. Each operation
- * has two paths: the chunked kernel path (grouped ncclBroadcast / ncclReduce)
- * and the copy-engine path (one ncclAllGather or ncclAlltoAll on registered
- * windows, and for (b) hgemm's own sum, src/nccl/add.cu).
+ * tp.c: libhgemm_nccl's two tensor-parallel operations (include/hgemm_nccl.h):
+ * NCCL on the context's side stream, hgemm_nt on the caller's stream, CUDA
+ * events between them, no host wait except the optional agreement on the
+ * arguments. Each operation has two paths: the chunked kernel path (grouped
+ * ncclBroadcast / ncclReduce) and the copy-engine path (one ncclAllGather or
+ * ncclAlltoAll on registered windows, and for (b) hgemm's own sum,
+ * src/nccl/add.cu). Contexts and the helpers both share: ctx.c.
  */
-#define _POSIX_C_SOURCE 200809L
-
-#include <sched.h>
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
 
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
 #include "add.h"
+#include "ctx.h"
 #include "hgemm.h"
 #include "hgemm_nccl.h"
 #include "plan.h"
-
-#if !defined(NCCL_VERSION_CODE) || NCCL_VERSION_CODE < 21400
-#error "libhgemm_nccl needs NCCL 2.14 or newer"
-#endif
-/* Symmetric windows (ncclCommWindowRegister) came with NCCL 2.27, the
- * copy-engine collectives that use them with 2.28. Older: hgemm_nccl_mem_alloc
- * is NOT_SUPPORTED, and no call finds a window. */
-#define HAVE_WINDOWS (NCCL_VERSION_CODE >= 22700)
-
-enum {
-    TRACE_START = 0,       /* trace events: the call's start (caller's stream) */
-    TRACE_OWN = 1,         /* (a) this rank's own rows multiplied */
-    TRACE_CHUNK = 2,       /* 2 + 2c: chunk c's communication done; 3 + 2c: its GEMMs done */
-    ELT = HGEMM_NCCL_ELEMENT_BYTES, /* bytes of an fp16 element */
-    SM90_MAJOR = 9,
-    SM90_MINOR = 0
-};
-
-struct hgemm_nccl_ctx {
-    ncclComm_t comm;
-    int rank, nranks, device, sm90;
-    hgemm_nccl_check check;
-    double timeout_s;
-    int gemm_sm_count;               /* the GEMMs' SM target (hgemm_nt_ex), 0: all */
-    int copy_engine;                 /* hgemm_nccl_config.copy_engine, agreed at creation */
-    int used_copy_engine;            /* the last (a) or (b) call took the copy-engine path */
-    int broken;                      /* a collective timed out: every later call refuses */
-    int failed_rank;                 /* of the last call refused under AGREE */
-    int64_t *offsets;                /* [nranks]: each rank's first row, for the call in hand */
-    cudaStream_t side;               /* NCCL runs here */
-    cudaEvent_t start, done, agreed; /* call start (caller's stream), side stream done, agreement copied back */
-    cudaEvent_t chunk[HGEMM_NCCL_MAX_CHUNKS];
-    int64_t *agree_dev;              /* [HGEMM_NCCL_AGREE_SLOTS] on the device */
-    int64_t *agree_host;             /* the same, pinned */
-    cudaEvent_t *trace;              /* hgemm_nccl_ctx_set_trace; NULL: off */
-    int trace_count;
-    hgemm_nccl_window windows[HGEMM_NCCL_MAX_MEM]; /* hgemm_nccl_mem_alloc's, in no order */
-    int n_windows;
-    int64_t next_serial;             /* the next window's serial: the same on every rank */
-};
-
-/* ---- statuses ------------------------------------------------------------ */
-
-/* The status of our own failed CUDA call, whose error is then the pending
- * one: cleared, being reported through the status. */
-static hgemm_nccl_status from_cuda(cudaError_t err) {
-    if (err == cudaSuccess) return HGEMM_NCCL_SUCCESS;
-    (void)cudaGetLastError();
-    switch (err) {
-    case cudaErrorNoDevice:
-    case cudaErrorInsufficientDriver:
-    case cudaErrorStubLibrary:
-    case cudaErrorDevicesUnavailable:
-    case cudaErrorInitializationError:
-        return HGEMM_NCCL_ERROR_NO_DEVICE;
-    default:
-        return HGEMM_NCCL_ERROR_CUDA;
-    }
-}
-
-static hgemm_nccl_status from_nccl(ncclResult_t r) {
-    return r == ncclSuccess ? HGEMM_NCCL_SUCCESS : HGEMM_NCCL_ERROR_NCCL;
-}
-
-static hgemm_nccl_status from_hgemm(hgemm_status s) {
-    switch (s) {
-    case HGEMM_SUCCESS: return HGEMM_NCCL_SUCCESS;
-    case HGEMM_ERROR_INVALID_VALUE: return HGEMM_NCCL_ERROR_INVALID_VALUE;
-    case HGEMM_ERROR_MISALIGNED: return HGEMM_NCCL_ERROR_MISALIGNED;
-    case HGEMM_ERROR_NOT_SUPPORTED: return HGEMM_NCCL_ERROR_NOT_SUPPORTED;
-    case HGEMM_ERROR_NO_DEVICE: return HGEMM_NCCL_ERROR_NO_DEVICE;
-    case HGEMM_ERROR_ARCH_MISMATCH: return HGEMM_NCCL_ERROR_ARCH_MISMATCH;
-    case HGEMM_ERROR_CUDA: return HGEMM_NCCL_ERROR_CUDA;
-    }
-    return HGEMM_NCCL_ERROR_CUDA;
-}
-
-/* Keeps the first error of a call that carries on past errors. */
-static void note(hgemm_nccl_status *first, hgemm_nccl_status st) {
-    if (*first == HGEMM_NCCL_SUCCESS) *first = st;
-}
-
-/* ---- device and pointer checks ------------------------------------------- */
-
-static hgemm_nccl_status check_device(const hgemm_nccl_ctx *ctx) {
-    int dev = -1;
-    cudaError_t err = cudaGetDevice(&dev);
-    if (err != cudaSuccess) return from_cuda(err);
-    if (dev != ctx->device) return HGEMM_NCCL_ERROR_INVALID_VALUE;
-    if (!ctx->sm90) return HGEMM_NCCL_ERROR_ARCH_MISMATCH;
-    return HGEMM_NCCL_SUCCESS;
-}
-
-/* A matrix of `bytes` > 0 must be memory of the communicator's device
- * (cudaMalloc'd there, or managed), as hgemm_nt and NCCL need. */
-static hgemm_nccl_status check_pointer(const void *p, int64_t bytes, int dev) {
-    if (bytes <= 0) return HGEMM_NCCL_SUCCESS;
-    struct cudaPointerAttributes attr;
-    cudaError_t err = cudaPointerGetAttributes(&attr, p);
-    if (err == cudaErrorInvalidValue) {
-        (void)cudaGetLastError(); /* this call's own error */
-        return HGEMM_NCCL_ERROR_INVALID_VALUE;
-    }
-    if (err != cudaSuccess) return from_cuda(err);
-    if (attr.type == cudaMemoryTypeManaged) return HGEMM_NCCL_SUCCESS;
-    if (attr.type == cudaMemoryTypeDevice && attr.device == dev) return HGEMM_NCCL_SUCCESS;
-    return HGEMM_NCCL_ERROR_INVALID_VALUE;
-}
-
-/* ---- waiting and agreeing -------------------------------------------------- */
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-/* Waits on the host for ev (recorded on the side stream) for at most the
- * context's timeout, watching the communicator for asynchronous errors. */
-static hgemm_nccl_status wait_bounded(hgemm_nccl_ctx *ctx, cudaEvent_t ev) {
-    const double deadline = now_s() + ctx->timeout_s;
-    for (;;) {
-        cudaError_t err = cudaEventQuery(ev);
-        if (err == cudaSuccess) return HGEMM_NCCL_SUCCESS;
-        if (err != cudaErrorNotReady) return from_cuda(err);
-        ncclResult_t async = ncclSuccess;
-        ncclResult_t r = ncclCommGetAsyncError(ctx->comm, &async);
-        if (r != ncclSuccess || (async != ncclSuccess && async != ncclInProgress))
-            return HGEMM_NCCL_ERROR_NCCL;
-        if (now_s() > deadline) {
-            ctx->broken = 1;
-            return HGEMM_NCCL_ERROR_TIMEOUT;
-        }
-        sched_yield();
-    }
-}
-
-/* One all-reduce (max) of every rank's verdict, fingerprint and copy-engine
- * key on the side stream; the status every rank returns, and in
- * *copy_engine (may be NULL) whether every rank may take the copy-engine path. */
-static hgemm_nccl_status agree_ce(hgemm_nccl_ctx *ctx, hgemm_nccl_status own, uint64_t fingerprint,
-                                  hgemm_nccl_ce_key key, int *copy_engine) {
-    const size_t bytes = sizeof(int64_t) * HGEMM_NCCL_AGREE_SLOTS;
-    int ce = 0;
-    if (copy_engine) *copy_engine = 0;
-    hgemm_nccl_agree_encode(ctx->agree_host, own, ctx->rank, ctx->nranks, fingerprint, key);
-    cudaError_t err = cudaMemcpyAsync(ctx->agree_dev, ctx->agree_host, bytes, cudaMemcpyHostToDevice,
-                                      ctx->side);
-    if (err != cudaSuccess) return from_cuda(err);
-    ncclResult_t r = ncclAllReduce(ctx->agree_dev, ctx->agree_dev, HGEMM_NCCL_AGREE_SLOTS, ncclInt64,
-                                   ncclMax, ctx->comm, ctx->side);
-    if (r != ncclSuccess) return from_nccl(r);
-    err = cudaMemcpyAsync(ctx->agree_host, ctx->agree_dev, bytes, cudaMemcpyDeviceToHost, ctx->side);
-    if (err == cudaSuccess) err = cudaEventRecord(ctx->agreed, ctx->side);
-    if (err != cudaSuccess) return from_cuda(err);
-    hgemm_nccl_status st = wait_bounded(ctx, ctx->agreed);
-    if (st != HGEMM_NCCL_SUCCESS) return st;
-    st = hgemm_nccl_agree_decode(ctx->agree_host, ctx->nranks, &ctx->failed_rank, &ce);
-    if (getenv("HGEMM_NCCL_DEBUG") != NULL) { /* the exchanged maxima, for a refusal that needs explaining */
-        fprintf(stderr, "hgemm_nccl rank %d: agreement", ctx->rank);
-        for (int i = 0; i < HGEMM_NCCL_AGREE_SLOTS; i++) fprintf(stderr, " %lld", (long long)ctx->agree_host[i]);
-        fprintf(stderr, " -> %d (copy engine %d)\n", (int)st, ce);
-    }
-    if (copy_engine) *copy_engine = st == HGEMM_NCCL_SUCCESS && ce;
-    return st;
-}
-
-static hgemm_nccl_status agree(hgemm_nccl_ctx *ctx, hgemm_nccl_status own, uint64_t fingerprint) {
-    return agree_ce(ctx, own, fingerprint, hgemm_nccl_ce_none(), NULL);
-}
-
-/* `to` waits for everything enqueued on `from` so far. Should the event fail,
- * the host waits instead, so that the order still holds. */
-static void order(hgemm_nccl_status *first, cudaEvent_t ev, cudaStream_t from, cudaStream_t to) {
-    cudaError_t err = cudaEventRecord(ev, from);
-    if (err == cudaSuccess) err = cudaStreamWaitEvent(to, ev, 0);
-    if (err != cudaSuccess) {
-        note(first, from_cuda(err));
-        (void)cudaStreamSynchronize(from);
-        (void)cudaGetLastError(); /* ours, already reported */
-    }
-}
-
-/* The caller's stream waits for what the side stream recorded in `ev`
- * earlier (recorded then, waited for later: the caller's stream enqueues
- * other work in between). Should the wait fail, the host waits for the side
- * stream instead, so that the order still holds. */
-static void wait_side(hgemm_nccl_ctx *ctx, hgemm_nccl_status *first, cudaEvent_t ev, cudaStream_t stream) {
-    cudaError_t err = cudaStreamWaitEvent(stream, ev, 0);
-    if (err != cudaSuccess) {
-        note(first, from_cuda(err));
-        (void)cudaStreamSynchronize(ctx->side);
-        (void)cudaGetLastError(); /* ours, already reported */
-    }
-}
-
-static void trace(hgemm_nccl_ctx *ctx, hgemm_nccl_status *first, int index, cudaStream_t stream) {
-    if (ctx->trace == NULL || index >= ctx->trace_count) return;
-    cudaError_t err = cudaEventRecord(ctx->trace[index], stream);
-    if (err != cudaSuccess) note(first, from_cuda(err));
-}
-
-/* ---- contexts ------------------------------------------------------------------ */
-
-static void release(hgemm_nccl_ctx *ctx) {
-    for (int c = 0; c < HGEMM_NCCL_MAX_CHUNKS; c++)
-        if (ctx->chunk[c]) (void)cudaEventDestroy(ctx->chunk[c]);
-    if (ctx->start) (void)cudaEventDestroy(ctx->start);
-    if (ctx->done) (void)cudaEventDestroy(ctx->done);
-    if (ctx->agreed) (void)cudaEventDestroy(ctx->agreed);
-    if (ctx->side) (void)cudaStreamDestroy(ctx->side);
-    if (ctx->agree_dev) (void)cudaFree(ctx->agree_dev);
-    if (ctx->agree_host) (void)cudaFreeHost(ctx->agree_host);
-    free(ctx->offsets);
-    free(ctx);
-}
-
-static cudaError_t make_resources(hgemm_nccl_ctx *ctx) {
-    const unsigned flags = cudaEventDisableTiming;
-    cudaError_t err = cudaStreamCreateWithFlags(&ctx->side, cudaStreamNonBlocking);
-    if (err == cudaSuccess) err = cudaEventCreateWithFlags(&ctx->start, flags);
-    if (err == cudaSuccess) err = cudaEventCreateWithFlags(&ctx->done, flags);
-    if (err == cudaSuccess) err = cudaEventCreateWithFlags(&ctx->agreed, flags);
-    for (int c = 0; c < HGEMM_NCCL_MAX_CHUNKS && err == cudaSuccess; c++)
-        err = cudaEventCreateWithFlags(&ctx->chunk[c], flags);
-    if (err == cudaSuccess)
-        err = cudaMalloc((void **)&ctx->agree_dev, sizeof(int64_t) * HGEMM_NCCL_AGREE_SLOTS);
-    if (err == cudaSuccess)
-        err = cudaMallocHost((void **)&ctx->agree_host, sizeof(int64_t) * HGEMM_NCCL_AGREE_SLOTS);
-    int major = 0, minor = 0;
-    if (err == cudaSuccess) err = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, ctx->device);
-    if (err == cudaSuccess) err = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, ctx->device);
-    ctx->sm90 = major == SM90_MAJOR && minor == SM90_MINOR;
-    return err;
-}
-
-hgemm_nccl_status hgemm_nccl_ctx_create(hgemm_nccl_ctx **out, ncclComm_t comm,
-                                        const hgemm_nccl_config *config) {
-    if (out == NULL) return HGEMM_NCCL_ERROR_INVALID_VALUE;
-    *out = NULL;
-    if (comm == NULL) return HGEMM_NCCL_ERROR_INVALID_VALUE;
-    const hgemm_nccl_check check = config ? config->check : HGEMM_NCCL_CHECK_AGREE;
-    /* A bad mode is this rank's verdict, shared with the others below. */
-    const int copy_engine = config ? config->copy_engine : 0;
-    hgemm_nccl_status own = (check == HGEMM_NCCL_CHECK_AGREE || check == HGEMM_NCCL_CHECK_LOCAL) &&
-                                    !(config && config->gemm_sm_count < 0) &&
-                                    (copy_engine == 0 || copy_engine == 1)
-                                ? HGEMM_NCCL_SUCCESS
-                                : HGEMM_NCCL_ERROR_INVALID_VALUE;
-    int nranks = 0, rank = 0, device = -1, current = -1;
-    ncclResult_t r = ncclCommCount(comm, &nranks);
-    if (r == ncclSuccess) r = ncclCommUserRank(comm, &rank);
-    if (r == ncclSuccess) r = ncclCommCuDevice(comm, &device);
-    if (r != ncclSuccess) return from_nccl(r);
-    cudaError_t err = cudaGetDevice(&current);
-    if (err != cudaSuccess) return from_cuda(err);
-    /* The side stream must live on the communicator's device, and the
-     * library never changes the caller's current device. */
-    if (current != device) return HGEMM_NCCL_ERROR_INVALID_VALUE;
-
-    hgemm_nccl_ctx *ctx = calloc(1, sizeof *ctx);
-    if (ctx == NULL) return HGEMM_NCCL_ERROR_CUDA;
-    ctx->offsets = malloc(sizeof(int64_t) * (size_t)nranks);
-    if (ctx->offsets == NULL) {
-        free(ctx);
-        return HGEMM_NCCL_ERROR_CUDA;
-    }
-    ctx->comm = comm;
-    ctx->rank = rank;
-    ctx->nranks = nranks;
-    ctx->device = device;
-    ctx->check = check;
-    ctx->timeout_s = config && config->timeout_s > 0 ? config->timeout_s : HGEMM_NCCL_DEFAULT_TIMEOUT_S;
-    ctx->gemm_sm_count = config && config->gemm_sm_count > 0 ? config->gemm_sm_count : 0;
-    ctx->copy_engine = copy_engine == 1;
-    ctx->failed_rank = -1;
-    err = make_resources(ctx);
-    if (err != cudaSuccess) {
-        hgemm_nccl_status st = from_cuda(err);
-        release(ctx);
-        return st;
-    }
-    hgemm_nccl_status st = agree(ctx, own, hgemm_nccl_fingerprint_create(nranks, check, copy_engine));
-    if (st == HGEMM_NCCL_ERROR_TIMEOUT) {
-        /* The side stream holds a collective that never finishes: freeing what
-         * it uses would wait for it. Left as it is (a few hundred bytes). */
-        return st;
-    }
-    if (st != HGEMM_NCCL_SUCCESS) {
-        (void)cudaStreamSynchronize(ctx->side);
-        release(ctx);
-        return st;
-    }
-    ctx->failed_rank = -1;
-    *out = ctx;
-    return HGEMM_NCCL_SUCCESS;
-}
-
-hgemm_nccl_status hgemm_nccl_ctx_destroy(hgemm_nccl_ctx *ctx) {
-    if (ctx == NULL) return HGEMM_NCCL_SUCCESS;
-    cudaError_t err = cudaStreamSynchronize(ctx->side);
-    hgemm_nccl_status st = from_cuda(err);
-    release(ctx);
-    return st;
-}
-
-int hgemm_nccl_failed_rank(const hgemm_nccl_ctx *ctx) { return ctx ? ctx->failed_rank : -1; }
-
-int hgemm_nccl_used_copy_engine(const hgemm_nccl_ctx *ctx) { return ctx ? ctx->used_copy_engine : 0; }
-
-hgemm_nccl_status hgemm_nccl_ctx_set_trace(hgemm_nccl_ctx *ctx, cudaEvent_t *events, int count) {
-    if (ctx == NULL || count < 0 || (count > 0 && events == NULL)) return HGEMM_NCCL_ERROR_INVALID_VALUE;
-    ctx->trace = count > 0 ? events : NULL;
-    ctx->trace_count = count;
-    return HGEMM_NCCL_SUCCESS;
-}
-
-/* ---- registered buffers ---------------------------------------------------------- */
-
-/* A window's size is a multiple of this (NCCL_WIN_REQUIRED_ALIGNMENT, 2.27 on). */
-#ifdef NCCL_WIN_REQUIRED_ALIGNMENT
-enum { WINDOW_ALIGN = NCCL_WIN_REQUIRED_ALIGNMENT };
-#else
-enum { WINDOW_ALIGN = 4096 };
-#endif
-
-/* Under AGREE, the ranks' verdicts and values (sizes, serials) in one
- * exchange; under LOCAL, the rank's own verdict. */
-static hgemm_nccl_status agree_mem(hgemm_nccl_ctx *ctx, hgemm_nccl_status own, int op, int64_t value) {
-    if (ctx->check != HGEMM_NCCL_CHECK_AGREE) return own;
-    const hgemm_nccl_ce_key key = {value, 0};
-    int same = 0;
-    hgemm_nccl_status st = agree_ce(ctx, own, hgemm_nccl_fingerprint_mem(ctx->nranks, op), key, &same);
-    if (st == HGEMM_NCCL_SUCCESS && !same) st = HGEMM_NCCL_ERROR_MISMATCH;
-    return st;
-}
-
-hgemm_nccl_status hgemm_nccl_mem_alloc(hgemm_nccl_ctx *ctx, size_t bytes, void **ptr) {
-    if (ptr != NULL) *ptr = NULL;
-    if (ctx == NULL) return HGEMM_NCCL_ERROR_INVALID_VALUE;
-    if (ctx->broken) return HGEMM_NCCL_ERROR_TIMEOUT;
-    ctx->failed_rank = -1;
-    hgemm_nccl_status own = ptr == NULL || bytes == 0 || bytes > (size_t)INT64_MAX - WINDOW_ALIGN ||
-                                    ctx->n_windows == HGEMM_NCCL_MAX_MEM
-                                ? HGEMM_NCCL_ERROR_INVALID_VALUE
-                                : HGEMM_NCCL_SUCCESS;
-    if (own == HGEMM_NCCL_SUCCESS) own = check_device(ctx);
-    /* Registered whole pages: the size rounded up (the same on every rank). */
-    const size_t padded = own == HGEMM_NCCL_SUCCESS ? (bytes + WINDOW_ALIGN - 1) / WINDOW_ALIGN * WINDOW_ALIGN : 0;
-    void *p = NULL;
-#if HAVE_WINDOWS
-    /* Allocated before the agreement, so that a failure is everyone's status
-     * and nobody enters the registration alone. */
-    if (own == HGEMM_NCCL_SUCCESS && ncclMemAlloc(&p, padded) != ncclSuccess) {
-        p = NULL;
-        own = HGEMM_NCCL_ERROR_NCCL;
-    }
-#else
-    if (own == HGEMM_NCCL_SUCCESS) own = HGEMM_NCCL_ERROR_NOT_SUPPORTED;
-#endif
-    hgemm_nccl_status st = agree_mem(ctx, own, HGEMM_NCCL_OP_MEM_ALLOC, (int64_t)padded);
-#if HAVE_WINDOWS
-    if (st != HGEMM_NCCL_SUCCESS) {
-        if (p != NULL) (void)ncclMemFree(p);
-        return st;
-    }
-    /* Every rank that agreed registers: the serials stay in step even if
-     * one registration fails. */
-    const int64_t serial = ctx->next_serial++;
-    ncclWindow_t win = NULL;
-    ncclResult_t r = ncclCommWindowRegister(ctx->comm, p, padded, &win, NCCL_WIN_COLL_SYMMETRIC);
-    if (r != ncclSuccess) {
-        (void)ncclMemFree(p);
-        return from_nccl(r);
-    }
-    hgemm_nccl_window *w = &ctx->windows[ctx->n_windows++];
-    w->base = (uintptr_t)p;
-    w->bytes = bytes; /* the caller's: a matrix reaching into the padding is not in it */
-    w->serial = serial;
-    w->handle = (void *)win;
-    *ptr = p;
-    return HGEMM_NCCL_SUCCESS;
-#else
-    (void)p;
-    return st;
-#endif
-}
-
-hgemm_nccl_status hgemm_nccl_mem_free(hgemm_nccl_ctx *ctx, void *ptr) {
-    if (ctx == NULL) return HGEMM_NCCL_ERROR_INVALID_VALUE;
-    if (ctx->broken) return HGEMM_NCCL_ERROR_TIMEOUT;
-    ctx->failed_rank = -1;
-    int i = 0;
-    while (i < ctx->n_windows && (ptr == NULL || ctx->windows[i].base != (uintptr_t)ptr)) i++;
-    hgemm_nccl_status own = i < ctx->n_windows ? HGEMM_NCCL_SUCCESS : HGEMM_NCCL_ERROR_INVALID_VALUE;
-    if (own == HGEMM_NCCL_SUCCESS) own = check_device(ctx);
-    const int64_t serial = i < ctx->n_windows ? ctx->windows[i].serial : -1;
-    hgemm_nccl_status st = agree_mem(ctx, own, HGEMM_NCCL_OP_MEM_FREE, serial);
-    if (st != HGEMM_NCCL_SUCCESS) return st;
-#if HAVE_WINDOWS
-    /* Like cudaFree: no work may still use the buffer. */
-    hgemm_nccl_status first = from_cuda(cudaDeviceSynchronize());
-    ncclResult_t r = ncclCommWindowDeregister(ctx->comm, (ncclWindow_t)ctx->windows[i].handle);
-    if (r != ncclSuccess) note(&first, from_nccl(r));
-    r = ncclMemFree(ptr);
-    if (r != ncclSuccess) note(&first, from_nccl(r));
-    ctx->windows[i] = ctx->windows[--ctx->n_windows];
-    return first;
-#else
-    return HGEMM_NCCL_ERROR_NOT_SUPPORTED; /* no window was ever made */
-#endif
-}
 
 /* ---- (a) all-gather + GEMM ------------------------------------------------------- */
 
 static hgemm_nccl_status ag_pointers(const hgemm_nccl_ctx *ctx, const hgemm_nccl_ag_args *a) {
     int64_t m_total = 0;
     for (int r = 0; r < a->nranks; r++) m_total += a->m_counts[r];
-    hgemm_nccl_status st = check_pointer(a->A_local, hgemm_nccl_span_bytes(a->m_counts[a->rank], a->k, a->lda), ctx->device);
-    if (st == HGEMM_NCCL_SUCCESS) st = check_pointer(a->A_gathered, hgemm_nccl_span_bytes(m_total, a->k, a->lda), ctx->device);
-    if (st == HGEMM_NCCL_SUCCESS) st = check_pointer(a->B_local, hgemm_nccl_span_bytes(a->n_local, a->k, a->ldb), ctx->device);
-    if (st == HGEMM_NCCL_SUCCESS) st = check_pointer(a->C_local, hgemm_nccl_span_bytes(m_total, a->n_local, a->ldc), ctx->device);
+    const int dev = ctx->device;
+    hgemm_nccl_status st =
+        hgemm_nccl__check_pointer(a->A_local, hgemm_nccl_span_bytes(a->m_counts[a->rank], a->k, a->lda), dev);
+    if (st == HGEMM_NCCL_SUCCESS)
+        st = hgemm_nccl__check_pointer(a->A_gathered, hgemm_nccl_span_bytes(m_total, a->k, a->lda), dev);
+    if (st == HGEMM_NCCL_SUCCESS)
+        st = hgemm_nccl__check_pointer(a->B_local, hgemm_nccl_span_bytes(a->n_local, a->k, a->ldb), dev);
+    if (st == HGEMM_NCCL_SUCCESS)
+        st = hgemm_nccl__check_pointer(a->C_local, hgemm_nccl_span_bytes(m_total, a->n_local, a->ldc), dev);
     return st;
 }
 
@@ -461,7 +49,7 @@ static void ag_gemm(const hgemm_nccl_ag_args *a, float alpha, float beta, int64_
     hgemm_status hs = hgemm_nt_ex(a->kernel, rows, a->n_local, a->k, alpha, A, a->lda, a->B_local,
                                   a->ldb, beta, C + c_row * a->ldc * ELT, a->ldc, options, stream);
     if (hs != HGEMM_SUCCESS) {
-        note(first, from_hgemm(hs));
+        hgemm_nccl__note(first, hgemm_nccl__from_hgemm(hs));
         *gemm_ok = 0;
     }
 }
@@ -476,7 +64,7 @@ static void rs_gemm(const hgemm_nccl_rs_args *a, float alpha, float beta, int64_
     hgemm_status hs = hgemm_nt_ex(a->kernel, rows, a->n, a->k_local, alpha, row_at(a->A_local, a_row, a->lda),
                                   a->lda, a->B_local, a->ldb, beta, C, ldc, options, stream);
     if (hs != HGEMM_SUCCESS) {
-        note(first, from_hgemm(hs));
+        hgemm_nccl__note(first, hgemm_nccl__from_hgemm(hs));
         *gemm_ok = 0;
     }
 }
@@ -496,14 +84,14 @@ static hgemm_nccl_status run_ag(hgemm_nccl_ctx *ctx, const hgemm_nccl_ag_args *a
      * last chunk's run after every transfer and take them all. */
     hgemm_nt_options options = {NULL, 0, communicate ? ctx->gemm_sm_count : 0, NULL, 0};
 
-    trace(ctx, &first, TRACE_START, stream);
+    hgemm_nccl__trace(ctx, &first, TRACE_START, stream);
     if (communicate) {
         /* The side stream may overwrite A_gathered only after the caller's
          * earlier work on the stream (which may still read it). */
-        order(&first, ctx->start, stream, ctx->side);
+        hgemm_nccl__order(&first, ctx->start, stream, ctx->side);
         for (int c = 0; c < chunks; c++) {
             ncclResult_t r = ncclGroupStart();
-            if (r != ncclSuccess) note(&first, from_nccl(r));
+            if (r != ncclSuccess) hgemm_nccl__note(&first, hgemm_nccl__from_nccl(r));
             for (int s = 0; s < nranks; s++) {
                 const int64_t lo = hgemm_nccl_piece_lo(c, chunks, a->m_counts[s]);
                 const int64_t rows = hgemm_nccl_piece_lo(c + 1, chunks, a->m_counts[s]) - lo;
@@ -513,22 +101,22 @@ static hgemm_nccl_status run_ag(hgemm_nccl_ctx *ctx, const hgemm_nccl_ag_args *a
                 char *recv = full + (off[s] + lo) * a->lda * ELT;
                 const void *send = s == me ? row_at(a->A_local, lo, a->lda) : recv;
                 r = ncclBroadcast(send, recv, count, ncclFloat16, s, ctx->comm, ctx->side);
-                if (r != ncclSuccess) note(&first, from_nccl(r));
+                if (r != ncclSuccess) hgemm_nccl__note(&first, hgemm_nccl__from_nccl(r));
             }
             r = ncclGroupEnd();
-            if (r != ncclSuccess) note(&first, from_nccl(r));
+            if (r != ncclSuccess) hgemm_nccl__note(&first, hgemm_nccl__from_nccl(r));
             cudaError_t err = cudaEventRecord(ctx->chunk[c], ctx->side);
-            if (err != cudaSuccess) note(&first, from_cuda(err));
-            trace(ctx, &first, TRACE_CHUNK + 2 * c, ctx->side);
+            if (err != cudaSuccess) hgemm_nccl__note(&first, hgemm_nccl__from_cuda(err));
+            hgemm_nccl__trace(ctx, &first, TRACE_CHUNK + 2 * c, ctx->side);
         }
     }
 
     /* The own rows need nothing from the others. */
     ag_gemm(a, alpha, beta, a->m_counts[me], a->A_local, off[me], &options, &first, &gemm_ok, stream);
-    trace(ctx, &first, TRACE_OWN, stream);
+    hgemm_nccl__trace(ctx, &first, TRACE_OWN, stream);
     for (int c = 0; c < chunks; c++) {
         if (communicate) {
-            wait_side(ctx, &first, ctx->chunk[c], stream);
+            hgemm_nccl__wait_side(ctx, &first, ctx->chunk[c], stream);
         }
         if (c == chunks - 1) options.sm_count_target = 0;
         for (int s = 0; s < nranks; s++) {
@@ -539,10 +127,10 @@ static hgemm_nccl_status run_ag(hgemm_nccl_ctx *ctx, const hgemm_nccl_ag_args *a
             ag_gemm(a, alpha, beta, rows, row_at(full, off[s] + lo, a->lda), off[s] + lo, &options,
                     &first, &gemm_ok, stream);
         }
-        trace(ctx, &first, TRACE_CHUNK + 2 * c + 1, stream);
+        hgemm_nccl__trace(ctx, &first, TRACE_CHUNK + 2 * c + 1, stream);
     }
     /* The caller's stream holds the whole operation from here on. */
-    if (communicate) order(&first, ctx->done, ctx->side, stream);
+    if (communicate) hgemm_nccl__order(&first, ctx->done, ctx->side, stream);
     return first;
 }
 
@@ -556,27 +144,27 @@ static hgemm_nccl_status run_ag_ce(hgemm_nccl_ctx *ctx, const hgemm_nccl_ag_args
     const int64_t *off = ctx->offsets, m = a->m_counts[me];
     const hgemm_nt_options options = {NULL, 0, 0, NULL, 0}; /* no SM goes to NCCL */
     int gemm_ok = 1;
-    trace(ctx, &first, TRACE_START, stream);
+    hgemm_nccl__trace(ctx, &first, TRACE_START, stream);
     /* A_gathered may still be read by the caller's earlier work. */
-    order(&first, ctx->start, stream, ctx->side);
+    hgemm_nccl__order(&first, ctx->start, stream, ctx->side);
     /* lda == k: rank s's rows start s * m * lda elements in, as ncclAllGather
      * lays its blocks out. */
     ncclResult_t r = ncclAllGather(a->A_local, (void *)a->A_gathered, (size_t)(m * a->lda), ncclFloat16,
                                    ctx->comm, ctx->side);
-    if (r != ncclSuccess) note(&first, from_nccl(r));
+    if (r != ncclSuccess) hgemm_nccl__note(&first, hgemm_nccl__from_nccl(r));
     cudaError_t err = cudaEventRecord(ctx->chunk[0], ctx->side);
-    if (err != cudaSuccess) note(&first, from_cuda(err));
-    trace(ctx, &first, TRACE_CHUNK, ctx->side);
+    if (err != cudaSuccess) hgemm_nccl__note(&first, hgemm_nccl__from_cuda(err));
+    hgemm_nccl__trace(ctx, &first, TRACE_CHUNK, ctx->side);
 
     ag_gemm(a, alpha, beta, m, a->A_local, off[me], &options, &first, &gemm_ok, stream);
-    trace(ctx, &first, TRACE_OWN, stream);
-    wait_side(ctx, &first, ctx->chunk[0], stream);
+    hgemm_nccl__trace(ctx, &first, TRACE_OWN, stream);
+    hgemm_nccl__wait_side(ctx, &first, ctx->chunk[0], stream);
     for (int s = 0; s < a->nranks; s++)
         if (s != me)
             ag_gemm(a, alpha, beta, m, row_at(a->A_gathered, off[s], a->lda), off[s], &options, &first,
                     &gemm_ok, stream);
-    trace(ctx, &first, TRACE_CHUNK + 1, stream);
-    order(&first, ctx->done, ctx->side, stream);
+    hgemm_nccl__trace(ctx, &first, TRACE_CHUNK + 1, stream);
+    hgemm_nccl__order(&first, ctx->done, ctx->side, stream);
     return first;
 }
 
@@ -594,7 +182,7 @@ hgemm_nccl_status hgemm_nccl_allgather_gemm(hgemm_nccl_ctx *ctx, hgemm_kernel ke
                                   k,         A_local,     A_gathered, lda,     B_local,  ldb,
                                   C_local,   ldc};
     hgemm_nccl_status st = hgemm_nccl_check_ag(&a);
-    if (st == HGEMM_NCCL_SUCCESS) st = check_device(ctx);
+    if (st == HGEMM_NCCL_SUCCESS) st = hgemm_nccl__check_device(ctx);
     if (st == HGEMM_NCCL_SUCCESS) st = ag_pointers(ctx, &a);
     /* The copy-engine path: uniform conditions first, then where this rank's
      * buffers lie; under AGREE every rank's key decides for all. */
@@ -604,7 +192,7 @@ hgemm_nccl_status hgemm_nccl_allgather_gemm(hgemm_nccl_ctx *ctx, hgemm_kernel ke
         key = hgemm_nccl_ce_key_ag(&a, ctx->windows, ctx->n_windows);
     int ce = key.window >= 0;
     if (ctx->check == HGEMM_NCCL_CHECK_AGREE)
-        st = agree_ce(ctx, st, hgemm_nccl_fingerprint_ag(ctx->nranks, chunks, m_counts, k, lda), key, &ce);
+        st = hgemm_nccl__agree_ce(ctx, st, hgemm_nccl_fingerprint_ag(ctx->nranks, chunks, m_counts, k, lda), key, &ce);
     if (st != HGEMM_NCCL_SUCCESS) return st;
     if (hgemm_nccl_offsets(m_counts, ctx->nranks, ctx->offsets) == 0) return HGEMM_NCCL_SUCCESS;
     ctx->used_copy_engine = ce;
@@ -617,10 +205,15 @@ static hgemm_nccl_status rs_pointers(const hgemm_nccl_ctx *ctx, const hgemm_nccl
     int64_t m_total = 0;
     for (int r = 0; r < a->nranks; r++) m_total += a->m_counts[r];
     const int64_t ldw = hgemm_nccl_workspace_ld(a->n);
-    hgemm_nccl_status st = check_pointer(a->A_local, hgemm_nccl_span_bytes(m_total, a->k_local, a->lda), ctx->device);
-    if (st == HGEMM_NCCL_SUCCESS) st = check_pointer(a->B_local, hgemm_nccl_span_bytes(a->n, a->k_local, a->ldb), ctx->device);
-    if (st == HGEMM_NCCL_SUCCESS) st = check_pointer(a->C_local, hgemm_nccl_span_bytes(a->m_counts[a->rank], a->n, a->ldc), ctx->device);
-    if (st == HGEMM_NCCL_SUCCESS) st = check_pointer(a->workspace, hgemm_nccl_span_bytes(m_total, a->n, ldw), ctx->device);
+    const int dev = ctx->device;
+    hgemm_nccl_status st =
+        hgemm_nccl__check_pointer(a->A_local, hgemm_nccl_span_bytes(m_total, a->k_local, a->lda), dev);
+    if (st == HGEMM_NCCL_SUCCESS)
+        st = hgemm_nccl__check_pointer(a->B_local, hgemm_nccl_span_bytes(a->n, a->k_local, a->ldb), dev);
+    if (st == HGEMM_NCCL_SUCCESS)
+        st = hgemm_nccl__check_pointer(a->C_local, hgemm_nccl_span_bytes(a->m_counts[a->rank], a->n, a->ldc), dev);
+    if (st == HGEMM_NCCL_SUCCESS)
+        st = hgemm_nccl__check_pointer(a->workspace, hgemm_nccl_span_bytes(m_total, a->n, ldw), dev);
     return st;
 }
 
@@ -648,7 +241,7 @@ static void rs_compute(hgemm_nccl_ctx *ctx, const hgemm_nccl_rs_args *a, float a
                                                 (size_t)a->n * ELT, (size_t)rows,
                                                 cudaMemcpyDeviceToDevice, stream);
             if (err != cudaSuccess) {
-                note(&s->first, from_cuda(err));
+                hgemm_nccl__note(&s->first, hgemm_nccl__from_cuda(err));
                 s->gemm_ok = 0;
                 break;
             }
@@ -674,10 +267,10 @@ static hgemm_nccl_status run_rs(hgemm_nccl_ctx *ctx, const hgemm_nccl_rs_args *a
     char *C = (char *)a->C_local;
     for (int c = 0; c < chunks; c++) {
         if (c >= computed) rs_compute(ctx, a, alpha, beta, c, s, stream);
-        trace(ctx, &s->first, TRACE_CHUNK + 2 * c + 1, stream);
-        order(&s->first, ctx->chunk[c], stream, ctx->side);
+        hgemm_nccl__trace(ctx, &s->first, TRACE_CHUNK + 2 * c + 1, stream);
+        hgemm_nccl__order(&s->first, ctx->chunk[c], stream, ctx->side);
         ncclResult_t r = ncclGroupStart();
-        if (r != ncclSuccess) note(&s->first, from_nccl(r));
+        if (r != ncclSuccess) hgemm_nccl__note(&s->first, hgemm_nccl__from_nccl(r));
         for (int o = 0; o < a->nranks; o++) {
             const int64_t lo = hgemm_nccl_piece_lo(c, chunks, a->m_counts[o]);
             const int64_t rows = hgemm_nccl_piece_lo(c + 1, chunks, a->m_counts[o]) - lo;
@@ -686,10 +279,10 @@ static hgemm_nccl_status run_rs(hgemm_nccl_ctx *ctx, const hgemm_nccl_rs_args *a
             void *recv = o == me && direct ? C + lo * a->ldc * ELT : send;
             const size_t count = (size_t)((rows - 1) * ldw + a->n);
             r = ncclReduce(send, recv, count, ncclFloat16, ncclSum, o, ctx->comm, ctx->side);
-            if (r != ncclSuccess) note(&s->first, from_nccl(r));
+            if (r != ncclSuccess) hgemm_nccl__note(&s->first, hgemm_nccl__from_nccl(r));
         }
         r = ncclGroupEnd();
-        if (r != ncclSuccess) note(&s->first, from_nccl(r));
+        if (r != ncclSuccess) hgemm_nccl__note(&s->first, hgemm_nccl__from_nccl(r));
         const int64_t lo = hgemm_nccl_piece_lo(c, chunks, a->m_counts[me]);
         const int64_t rows = hgemm_nccl_piece_lo(c + 1, chunks, a->m_counts[me]) - lo;
         if (!direct && rows > 0) {
@@ -697,11 +290,11 @@ static hgemm_nccl_status run_rs(hgemm_nccl_ctx *ctx, const hgemm_nccl_rs_args *a
                                                 W + (ctx->offsets[me] + lo) * ldw * ELT, (size_t)ldw * ELT,
                                                 (size_t)a->n * ELT, (size_t)rows,
                                                 cudaMemcpyDeviceToDevice, ctx->side);
-            if (err != cudaSuccess) note(&s->first, from_cuda(err));
+            if (err != cudaSuccess) hgemm_nccl__note(&s->first, hgemm_nccl__from_cuda(err));
         }
-        trace(ctx, &s->first, TRACE_CHUNK + 2 * c, ctx->side);
+        hgemm_nccl__trace(ctx, &s->first, TRACE_CHUNK + 2 * c, ctx->side);
     }
-    order(&s->first, ctx->done, ctx->side, stream);
+    hgemm_nccl__order(&s->first, ctx->done, ctx->side, stream);
     return s->first;
 }
 
@@ -723,26 +316,26 @@ static hgemm_nccl_status run_rs_ce(hgemm_nccl_ctx *ctx, const hgemm_nccl_rs_args
     char *W = R + (size_t)nranks * (size_t)block * ELT;
     const hgemm_nt_options options = {NULL, 0, 0, NULL, 0};
     int gemm_ok = 1;
-    trace(ctx, &first, TRACE_START, stream);
+    hgemm_nccl__trace(ctx, &first, TRACE_START, stream);
     for (int p = 0; p < nranks; p++)
         if (p != me)
             rs_gemm(a, alpha, 0.0f, m, off[p], W + (size_t)p * (size_t)block * ELT, ldw, &options, &first,
                     &gemm_ok, stream);
-    trace(ctx, &first, TRACE_CHUNK + 1, stream);
+    hgemm_nccl__trace(ctx, &first, TRACE_CHUNK + 1, stream);
     /* The partials are written, and the caller's earlier reads of R (the last
      * call's sum) are done: the peers may write R once NCCL lets them. */
-    order(&first, ctx->chunk[0], stream, ctx->side);
+    hgemm_nccl__order(&first, ctx->chunk[0], stream, ctx->side);
     ncclResult_t r = ncclAlltoAll(W, R, (size_t)block, ncclFloat16, ctx->comm, ctx->side);
-    if (r != ncclSuccess) note(&first, from_nccl(r));
-    trace(ctx, &first, TRACE_CHUNK, ctx->side);
+    if (r != ncclSuccess) hgemm_nccl__note(&first, hgemm_nccl__from_nccl(r));
+    hgemm_nccl__trace(ctx, &first, TRACE_CHUNK, ctx->side);
 
     char *C = (char *)a->C_local;
     rs_gemm(a, alpha, beta, m, off[me], C, a->ldc, &options, &first, &gemm_ok, stream);
-    trace(ctx, &first, TRACE_OWN, stream);
-    order(&first, ctx->done, ctx->side, stream);
+    hgemm_nccl__trace(ctx, &first, TRACE_OWN, stream);
+    hgemm_nccl__order(&first, ctx->done, ctx->side, stream);
     if (gemm_ok) {
         cudaError_t err = hgemm_nccl_add_blocks(C, a->ldc, R, block, ldw, nranks, me, m, a->n, stream);
-        if (err != cudaSuccess) note(&first, from_cuda(err));
+        if (err != cudaSuccess) hgemm_nccl__note(&first, hgemm_nccl__from_cuda(err));
     }
     return first;
 }
@@ -807,35 +400,36 @@ static int run_rs_ce_split_own(hgemm_nccl_ctx *ctx, const hgemm_nccl_rs_args *a,
     char *mine = R + (size_t)me * count * ELT, *theirs = R + (size_t)peer * count * ELT;
     const hgemm_nt_options options = {NULL, 0, 0, NULL, 0};
     int gemm_ok = 1;
-    trace(ctx, &first, TRACE_START, stream);
+    hgemm_nccl__trace(ctx, &first, TRACE_START, stream);
     rs_gemm(a, alpha, 0.0f, m, off[peer], mine, ldw, &options, &first, &gemm_ok, stream);
-    trace(ctx, &first, TRACE_CHUNK + 1, stream);
-    order(&first, ctx->chunk[0], stream, ctx->side);
+    hgemm_nccl__trace(ctx, &first, TRACE_CHUNK + 1, stream);
+    hgemm_nccl__order(&first, ctx->chunk[0], stream, ctx->side);
     ncclResult_t r = ncclAllGather(mine, R, count, ncclFloat16, ctx->comm, ctx->side);
-    if (r != ncclSuccess) note(&first, from_nccl(r));
-    trace(ctx, &first, TRACE_CHUNK, ctx->side);
+    if (r != ncclSuccess) hgemm_nccl__note(&first, hgemm_nccl__from_nccl(r));
+    hgemm_nccl__trace(ctx, &first, TRACE_CHUNK, ctx->side);
     cudaError_t err = cudaEventRecord(ctx->chunk[0], ctx->side); /* the swap is in */
-    if (err != cudaSuccess) note(&first, from_cuda(err));
+    if (err != cudaSuccess) hgemm_nccl__note(&first, hgemm_nccl__from_cuda(err));
     if (!in_place) {
         err = cudaMemcpy2DAsync(C + (size_t)(m1 * a->ldc) * ELT, (size_t)a->ldc * ELT,
                                 theirs + (size_t)(m1 * ldw) * ELT, (size_t)ldw * ELT, (size_t)a->n * ELT,
                                 (size_t)(m - m1), cudaMemcpyDeviceToDevice, ctx->side);
-        if (err != cudaSuccess) note(&first, from_cuda(err));
+        if (err != cudaSuccess) hgemm_nccl__note(&first, hgemm_nccl__from_cuda(err));
         err = cudaEventRecord(ctx->chunk[1], ctx->side); /* and copied into C */
-        if (err != cudaSuccess) note(&first, from_cuda(err));
+        if (err != cudaSuccess) hgemm_nccl__note(&first, hgemm_nccl__from_cuda(err));
     }
 
     rs_gemm(a, alpha, 0.0f, m1, off[me], C, a->ldc, &options, &first, &gemm_ok, stream);
-    wait_side(ctx, &first, ctx->chunk[0], stream);
+    hgemm_nccl__wait_side(ctx, &first, ctx->chunk[0], stream);
     if (gemm_ok) {
         err = hgemm_nccl_add_blocks(C, a->ldc, R, (int64_t)count, ldw, 2, me, m1, a->n, stream);
-        if (err != cudaSuccess) note(&first, from_cuda(err));
+        if (err != cudaSuccess) hgemm_nccl__note(&first, hgemm_nccl__from_cuda(err));
     }
-    if (!in_place) wait_side(ctx, &first, ctx->chunk[1], stream); /* the swap (chunk[0]) is waited for above */
+    /* the swap (chunk[0]) is waited for above */
+    if (!in_place) hgemm_nccl__wait_side(ctx, &first, ctx->chunk[1], stream);
     rs_gemm_received(a, alpha, m - m1, off[me] + m1, m1, theirs + (size_t)(m1 * ldw) * ELT, ldw, in_place,
                      &first, &gemm_ok, stream);
-    trace(ctx, &first, TRACE_OWN, stream);
-    order(&first, ctx->done, ctx->side, stream);
+    hgemm_nccl__trace(ctx, &first, TRACE_OWN, stream);
+    hgemm_nccl__order(&first, ctx->done, ctx->side, stream);
     *out = first;
     return 1;
 }
@@ -874,7 +468,7 @@ static hgemm_nccl_status run_rs_ce_two(hgemm_nccl_ctx *ctx, const hgemm_nccl_rs_
     int gemm_ok = 1;
 #define PAIR(c) (R + (size_t)(2 * hgemm_nccl_piece_lo((c), chunks, m) * ldw) * ELT)
 #define ROWS(c) (hgemm_nccl_piece_lo((c) + 1, chunks, m) - hgemm_nccl_piece_lo((c), chunks, m))
-    trace(ctx, &first, TRACE_START, stream);
+    hgemm_nccl__trace(ctx, &first, TRACE_START, stream);
     for (int c = 0; c < chunks; c++) {
         const int64_t lo = hgemm_nccl_piece_lo(c, chunks, m), rows = ROWS(c);
         const size_t count = (size_t)(rows * ldw);
@@ -882,26 +476,26 @@ static hgemm_nccl_status run_rs_ce_two(hgemm_nccl_ctx *ctx, const hgemm_nccl_rs_
         if (rows > 0)
             rs_gemm(a, alpha, 0.0f, rows, off[peer] + lo, pair + (size_t)me * count * ELT, ldw, &options, &first,
                     &gemm_ok, stream);
-        trace(ctx, &first, TRACE_CHUNK + 2 * c + 1, stream);
+        hgemm_nccl__trace(ctx, &first, TRACE_CHUNK + 2 * c + 1, stream);
         /* The partial is written, and the caller's earlier reads of the pair
          * (the last call's) are done: the peer may write it now. */
-        order(&first, ctx->chunk[c], stream, ctx->side);
+        hgemm_nccl__order(&first, ctx->chunk[c], stream, ctx->side);
         if (rows > 0) {
             ncclResult_t r = ncclAllGather(pair + (size_t)me * count * ELT, pair, count, ncclFloat16, ctx->comm,
                                            ctx->side);
-            if (r != ncclSuccess) note(&first, from_nccl(r));
+            if (r != ncclSuccess) hgemm_nccl__note(&first, hgemm_nccl__from_nccl(r));
             if (fuse && !in_place) {
                 cudaError_t err = cudaMemcpy2DAsync(C + (size_t)(lo * a->ldc) * ELT, (size_t)a->ldc * ELT,
                                                     pair + (size_t)peer * count * ELT, (size_t)ldw * ELT,
                                                     (size_t)a->n * ELT, (size_t)rows, cudaMemcpyDeviceToDevice,
                                                     ctx->side);
-                if (err != cudaSuccess) note(&first, from_cuda(err));
+                if (err != cudaSuccess) hgemm_nccl__note(&first, hgemm_nccl__from_cuda(err));
             }
         }
-        trace(ctx, &first, TRACE_CHUNK + 2 * c, ctx->side);
+        hgemm_nccl__trace(ctx, &first, TRACE_CHUNK + 2 * c, ctx->side);
         /* chunk[c] again, now side -> caller: its wait above is already enqueued */
         cudaError_t err = cudaEventRecord(ctx->chunk[c], ctx->side);
-        if (err != cudaSuccess) note(&first, from_cuda(err));
+        if (err != cudaSuccess) hgemm_nccl__note(&first, hgemm_nccl__from_cuda(err));
     }
     for (int c = 0; c < chunks; c++) {
         const int64_t lo = hgemm_nccl_piece_lo(c, chunks, m), rows = ROWS(c);
@@ -909,21 +503,21 @@ static hgemm_nccl_status run_rs_ce_two(hgemm_nccl_ctx *ctx, const hgemm_nccl_rs_
         const size_t count = (size_t)(rows * ldw);
         char *c_rows = C + (size_t)(lo * a->ldc) * ELT;
         if (fuse) { /* the received partial is in the workspace (or copied into C): the GEMM adds it */
-            wait_side(ctx, &first, ctx->chunk[c], stream);
+            hgemm_nccl__wait_side(ctx, &first, ctx->chunk[c], stream);
             rs_gemm_received(a, alpha, rows, off[me] + lo, lo, PAIR(c) + (size_t)peer * count * ELT, ldw,
                              in_place, &first, &gemm_ok, stream);
             continue;
         }
         rs_gemm(a, alpha, beta, rows, off[me] + lo, c_rows, a->ldc, &options, &first, &gemm_ok, stream);
-        wait_side(ctx, &first, ctx->chunk[c], stream);
+        hgemm_nccl__wait_side(ctx, &first, ctx->chunk[c], stream);
         if (gemm_ok) {
             cudaError_t err =
                 hgemm_nccl_add_blocks(c_rows, a->ldc, PAIR(c), (int64_t)count, ldw, 2, me, rows, a->n, stream);
-            if (err != cudaSuccess) note(&first, from_cuda(err));
+            if (err != cudaSuccess) hgemm_nccl__note(&first, hgemm_nccl__from_cuda(err));
         }
     }
-    trace(ctx, &first, TRACE_OWN, stream);
-    order(&first, ctx->done, ctx->side, stream);
+    hgemm_nccl__trace(ctx, &first, TRACE_OWN, stream);
+    hgemm_nccl__order(&first, ctx->done, ctx->side, stream);
 #undef PAIR
 #undef ROWS
     return first;
@@ -944,7 +538,7 @@ hgemm_nccl_status hgemm_nccl_gemm_reducescatter(hgemm_nccl_ctx *ctx, hgemm_kerne
                                   k_local,   A_local,     lda,    B_local, ldb,     C_local,
                                   ldc,       workspace,   workspace_bytes};
     hgemm_nccl_status st = hgemm_nccl_check_rs(&a);
-    if (st == HGEMM_NCCL_SUCCESS) st = check_device(ctx);
+    if (st == HGEMM_NCCL_SUCCESS) st = hgemm_nccl__check_device(ctx);
     if (st == HGEMM_NCCL_SUCCESS) st = rs_pointers(ctx, &a);
     /* The copy-engine path: as in (a). */
     const int ce_uniform = st == HGEMM_NCCL_SUCCESS && ctx->copy_engine &&
@@ -962,20 +556,20 @@ hgemm_nccl_status hgemm_nccl_gemm_reducescatter(hgemm_nccl_ctx *ctx, hgemm_kerne
          * copy-engine path may follow: its partials go elsewhere, and which
          * path is taken is known only after the agreement. */
         if (work && !ce_uniform) {
-            trace(ctx, &s.first, TRACE_START, stream);
-            trace(ctx, &s.first, TRACE_OWN, stream);
+            hgemm_nccl__trace(ctx, &s.first, TRACE_START, stream);
+            hgemm_nccl__trace(ctx, &s.first, TRACE_OWN, stream);
             rs_compute(ctx, &a, alpha, beta, 0, &s, stream);
             computed = 1;
             st = s.first;
         }
-        st = agree_ce(ctx, st, hgemm_nccl_fingerprint_rs(ctx->nranks, chunks, m_counts, n), key, &ce);
+        st = hgemm_nccl__agree_ce(ctx, st, hgemm_nccl_fingerprint_rs(ctx->nranks, chunks, m_counts, n), key, &ce);
     }
     if (st != HGEMM_NCCL_SUCCESS || !work) return st;
     ctx->used_copy_engine = ce;
     if (ce) return ctx->nranks == 2 ? run_rs_ce_two(ctx, &a, alpha, beta, stream) : run_rs_ce(ctx, &a, alpha, beta, stream);
     if (!computed) {
-        trace(ctx, &s.first, TRACE_START, stream);
-        trace(ctx, &s.first, TRACE_OWN, stream);
+        hgemm_nccl__trace(ctx, &s.first, TRACE_START, stream);
+        hgemm_nccl__trace(ctx, &s.first, TRACE_OWN, stream);
     }
     return run_rs(ctx, &a, alpha, beta, computed, &s, stream);
 }
