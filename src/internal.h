@@ -84,7 +84,7 @@ typedef hgemm_status (*hgemm_launch_fn)(const hgemm_problem *p, cudaStream_t str
  * SUCCESS or NOT_SUPPORTED, decided on the CPU without any CUDA call. */
 typedef hgemm_status (*hgemm_supports_fn)(const hgemm_problem *p);
 
-/* A row of the kernel table in src/api.c. */
+/* A row of the kernel table in src/kernel_table.c. */
 typedef struct hgemm_kernel_info {
     hgemm_kernel id;
     const char *name;     /* "v0" ... as hgemm_kernel_name returns it */

@@ -1,6 +1,6 @@
 /*
  * test_strings_table.c: status strings, kernel names and the one kernel
- * table (src/api.c) that dispatch, the CLI, the tests and the benchmark read.
+ * table (src/kernel_table.c) that dispatch, the CLI, the tests and the benchmark read.
  */
 #include <stdio.h>
 #include <string.h>
