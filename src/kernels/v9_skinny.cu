@@ -85,10 +85,10 @@ enum {
     V9_MIN_SPLIT_KTILES = 2,                         /* k-tiles each slice gets at least */
     V9_MAX_BN = 64,                                  /* the short tile up to 64 rows of C */
     V9_DEEP_STAGES = 6,                              /* the deep ring: 6 stages of two k-tiles */
-    V9_WIDE_BN = 128,                                /* the short tile of 65..256 rows (two tiles
-                                                        past 128) against a wide weight */
+    V9_WIDE_BN = 128,                                /* the short tile of 65..384 rows (two or three
+                                                        tiles past 128) against a wide weight */
     V9_WIDE_LONG = 4096,                             /* the long side from which it is taken */
-    V9_WIDE_MAX_SHORT = 256,
+    V9_WIDE_MAX_SHORT = 384,
     V9_WIDE_DEEP_STAGES = 3,                         /* its deep ring: 3 stages of two k-tiles */
 };
 
@@ -448,7 +448,7 @@ static const v9_build v9_builds[] = {
     /* one block per SM, a 6-stage ring of two k-tiles: V9 where its tiles are
      * at most one per SM (the deep ring, run 29) */
     V9_BUILD(16, 2, V9_DEEP_STAGES), V9_BUILD(32, 2, V9_DEEP_STAGES), V9_BUILD(64, 2, V9_DEEP_STAGES),
-    /* the 128-wide short tile (65..256 rows against a wide weight): two
+    /* the 128-wide short tile (65..384 rows against a wide weight): two
      * blocks per SM, or the deep ring of 3 stages, one block per SM */
     V9_BUILD(V9_WIDE_BN, 1, V9_STAGES), V9_BUILD(V9_WIDE_BN, 2, V9_WIDE_DEEP_STAGES),
 };
@@ -478,7 +478,7 @@ static const v9_build *v9_find_build(int bn, int kb, int form, int stages) {
 }
 
 /* The short side's tile: the smallest of 16, 32, 64 that holds it; 128 for
- * 65..256 rows against a long side of at least 4096 (batched decode), else
+ * 65..384 rows against a long side of at least 4096 (batched decode), else
  * 64-wide tiles. */
 static int v9_bn(int64_t short_side, int64_t long_side) {
     if (short_side > V9_MAX_BN)
