@@ -154,7 +154,7 @@ static const test_case cases[] = {
      * are cut by n: split in 4 with beta, and the deep ring unsplit */
     {"decode ragged", 5, 1001, 520, 0, 8, 8, 0.5f, -1.5f, C_RANDOM, AB_RANDOM, STREAM_NONBLOCKING, 0},
     {"decode ragged", 40, 6100, 1000, 8, 0, 0, 1.0f, 0.0f, C_NAN, AB_RANDOM, STREAM_LEGACY, 0},
-    /* V9's 128-wide short tile (65..256 rows against a long side of 4096 or
+    /* V9's 128-wide short tile (65..384 rows against a long side of 4096 or
      * more): split in 2 over the deep ring, k ragged; two short tiles with
      * alpha, beta and padded ld; n the short side, its second tile 2 wide;
      * 224 long tiles on the small blocks, unsplit; three short tiles, the
