@@ -118,6 +118,8 @@ enum {
     WINDOW_SAMPLE_US = 500,   /* NVML sampling period while a timed window runs */
     ELEM_BYTES = 2,           /* an fp16 or bf16 element */
     MEMORY_BOUND_MN = 64,     /* m or n at most this: a memory-bound (decode) shape */
+    ROTATE_MN = 256,          /* m or n at most this: the weight streams (decode, batched decode):
+                                 its operands rotate by default */
     MIN_ROTATE_SETS = 2,      /* a rotation has at least two operand sets */
     MAX_ROTATE_SETS = 8192,   /* operand sets of one shape, at most (tiny shapes) */
     ROTATE_ALIGN = 256,       /* bytes: every rotated operand starts as aligned as cudaMalloc's */
@@ -299,6 +301,10 @@ static const shape llm_shapes[] = {
     LLAMA8B_WEIGHTS(1), LLAMA8B_WEIGHTS(8), LLAMA8B_WEIGHTS(16), LLAMA8B_WEIGHTS(32),
     LLAMA8B_WEIGHTS(64),
     {1, LLAMA70B_HIDDEN, LLAMA70B_FFN}, {16, LLAMA70B_HIDDEN, LLAMA70B_FFN},
+    /* batched decode and speculative verify: 96..256 tokens against the same
+     * weights (operands rotated: the weight streams from HBM) */
+    LLAMA8B_WEIGHTS(96), LLAMA8B_WEIGHTS(128), LLAMA8B_WEIGHTS(192), LLAMA8B_WEIGHTS(256),
+    {128, LLAMA70B_HIDDEN, LLAMA70B_FFN}, {256, LLAMA70B_HIDDEN, LLAMA70B_FFN},
     /* prefill: 512, 2048 and 8192 tokens against fused qkv, fused gate+up, down */
     {512, LLAMA8B_QKV, LLAMA8B_HIDDEN}, {512, LLAMA8B_GATE_UP, LLAMA8B_HIDDEN},
     {512, LLAMA8B_HIDDEN, LLAMA8B_FFN},
@@ -483,8 +489,9 @@ static void usage(FILE *f) {
         "shapes (one of --size, --sweep, --suite, --shapes):\n"
         "  --size M N K     problem size (default: %d %d %d)\n"
         "  --sweep          run the built-in table of shapes instead of one size\n"
-        "  --suite NAME     run a named suite of shapes: llm (%d shapes: Llama-3 decode\n"
-        "                   and prefill, squares, long k, wide, ragged; as bench/shapes/llm.txt)\n"
+        "  --suite NAME     run a named suite of shapes: llm (%d shapes: Llama-3 decode,\n"
+        "                   batched decode, prefill, squares, long k, wide, ragged; as\n"
+        "                   bench/shapes/llm.txt)\n"
         "  --shapes FILE    run the shapes of FILE: one 'M N K' per line, the sizes separated\n"
         "                   by spaces or commas; '#' starts a comment; blank lines are skipped\n"
         "  --list-shapes    print the shapes the run would time, one 'M N K' per line (a\n"
@@ -529,8 +536,8 @@ static void usage(FILE *f) {
         "                   100 ms of the windows before it, which the design does not\n"
         "                   balance (16384^3 on an H100: 2..3%% by place with 52 ms windows,\n"
         "                   none with 13 ms); column interleave holds each run's slices\n"
-        "  --rotate         rotate the operands of every shape; by default only those of\n"
-        "                   memory-bound shapes (m or n <= %d) rotate\n"
+        "  --rotate         rotate the operands of every shape; by default only those\n"
+        "                   whose weight streams (m or n <= %d: decode, batched decode)\n"
         "  --no-rotate      rotate no shape's operands (the L2 may then serve the weights)\n"
         "                   Rotating: R copies of A, B and C, R >= %d, together >= %zu MiB (twice\n"
         "                   the L2 if that is more), R <= %d, within free device memory; every\n"
@@ -576,7 +583,7 @@ static void usage(FILE *f) {
         program, DEFAULT_BATCH, DEFAULT_SIZE, DEFAULT_SIZE, DEFAULT_SIZE, LLM_COUNT, (size_t)HGEMM_WORKSPACE_BYTES, EXPLAIN_DEFAULT_SMS,
         DEFAULT_WARMUP,
         DEFAULT_ITERS, DEFAULT_COOLDOWN_S, DEFAULT_REPEAT, MIN_INTERLEAVE, MAX_INTERLEAVE,
-        DEFAULT_MAX_WINDOW_MS, MEMORY_BOUND_MN, MIN_ROTATE_SETS,
+        DEFAULT_MAX_WINDOW_MS, ROTATE_MN, MIN_ROTATE_SETS,
         ROTATE_MIN_BYTES >> 20, MAX_ROTATE_SETS, HBM_PEAKS[HBM_H200].gbps, HOST_COST_SIZE,
         HOST_COST_SIZE, HOST_COST_SIZE, HOST_COST_WARMUP, HOST_COST_BATCHES, HOST_COST_CALLS);
 }
@@ -874,7 +881,7 @@ static int memory_bound(shape s) { return s.m <= MEMORY_BOUND_MN || s.n <= MEMOR
 
 static int rotation_wanted(const options *o, shape s) {
     if (o->accuracy || o->rotate == ROTATE_NONE) return 0;
-    return o->rotate == ROTATE_ALL || memory_bound(s);
+    return o->rotate == ROTATE_ALL || s.m <= ROTATE_MN || s.n <= ROTATE_MN;
 }
 
 /* Returns -1 to go on, or the exit status. Every option taking a value takes
@@ -2404,7 +2411,7 @@ static size_t rotate_target_bytes(const gpu_info *g) {
 static void rotate_policy_text(char *out, size_t len, rotate_policy r) {
     if (r == ROTATE_ALL) snprintf(out, len, "every shape (--rotate)");
     else if (r == ROTATE_NONE) snprintf(out, len, "no shape (--no-rotate)");
-    else snprintf(out, len, "memory-bound shapes (m or n <= %d)", MEMORY_BOUND_MN);
+    else snprintf(out, len, "shapes whose weight streams (m or n <= %d)", ROTATE_MN);
 }
 
 /* The shapes, gbps and rotation lines of a timing CSV's header. */

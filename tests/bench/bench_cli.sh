@@ -229,6 +229,7 @@ suite)
     expect_in out "# memory-bound, operands rotated"
     # Every kind of shape DESIGN.md names: decode, prefill, square, long k, wide, ragged.
     for shape in "1 4096 4096" "64 28672 4096" "16 4096 14336" "1 8192 28672" "16 8192 28672" \
+                 "96 4096 4096" "256 4096 14336" "256 8192 28672" \
                  "2048 6144 4096" "8192 4096 14336" "16384 16384 16384" "512 512 512" \
                  "256 256 65536" "1024 1024 32768" "512 512 131072" "2048 128256 4096" \
                  "32768 4096 1024" "1000 1000 1000" "777 1032 520" "8191 8193 8190" "1 4095 4097"; do
@@ -237,6 +238,8 @@ suite)
     # decode rows rotate; the others do not, unless --rotate; --no-rotate: none.
     grep -q '^1 4096 4096  # memory-bound, operands rotated$' "$tmp/suite" || fail "decode not rotated"
     grep -q '^8192 8192 8192$' "$tmp/suite" || fail "8192^3 should not rotate by default"
+    grep -q '^128 4096 4096  # operands rotated$' "$tmp/suite" || fail "batched decode not rotated"
+    grep -q '^512 6144 4096$' "$tmp/suite" || fail "512 rows should not rotate by default"
     run --suite llm --list-shapes --rotate
     expect_in out "8192 8192 8192  # operands rotated"
     run --suite llm --list-shapes --no-rotate
