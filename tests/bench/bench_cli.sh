@@ -399,6 +399,11 @@ explain)
     expect_in out "4096 4096 4096: auto -> v8: 128x256 tiles, in pairs sharing B, 4 stages, the seam between tiles, pairs dealt by GPC; 256 tiles of 64 k-tiles: 4 rounds on 64 of 66 pairs"
     expect_in out "4096 4096 4096: v9 -> v9: C's m on WGMMA's N in 64-wide tiles"
     [ "$(grep -c -v '^#' "$tmp/out")" -eq 2 ] || fail "expected one line per kernel"
+    # V9's 128-wide short tile: 65..384 rows against a weight 4096 or more wide
+    run --explain --sms 132 --kernels v9 --size 128 4096 4096
+    expect_in out "128 4096 4096: v9 -> v9: C's m on WGMMA's N in 128-wide tiles, its n in 64-row tiles: 64 tiles, 3 stages of 2 k-tiles, k split over a cluster of 2"
+    run --explain --sms 132 --kernels v9 --size 300 4095 4096
+    expect_in out "300 4095 4096: v9 -> v9: C's m on WGMMA's N in 64-wide tiles"
     run --explain --sms 132 --kernels v7 --layout nn --size 256 256 256
     expect_rc 0
     expect_in out "256 256 256 f16 nn: v7 -> v7 does not run it: not supported"
