@@ -18,9 +18,6 @@
  * rule's shapes and ratios are in docs/notes/auto-table.md):
  *   - min(m, n) <= 64 (decode): V9 on all 23 such shapes, 0.67..1.38x
  *     cuBLAS where V8 runs 0.42..0.62x;
- *   - min(m, n) in 65..256 against a long side of 4096 or more (batched
- *     decode): V9's 128-wide short tile, where V8's pairs along m leave
- *     blocks without rows (docs/notes/v9-log.md);
  *   - m * n <= 2^16 (a few output tiles, k long): V9, 0.59x at
  *     256 x 256 x 65536 where V8's stream-K owner adds 65 partial sums, 0.15x;
  *   - 2^18 < m * n <= 2^20 with k <= 2048 (small products): V9, 0.67..1.67x
@@ -44,7 +41,6 @@
  * fp16 tolerance at k = 32768..131072); elsewhere AUTO's choice. */
 enum {
     AUTO_SKINNY_SIDE = 64,
-    AUTO_BATCHED_SIDE = 256, AUTO_BATCHED_LONG = 4096, /* V9's 128-wide short tile (v9-log.md) */
     AUTO_FEW_TILES_MN = 1 << 16,
     AUTO_SMALL_MN_LOW = 1 << 18, AUTO_SMALL_MN_HIGH = 1 << 20, AUTO_SMALL_K = 2048, AUTO_SMALL_ALIGN = 64,
     AUTO_SMALL_WORK = 5 << 27, /* m * n * k: 1.25 * 2^29 */
@@ -52,9 +48,8 @@ enum {
 };
 
 hgemm_kernel hgemm__auto_choice(int64_t m, int64_t n, int64_t k) {
-    const int64_t short_side = m < n ? m : n, long_side = m < n ? n : m;
+    const int64_t short_side = m < n ? m : n;
     if (short_side <= AUTO_SKINNY_SIDE) return HGEMM_KERNEL_V9;
-    if (short_side <= AUTO_BATCHED_SIDE && long_side >= AUTO_BATCHED_LONG) return HGEMM_KERNEL_V9;
     /* both sides > 64 and each at most 2^31: the product fits int64 */
     const int64_t mn = m * n;
     if (mn <= AUTO_FEW_TILES_MN) return HGEMM_KERNEL_V9;
