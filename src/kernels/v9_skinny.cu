@@ -89,6 +89,8 @@ enum {
                                                         tiles past 128) against a wide weight */
     V9_WIDE_LONG = 4096,                             /* the long side from which it is taken */
     V9_WIDE_MAX_SHORT = 384,
+    V9_WIDE_MIN_K = 2049,                            /* and k from which (below it, AUTO's small
+                                                        products keep the 64-wide tiles of run 78) */
     V9_WIDE_DEEP_STAGES = 3,                         /* its deep ring: 3 stages of two k-tiles */
 };
 
@@ -255,15 +257,15 @@ v9_kernel(const __grid_constant__ CUtensorMap tmap_x, const __grid_constant__ CU
     const int32_t st0 = (int32_t)(steps * rank / split);
     const int32_t st1 = (int32_t)(steps * (rank + 1) / split);
     /* The loader walks the slice's steps from step st0 + rot, wrapping round
-     * (run 67): tiles of the long side next to each other start apart, so the
-     * blocks do not all ask L2 for the same k-tile of the short operand at
-     * once; the short tiles of one long tile start together, so that L2
-     * serves the second its shared weight tile. The sum's order depends only
-     * on the tile, so C is still bitwise the same on every run. The consumer
-     * never needs the step's index. */
+     * (run 67): tiles next to each other start apart, so the blocks do not
+     * all ask L2 for the same k-tile of the short operand at once. The
+     * 128-wide short tile staggers by the long tile instead: the short tiles
+     * of one weight tile start together, so that L2 serves the second its
+     * weight. The sum's order depends only on the tile, so C is still bitwise
+     * the same on every run. The consumer never needs the step's index. */
     const int32_t n_steps = st1 - st0;
-    const uint32_t long_tile = tile / (uint32_t)args.short_tiles;
-    const int32_t rot = args.rotate && n_steps > 0 ? (int32_t)(long_tile % (uint32_t)n_steps) : 0;
+    const uint32_t stagger = BN == V9_WIDE_BN ? tile / (uint32_t)args.short_tiles : tile;
+    const int32_t rot = args.rotate && n_steps > 0 ? (int32_t)(stagger % (uint32_t)n_steps) : 0;
 
     if (tid == 0) pipe_init(sm->full, sm->empty, STAGES, 1);
     __syncthreads();
@@ -478,11 +480,12 @@ static const v9_build *v9_find_build(int bn, int kb, int form, int stages) {
 }
 
 /* The short side's tile: the smallest of 16, 32, 64 that holds it; 128 for
- * 65..384 rows against a long side of at least 4096 (batched decode), else
- * 64-wide tiles. */
-static int v9_bn(int64_t short_side, int64_t long_side) {
+ * 65..384 rows against a long side of at least 4096 with k over 2048
+ * (batched decode), else 64-wide tiles. */
+static int v9_bn(int64_t short_side, int64_t long_side, int64_t k) {
     if (short_side > V9_MAX_BN)
-        return short_side <= V9_WIDE_MAX_SHORT && long_side >= V9_WIDE_LONG ? V9_WIDE_BN : V9_MAX_BN;
+        return short_side <= V9_WIDE_MAX_SHORT && long_side >= V9_WIDE_LONG && k >= V9_WIDE_MIN_K ? V9_WIDE_BN
+                                                                                                 : V9_MAX_BN;
     return short_side <= 16 ? 16 : short_side <= 32 ? 32 : 64;
 }
 
@@ -509,7 +512,7 @@ static v9_plan v9_make_plan(const hgemm_problem *p, uint32_t sms, hgemm_v9_varia
     v9_plan pl;
     pl.swap = !v.no_swap && p->m <= p->n; /* the shorter side of C goes on WGMMA's N */
     const int64_t long_side = pl.swap ? p->n : p->m, short_side = pl.swap ? p->m : p->n;
-    const int bn = v9_bn(short_side, long_side);
+    const int bn = v9_bn(short_side, long_side, p->k);
     /* Stages of two k-tiles where the short tile is 64 wide (m = 33..64):
      * there a stage's fixed costs (barrier wait, fence, commit, wait_group)
      * weigh against four m64n64 WGMMAs, and halving their count per byte ran

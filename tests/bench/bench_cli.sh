@@ -404,6 +404,9 @@ explain)
     expect_in out "128 4096 4096: v9 -> v9: C's m on WGMMA's N in 128-wide tiles, its n in 64-row tiles: 64 tiles, 3 stages of 2 k-tiles, k split over a cluster of 2"
     run --explain --sms 132 --kernels v9 --size 300 4095 4096
     expect_in out "300 4095 4096: v9 -> v9: C's m on WGMMA's N in 64-wide tiles"
+    # k up to 2048: AUTO's small products keep the 64-wide tiles they were measured with
+    run --explain --sms 132 --kernels auto --size 128 4096 1024
+    expect_in out "128 4096 1024: auto -> v9: C's m on WGMMA's N in 64-wide tiles"
     run --explain --sms 132 --kernels v7 --layout nn --size 256 256 256
     expect_rc 0
     expect_in out "256 256 256 f16 nn: v7 -> v7 does not run it: not supported"

@@ -97,7 +97,7 @@ static const form_case cases[] = {
     {"decode", 1, 1032, 520, 1, 0, 0.5f, -1.5f, 0},
     {"decode batch", 1, 1032, 520, 3, 1, 1.0f, 0.0f, 0},
     /* V9's 128-wide short tile, the weight stored either way */
-    {"batched decode", 130, 4100, 264, 1, 0, 0.5f, -1.5f, 0},
+    {"batched decode", 130, 4100, 2100, 1, 0, 0.5f, -1.5f, 0},
     {"shared B", 300, 200, 100, 3, 1, 2.0f, 0.5f, 0},
     {"k = 1", 129, 257, 1, 2, 0, 1.0f, 0.0f, 0},
     /* 4 x 4 tiles of 128 x 256 (and more of 128 x 128), every k-tile ragged at the end */

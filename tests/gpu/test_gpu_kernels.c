@@ -155,15 +155,15 @@ static const test_case cases[] = {
     {"decode ragged", 5, 1001, 520, 0, 8, 8, 0.5f, -1.5f, C_RANDOM, AB_RANDOM, STREAM_NONBLOCKING, 0},
     {"decode ragged", 40, 6100, 1000, 8, 0, 0, 1.0f, 0.0f, C_NAN, AB_RANDOM, STREAM_LEGACY, 0},
     /* V9's 128-wide short tile (65..384 rows against a long side of 4096 or
-     * more): split in 2 over the deep ring, k ragged; two short tiles with
-     * alpha, beta and padded ld; n the short side, its second tile 2 wide;
-     * 224 long tiles on the small blocks, unsplit; three short tiles, the
-     * last 44 wide */
-    {"batched decode", 100, 4160, 1000, PLAIN, STREAM_LEGACY, 0},
+     * more, k over 2048): split in 2 over the deep ring, k ragged; two short
+     * tiles with alpha, beta and padded ld; n the short side, its second tile
+     * 2 wide; 224 long tiles on the small blocks, unsplit; three short tiles,
+     * the last 44 wide */
+    {"batched decode", 100, 4160, 2600, PLAIN, STREAM_LEGACY, 0},
     {"batched decode", 256, 4096, 4104, 8, 16, 24, 0.5f, -1.5f, C_RANDOM, AB_RANDOM, STREAM_NONBLOCKING, 0},
     {"batched decode", 4100, 130, 2056, 0, 0, 8, 1.0f, 0.0f, C_NAN, AB_RANDOM, STREAM_LEGACY, 0},
-    {"batched decode", 96, 14336, 520, PLAIN, STREAM_NONBLOCKING, 0},
-    {"batched decode", 300, 4100, 520, PLAIN, STREAM_LEGACY, 0},
+    {"batched decode", 96, 14336, 2120, PLAIN, STREAM_NONBLOCKING, 0},
+    {"batched decode", 300, 4100, 2090, PLAIN, STREAM_LEGACY, 0},
     {"decode k", 7, 520, 65536, PLAIN, STREAM_LEGACY, 1},
     {"decode k", 3, 200, 136, PLAIN, STREAM_NONBLOCKING, 0},
     /* no-ops: C must be left exactly as it was */
