@@ -29,6 +29,20 @@ def hopper(capability):
     return tuple(capability) == (9, 0)
 
 
+def assert_torch_close(tc, got, ref, tol, what):
+    """tc fails unless every element of the torch tensor got is within tol + RTOL * |ref|
+    of ref (NaN counts as off), naming the first five that are not."""
+    tc.assertEqual(tuple(got.shape), tuple(ref.shape), what)
+    err = (got.double() - ref.double()).abs()
+    bad = ~(err <= tol + RTOL * ref.double().abs())
+    if bad.any():
+        lines = ["  %s: got %g, expected %g" % (tuple(i), got[tuple(i)].item(), ref[tuple(i)].item())
+                 for i in bad.nonzero()[:5].tolist()]
+        tc.fail("%s: %d of %d elements off (max abs error %g), first ones:\n%s"
+                % (what, int(bad.sum()), bad.numel(), float(err.nan_to_num(float("inf")).max()),
+                   "\n".join(lines)))
+
+
 class TorchTests(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -54,18 +68,8 @@ class TorchTests(unittest.TestCase):
         return ref if c is None else ref + beta * c.float()
 
     def assertClose(self, got, ref, kernel, what):
-        torch = self.torch
-        self.assertEqual(got.dtype, torch.float16, what)
-        self.assertEqual(tuple(got.shape), tuple(ref.shape), what)
-        err = (got.float() - ref).abs()
-        bad = ~(err <= atol(kernel) + RTOL * ref.abs())  # NaN counts as bad
-        if bad.any():
-            where = bad.nonzero()[:5].tolist()
-            lines = ["  [%d, %d]: got %g, expected %g" % (i, j, got[i, j].item(), ref[i, j].item())
-                     for i, j in where]
-            self.fail("%s: %d of %d elements off (max abs error %g), first ones:\n%s"
-                      % (what, int(bad.sum()), bad.numel(), float(err.nan_to_num(float("inf")).max()),
-                         "\n".join(lines)))
+        self.assertEqual(got.dtype, self.torch.float16, what)
+        assert_torch_close(self, got, ref, atol(kernel), what)
 
     def test_shapes_and_kernels(self):
         for m, n, k in SHAPES:
@@ -286,17 +290,8 @@ class TorchMatmulTests(unittest.TestCase):
         return ref if c is None else ref + beta * c.float()
 
     def assertClose(self, got, ref, kernel, what, dtype):
-        torch = self.torch
-        self.assertEqual(got.dtype, getattr(torch, dtype), what)
-        self.assertEqual(tuple(got.shape), tuple(ref.shape), what)
-        err = (got.float() - ref).abs()
-        bad = ~(err <= atol(kernel) + RTOL * ref.abs())  # NaN counts as bad
-        if bad.any():
-            lines = ["  %s: got %g, expected %g" % (tuple(i), got[tuple(i)].item(), ref[tuple(i)].item())
-                     for i in bad.nonzero()[:5].tolist()]
-            self.fail("%s: %d of %d elements off (max abs error %g), first ones:\n%s"
-                      % (what, int(bad.sum()), bad.numel(), float(err.nan_to_num(float("inf")).max()),
-                         "\n".join(lines)))
+        self.assertEqual(got.dtype, getattr(self.torch, dtype), what)
+        assert_torch_close(self, got, ref, atol(kernel), what)
 
     def test_forms_and_types(self):
         for dtype, (m, n, k), ta, tb in itertools.product(self.DTYPES, self.SHAPES, (False, True),

@@ -11,7 +11,7 @@ import unittest
 import hgemm
 import test_gpu  # (a module: its TestCases are not collected twice)
 
-ATOL = RTOL = 1e-2
+ATOL = 1e-2  # and test_gpu.RTOL, 1e-2
 # bf16 keeps 8 bits: its rounding of a unit-variance value reaches 4e-3
 # absolute; a gradient summed over many rows is compared with a scaled atol.
 DTYPES = ("float16", "bfloat16")
@@ -31,17 +31,8 @@ class NativeOpsTests(unittest.TestCase):
         return (torch.randn(*shape, device="cuda", dtype=torch.float64) * max(k, 1) ** -0.25).to(getattr(torch, dtype))
 
     def assertClose(self, got, ref, what, atol=ATOL):
-        torch = self.torch
-        self.assertEqual(tuple(got.shape), tuple(ref.shape), what)
-        err = (got.double() - ref.double()).abs()
-        bad = ~(err <= atol + RTOL * ref.double().abs())  # NaN counts as bad
-        if bad.any():
-            lines = ["  %s: got %g, expected %g" % (tuple(i), got[tuple(i)].item(), ref[tuple(i)].item())
-                     for i in bad.nonzero()[:5].tolist()]
-            self.fail("%s: %d of %d elements off (max abs error %g), first ones:\n%s"
-                      % (what, int(bad.sum()), bad.numel(), float(err.nan_to_num(float("inf")).max()),
-                         "\n".join(lines)))
-        torch.cuda.synchronize()
+        test_gpu.assert_torch_close(self, got, ref, atol, what)
+        self.torch.cuda.synchronize()
 
     def test_mm_every_layout(self):
         for dtype in DTYPES:
