@@ -90,11 +90,11 @@ enum {
     V9_WIDE_LONG = 4096,                             /* the long side from which it is taken */
     V9_WIDE_MAX_SHORT = 384,
     V9_WIDE_MIN_K = 2049,                            /* and k from which (below it, AUTO's small
-                                                        products keep the 64-wide tiles of run 78) */
+                                                        products keep their 64-wide tiles) */
     V9_WIDE_DEEP_STAGES = 3,                         /* its deep ring: 3 stages of two k-tiles */
 };
 
-/* Shared memory of a block with a short side of BN (16, 32 or 64), STAGES
+/* Shared memory of a block with a short side of BN (16, 32, 64 or 128), STAGES
  * stages of KB k-tiles each (the table's V9: KB = 1, 4 stages). */
 template <int BN, int KB, int STAGES>
 struct __align__(1024) v9_smem {
