@@ -102,7 +102,7 @@ int hgemm__kernel_count(void);
 const hgemm_kernel_info *hgemm__kernel_at(int i);        /* NULL when out of range */
 const hgemm_kernel_info *hgemm__kernel_find(hgemm_kernel id);
 const hgemm_kernel_info *hgemm__kernel_by_name(const char *name);
-/* AUTO's kernel for a shape (the table in src/api.c), and for large shapes
+/* AUTO's kernel for a shape (the table in src/auto.c), and for large shapes
  * (both m and n above every bound of that table). Both accumulate in fp32. */
 hgemm_kernel hgemm__auto_choice(int64_t m, int64_t n, int64_t k);
 /* Whether AUTO (and AUTO_F16ACC) take V8 instead of the table's V9 for a call

@@ -1972,7 +1972,7 @@ static void print_kernel_list(void) {
     const hgemm_kernel autos[] = {HGEMM_KERNEL_AUTO, HGEMM_KERNEL_AUTO_F16ACC};
     for (size_t i = 0; i < sizeof autos / sizeof autos[0]; i++) {
         const hgemm_kernel_info *k = hgemm__auto_row(autos[i]);
-        printf("%-6s %-5s %s (src/api.c's table)\n", k->name, k->acc == HGEMM_ACC_F16 ? "fp16" : "fp32",
+        printf("%-6s %-5s %s (src/auto.c's table)\n", k->name, k->acc == HGEMM_ACC_F16 ? "fp16" : "fp32",
                k->idea);
     }
     printf("(baselines cublas32 and cublas16 always run; cublas16 for f16 only)\n");

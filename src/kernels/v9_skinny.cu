@@ -40,7 +40,7 @@
  *     without the attribute (v9-nopdl).
  * A short side longer than 64 is tiled too (64-wide tiles), so V9 serves any
  * shape; it is fast only where one side is short. AUTO picks it from the
- * measured table in api.c.
+ * measured table in auto.c.
  *
  * Forms (hgemm_gemm): fp16 and bf16 (the element type T is a template
  * parameter), and the long operand stored either way: K-major, or MN-major

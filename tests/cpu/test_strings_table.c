@@ -148,7 +148,7 @@ static void test_auto(void) {
     const hgemm_kernel_info *info = hgemm__kernel_find(large);
     if (!CHECK(info != NULL)) return;
     CHECK_I64(info->acc, HGEMM_ACC_F32);
-    /* The table (src/api.c), on the suite's shapes it was derived from. */
+    /* The table (src/auto.c), on the suite's shapes it was derived from. */
     /* With a whole workspace, few long tiles go to V8's split-K instead of V9. */
     CHECK(hgemm__auto_prefers_split(256, 256, 65536, HGEMM_WORKSPACE_BYTES));
     CHECK(!hgemm__auto_prefers_split(256, 256, 65536, HGEMM_WORKSPACE_BYTES - 1)); /* too little */
