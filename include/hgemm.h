@@ -180,7 +180,8 @@ hgemm_status hgemm_nt_ex(hgemm_kernel kernel, int64_t m, int64_t n, int64_t k, f
 /* Element types and operand forms of hgemm_gemm. Values are ABI: never renumbered. */
 typedef enum hgemm_dtype {
     HGEMM_DTYPE_F16 = 0,        /* IEEE binary16 */
-    HGEMM_DTYPE_BF16 = 1        /* bfloat16 (accumulates in fp32 only) */
+    HGEMM_DTYPE_BF16 = 1,       /* bfloat16 (accumulates in fp32 only) */
+    HGEMM_DTYPE_F32 = 2         /* IEEE binary32: a bias's type (hgemm_options), not A's, B's or C's */
 } hgemm_dtype;
 
 typedef enum hgemm_op {
@@ -244,6 +245,56 @@ hgemm_status hgemm_gemm(hgemm_kernel kernel, hgemm_dtype dtype, hgemm_op op_a, h
                         const void *B, int64_t ldb, int64_t stride_b,
                         float beta, void *C, int64_t ldc, int64_t stride_c,
                         int64_t batch, const hgemm_nt_options *options, cudaStream_t stream);
+
+/* The activation of a fused epilogue (hgemm_options). Values are ABI. */
+typedef enum hgemm_activation {
+    HGEMM_ACTIVATION_NONE = 0,
+    HGEMM_ACTIVATION_RELU = 1,      /* max(x, 0); NaN stays NaN */
+    HGEMM_ACTIVATION_GELU_TANH = 2, /* x * sigmoid(2u), u = sqrt(2/pi) (x + 0.044715 x^3): torch's
+                                       gelu(approximate="tanh"), cuBLASLt's GELU */
+    HGEMM_ACTIVATION_GELU_ERF = 3,  /* x * Phi(x) = x/2 * erfc(-x / sqrt(2)): torch's gelu() */
+    HGEMM_ACTIVATION_SILU = 4       /* x * sigmoid(x): torch's silu() */
+} hgemm_activation;
+
+/* Options of hgemm_gemm_ex, extensible: set `size` to sizeof(hgemm_options)
+ * and every other field to zero, then what you need. A later version may
+ * append fields; the library reads only the `size` bytes the caller has,
+ * and refuses (NOT_SUPPORTED) bytes past its own struct that are not zero.
+ * All zeros but `size` is hgemm_gemm with no options. */
+typedef struct hgemm_options {
+    size_t size;              /* sizeof(hgemm_options) where the caller was compiled */
+    void *workspace;          /* the first five fields: as hgemm_nt_options' */
+    size_t workspace_bytes;
+    int sm_count_target;
+    const void *c_in;
+    int64_t ldc_in;
+    /* The fused epilogue: each element of C becomes, in fp32, rounded once,
+     *     act(alpha * acc + bias[col]) + beta * C_in
+     * (the bias before the activation, as cuBLASLt's BIAS/RELU_BIAS/GELU_BIAS,
+     * the residual beta * C_in after it). With no bias and no activation it
+     * is hgemm_gemm's result, bit for bit. */
+    const void *bias;         /* n values, one per column of C, the same for every entry
+                                 of a batch; NULL: none. Device memory, 16-byte aligned,
+                                 sharing no byte with C or the workspace */
+    hgemm_dtype bias_dtype;   /* C's dtype or HGEMM_DTYPE_F32 (read only with a bias) */
+    hgemm_activation activation;
+} hgemm_options;
+
+/* hgemm_gemm with hgemm_options (NULL: none). A size below the first
+ * version's (up to and including `activation`), an unknown activation or a
+ * bias_dtype that is neither C's nor fp32 is HGEMM_ERROR_INVALID_VALUE; a
+ * misaligned bias HGEMM_ERROR_MISALIGNED. A bias or an activation is served
+ * by V8 in the NT form (op_a N, op_b T: nn.Linear's product), fp16 or bf16,
+ * batched or not; AUTO and AUTO_F16ACC then take V8 whatever the shape.
+ * Every other kernel and form returns HGEMM_ERROR_NOT_SUPPORTED before any
+ * CUDA call. V8 then splits no k-loop (the workspace is unused). With
+ * alpha == 0 or k == 0 the call is C = act(bias) + beta * C_in. */
+hgemm_status hgemm_gemm_ex(hgemm_kernel kernel, hgemm_dtype dtype, hgemm_op op_a, hgemm_op op_b,
+                           int64_t m, int64_t n, int64_t k, float alpha,
+                           const void *A, int64_t lda, int64_t stride_a,
+                           const void *B, int64_t ldb, int64_t stride_b,
+                           float beta, void *C, int64_t ldc, int64_t stride_c,
+                           int64_t batch, const hgemm_options *options, cudaStream_t stream);
 
 /* A short English sentence for a status; never NULL. */
 const char *hgemm_status_string(hgemm_status status);

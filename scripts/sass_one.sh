@@ -31,7 +31,7 @@ mkdir -p "$OUT"
     echo "template __global__ void v8_kernel<$args>(const __grid_constant__ CUtensorMap,"
     echo "    const __grid_constant__ CUtensorMap, const __grid_constant__ CUtensorMap,"
     echo "    const __grid_constant__ CUtensorMap, gemm_args, uint32_t, uint32_t, hgemm_sk, float *, uint32_t *,"
-    echo "    v8_batch, uint32_t, const __grid_constant__ v8_deal);"
+    echo "    v8_batch, uint32_t, const __grid_constant__ v8_deal, const __grid_constant__ hgemm_epi);"
 } >"$OUT/one.cu"
 # shellcheck disable=SC2086 # EXTRA: words, as typed
 "$NVCC" -cubin -arch=sm_90a -O3 -std=c++17 ${EXTRA:-} -Xptxas=-v -I"$here/include" -I"$here/src" \

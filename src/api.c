@@ -105,9 +105,11 @@ typedef struct request {
     void *C;       int64_t ldc, stride_c;
     int64_t batch;
     const hgemm_nt_options *options; /* never NULL here */
+    hgemm_epi epi;                   /* hgemm_gemm_ex's epilogue; zero: none */
 } request;
 
 static const hgemm_nt_options NO_OPTIONS = {NULL, 0, 0, NULL, 0};
+#define NO_EPI {NULL, 0, HGEMM_ACTIVATION_NONE}
 
 /* Bytes from entry 0's first element to the end of entry batch-1 of a batch
  * of matrices each spanning `one` bytes, `stride` elements apart; -1 when
@@ -195,6 +197,16 @@ static hgemm_status validate(const request *r) {
         if (o->workspace_bytes && overlaps(o->workspace, (int64_t)o->workspace_bytes, o->c_in, in_all))
             return HGEMM_ERROR_INVALID_VALUE;
     }
+    /* The epilogue: a known activation; a bias of n values, 16-byte
+     * aligned, sharing no byte with C or the workspace (both written). */
+    if ((unsigned)r->epi.act > HGEMM_ACTIVATION_SILU) return HGEMM_ERROR_INVALID_VALUE;
+    if (r->epi.bias != NULL) {
+        if (misaligned(r->epi.bias)) return HGEMM_ERROR_MISALIGNED;
+        const int64_t bias_bytes = n * (r->epi.bias_f32 ? 4 : 2);
+        if (overlaps(r->C, c_all, r->epi.bias, bias_bytes) ||
+            (o->workspace_bytes && overlaps(o->workspace, (int64_t)o->workspace_bytes, r->epi.bias, bias_bytes)))
+            return HGEMM_ERROR_INVALID_VALUE;
+    }
     return HGEMM_SUCCESS;
 }
 
@@ -203,7 +215,7 @@ static request nt_request(hgemm_kernel kernel, int64_t m, int64_t n, int64_t k, 
                           const void *A, int64_t lda, const void *B, int64_t ldb, float beta,
                           void *C, int64_t ldc, const hgemm_nt_options *options) {
     request r = {kernel, HGEMM_DTYPE_F16, HGEMM_OP_N, HGEMM_OP_T, m, n, k, alpha, beta,
-                 A, lda, 0, B, ldb, 0, C, ldc, 0, 1, options ? options : &NO_OPTIONS};
+                 A, lda, 0, B, ldb, 0, C, ldc, 0, 1, options ? options : &NO_OPTIONS, NO_EPI};
     return r;
 }
 
@@ -284,6 +296,8 @@ hgemm_status hgemm__check_pointers(const hgemm_problem *p, int dev) {
     hgemm_status st = check_ends(p->C, batch_span(span_bytes(p->m, p->n, p->ldc), p->stride_c, batch), dev);
     if (st == HGEMM_SUCCESS && p->C_in != NULL && p->beta != 0.0f)
         st = check_ends(p->C_in, batch_span(span_bytes(p->m, p->n, p->ldc_in), p->stride_c, batch), dev);
+    if (st == HGEMM_SUCCESS && p->epi.bias != NULL)
+        st = check_ends(p->epi.bias, p->n * (p->epi.bias_f32 ? 4 : 2), dev);
     if (st == HGEMM_SUCCESS && p->k > 0 && p->alpha != 0.0f) { /* A and B are read */
         const int64_t a_one = p->a_mn ? span_bytes(p->k, p->m, p->lda) : span_bytes(p->m, p->k, p->lda);
         const int64_t b_one = p->b_mn ? span_bytes(p->k, p->n, p->ldb) : span_bytes(p->n, p->k, p->ldb);
@@ -326,7 +340,7 @@ hgemm_status hgemm__preflight(hgemm_kernel kernel, int64_t m, int64_t n, int64_t
     if (st != HGEMM_SUCCESS) return st;
     const hgemm_kernel_info *info = resolve(kernel, m, n, k);
     hgemm_problem p = {m, n, k, alpha, 0.0f, A, lda, B, ldb, (void *)(uintptr_t)C, ldc, NULL, 0, 0,
-                       HGEMM_DTYPE_F16, 0, 0, 1, 0, 0, 0, NULL, 0};
+                       HGEMM_DTYPE_F16, 0, 0, 1, 0, 0, 0, NULL, 0, NO_EPI};
     hgemm_launch_fn run;
     return preflight(info, &p, &run);
 }
@@ -369,7 +383,7 @@ static hgemm_status choose_row(const hgemm_kernel_info **row, int chosen, const 
     hgemm_problem p = {r->m, r->n, r->k, r->alpha, r->beta, r->A, r->lda, r->B, r->ldb, r->C, r->ldc,
                        o->workspace_bytes ? o->workspace : NULL, o->workspace_bytes,
                        o->sm_count_target, r->dtype, r->op_a == HGEMM_OP_T, r->op_b == HGEMM_OP_N,
-                       r->batch, r->stride_a, r->stride_b, r->stride_c, NULL, 0};
+                       r->batch, r->stride_a, r->stride_b, r->stride_c, NULL, 0, NO_EPI};
     if (info == NULL) {
         info = hgemm__kernel_find(hgemm__auto_choice(r->m, r->n, r->k));
         chosen = 1;
@@ -385,6 +399,17 @@ static hgemm_status choose_row(const hgemm_kernel_info **row, int chosen, const 
             return HGEMM_ERROR_NOT_SUPPORTED;
         p.C_in = o->c_in;
         p.ldc_in = o->ldc_in;
+    }
+    /* A fused epilogue: V8's row alone applies it (AUTO takes V8), in the NT
+     * form, with no split (its partial sums would need it too): no workspace. */
+    if (hgemm__epi_on(&r->epi)) {
+        if (chosen) info = hgemm__kernel_find(HGEMM_KERNEL_V8);
+        if ((info->launch != hgemm__launch_v8 || r->op_a != HGEMM_OP_N || r->op_b != HGEMM_OP_T) && r->m > 0 &&
+            r->n > 0)
+            return HGEMM_ERROR_NOT_SUPPORTED;
+        p.epi = r->epi;
+        p.workspace = NULL;
+        p.workspace_bytes = 0;
     }
     if (!nt && chosen) {
         hgemm_problem one = p; /* what the row would receive */
@@ -484,7 +509,43 @@ hgemm_status hgemm_gemm(hgemm_kernel kernel, hgemm_dtype dtype, hgemm_op op_a, h
                         float beta, void *C, int64_t ldc, int64_t stride_c,
                         int64_t batch, const hgemm_nt_options *options, cudaStream_t stream) {
     const request r = {kernel, dtype, op_a, op_b, m, n, k, alpha, beta, A, lda, stride_a,
-                       B, ldb, stride_b, C, ldc, stride_c, batch, options ? options : &NO_OPTIONS};
+                       B, ldb, stride_b, C, ldc, stride_c, batch, options ? options : &NO_OPTIONS, NO_EPI};
+    hgemm_status st = validate(&r);
+    if (st != HGEMM_SUCCESS || batch == 0 || m == 0 || n == 0) return st;
+    return run_validated(resolve(kernel, m, n, k), is_chosen(kernel), &r, stream);
+}
+
+/* The bytes of hgemm_options through `activation`: the first version's. */
+#define OPTIONS_V1_SIZE (offsetof(hgemm_options, activation) + sizeof(hgemm_activation))
+
+hgemm_status hgemm_gemm_ex(hgemm_kernel kernel, hgemm_dtype dtype, hgemm_op op_a, hgemm_op op_b,
+                           int64_t m, int64_t n, int64_t k, float alpha,
+                           const void *A, int64_t lda, int64_t stride_a,
+                           const void *B, int64_t ldb, int64_t stride_b,
+                           float beta, void *C, int64_t ldc, int64_t stride_c,
+                           int64_t batch, const hgemm_options *options, cudaStream_t stream) {
+    hgemm_nt_options nt = NO_OPTIONS;
+    hgemm_epi epi = NO_EPI;
+    if (options != NULL) {
+        if (options->size < OPTIONS_V1_SIZE) return HGEMM_ERROR_INVALID_VALUE;
+        /* a later version's fields, unknown here: only zeros are understood */
+        for (size_t i = sizeof(hgemm_options); i < options->size; i++)
+            if (((const unsigned char *)options)[i] != 0) return HGEMM_ERROR_NOT_SUPPORTED;
+        nt.workspace = options->workspace;
+        nt.workspace_bytes = options->workspace_bytes;
+        nt.sm_count_target = options->sm_count_target;
+        nt.c_in = options->c_in;
+        nt.ldc_in = options->ldc_in;
+        epi.act = (int32_t)options->activation;
+        if (options->bias != NULL) {
+            if (options->bias_dtype != dtype && options->bias_dtype != HGEMM_DTYPE_F32)
+                return HGEMM_ERROR_INVALID_VALUE;
+            epi.bias = options->bias;
+            epi.bias_f32 = options->bias_dtype == HGEMM_DTYPE_F32;
+        }
+    }
+    const request r = {kernel, dtype, op_a, op_b, m, n, k, alpha, beta, A, lda, stride_a,
+                       B, ldb, stride_b, C, ldc, stride_c, batch, &nt, epi};
     hgemm_status st = validate(&r);
     if (st != HGEMM_SUCCESS || batch == 0 || m == 0 || n == 0) return st;
     return run_validated(resolve(kernel, m, n, k), is_chosen(kernel), &r, stream);
@@ -512,7 +573,7 @@ hgemm_status hgemm__explain(const hgemm_kernel_info *info, hgemm_dtype dtype, hg
     const int64_t ldc = (n + 7) / 8 * 8;
     const int64_t a_rows = op_a == HGEMM_OP_N ? m : k, b_rows = op_b == HGEMM_OP_N ? k : n;
     const request r = {HGEMM_KERNEL_AUTO, dtype, op_a, op_b, m, n, k, 1.0f, beta, NULL, lda, a_rows * lda,
-                       NULL, ldb, b_rows * ldb, NULL, ldc, m * ldc, batch, options ? options : &NO_OPTIONS};
+                       NULL, ldb, b_rows * ldb, NULL, ldc, m * ldc, batch, options ? options : &NO_OPTIONS, NO_EPI};
     hgemm_problem p;
     hgemm_status st = choose_row(&info, chosen, &r, &p);
     out->row = info;
@@ -560,7 +621,7 @@ hgemm_status hgemm__run_gemm(const hgemm_kernel_info *info, hgemm_dtype dtype, h
     /* validated as hgemm_gemm validates AUTO's call; the row's own limits
      * (forms, supports) are run_validated's, as for a public kernel */
     const request r = {HGEMM_KERNEL_AUTO, dtype, op_a, op_b, m, n, k, alpha, beta, A, lda, stride_a,
-                       B, ldb, stride_b, C, ldc, stride_c, batch, options ? options : &NO_OPTIONS};
+                       B, ldb, stride_b, C, ldc, stride_c, batch, options ? options : &NO_OPTIONS, NO_EPI};
     hgemm_status st = validate(&r);
     if (st != HGEMM_SUCCESS || batch == 0 || m == 0 || n == 0) return st;
     return run_row(info, &r, stream);

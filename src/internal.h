@@ -14,6 +14,17 @@
 extern "C" {
 #endif
 
+/* A fused epilogue as the kernels read it (hgemm_options' bias and
+ * activation): each element act(alpha * acc + bias[col]) + beta * C_in.
+ * All zero: none. */
+typedef struct hgemm_epi {
+    const void *bias; /* n values; NULL: none */
+    int32_t bias_f32; /* the bias is fp32; 0: C's type */
+    int32_t act;      /* hgemm_activation */
+} hgemm_epi;
+
+static inline int hgemm__epi_on(const hgemm_epi *e) { return e->bias != NULL || e->act != HGEMM_ACTIVATION_NONE; }
+
 /* One validated request, as the entry points pass it to a launcher. The
  * fields after sm_count are hgemm_gemm's; all zero is one fp16 NT product,
  * which is all that a launcher of a row without `forms` and `batched` ever
@@ -34,6 +45,8 @@ typedef struct hgemm_problem {
     int64_t stride_a, stride_b, stride_c; /* elements between entries (0: A or B shared) */
     const void *C_in; int64_t ldc_in; /* hgemm_nt_options' c_in where it is not C (only V8's
                                          table row receives one); NULL: C */
+    hgemm_epi epi;              /* hgemm_options' epilogue (only V8's row and the scale
+                                   launch receive one) */
 } hgemm_problem;
 
 /* A variant's pdl (hgemm_v8_variant, hgemm_v9_variant): how a V8 or V9 launch lets the stream's next kernel start.

@@ -99,6 +99,15 @@ class NativeOpsTests(unittest.TestCase):
             self.assertClose(y, ref, "linear " + dtype)
             yb = self.ops.linear(x, w, bias)
             self.assertClose(yb, ref + bias.double(), "linear bias " + dtype, atol=2 * ATOL)
+            # where AUTO runs V8 (m * n > 2^20) the bias rides in the fused epilogue;
+            # n = 1100 leaves a ragged last column tile, a sliced bias is not contiguous
+            xl, wl = self.randn(3, 500, 384, k=384, dtype=dtype), self.randn(1100, 384, k=384, dtype=dtype)
+            bl = self.randn(1100, k=1, dtype=dtype)
+            refl = xl.double() @ wl.double().t() + bl.double()
+            self.assertClose(self.ops.linear(xl, wl, bl), refl, "linear fused bias " + dtype, atol=2 * ATOL)
+            wide = self.randn(2200, k=1, dtype=dtype)
+            self.assertClose(self.ops.linear(xl, wl, wide[::2]), xl.double() @ wl.double().t() + wide[::2].double(),
+                             "linear strided bias " + dtype, atol=2 * ATOL)
             self.assertClose(self.ops.linear(x[0, 0], w), ref[0, 0], "linear of a vector")
             self.assertClose(hgemm.linear(x, w), ref, "hgemm.linear " + dtype)
             odd = self.randn(13, 264, k=264, dtype=dtype)

@@ -18,6 +18,7 @@
 #ifndef HGEMM_V8_KERNEL_CUH
 #define HGEMM_V8_KERNEL_CUH
 
+#include "epilogue_act.cuh"
 #include "v8/reduce.cuh"
 
 /* The loads of one operand's k-tile into `dst`: `rows` rows of a K-major
@@ -46,7 +47,10 @@ static __device__ __forceinline__ uint64_t v8_desc(const __half *tile) {
     return MN ? wgmma_desc_sw128_mn(tile, V8_MN_BOX_BYTES) : wgmma_desc_sw128(tile);
 }
 
-enum { V8_EXP_SEAM = 8, V8_EXP_N128X2 = 16, V8_EXP_ROWS = 32, V8_EXP_GPC = 64 };
+/* V8_EXP_EPI: the fused epilogue's builds (hgemm_options' bias and
+ * activation, applied where C's parts are packed or stored; no split, so
+ * no partial sum ever needs it) */
+enum { V8_EXP_SEAM = 8, V8_EXP_N128X2 = 16, V8_EXP_ROWS = 32, V8_EXP_GPC = 64, V8_EXP_EPI = 128 };
 
 /* The worker this block's cluster plays: its index, or under V8_EXP_GPC
  * (v8-gpc) the deal's permutation of it, which puts the clusters one GPC
@@ -116,7 +120,8 @@ __global__ void __launch_bounds__(V8_THREADS, 1)
 v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
           const __grid_constant__ CUtensorMap tmap_c, const __grid_constant__ CUtensorMap tmap_c_in,
           gemm_args args, uint32_t ctiles_m, uint32_t tiles_n, hgemm_sk sk, float *partials, uint32_t *flags,
-          v8_batch bt, uint32_t trigger, const __grid_constant__ v8_deal deal) {
+          v8_batch bt, uint32_t trigger, const __grid_constant__ v8_deal deal,
+          const __grid_constant__ hgemm_epi epi) {
     typedef v8_tile<BN, DEEP> tile_t;
     enum { B_SLICE = BN / CLUSTER, CTA_MASK = (1 << CLUSTER) - 1, STAGES = tile_t::stages, ACC = BN / 2 };
     /* C's parts a tile, and how many of the last ones wait, packed, to be
@@ -293,9 +298,10 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
         uint32_t units = 0; /* the phase clocks mark the first unit */
         /* V8_EXP_SEAM: the unit before left its right group in flight
          * (carry), and the stage its last k-tile read (carry_st) to release */
-        constexpr bool SEAM = (EXP & V8_EXP_SEAM) != 0;
+        constexpr bool SEAM = (EXP & V8_EXP_SEAM) != 0, EPI = (EXP & V8_EXP_EPI) != 0;
         static_assert(!SEAM || (BN == 256 && LATE == 3 && LATE_AT == V8_LATE_BEFORE),
                       "the seam is built for the wide tile with three late parts");
+        static_assert(!EPI || !SEAM, "the epilogue's builds have no seam");
         static_assert(!(EXP & V8_EXP_N128X2) || BN == 256, "the k-tile in halves is the wide tile's");
         bool carry = false;
         pipe_state carry_st = st;
@@ -424,7 +430,7 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
              * comes after every other slice's, adds them in order and stores
              * the tile. Slots of v8_tail<BN> (the workspace's room is
              * checked by launch_v8). */
-            const bool tail_unit = sk.tail_slices && u.tile >= sk.dp_tiles;
+            const bool tail_unit = !EPI && sk.tail_slices && u.tile >= sk.dp_tiles;
             if (tail_unit) {
                 late_clear();
                 const uint32_t slice = hgemm_sk_tail_slice(&sk, u.k_begin);
@@ -440,7 +446,7 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
             }
             /* The 320-wide tile runs whole tiles only (launch_v8): no split's
              * code, whose partial-sum slots hold at most 64 x 256 */
-            if constexpr (BN <= 256) {
+            if constexpr (BN <= 256 && !EPI) {
                 if (sk.slices && sk.reduce == HGEMM_SK_REDUCE_KERNEL) { /* v8_split_reduce finishes the tile */
                     v8_partial_store<ACC>(d, partials + (size_t)v8_slot<CLUSTER>(worker, rank, g) * V8_SLOT_FLOATS);
                     continue;
@@ -511,8 +517,22 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
             }
             gemm_args out = args; /* this entry's C */
             out.C = (__half *)((T *)args.C + (int64_t)entry * bt.stride_c);
+            /* The fused epilogue (EPI) replaces each part of the accumulator in
+             * place just before it is stored, which then runs with alpha 1: a
+             * part at a time, the bias of one part in registers at once. */
+            if constexpr (EPI) out.alpha = 1.0f;
             if (!TMA_EPILOGUE || f16q_needs_direct(args, col0, BN)) {
-                epilogue_m64n_f32<T, BN, true>(out, d, qrow0, col0);
+                if constexpr (EPI) {
+#pragma unroll
+                    for (int h = 0; h < PARTS; h++) {
+                        epi_apply<T, tile_t::c_cols>(d + h * tile_t::c_cols / 2, args.alpha, epi, args.n,
+                                                     col0 + h * tile_t::c_cols);
+                        epilogue_m64n_f32<T, tile_t::c_cols, true>(out, d + h * tile_t::c_cols / 2, qrow0,
+                                                                   col0 + h * tile_t::c_cols);
+                    }
+                } else {
+                    epilogue_m64n_f32<T, BN, true>(out, d, qrow0, col0);
+                }
             } else {
                 /* One staging per consumer's part; with DEEP, parts in turn
                  * (registers 4j.. of the accumulator hold columns 8j..). With
@@ -522,10 +542,12 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
 #pragma unroll
                 for (int h = 0; h < PARTS; h++) {
                     const int32_t hcol0 = col0 + h * tile_t::c_cols;
+                    if constexpr (EPI)
+                        epi_apply<T, tile_t::c_cols>(d + h * tile_t::c_cols / 2, args.alpha, epi, args.n, hcol0);
                     if constexpr (LATE > 0) {
                         if (pack_late && h >= PARTS - LATE) {
                             f32q_pack<T, tile_t::c_cols>(&late[(h - (PARTS - LATE)) * PART_REGS],
-                                                         d + h * tile_t::c_cols / 2, args.alpha);
+                                                         d + h * tile_t::c_cols / 2, EPI ? 1.0f : args.alpha);
                             continue;
                         }
                     }

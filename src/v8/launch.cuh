@@ -113,7 +113,9 @@ static hgemm_status launch_v8(const hgemm_problem *p, const hgemm_v8_variant *v,
     memset(&deal, 0, sizeof deal);
     if constexpr ((EXP & V8_EXP_GPC) != 0)
         if (CLUSTER == 2) hgemm__v8_deal(stream, busy, V8_THREADS, smem, deal.worker);
-    void *params[] = {&ta, &tb, &tc, &tc_in, &args, &ctiles_m, &tiles_n, &sk, &partials, &flags, &bt, &trigger, &deal};
+    hgemm_epi epi = p->epi; /* read by the epilogue's builds alone */
+    void *params[] = {&ta, &tb, &tc, &tc_in, &args, &ctiles_m, &tiles_n, &sk, &partials, &flags, &bt, &trigger, &deal,
+                      &epi};
     /* hgemm__persistent_grid has set the shared-memory limit, of every
      * kernel but a swapped one */
     st = swapped ? hgemm__launch_ex(kernel, dim3(busy * CLUSTER), V8_THREADS, smem, CLUSTER, pdl != HGEMM_PDL_OFF,
@@ -149,6 +151,16 @@ static hgemm_status launch_v8_tile(const hgemm_problem *p, const hgemm_v8_varian
     const hgemm_status st = v8_sms(p, &sms);
     if (st != HGEMM_SUCCESS) return st;
     const v8_build b = v8_choose_build(p, v, sms);
+    if (b.epi) { /* the fused epilogue's two builds (v8_choose_build), NT alone (api.c) */
+        if constexpr (!A_MN && !B_MN) {
+            if (b.bn == 128)
+                return launch_v8<V8_CLUSTER, true, T, 0, 0, 128, 0, false, v8_tile<128, 0>::late_at, V8_EXP_EPI>(
+                    p, v, stream, b.split);
+            return launch_v8<V8_CLUSTER, true, T, 0, 0, 256, 2, false, v8_tile<256, 2>::late_at, V8_EXP_EPI>(
+                p, v, stream, b.split);
+        }
+        return HGEMM_ERROR_NOT_SUPPORTED;
+    }
     if (b.bn == 128) {
         if constexpr (!B_MN)
             if (b.cluster == 1) return launch_v8<1, true, T, A_MN, B_MN, 128>(p, v, stream, b.split);

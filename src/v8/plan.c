@@ -170,7 +170,18 @@ static int v8_split_uncoupled(const hgemm_problem *p, uint32_t sms, int bn, uint
 v8_build v8_choose_build(const hgemm_problem *p, const hgemm_v8_variant *v, uint32_t sms) {
     const uint32_t workers = sms < V8_CLUSTER ? 1 : sms / V8_CLUSTER;
     const int bn = v8_choose_bn(p, v, workers);
-    v8_build b = {bn, V8_CLUSTER, 0, 0, 0, HGEMM_SK_AUTO};
+    v8_build b = {bn, V8_CLUSTER, 0, 0, 0, HGEMM_SK_AUTO, 0};
+    if (hgemm__epi_on(&p->epi)) { /* two builds, in pairs; api.c gives them no workspace */
+        b.epi = 1;
+        b.split = HGEMM_SK_NONE;
+        if (bn > 128) {
+            b.bn = 256;
+            b.deep = 2;
+        } else {
+            b.bn = 128;
+        }
+        return b;
+    }
     if (bn == 128) {
         if (!p->b_mn && v8_split_uncoupled(p, sms, 128, 2)) b.cluster = 1;
         return b;

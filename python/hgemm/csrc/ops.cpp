@@ -221,13 +221,30 @@ Tensor new_product(const Tensor &a, const Tensor &b)
 
 // --- the call -----------------------------------------------------------------
 
-// out = alpha * (a @ b) + beta * out on torch's current stream of out's device.
-void gemm(const Tensor &a, const Tensor &b, const Tensor &out, double alpha, double beta, string_view kernel)
+// Whether a product takes its bias in hgemm's fused epilogue (hgemm_gemm_ex):
+// where AUTO runs V8 anyway, which alone applies it, without a split (the
+// epilogue runs unsplit): both sides past V9's 64, past AUTO's small products
+// (m * n > 2^20), k at most 8192. Elsewhere (decode, few long tiles) the
+// product keeps its kernel and the bias is a second pass.
+bool fuses_bias(const hgemm_plan &p, const Tensor &bias, const Tensor &out, string_view kernel)
+{
+    const int kid = kernel_id(kernel);
+    return (kid == HGEMM_KERNEL_AUTO || kid == HGEMM_KERNEL_V8) && p.op_a == HGEMM_OP_N && p.op_b == HGEMM_OP_T &&
+           !p.swap && p.m > 64 && p.n > 64 && p.m * p.n > (int64_t(1) << 20) && p.k <= 8192 &&
+           bias.scalar_type() == out.scalar_type() && bias.is_contiguous() && bias.device() == out.device() &&
+           reinterpret_cast<uintptr_t>(bias.data_ptr()) % 16 == 0;
+}
+
+// out = alpha * (a @ b) + beta * out on torch's current stream of out's device;
+// with a bias (n values) that fuses_bias takes, out = alpha * (a @ b) + bias
+// (beta 0) in one pass. Returns whether the bias was applied.
+bool gemm(const Tensor &a, const Tensor &b, const Tensor &out, double alpha, double beta, string_view kernel,
+          const Tensor *bias = nullptr)
 {
     check_operands(a, b, &out);
     int kid = kernel_id(kernel);
     hgemm_plan p = plan_or_throw(a, b, out);
-    if (p.batch == 0 || p.m == 0 || p.n == 0) return;
+    if (p.batch == 0 || p.m == 0 || p.n == 0) return false;
     TORCH_CHECK_VALUE(out.is_cuda(), "hgemm: out: expected a CUDA tensor, got one on ", out.device());
     for (const Tensor *t : {&a, &b}) {
         if (p.k == 0) break;  // A and B are never read
@@ -239,13 +256,22 @@ void gemm(const Tensor &a, const Tensor &b, const Tensor &out, double alpha, dou
     const Tensor &A = p.swap ? b : a, &B = p.swap ? a : b;
     c10::cuda::CUDAGuard device(out.device());
     cudaStream_t stream = c10::cuda::getCurrentCUDAStream(out.get_device()).stream();
-    hgemm_nt_options options = {};
-    options.workspace = workspace_for(out.get_device(), stream, &options.workspace_bytes);
-    hgemm_status s = hgemm_gemm((hgemm_kernel)kid, dtype_of(a, "a"), (hgemm_op)p.op_a, (hgemm_op)p.op_b, p.m, p.n,
-                                p.k, (float)alpha, A.data_ptr(), p.lda, p.stride_a, B.data_ptr(), p.ldb, p.stride_b,
-                                (float)beta, out.data_ptr(), p.ldc, p.stride_c, p.batch, &options, stream);
-    TORCH_CHECK(s == HGEMM_SUCCESS, "hgemm: hgemm_gemm failed: ", hgemm_status_string(s), " (status ", (int)s,
+    hgemm_options options = {};
+    options.size = sizeof options;
+    const bool fused = bias != nullptr && beta == 0.0 && fuses_bias(p, *bias, out, kernel);
+    if (fused) {
+        options.bias = bias->data_ptr();
+        options.bias_dtype = dtype_of(a, "a");
+    } else {  // the epilogue's V8 splits nothing: the workspace only for a plain product
+        options.workspace = workspace_for(out.get_device(), stream, &options.workspace_bytes);
+    }
+    hgemm_status s = hgemm_gemm_ex((hgemm_kernel)kid, dtype_of(a, "a"), (hgemm_op)p.op_a, (hgemm_op)p.op_b, p.m,
+                                   p.n, p.k, (float)alpha, A.data_ptr(), p.lda, p.stride_a, B.data_ptr(), p.ldb,
+                                   p.stride_b, (float)beta, out.data_ptr(), p.ldc, p.stride_c, p.batch, &options,
+                                   stream);
+    TORCH_CHECK(s == HGEMM_SUCCESS, "hgemm: hgemm_gemm_ex failed: ", hgemm_status_string(s), " (status ", (int)s,
                 ")");
+    return fused;
 }
 
 // --- the ops: checks and result (Meta), then the product (CUDA) ---------------
@@ -418,8 +444,8 @@ Tensor linear_cuda(const Tensor &x, const Tensor &w, const std::optional<Tensor>
     check_linear(x, w, bias);
     Tensor x2 = as_rows(x), wt = w.t();
     Tensor out = new_product(x2, wt);
-    gemm(x2, wt, out, 1.0, 0.0, kernel);
-    if (bias && bias->defined()) out.add_(*bias);
+    const Tensor *b = bias && bias->defined() ? &*bias : nullptr;
+    if (!gemm(x2, wt, out, 1.0, 0.0, kernel, b) && b != nullptr) out.add_(*b);
     return x.dim() == 1 ? out.squeeze(0) : out;
 }
 
