@@ -1,6 +1,7 @@
 """hgemm.functional: torch's products through hgemm's native operators, with autograd.
 
     y = hgemm.functional.linear(x, w, b)     # F.linear: x @ w.T + b
+    y = hgemm.functional.linear(x, w, b, activation="gelu_tanh")   # F.gelu(F.linear(...), approximate="tanh")
     c = hgemm.functional.mm(a, b)            # torch.mm; a transposed view is read in place
     c = hgemm.functional.bmm(a, b)           # torch.bmm
 
@@ -21,9 +22,16 @@ def _ops():
     return _torch.torch.ops.hgemm
 
 
-def linear(input, weight, bias=None, *, kernel="auto"):
-    """F.linear through hgemm: input (..., in_features) @ weight.T + bias."""
-    return _ops().linear(input, weight, bias, kernel_name=kernel)
+def linear(input, weight, bias=None, *, activation=None, kernel="auto"):
+    """F.linear through hgemm: input (..., in_features) @ weight.T + bias, then
+    `activation` if given: "relu", "gelu" (erf, F.gelu's default), "gelu_tanh"
+    or "silu". Without a gradient to record, the bias and the activation run
+    in hgemm's fused epilogue where AUTO runs V8 (both sides over 64, m * n
+    over 2^20, k up to 8192), as passes of their own elsewhere; with one, the
+    activation is torch's, after the product."""
+    if activation is None or activation == "none":
+        return _ops().linear(input, weight, bias, kernel_name=kernel)
+    return _ops().linear_act(input, weight, bias, activation=activation, kernel_name=kernel)
 
 
 def mm(a, b, *, kernel="auto"):

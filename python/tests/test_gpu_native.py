@@ -118,6 +118,37 @@ class NativeOpsTests(unittest.TestCase):
         side.synchronize()
         self.assertClose(y, ref, "linear on a side stream")
 
+    def test_linear_act(self):
+        torch = self.torch
+        F = torch.nn.functional
+        acts = {"relu": F.relu, "gelu": F.gelu, "gelu_tanh": lambda t: F.gelu(t, approximate="tanh"),
+                "silu": F.silu, "none": lambda t: t}
+        for dtype in DTYPES:
+            # fused (AUTO's V8: m * n > 2^20), ragged n; and decode, the product then torch's passes
+            shapes = [((3, 500, 384), 1100), ((4, 384), 1024)]
+            for xs, n in shapes:
+                k = xs[-1]
+                x, w, b = self.randn(*xs, k=k, dtype=dtype), self.randn(n, k, k=k, dtype=dtype), self.randn(n, k=1, dtype=dtype)
+                pre = x.double() @ w.double().t() + b.double()
+                for name, f in acts.items():
+                    what = "linear_act %s %s %s" % (name, dtype, "x".join(map(str, xs)))
+                    self.assertClose(self.ops.linear_act(x, w, b, activation=name), f(pre), what, atol=2 * ATOL)
+                    self.assertClose(hgemm.functional.linear(x, w, None, activation=name),
+                                     f(x.double() @ w.double().t()), what + " no bias", atol=2 * ATOL)
+            with self.assertRaisesRegex(ValueError, "gelu_tanh"):
+                self.ops.linear_act(x, w, b, activation="tanh")
+            # with a gradient to record: linear, then torch's activation, whose backward runs
+            x = self.randn(2, 300, 136, k=136, dtype=dtype).requires_grad_()
+            w = self.randn(4000, 136, k=136, dtype=dtype).requires_grad_()
+            g = self.randn(2, 300, 4000, k=1, dtype=dtype)
+            y = hgemm.functional.linear(x, w, activation="gelu_tanh")
+            self.assertIsNotNone(y.grad_fn)
+            y.backward(g)
+            x64, w64 = x.detach().double().requires_grad_(), w.detach().double().requires_grad_()
+            F.gelu(x64 @ w64.t(), approximate="tanh").backward(g.double())
+            self.assertClose(x.grad, x64.grad, "linear_act dX " + dtype, atol=2 * ATOL)
+            self.assertClose(w.grad, w64.grad, "linear_act dW " + dtype, atol=ATOL * 600 ** 0.5)
+
     def test_autograd(self):
         torch = self.torch
         for dtype in DTYPES:
@@ -185,6 +216,8 @@ class NativeOpsTests(unittest.TestCase):
             torch.library.opcheck(self.ops.linear.default, (x, w, bias))
             torch.library.opcheck(self.ops.linear.default, (x.requires_grad_(), w.requires_grad_(), None))
             torch.library.opcheck(self.ops.mm.default, (x[0].detach(), w.t().detach()))
+            torch.library.opcheck(self.ops.linear_act.default, (x.detach(), w.detach(), bias),
+                                  {"activation": "silu"})
             torch.library.opcheck(self.ops.bmm.default, (x.detach(), w.t().detach().expand(2, 136, 264)))
         x, w = x.detach(), w.detach()
 

@@ -6,6 +6,9 @@
 //   bmm(a, b) / bmm.out        (B, m, k) @ (B, k, n)
 //   baddbmm(self, a, b, beta, alpha)
 //   linear(x, w, bias?)        x (..., k) @ w.T (+ bias), nn.Linear's product
+//   linear_act(x, w, bias?, activation)
+//                              act(linear): relu, gelu, gelu_tanh or silu, fused with
+//                              the bias in hgemm's epilogue where AUTO runs V8
 //   matmul(a, b, alpha)        numpy.matmul's shapes (batch dimensions broadcast)
 //   matmul_out, nt             the ops the Python registration had
 //
@@ -16,7 +19,7 @@
 // needs). They run on torch's current stream with a workspace owned here per
 // device and stream (zeroed once), so AUTO may split k. mm, linear and bmm
 // have autograd formulas (dX = dY W through the NN form, dW = dY^T X through
-// TN); every op has a Meta kernel for torch.compile.
+// TN), linear_act through linear's; every op has a Meta kernel for torch.compile.
 #include <ATen/ATen.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <c10/cuda/CUDAGuard.h>
@@ -221,25 +224,29 @@ Tensor new_product(const Tensor &a, const Tensor &b)
 
 // --- the call -----------------------------------------------------------------
 
-// Whether a product takes its bias in hgemm's fused epilogue (hgemm_gemm_ex):
-// where AUTO runs V8 anyway, which alone applies it, without a split (the
-// epilogue runs unsplit): both sides past V9's 64, past AUTO's small products
-// (m * n > 2^20), k at most 8192. Elsewhere (decode, few long tiles) the
-// product keeps its kernel and the bias is a second pass.
-bool fuses_bias(const hgemm_plan &p, const Tensor &bias, const Tensor &out, string_view kernel)
+// Whether a product takes its bias (n values, or none) and activation in
+// hgemm's fused epilogue (hgemm_gemm_ex): where AUTO runs V8 anyway, which
+// alone applies it, without a split (the epilogue runs unsplit): both sides
+// past V9's 64, past AUTO's small products (m * n > 2^20), k at most 8192.
+// Elsewhere (decode, few long tiles) the product keeps its kernel and the
+// bias and activation are passes of their own.
+bool fuses_epilogue(const hgemm_plan &p, const Tensor *bias, const Tensor &out, string_view kernel)
 {
     const int kid = kernel_id(kernel);
-    return (kid == HGEMM_KERNEL_AUTO || kid == HGEMM_KERNEL_V8) && p.op_a == HGEMM_OP_N && p.op_b == HGEMM_OP_T &&
-           !p.swap && p.m > 64 && p.n > 64 && p.m * p.n > (int64_t(1) << 20) && p.k <= 8192 &&
-           bias.scalar_type() == out.scalar_type() && bias.is_contiguous() && bias.device() == out.device() &&
-           reinterpret_cast<uintptr_t>(bias.data_ptr()) % 16 == 0;
+    const bool shape = (kid == HGEMM_KERNEL_AUTO || kid == HGEMM_KERNEL_V8) && p.op_a == HGEMM_OP_N &&
+                       p.op_b == HGEMM_OP_T && !p.swap && p.m > 64 && p.n > 64 &&
+                       p.m * p.n > (int64_t(1) << 20) && p.k <= 8192;
+    return shape && (bias == nullptr || (bias->scalar_type() == out.scalar_type() && bias->is_contiguous() &&
+                                         bias->device() == out.device() &&
+                                         reinterpret_cast<uintptr_t>(bias->data_ptr()) % 16 == 0));
 }
 
 // out = alpha * (a @ b) + beta * out on torch's current stream of out's device;
-// with a bias (n values) that fuses_bias takes, out = alpha * (a @ b) + bias
-// (beta 0) in one pass. Returns whether the bias was applied.
+// with a bias (n values) or an activation that fuses_epilogue takes (beta 0),
+// out = act(alpha * (a @ b) + bias) in one pass. Returns whether the bias and
+// activation were applied.
 bool gemm(const Tensor &a, const Tensor &b, const Tensor &out, double alpha, double beta, string_view kernel,
-          const Tensor *bias = nullptr)
+          const Tensor *bias = nullptr, hgemm_activation act = HGEMM_ACTIVATION_NONE)
 {
     check_operands(a, b, &out);
     int kid = kernel_id(kernel);
@@ -258,10 +265,12 @@ bool gemm(const Tensor &a, const Tensor &b, const Tensor &out, double alpha, dou
     cudaStream_t stream = c10::cuda::getCurrentCUDAStream(out.get_device()).stream();
     hgemm_options options = {};
     options.size = sizeof options;
-    const bool fused = bias != nullptr && beta == 0.0 && fuses_bias(p, *bias, out, kernel);
+    const bool fused =
+        (bias != nullptr || act != HGEMM_ACTIVATION_NONE) && beta == 0.0 && fuses_epilogue(p, bias, out, kernel);
     if (fused) {
-        options.bias = bias->data_ptr();
+        options.bias = bias != nullptr ? bias->data_ptr() : nullptr;
         options.bias_dtype = dtype_of(a, "a");
+        options.activation = act;
     } else {  // the epilogue's V8 splits nothing: the workspace only for a plain product
         options.workspace = workspace_for(out.get_device(), stream, &options.workspace_bytes);
     }
@@ -449,6 +458,49 @@ Tensor linear_cuda(const Tensor &x, const Tensor &w, const std::optional<Tensor>
     return x.dim() == 1 ? out.squeeze(0) : out;
 }
 
+// act(x @ w.T + bias), fused where fuses_epilogue takes it, else the product
+// and then torch's bias add and activation. With a gradient to record, the
+// autograd kernel (linear_act_autograd) runs linear and torch's activation
+// instead: the fused epilogue keeps no pre-activation for the backward.
+hgemm_activation activation_of(string_view name)
+{
+    if (name == "none") return HGEMM_ACTIVATION_NONE;
+    if (name == "relu") return HGEMM_ACTIVATION_RELU;
+    if (name == "gelu") return HGEMM_ACTIVATION_GELU_ERF;
+    if (name == "gelu_tanh") return HGEMM_ACTIVATION_GELU_TANH;
+    if (name == "silu") return HGEMM_ACTIVATION_SILU;
+    TORCH_CHECK_VALUE(false, "hgemm::linear_act: activation \"", std::string(name),
+                      "\" is not one of none, relu, gelu (erf, torch's default), gelu_tanh, silu");
+}
+
+Tensor linear_act_meta(const Tensor &x, const Tensor &w, const std::optional<Tensor> &bias, string_view activation,
+                       string_view kernel)
+{
+    activation_of(activation);
+    return linear_meta(x, w, bias, kernel);
+}
+
+Tensor linear_act_cuda(const Tensor &x, const Tensor &w, const std::optional<Tensor> &bias, string_view activation,
+                       string_view kernel)
+{
+    const hgemm_activation act = activation_of(activation);
+    check_linear(x, w, bias);
+    Tensor x2 = as_rows(x), wt = w.t();
+    Tensor out = new_product(x2, wt);
+    const Tensor *b = bias && bias->defined() ? &*bias : nullptr;
+    if (!gemm(x2, wt, out, 1.0, 0.0, kernel, b, act)) {
+        if (b != nullptr) out.add_(*b);
+        switch (act) {
+        case HGEMM_ACTIVATION_RELU: out.relu_(); break;
+        case HGEMM_ACTIVATION_GELU_ERF: out.copy_(at::gelu(out)); break;
+        case HGEMM_ACTIVATION_GELU_TANH: out.copy_(at::gelu(out, "tanh")); break;
+        case HGEMM_ACTIVATION_SILU: out.copy_(at::silu(out)); break;
+        default: break;
+        }
+    }
+    return x.dim() == 1 ? out.squeeze(0) : out;
+}
+
 // --- autograd -------------------------------------------------------------------
 
 // The ops below autograd, through the dispatcher (so that tracing sees them).
@@ -557,6 +609,28 @@ Tensor linear_autograd(const Tensor &x, const Tensor &w, const std::optional<Ten
     return LinearFunction::apply(x, w, bias, kernel);
 }
 
+Tensor linear_act_autograd(const Tensor &x, const Tensor &w, const std::optional<Tensor> &bias,
+                           string_view activation, string_view kernel)
+{
+    const hgemm_activation act = activation_of(activation);
+    const bool grad = at::GradMode::is_enabled() &&
+                      (x.requires_grad() || w.requires_grad() || (bias && bias->defined() && bias->requires_grad()));
+    if (!grad) {  // the fused op, below autograd
+        static auto op = c10::Dispatcher::singleton().findSchemaOrThrow("hgemm::linear_act", "").typed<Tensor(
+            const Tensor &, const Tensor &, const std::optional<Tensor> &, string_view, string_view)>();
+        at::AutoDispatchBelowADInplaceOrView below;
+        return op.call(x, w, bias, activation, kernel);
+    }
+    Tensor y = LinearFunction::apply(x, w, bias, kernel);
+    switch (act) {
+    case HGEMM_ACTIVATION_RELU: return at::relu(y);
+    case HGEMM_ACTIVATION_GELU_ERF: return at::gelu(y);
+    case HGEMM_ACTIVATION_GELU_TANH: return at::gelu(y, "tanh");
+    case HGEMM_ACTIVATION_SILU: return at::silu(y);
+    default: return y;
+    }
+}
+
 // Tensors in host memory: a TypeError that names the argument, for every op.
 void refuse_cpu(const c10::OperatorHandle &op, torch::jit::Stack *stack)
 {
@@ -582,6 +656,8 @@ TORCH_LIBRARY(hgemm, m)
     m.def("baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, float beta=1.0, float alpha=1.0, "
           "str kernel_name=\"auto\") -> Tensor");
     m.def("linear(Tensor input, Tensor weight, Tensor? bias=None, *, str kernel_name=\"auto\") -> Tensor");
+    m.def("linear_act(Tensor input, Tensor weight, Tensor? bias=None, *, str activation, "
+          "str kernel_name=\"auto\") -> Tensor");
     m.def("matmul(Tensor a, Tensor b, float alpha=1.0, str kernel_name=\"auto\") -> Tensor");
     m.def("matmul_out(Tensor a, Tensor b, Tensor(a!) out, float alpha=1.0, float beta=0.0, "
           "str kernel_name=\"auto\") -> ()");
@@ -596,6 +672,7 @@ TORCH_LIBRARY_IMPL(hgemm, CUDA, m)
     m.impl("bmm.out", &bmm_out_cuda);
     m.impl("baddbmm", &baddbmm_cuda);
     m.impl("linear", &linear_cuda);
+    m.impl("linear_act", &linear_act_cuda);
     m.impl("matmul", &matmul_cuda);
     m.impl("matmul_out", &matmul_out_cuda);
     m.impl("nt", &nt_cuda);
@@ -609,6 +686,7 @@ TORCH_LIBRARY_IMPL(hgemm, Meta, m)
     m.impl("bmm.out", &bmm_out_meta);
     m.impl("baddbmm", &baddbmm_meta);
     m.impl("linear", &linear_meta);
+    m.impl("linear_act", &linear_act_meta);
     m.impl("matmul", &matmul_meta);
     m.impl("matmul_out", &matmul_out_meta);
     m.impl("nt", &nt_meta);
@@ -616,7 +694,8 @@ TORCH_LIBRARY_IMPL(hgemm, Meta, m)
 
 TORCH_LIBRARY_IMPL(hgemm, CPU, m)
 {
-    for (const char *name : {"mm", "mm.out", "bmm", "bmm.out", "baddbmm", "linear", "matmul", "matmul_out", "nt"})
+    for (const char *name :
+         {"mm", "mm.out", "bmm", "bmm.out", "baddbmm", "linear", "linear_act", "matmul", "matmul_out", "nt"})
         m.impl(name, torch::CppFunction::makeFromBoxedFunction<&refuse_cpu>());
 }
 
@@ -625,4 +704,5 @@ TORCH_LIBRARY_IMPL(hgemm, Autograd, m)
     m.impl("mm", &mm_autograd);
     m.impl("bmm", &bmm_autograd);
     m.impl("linear", &linear_autograd);
+    m.impl("linear_act", &linear_act_autograd);
 }
