@@ -278,17 +278,26 @@ typedef struct hgemm_options {
                                  sharing no byte with C or the workspace */
     hgemm_dtype bias_dtype;   /* C's dtype or HGEMM_DTYPE_F32 (read only with a bias) */
     hgemm_activation activation;
+    int c_fp32;               /* nonzero: C (and beta's C) hold fp32 elements, ldc and
+                                 stride_c counted in them, for fp16 or bf16 A and B: a
+                                 weight gradient accumulated in place (beta = 1) */
 } hgemm_options;
 
 /* hgemm_gemm with hgemm_options (NULL: none). A size below the first
- * version's (up to and including `activation`), an unknown activation or a
+ * version's (up to and including `c_fp32`), an unknown activation or a
  * bias_dtype that is neither C's nor fp32 is HGEMM_ERROR_INVALID_VALUE; a
  * misaligned bias HGEMM_ERROR_MISALIGNED. A bias or an activation is served
  * by V8 in the NT form (op_a N, op_b T: nn.Linear's product), fp16 or bf16,
  * batched or not; AUTO and AUTO_F16ACC then take V8 whatever the shape.
  * Every other kernel and form returns HGEMM_ERROR_NOT_SUPPORTED before any
  * CUDA call. V8 then splits no k-loop (the workspace is unused). With
- * alpha == 0 or k == 0 the call is C = act(bias) + beta * C_in. */
+ * alpha == 0 or k == 0 the call is C = act(bias) + beta * C_in.
+ * An fp32 C (c_fp32) is served by V8 in the TN form (op_a T, op_b N: dW =
+ * dY^T X), without a bias, an activation or a separate c_in, and by the
+ * k == 0 / alpha == 0 path in every form; C's rules hold at 4 bytes an
+ * element (ldc and stride_c multiples of 8, C 16-byte aligned, no byte
+ * shared with A, B or the workspace, decided by address ranges). Other
+ * kernels and combinations: HGEMM_ERROR_NOT_SUPPORTED before any CUDA call. */
 hgemm_status hgemm_gemm_ex(hgemm_kernel kernel, hgemm_dtype dtype, hgemm_op op_a, hgemm_op op_b,
                            int64_t m, int64_t n, int64_t k, float alpha,
                            const void *A, int64_t lda, int64_t stride_a,

@@ -92,6 +92,13 @@ static int shares_element(const void *x, int64_t xr, int64_t xc, int64_t xld, co
 
 static int misaligned(const void *p) { return ((uintptr_t)p & 15u) != 0; }
 
+/* A span of 2-byte elements (span_bytes, batch_span) in elements `scale`
+ * times as wide (1; 2 for an fp32 C): -1 where it cannot exist. */
+static int64_t scaled(int64_t bytes, int scale) {
+    if (bytes < 0 || (scale == 2 && bytes > INT64_MAX / 2)) return -1;
+    return bytes * scale;
+}
+
 /* One request of any entry point: hgemm_gemm's arguments (hgemm_nt's are
  * fp16, N and T, one entry, strides 0). */
 typedef struct request {
@@ -109,7 +116,7 @@ typedef struct request {
 } request;
 
 static const hgemm_nt_options NO_OPTIONS = {NULL, 0, 0, NULL, 0};
-#define NO_EPI {NULL, 0, HGEMM_ACTIVATION_NONE}
+#define NO_EPI {NULL, 0, HGEMM_ACTIVATION_NONE, 0, 0}
 
 /* Bytes from entry 0's first element to the end of entry batch-1 of a batch
  * of matrices each spanning `one` bytes, `stride` elements apart; -1 when
@@ -148,11 +155,13 @@ static hgemm_status validate(const request *r) {
         r->ldc < (n > 1 ? n : 1))
         return HGEMM_ERROR_INVALID_VALUE;
     const int64_t a_one = span_bytes(a_rows, a_cols, r->lda), b_one = span_bytes(b_rows, b_cols, r->ldb);
-    const int64_t c_one = span_bytes(m, n, r->ldc);
+    /* C's elements: 2 bytes, or 4 for an fp32 C (cs 2: n and ldc doubled) */
+    const int cs = r->epi.c_f32 ? 2 : 1;
+    const int64_t c_one = scaled(span_bytes(m, n, r->ldc), cs);
     if (a_one < 0 || b_one < 0 || c_one < 0) return HGEMM_ERROR_INVALID_VALUE;
     const int64_t a_all = batch_span(a_one, r->stride_a, batch);
     const int64_t b_all = batch_span(b_one, r->stride_b, batch);
-    const int64_t c_all = batch_span(c_one, r->stride_c, batch);
+    const int64_t c_all = scaled(batch_span(span_bytes(m, n, r->ldc), r->stride_c, batch), cs);
     if (a_all < 0 || b_all < 0 || c_all < 0) return HGEMM_ERROR_INVALID_VALUE;
     if ((a_all && r->A == NULL) || (b_all && r->B == NULL) || (c_all && r->C == NULL))
         return HGEMM_ERROR_INVALID_VALUE;
@@ -161,9 +170,10 @@ static hgemm_status validate(const request *r) {
     if ((a_all && misaligned(r->A)) || (b_all && misaligned(r->B)) || (c_all && misaligned(r->C)))
         return HGEMM_ERROR_MISALIGNED;
     /* C's entries are written: no two may share a byte. */
-    if (batch > 1 && c_one > 0 && r->stride_c * 2 < c_one) return HGEMM_ERROR_INVALID_VALUE;
-    /* C and the operands: exact for one entry, by address ranges for a batch. */
-    if (batch == 1) {
+    if (batch > 1 && c_one > 0 && r->stride_c * 2 * cs < c_one) return HGEMM_ERROR_INVALID_VALUE;
+    /* C and the operands: exact for one entry of one element size, by
+     * address ranges for a batch or an fp32 C. */
+    if (batch == 1 && cs == 1) {
         if (shares_element(r->C, m, n, r->ldc, r->A, a_rows, a_cols, r->lda) ||
             shares_element(r->C, m, n, r->ldc, r->B, b_rows, b_cols, r->ldb))
             return HGEMM_ERROR_INVALID_VALUE;
@@ -187,11 +197,12 @@ static hgemm_status validate(const request *r) {
     if (has_c_in(r)) {
         if (o->ldc_in < (n > 1 ? n : 1)) return HGEMM_ERROR_INVALID_VALUE;
         const int64_t in_one = span_bytes(m, n, o->ldc_in);
-        const int64_t in_all = in_one < 0 ? -1 : batch_span(in_one, r->stride_c, batch);
+        const int64_t in_all = in_one < 0 ? -1 : scaled(batch_span(in_one, r->stride_c, batch), cs);
         if (in_all < 0) return HGEMM_ERROR_INVALID_VALUE;
         if (o->ldc_in % 8) return HGEMM_ERROR_MISALIGNED;
         if (in_all && misaligned(o->c_in)) return HGEMM_ERROR_MISALIGNED;
-        if (batch == 1 ? shares_element(r->C, m, n, r->ldc, o->c_in, m, n, o->ldc_in)
+        /* an fp32 matrix is a 2-byte one of twice the columns and ld */
+        if (batch == 1 ? shares_element(r->C, m, n * cs, r->ldc * cs, o->c_in, m, n * cs, o->ldc_in * cs)
                        : overlaps(r->C, c_all, o->c_in, in_all))
             return HGEMM_ERROR_INVALID_VALUE;
         if (o->workspace_bytes && overlaps(o->workspace, (int64_t)o->workspace_bytes, o->c_in, in_all))
@@ -293,9 +304,11 @@ static hgemm_status check_ends(const void *ptr, int64_t bytes, int dev) {
  * validate(), so every span exists. */
 hgemm_status hgemm__check_pointers(const hgemm_problem *p, int dev) {
     const int64_t batch = p->batch > 1 ? p->batch : 1;
-    hgemm_status st = check_ends(p->C, batch_span(span_bytes(p->m, p->n, p->ldc), p->stride_c, batch), dev);
+    const int cs = p->epi.c_f32 ? 2 : 1; /* an fp32 C: twice the bytes */
+    hgemm_status st =
+        check_ends(p->C, scaled(batch_span(span_bytes(p->m, p->n, p->ldc), p->stride_c, batch), cs), dev);
     if (st == HGEMM_SUCCESS && p->C_in != NULL && p->beta != 0.0f)
-        st = check_ends(p->C_in, batch_span(span_bytes(p->m, p->n, p->ldc_in), p->stride_c, batch), dev);
+        st = check_ends(p->C_in, scaled(batch_span(span_bytes(p->m, p->n, p->ldc_in), p->stride_c, batch), cs), dev);
     if (st == HGEMM_SUCCESS && p->epi.bias != NULL)
         st = check_ends(p->epi.bias, p->n * (p->epi.bias_f32 ? 4 : 2), dev);
     if (st == HGEMM_SUCCESS && p->k > 0 && p->alpha != 0.0f) { /* A and B are read */
@@ -400,12 +413,19 @@ static hgemm_status choose_row(const hgemm_kernel_info **row, int chosen, const 
         p.C_in = o->c_in;
         p.ldc_in = o->ldc_in;
     }
-    /* A fused epilogue: V8's row alone applies it (AUTO takes V8), in the NT
-     * form, with no split (its partial sums would need it too): no workspace. */
+    /* A fused epilogue or an fp32 C: V8's row alone serves it (AUTO takes
+     * V8), a bias or an activation in the NT form, an fp32 C in the TN form
+     * without them nor a separate c_in (V8's builds; the scale path serves
+     * every form), with no split (its partial sums would need it too): no
+     * workspace. */
     if (hgemm__epi_on(&r->epi)) {
         if (chosen) info = hgemm__kernel_find(HGEMM_KERNEL_V8);
-        if ((info->launch != hgemm__launch_v8 || r->op_a != HGEMM_OP_N || r->op_b != HGEMM_OP_T) && r->m > 0 &&
-            r->n > 0)
+        const int act = r->epi.bias != NULL || r->epi.act != HGEMM_ACTIVATION_NONE;
+        const int tn = r->op_a == HGEMM_OP_T && r->op_b == HGEMM_OP_N;
+        const int zero = r->k == 0 || r->alpha == 0.0f; /* the scale path */
+        const int form_ok = r->epi.c_f32 ? !act && !has_c_in(r) && (tn || zero)
+                                         : r->op_a == HGEMM_OP_N && r->op_b == HGEMM_OP_T;
+        if ((info->launch != hgemm__launch_v8 || !form_ok) && r->m > 0 && r->n > 0)
             return HGEMM_ERROR_NOT_SUPPORTED;
         p.epi = r->epi;
         p.workspace = NULL;
@@ -515,8 +535,8 @@ hgemm_status hgemm_gemm(hgemm_kernel kernel, hgemm_dtype dtype, hgemm_op op_a, h
     return run_validated(resolve(kernel, m, n, k), is_chosen(kernel), &r, stream);
 }
 
-/* The bytes of hgemm_options through `activation`: the first version's. */
-#define OPTIONS_V1_SIZE (offsetof(hgemm_options, activation) + sizeof(hgemm_activation))
+/* The bytes of hgemm_options through `c_fp32`: the first version's. */
+#define OPTIONS_V1_SIZE (offsetof(hgemm_options, c_fp32) + sizeof(int))
 
 hgemm_status hgemm_gemm_ex(hgemm_kernel kernel, hgemm_dtype dtype, hgemm_op op_a, hgemm_op op_b,
                            int64_t m, int64_t n, int64_t k, float alpha,
@@ -537,6 +557,7 @@ hgemm_status hgemm_gemm_ex(hgemm_kernel kernel, hgemm_dtype dtype, hgemm_op op_a
         nt.c_in = options->c_in;
         nt.ldc_in = options->ldc_in;
         epi.act = (int32_t)options->activation;
+        epi.c_f32 = options->c_fp32 != 0;
         if (options->bias != NULL) {
             if (options->bias_dtype != dtype && options->bias_dtype != HGEMM_DTYPE_F32)
                 return HGEMM_ERROR_INVALID_VALUE;

@@ -85,6 +85,38 @@ static __device__ __forceinline__ void epilogue_m64n_f32(gemm_args a, const floa
     }
 }
 
+/* store_pair_flat for an fp32 C (hgemm_options.c_fp32): C[row][col],
+ * C[row][col+1] = alpha * (v0, v1) + beta * C, one 8-byte access per pair
+ * (col even, ldc a multiple of 8, C 16-byte aligned). */
+static __device__ __forceinline__ void store_pair_f32_flat(gemm_args a, int32_t row, int32_t col, float v0, float v1) {
+    const bool in = row < a.m && col < a.n, two = in && col + 1 < a.n, one = in && !two;
+    float *c = (float *)a.C + (int64_t)row * a.ldc + col;
+    v0 *= a.alpha;
+    v1 *= a.alpha;
+    if (a.beta != 0.0f) { /* the same for every thread */
+        const uint64_t old = ld_global_b64_if(two, c);
+        const uint32_t old0 = ld_global_b32_if(one, c);
+        v0 += a.beta * __uint_as_float(two ? (uint32_t)old : old0);
+        v1 += a.beta * __uint_as_float((uint32_t)(old >> 32));
+    }
+    st_global_b64_if(two, c, (uint64_t)__float_as_uint(v1) << 32 | __float_as_uint(v0));
+    st_global_b32_if(one, c, __float_as_uint(v0));
+}
+
+/* epilogue_m64n_f32 (FLAT) into an fp32 C */
+template <int N>
+static __device__ __forceinline__ void epilogue_m64n_f32_out_f32(gemm_args a, const float d[N / 2], int32_t row0,
+                                                                 int32_t col0) {
+    const int t = threadIdx.x % WARPGROUP_THREADS;
+    const int32_t row = row0 + 16 * (t / 32) + (t % 32) / 4;
+    const int32_t col = col0 + 2 * (t % 4);
+#pragma unroll
+    for (int j = 0; j < N / 8; j++) {
+        store_pair_f32_flat(a, row, col + 8 * j, d[4 * j + 0], d[4 * j + 1]);
+        store_pair_f32_flat(a, row + 8, col + 8 * j, d[4 * j + 2], d[4 * j + 3]);
+    }
+}
+
 /* The m64n256 one, V1..V5's (fp16). */
 static __device__ __forceinline__ void epilogue_m64n256_f32(gemm_args a, const float d[128],
                                                             int32_t row0, int32_t col0) {

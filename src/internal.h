@@ -21,9 +21,13 @@ typedef struct hgemm_epi {
     const void *bias; /* n values; NULL: none */
     int32_t bias_f32; /* the bias is fp32; 0: C's type */
     int32_t act;      /* hgemm_activation */
+    int32_t c_f32;    /* C (and c_in) are fp32 (hgemm_options.c_fp32); 0: A's and B's type */
+    int32_t pad;      /* zero */
 } hgemm_epi;
 
-static inline int hgemm__epi_on(const hgemm_epi *e) { return e->bias != NULL || e->act != HGEMM_ACTIVATION_NONE; }
+static inline int hgemm__epi_on(const hgemm_epi *e) {
+    return e->bias != NULL || e->act != HGEMM_ACTIVATION_NONE || e->c_f32;
+}
 
 /* One validated request, as the entry points pass it to a launcher. The
  * fields after sm_count are hgemm_gemm's; all zero is one fp16 NT product,

@@ -51,7 +51,8 @@ __global__ void __launch_bounds__(SCALE_THREADS) scale_kernel(scale_args s) {
     }
 }
 
-/* act(bias[col]) + beta * C_in (the fused epilogue's value of a zero product) */
+/* act(bias[col]) + beta * C_in (the fused epilogue's value of a zero
+ * product), C and C_in of T's type, or fp32 (hgemm_epi.c_f32) */
 template <typename T, int ACT>
 static __device__ void scale_epi_one(const scale_args &s, const hgemm_epi &e, int64_t out, int64_t in,
                                      int32_t col) {
@@ -59,6 +60,11 @@ static __device__ void scale_epi_one(const scale_args &s, const hgemm_epi &e, in
                     : e.bias_f32     ? ((const float *)e.bias)[col]
                                      : elem<T>::to_float(((const T *)e.bias)[col]);
     float v = epi_act<ACT>(b);
+    if (e.c_f32) {
+        if (s.beta != 0.0f) v += s.beta * ((const float *)s.C_in)[in];
+        ((float *)s.C)[out] = v;
+        return;
+    }
     if (s.beta != 0.0f) v += s.beta * elem<T>::to_float(((const T *)s.C_in)[in]);
     ((T *)s.C)[out] = elem<T>::from_float(v);
 }

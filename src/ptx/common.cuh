@@ -42,6 +42,12 @@ static __device__ __forceinline__ uint32_t ld_global_b32_if(bool p, const void *
                  : "+r"(v) : "l"(ptr), "r"((uint32_t)p) : "memory");
     return v;
 }
+static __device__ __forceinline__ uint64_t ld_global_b64_if(bool p, const void *ptr) {
+    uint64_t v = 0;
+    asm volatile(PTX_IF(2, "ld.global.b64 %0, [%1]")
+                 : "+l"(v) : "l"(ptr), "r"((uint32_t)p) : "memory");
+    return v;
+}
 static __device__ __forceinline__ uint16_t ld_global_b16_if(bool p, const void *ptr) {
     uint16_t v = 0;
     asm volatile(PTX_IF(2, "ld.global.b16 %0, [%1]")

@@ -49,8 +49,9 @@ static __device__ __forceinline__ uint64_t v8_desc(const __half *tile) {
 
 /* V8_EXP_EPI: the fused epilogue's builds (hgemm_options' bias and
  * activation, applied where C's parts are packed or stored; no split, so
- * no partial sum ever needs it) */
-enum { V8_EXP_SEAM = 8, V8_EXP_N128X2 = 16, V8_EXP_ROWS = 32, V8_EXP_GPC = 64, V8_EXP_EPI = 128 };
+ * no partial sum ever needs it). V8_EXP_F32C: an fp32 C (hgemm_options.
+ * c_fp32), stored from registers, no split either. */
+enum { V8_EXP_SEAM = 8, V8_EXP_N128X2 = 16, V8_EXP_ROWS = 32, V8_EXP_GPC = 64, V8_EXP_EPI = 128, V8_EXP_F32C = 256 };
 
 /* The worker this block's cluster plays: its index, or under V8_EXP_GPC
  * (v8-gpc) the deal's permutation of it, which puts the clusters one GPC
@@ -298,7 +299,9 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
         uint32_t units = 0; /* the phase clocks mark the first unit */
         /* V8_EXP_SEAM: the unit before left its right group in flight
          * (carry), and the stage its last k-tile read (carry_st) to release */
-        constexpr bool SEAM = (EXP & V8_EXP_SEAM) != 0, EPI = (EXP & V8_EXP_EPI) != 0;
+        constexpr bool SEAM = (EXP & V8_EXP_SEAM) != 0, EPI = (EXP & V8_EXP_EPI) != 0,
+                       F32C = (EXP & V8_EXP_F32C) != 0;
+        static_assert(!F32C || (!TMA_EPILOGUE && !EPI && !SEAM), "an fp32 C is stored from registers, alone");
         static_assert(!SEAM || (BN == 256 && LATE == 3 && LATE_AT == V8_LATE_BEFORE),
                       "the seam is built for the wide tile with three late parts");
         static_assert(!EPI || !SEAM, "the epilogue's builds have no seam");
@@ -430,7 +433,7 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
              * comes after every other slice's, adds them in order and stores
              * the tile. Slots of v8_tail<BN> (the workspace's room is
              * checked by launch_v8). */
-            const bool tail_unit = !EPI && sk.tail_slices && u.tile >= sk.dp_tiles;
+            const bool tail_unit = !EPI && !F32C && sk.tail_slices && u.tile >= sk.dp_tiles;
             if (tail_unit) {
                 late_clear();
                 const uint32_t slice = hgemm_sk_tail_slice(&sk, u.k_begin);
@@ -446,7 +449,7 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
             }
             /* The 320-wide tile runs whole tiles only (launch_v8): no split's
              * code, whose partial-sum slots hold at most 64 x 256 */
-            if constexpr (BN <= 256 && !EPI) {
+            if constexpr (BN <= 256 && !EPI && !F32C) {
                 if (sk.slices && sk.reduce == HGEMM_SK_REDUCE_KERNEL) { /* v8_split_reduce finishes the tile */
                     v8_partial_store<ACC>(d, partials + (size_t)v8_slot<CLUSTER>(worker, rank, g) * V8_SLOT_FLOATS);
                     continue;
@@ -521,7 +524,10 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
              * place just before it is stored, which then runs with alpha 1: a
              * part at a time, the bias of one part in registers at once. */
             if constexpr (EPI) out.alpha = 1.0f;
-            if (!TMA_EPILOGUE || f16q_needs_direct(args, col0, BN)) {
+            if constexpr (F32C) {
+                out.C = (__half *)((float *)args.C + (int64_t)entry * bt.stride_c);
+                epilogue_m64n_f32_out_f32<BN>(out, d, qrow0, col0);
+            } else if (!TMA_EPILOGUE || f16q_needs_direct(args, col0, BN)) {
                 if constexpr (EPI) {
 #pragma unroll
                     for (int h = 0; h < PARTS; h++) {

@@ -22,11 +22,10 @@ static inline hgemm_status v8_c_map(const hgemm_problem *p, int64_t batch, const
                                     (uint64_t)p->stride_c, F16Q_ROWS, F16Q_BOX, TMAP_SWIZZLE_128B);
 }
 
-/* The three tensor maps, each over the whole batch: A and B as stored (MN-major
- * in boxes of 64 x BK, K-major in boxes of rows x BK), C in the epilogue's boxes. */
+/* A's and B's tensor maps, each over the whole batch, as stored (MN-major
+ * in boxes of 64 x BK, K-major in boxes of rows x BK). */
 template <int CLUSTER, int BN>
-static hgemm_status v8_maps(const hgemm_problem *p, int64_t batch, CUtensorMap *ta, CUtensorMap *tb,
-                            CUtensorMap *tc) {
+static hgemm_status v8_ab_maps(const hgemm_problem *p, int64_t batch, CUtensorMap *ta, CUtensorMap *tb) {
     const uint64_t m = (uint64_t)p->m, n = (uint64_t)p->n, k = (uint64_t)p->k;
     const uint64_t na = p->stride_a ? (uint64_t)batch : 1, nb = p->stride_b ? (uint64_t)batch : 1;
     hgemm_status st =
@@ -35,12 +34,18 @@ static hgemm_status v8_maps(const hgemm_problem *p, int64_t batch, CUtensorMap *
                 : hgemm__tmap_encode_batch(ta, p->dtype, p->A, m, k, (uint64_t)p->lda, na, (uint64_t)p->stride_a,
                                            V8_BM, BK, TMAP_SWIZZLE_128B);
     if (st != HGEMM_SUCCESS) return st;
-    st = p->b_mn ? hgemm__tmap_encode_batch(tb, p->dtype, p->B, k, n, (uint64_t)p->ldb, nb, (uint64_t)p->stride_b,
-                                            BK, V8_MN_BOX, TMAP_SWIZZLE_128B)
-                 : hgemm__tmap_encode_batch(tb, p->dtype, p->B, n, k, (uint64_t)p->ldb, nb, (uint64_t)p->stride_b,
-                                            BN / CLUSTER, BK, TMAP_SWIZZLE_128B);
-    if (st != HGEMM_SUCCESS) return st;
-    return v8_c_map(p, batch, p->C, p->ldc, tc);
+    return p->b_mn ? hgemm__tmap_encode_batch(tb, p->dtype, p->B, k, n, (uint64_t)p->ldb, nb, (uint64_t)p->stride_b,
+                                              BK, V8_MN_BOX, TMAP_SWIZZLE_128B)
+                   : hgemm__tmap_encode_batch(tb, p->dtype, p->B, n, k, (uint64_t)p->ldb, nb, (uint64_t)p->stride_b,
+                                              BN / CLUSTER, BK, TMAP_SWIZZLE_128B);
+}
+
+/* The three tensor maps: A's and B's, and C's in the epilogue's boxes. */
+template <int CLUSTER, int BN>
+static hgemm_status v8_maps(const hgemm_problem *p, int64_t batch, CUtensorMap *ta, CUtensorMap *tb,
+                            CUtensorMap *tc) {
+    const hgemm_status st = v8_ab_maps<CLUSTER, BN>(p, batch, ta, tb);
+    return st != HGEMM_SUCCESS ? st : v8_c_map(p, batch, p->C, p->ldc, tc);
 }
 
 /* The map the epilogue loads C from (beta != 0): C's own, or a separate C
@@ -65,8 +70,15 @@ template <int CLUSTER, bool TMA_EPILOGUE, typename T, int A_MN, int B_MN, int BN
 static hgemm_status launch_v8(const hgemm_problem *p, const hgemm_v8_variant *v, cudaStream_t stream, int split) {
     const int64_t batch = p->batch > 1 ? p->batch : 1;
     CUtensorMap ta, tb, tc, tc_in;
-    hgemm_status st = v8_maps<CLUSTER, BN>(p, batch, &ta, &tb, &tc);
-    if (st == HGEMM_SUCCESS) st = v8_c_in_map(p, batch, &tc, &tc_in);
+    hgemm_status st;
+    if constexpr ((EXP & V8_EXP_F32C) != 0) { /* an fp32 C, stored from registers: no C map */
+        st = v8_ab_maps<CLUSTER, BN>(p, batch, &ta, &tb);
+        tc = ta;
+        tc_in = ta;
+    } else {
+        st = v8_maps<CLUSTER, BN>(p, batch, &ta, &tb, &tc);
+        if (st == HGEMM_SUCCESS) st = v8_c_in_map(p, batch, &tc, &tc_in);
+    }
     if (st != HGEMM_SUCCESS) return st;
     uint32_t tiles_m = hgemm_ceil_div(p->m, V8_BM), tiles_n = hgemm_ceil_div(p->n, BN);
     uint32_t ctiles_m = hgemm_ceil_div(tiles_m, CLUSTER);
@@ -151,8 +163,14 @@ static hgemm_status launch_v8_tile(const hgemm_problem *p, const hgemm_v8_varian
     const hgemm_status st = v8_sms(p, &sms);
     if (st != HGEMM_SUCCESS) return st;
     const v8_build b = v8_choose_build(p, v, sms);
-    if (b.epi) { /* the fused epilogue's two builds (v8_choose_build), NT alone (api.c) */
+    if (b.epi) { /* the fused epilogue's two builds, NT, and fp32 C's, TN (v8_choose_build, api.c) */
+        if constexpr (A_MN && B_MN) {
+            if (p->epi.c_f32 && p->epi.bias == NULL && p->epi.act == HGEMM_ACTIVATION_NONE && p->C_in == NULL)
+                return launch_v8<V8_CLUSTER, false, T, 1, 1, 256, 2, false, v8_tile<256, 2>::late_at, V8_EXP_F32C>(
+                    p, v, stream, b.split);
+        }
         if constexpr (!A_MN && !B_MN) {
+            if (p->epi.c_f32) return HGEMM_ERROR_NOT_SUPPORTED;
             if (b.bn == 128)
                 return launch_v8<V8_CLUSTER, true, T, 0, 0, 128, 0, false, v8_tile<128, 0>::late_at, V8_EXP_EPI>(
                     p, v, stream, b.split);

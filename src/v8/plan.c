@@ -174,7 +174,7 @@ v8_build v8_choose_build(const hgemm_problem *p, const hgemm_v8_variant *v, uint
     if (hgemm__epi_on(&p->epi)) { /* two builds, in pairs; api.c gives them no workspace */
         b.epi = 1;
         b.split = HGEMM_SK_NONE;
-        if (bn > 128) {
+        if (bn > 128 || p->epi.c_f32) { /* an fp32 C: the wide build alone */
             b.bn = 256;
             b.deep = 2;
         } else {

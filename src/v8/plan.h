@@ -111,7 +111,7 @@ typedef struct v8_build {
     int seam;  /* the seam's build; the launch may still run it without */
     int deal;  /* the GPC-aware deal's build */
     int split; /* HGEMM_SK_* for the launch */
-    int epi;   /* the fused epilogue's build (hgemm_problem.epi): 128 or 256 wide, no split */
+    int epi;   /* the fused epilogue's build (hgemm_problem.epi): 128 or 256 wide (fp32 C: 256), no split */
 } v8_build;
 v8_build v8_choose_build(const hgemm_problem *p, const hgemm_v8_variant *v, uint32_t sms);
 /* The ring's stages of each build v8_choose_build names (v8_tile's, checked

@@ -10,6 +10,10 @@
  *   - a bias or an activation: V8 and AUTO serve it in the NT form, every
  *     other kernel and form is NOT_SUPPORTED (k == 0 and alpha == 0
  *     included); m == 0 is SUCCESS with nothing to do;
+ *   - an fp32 C: V8 and AUTO in the TN form, alone (no bias, activation or
+ *     separate c_in), every form where nothing is multiplied; C's spans at
+ *     4 bytes an element (an operand inside them, a batch stride too short
+ *     for them: INVALID_VALUE);
  *   - NULL options and all-zero options are hgemm_gemm.
  * Requests that would go on to the device return NO_DEVICE where there is
  * none and are skipped (counted) where there is a GPU.
@@ -79,7 +83,9 @@ static void test_size(void) {
     EXPECT("size short of the first version", &NT, &o, HGEMM_ERROR_INVALID_VALUE);
     o.size = 0;
     EXPECT("size 0", &NT, &o, HGEMM_ERROR_INVALID_VALUE);
-    o.size = offsetof(hgemm_options, activation) + sizeof(hgemm_activation);
+    o.size = offsetof(hgemm_options, c_fp32);
+    EXPECT("size short of c_fp32", &NT, &o, HGEMM_ERROR_INVALID_VALUE);
+    o.size = offsetof(hgemm_options, c_fp32) + sizeof(int);
     EXPECT("the first version's size", &NT, &o, HGEMM_SUCCESS);
     /* a caller compiled against a later, longer struct */
     unsigned char longer[sizeof(hgemm_options) + PAD_BYTES];
@@ -183,6 +189,70 @@ static void test_kernels_and_forms(void) {
     }
 }
 
+static void test_fp32_c(void) {
+    hgemm_options o = options_with(NULL, HGEMM_DTYPE_F16, HGEMM_ACTIVATION_NONE);
+    o.c_fp32 = 1;
+    const req TN = {HGEMM_KERNEL_V8, HGEMM_DTYPE_BF16, HGEMM_OP_T, HGEMM_OP_N, M, K, 1.0f};
+    EXPECT("fp32 C, TN, V8", &TN, &o, HGEMM_SUCCESS);
+    req r = TN;
+    r.kernel = HGEMM_KERNEL_AUTO;
+    EXPECT("fp32 C, TN, AUTO", &r, &o, HGEMM_SUCCESS);
+    r.m = 8; /* AUTO would take V9 */
+    EXPECT("fp32 C, TN, AUTO at m = 8", &r, &o, HGEMM_SUCCESS);
+    r = TN;
+    r.kernel = HGEMM_KERNEL_V9;
+    EXPECT("fp32 C on V9", &r, &o, HGEMM_ERROR_NOT_SUPPORTED);
+    r.kernel = HGEMM_KERNEL_V5;
+    EXPECT("fp32 C on V5", &r, &o, HGEMM_ERROR_NOT_SUPPORTED);
+    EXPECT("fp32 C, NT, V8", &NT, &o, HGEMM_ERROR_NOT_SUPPORTED);
+    r = NT;
+    r.k = 0;
+    EXPECT("fp32 C, NT, k == 0 (the scale path)", &r, &o, HGEMM_SUCCESS);
+    r.k = K;
+    r.alpha = 0.0f;
+    EXPECT("fp32 C, NT, alpha == 0 (the scale path)", &r, &o, HGEMM_SUCCESS);
+    o.bias = (const void *)ADDR_BIAS;
+    o.bias_dtype = HGEMM_DTYPE_F32;
+    EXPECT("fp32 C with a bias", &TN, &o, HGEMM_ERROR_NOT_SUPPORTED);
+    o.bias = NULL;
+    o.activation = HGEMM_ACTIVATION_RELU;
+    EXPECT("fp32 C with an activation", &TN, &o, HGEMM_ERROR_NOT_SUPPORTED);
+    o.activation = HGEMM_ACTIVATION_NONE;
+    o.c_in = (const void *)ADDR_BIAS;
+    o.ldc_in = LD;
+    EXPECT("fp32 C with a separate c_in", &TN, &o, HGEMM_ERROR_NOT_SUPPORTED);
+    o.c_in = NULL;
+    o.ldc_in = 0;
+    /* C's span at 4 bytes an element: (M - 1) * LD + N elements of fp32 */
+    const int64_t c16 = ((int64_t)(M - 1) * LD + N) * 2;
+    for (int f32 = 0; f32 < 2; f32++) {
+        o.c_fp32 = f32;
+        const hgemm_status want = f32 ? HGEMM_ERROR_INVALID_VALUE : HGEMM_SUCCESS;
+        /* B starts just past C's 2-byte span: inside an fp32 C's */
+        const uintptr_t b_at = ADDR_C + (uintptr_t)(c16 + 16);
+        const hgemm_status got = hgemm_gemm_ex(HGEMM_KERNEL_V8, HGEMM_DTYPE_BF16, HGEMM_OP_T, HGEMM_OP_N, M, N, K,
+                                               1.0f, (const void *)ADDR_A, LD, 0, (const void *)b_at, LD, 0, 0.0f,
+                                               (void *)ADDR_C, LD, 0, 1, &o, 0);
+        if (!(want == HGEMM_SUCCESS && gpu_present))
+            CHECK_MSG(got == (want == HGEMM_SUCCESS ? HGEMM_ERROR_NO_DEVICE : want),
+                      "B just past a 2-byte C, c_fp32 %d: %s", f32, check_status_name(got));
+        /* a batch of 2 whose C entries are one 2-byte C apart: they meet as fp32 */
+        const int64_t stride = ((int64_t)M * LD);
+        const hgemm_status batched = hgemm_gemm_ex(HGEMM_KERNEL_V8, HGEMM_DTYPE_BF16, HGEMM_OP_T, HGEMM_OP_N, M, N, K,
+                                                   1.0f, (const void *)ADDR_A, LD, (int64_t)K * LD,
+                                                   (const void *)ADDR_B, LD, (int64_t)K * LD, 0.0f, (void *)ADDR_C, LD,
+                                                   stride / 2, 2, &o, 0);
+        CHECK_MSG(batched == HGEMM_ERROR_INVALID_VALUE, "C entries half a C apart, c_fp32 %d: %s", f32,
+                  check_status_name(batched));
+        const hgemm_status apart = hgemm_gemm_ex(HGEMM_KERNEL_V8, HGEMM_DTYPE_BF16, HGEMM_OP_T, HGEMM_OP_N, M, N, K,
+                                                 1.0f, (const void *)ADDR_A, LD, (int64_t)K * LD, (const void *)ADDR_B,
+                                                 LD, (int64_t)K * LD, 0.0f, (void *)ADDR_C, LD, stride, 2, &o, 0);
+        if (!gpu_present)
+            CHECK_MSG(apart == HGEMM_ERROR_NO_DEVICE, "C entries a C apart, c_fp32 %d: %s", f32,
+                      check_status_name(apart));
+    }
+}
+
 /* hgemm_gemm_ex with no options, or with no epilogue, decides as hgemm_gemm does */
 static void test_same_as_gemm(void) {
     const hgemm_options none = options_with(NULL, HGEMM_DTYPE_F16, HGEMM_ACTIVATION_NONE);
@@ -210,6 +280,7 @@ int main(void) {
     test_values();
     test_bias_memory();
     test_kernels_and_forms();
+    test_fp32_c();
     test_same_as_gemm();
     if (skipped) printf("test_epilogue_api: skipped %d servable requests (a GPU is present)\n", skipped);
     return check_finish();

@@ -169,7 +169,7 @@ static void test_encode(int gpu_present) {
 static void test_supports(void) {
     const int64_t max_ld = (int64_t)(MAX_STRIDE / ELEM_BYTES); /* 2^39 */
     const int64_t M = 64, N = 48, K = 32, L = 64;
-    hgemm_problem p = {M, N, K, 1.0f, 0.0f, addr(ADDR), L, addr(ADDR), L, (void *)ADDR, L, NULL, 0, 0, HGEMM_DTYPE_F16, 0, 0, 1, 0, 0, 0, NULL, 0, {NULL, 0, 0}};
+    hgemm_problem p = {M, N, K, 1.0f, 0.0f, addr(ADDR), L, addr(ADDR), L, (void *)ADDR, L, NULL, 0, 0, HGEMM_DTYPE_F16, 0, 0, 1, 0, 0, 0, NULL, 0, {NULL, 0, 0, 0, 0}};
     CHECK_STATUS(hgemm__tmap_supports(&p, 0), OK);
     CHECK_STATUS(hgemm__tmap_supports(&p, 1), OK);
     p.lda = max_ld - 8;

@@ -648,7 +648,7 @@ static void mode_cost(void) {
     hgemm_check_fill_random(B, s, s, s, SEED_B, 1.0f, 0);
     int dev = 0;
     HGEMM_CHECK_CUDA(cudaGetDevice(&dev));
-    const hgemm_problem p = {s, s, s, 1.0f, 0.0f, A, s, B, s, C, s, NULL, 0, 0, HGEMM_DTYPE_F16, 0, 0, 1, 0, 0, 0, NULL, 0, {NULL, 0, 0}};
+    const hgemm_problem p = {s, s, s, 1.0f, 0.0f, A, s, B, s, C, s, NULL, 0, 0, HGEMM_DTYPE_F16, 0, 0, 1, 0, 0, 0, NULL, 0, {NULL, 0, 0, 0, 0}};
     for (int i = 0; i < n_kernels; i++) {
         const kernel_under_test *kt = &kernels[i];
         hgemm_status st = HGEMM_SUCCESS;

@@ -9,7 +9,11 @@
  *     products, a 256-wide plan), ragged m, n not a multiple of 8 (the
  *     element-wise store), a batch of 3, beta with C itself and with a
  *     separate c_in, beta 0 over NaN, a workspace (unused: no split);
- *   - nothing to multiply (k == 0, alpha == 0): C = act(bias) + beta * C_in.
+ *   - nothing to multiply (k == 0, alpha == 0): C = act(bias) + beta * C_in;
+ *   - an fp32 C (c_fp32): TN accumulated in place with beta 1, ragged, beta 0
+ *     over NaN, a batch, and the scale path in NT and NN, to 1e-3 (a 16-bit
+ *     rounding would fail), with guard rows and the padding of each row
+ *     kept.
  * Exit 77 (skipped) without an sm_90 GPU.
  */
 #include <math.h>
@@ -180,6 +184,118 @@ static int run_case(const epi_case *t, void *workspace) {
     return !pass;
 }
 
+/* An fp32 C (hgemm_options.c_fp32): the TN form's dW = dY^T X accumulated
+ * in place (beta 1) into an fp32 C, and the scale path of every form. */
+typedef struct f32_case {
+    const char *what;
+    hgemm_kernel kernel;
+    hgemm_dtype dtype;
+    hgemm_op op_a, op_b;
+    int64_t m, n, k, batch;
+    float alpha, beta;
+} f32_case;
+
+static const f32_case f32_cases[] = {
+    {"dW += dY^T X", HGEMM_KERNEL_AUTO, HGEMM_DTYPE_BF16, HGEMM_OP_T, HGEMM_OP_N, 1024, 4096, 2048, 1, 1.0f, 1.0f},
+    {"ragged, fp16", HGEMM_KERNEL_V8, HGEMM_DTYPE_F16, HGEMM_OP_T, HGEMM_OP_N, 300, 1001, 520, 1, 0.5f, -1.0f},
+    {"beta 0 over NaN", HGEMM_KERNEL_AUTO, HGEMM_DTYPE_BF16, HGEMM_OP_T, HGEMM_OP_N, 64, 264, 4000, 1, 1.0f, 0.0f},
+    {"batch", HGEMM_KERNEL_V8, HGEMM_DTYPE_BF16, HGEMM_OP_T, HGEMM_OP_N, 130, 264, 200, 3, 1.0f, 1.0f},
+    {"k 0, NT", HGEMM_KERNEL_AUTO, HGEMM_DTYPE_F16, HGEMM_OP_N, HGEMM_OP_T, 100, 72, 0, 2, 1.0f, 0.5f},
+    {"alpha 0, NN", HGEMM_KERNEL_V8, HGEMM_DTYPE_BF16, HGEMM_OP_N, HGEMM_OP_N, 64, 40, 128, 1, 0.0f, 2.0f},
+};
+
+enum { F32_GUARD = 2 };
+static const float F32_SENTINEL = 12345.0f;
+
+static int run_f32_case(const f32_case *t) {
+    const hgemm_dtype dt = t->dtype;
+    const int64_t m = t->m, n = t->n, k = t->k, batch = t->batch;
+    const int64_t a_rows = t->op_a == HGEMM_OP_N ? m : k, a_cols = t->op_a == HGEMM_OP_N ? k : m;
+    const int64_t b_rows = t->op_b == HGEMM_OP_N ? k : n, b_cols = t->op_b == HGEMM_OP_N ? n : k;
+    const int64_t lda = a_cols ? (a_cols + 7) / 8 * 8 : 8, ldb = b_cols ? (b_cols + 7) / 8 * 8 : 8;
+    const int64_t ldc = (n + 7) / 8 * 8 + 8, stride_a = a_rows * lda, stride_b = b_rows * ldb, stride_c = m * ldc;
+    /* C with F32_GUARD rows of sentinel above and below the batch */
+    const int64_t rows = batch * m + 2 * F32_GUARD;
+    const size_t c_elems = (size_t)(rows * ldc);
+    void *A = NULL, *B = NULL;
+    float *Cg = NULL;
+    double *ref = NULL;
+    HGEMM_CHECK_CUDA(cudaMalloc(&A, (size_t)(batch * stride_a) * 2 + 16));
+    HGEMM_CHECK_CUDA(cudaMalloc(&B, (size_t)(batch * stride_b) * 2 + 16));
+    HGEMM_CHECK_CUDA(cudaMalloc((void **)&Cg, c_elems * 4));
+    HGEMM_CHECK_CUDA(cudaMalloc((void **)&ref, (size_t)(batch * m * n) * sizeof(double)));
+    const float scale = hgemm_check_unit_scale(k);
+    for (int64_t b = 0; b < batch; b++) {
+        hgemm_check_fill_random_dt(dt, (char *)A + b * stride_a * 2, a_rows, a_cols, lda, SEED_A + (uint64_t)b, scale, 0);
+        hgemm_check_fill_random_dt(dt, (char *)B + b * stride_b * 2, b_rows, b_cols, ldb, SEED_B + (uint64_t)b, scale, 0);
+        hgemm_check_reference_ex(dt, t->op_a, t->op_b, m, n, k, t->alpha, (char *)A + b * stride_a * 2, lda,
+                                 (char *)B + b * stride_b * 2, ldb, 0.0, NULL, 0, ref + b * m * n, n, 0);
+    }
+    /* C's starting values: the sentinel everywhere, then per element a
+     * small fp32 value (beta != 0) or NaN (beta 0: never read) */
+    float *h_c = malloc(c_elems * 4), *h_got = malloc(c_elems * 4);
+    double *h_ref = malloc((size_t)(batch * m * n) * sizeof(double));
+    if (!h_c || !h_got || !h_ref) return 1;
+    for (size_t i = 0; i < c_elems; i++) h_c[i] = F32_SENTINEL;
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+    for (int64_t r = 0; r < batch * m; r++)
+        for (int64_t j = 0; j < n; j++) {
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+            h_c[(F32_GUARD + r) * ldc + j] = t->beta != 0.0f ? (float)((int64_t)(x >> 40) - (1 << 23)) / (1 << 23) : NAN;
+        }
+    HGEMM_CHECK_CUDA(cudaMemcpy(Cg, h_c, c_elems * 4, cudaMemcpyHostToDevice));
+    HGEMM_CHECK_CUDA(cudaDeviceSynchronize());
+    HGEMM_CHECK_CUDA(cudaMemcpy(h_ref, ref, (size_t)(batch * m * n) * sizeof(double), cudaMemcpyDeviceToHost));
+    float *C = Cg + F32_GUARD * ldc;
+    hgemm_options o;
+    memset(&o, 0, sizeof o);
+    o.size = sizeof o;
+    o.c_fp32 = 1;
+    const hgemm_status st = hgemm_gemm_ex(t->kernel, dt, t->op_a, t->op_b, m, n, k, t->alpha, A, lda, stride_a, B, ldb,
+                                          stride_b, t->beta, C, ldc, stride_c, batch, &o, 0);
+    HGEMM_CHECK_CUDA(cudaDeviceSynchronize());
+    HGEMM_CHECK_CUDA(cudaMemcpy(h_got, Cg, c_elems * 4, cudaMemcpyDeviceToHost));
+    /* fp32 out: the error of fp32 accumulation alone, far below a 16-bit
+     * rounding (bf16: 2^-8 of the value) */
+    const double atol = 1e-3, rtol = 1e-3;
+    int64_t bad = 0, guard_bad = 0;
+    double worst = 0.0;
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t j = 0; j < ldc; j++) {
+            const float got = h_got[r * ldc + j];
+            const int64_t cr = r - F32_GUARD; /* C's row across the batch */
+            if (cr < 0 || cr >= batch * m || j >= n) {
+                if (memcmp(&got, &h_c[r * ldc + j], 4) != 0) guard_bad++;
+                continue;
+            }
+            double want = h_ref[cr * n + j];
+            if (t->beta != 0.0f) want += (double)t->beta * h_c[r * ldc + j];
+            const double d = fabs((double)got - want);
+            if (!(d <= atol + rtol * fabs(want))) {
+                if (bad < 5)
+                    printf("     C[%lld][%lld] = %.7g, want %.7g\n", (long long)cr, (long long)j, got, want);
+                bad++;
+            }
+            if (d > worst) worst = d;
+        }
+    const int pass = st == HGEMM_SUCCESS && bad == 0 && guard_bad == 0;
+    printf("%s fp32 C %-16s %-5s %s %c%c %5lld x %5lld x %5lld batch %lld alpha %g beta %g  max %.2e\n",
+           pass ? "PASS" : "FAIL", t->what, hgemm_kernel_name(t->kernel), dt == HGEMM_DTYPE_BF16 ? "bf16" : "fp16",
+           t->op_a == HGEMM_OP_T ? 'T' : 'N', t->op_b == HGEMM_OP_T ? 'T' : 'N', (long long)m, (long long)n,
+           (long long)k, (long long)batch, (double)t->alpha, (double)t->beta, worst);
+    if (st != HGEMM_SUCCESS) printf("     hgemm_gemm_ex returned %s\n", hgemm_status_string(st));
+    if (bad) printf("     %lld elements off\n", (long long)bad);
+    if (guard_bad) printf("     %lld elements outside C changed\n", (long long)guard_bad);
+    HGEMM_CHECK_CUDA(cudaFree(A));
+    HGEMM_CHECK_CUDA(cudaFree(B));
+    HGEMM_CHECK_CUDA(cudaFree(Cg));
+    HGEMM_CHECK_CUDA(cudaFree(ref));
+    free(h_c);
+    free(h_got);
+    free(h_ref);
+    return !pass;
+}
+
 int main(void) {
     char why[256] = "";
     if (!hgemm_check_sm90_available(why, sizeof why)) {
@@ -192,7 +308,9 @@ int main(void) {
     int failed = 0;
     const int count = (int)(sizeof cases / sizeof cases[0]);
     for (int i = 0; i < count; i++) failed += run_case(&cases[i], workspace);
+    const int f32_count = (int)(sizeof f32_cases / sizeof f32_cases[0]);
+    for (int i = 0; i < f32_count; i++) failed += run_f32_case(&f32_cases[i]);
     HGEMM_CHECK_CUDA(cudaFree(workspace));
-    printf("test_gpu_epilogue: %d of %d passed\n", count - failed, count);
+    printf("test_gpu_epilogue: %d of %d passed\n", count + f32_count - failed, count + f32_count);
     return failed ? 1 : 0;
 }
