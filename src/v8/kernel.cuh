@@ -527,29 +527,28 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
             if constexpr (F32C) {
                 out.C = (__half *)((float *)args.C + (int64_t)entry * bt.stride_c);
                 epilogue_m64n_f32_out_f32<BN>(out, d, qrow0, col0);
-            } else if (!TMA_EPILOGUE || f16q_needs_direct(args, col0, BN)) {
-                if constexpr (EPI) {
-#pragma unroll
-                    for (int h = 0; h < PARTS; h++) {
-                        epi_apply<T, tile_t::c_cols>(d + h * tile_t::c_cols / 2, args.alpha, epi, args.n,
-                                                     col0 + h * tile_t::c_cols);
-                        epilogue_m64n_f32<T, tile_t::c_cols, true>(out, d + h * tile_t::c_cols / 2, qrow0,
-                                                                   col0 + h * tile_t::c_cols);
-                    }
-                } else {
-                    epilogue_m64n_f32<T, BN, true>(out, d, qrow0, col0);
-                }
+            } else if (!TMA_EPILOGUE || (!EPI && f16q_needs_direct(args, col0, BN))) {
+                epilogue_m64n_f32<T, BN, true>(out, d, qrow0, col0);
             } else {
                 /* One staging per consumer's part; with DEEP, parts in turn
                  * (registers 4j.. of the accumulator hold columns 8j..). With
                  * beta 0 the last LATE parts are only packed here: they go out
-                 * during the next unit's first k-tiles (or after the walk). */
-                const bool pack_late = LATE > 0 && args.beta == 0.0f;
+                 * during the next unit's first k-tiles (or after the walk).
+                 * The epilogue's builds store a tile TMA cannot (direct) part
+                 * by part from registers, in the same loop, so that each part's
+                 * epilogue is built once. */
+                const bool direct = EPI && f16q_needs_direct(args, col0, BN);
+                const bool pack_late = LATE > 0 && args.beta == 0.0f && !direct;
 #pragma unroll
                 for (int h = 0; h < PARTS; h++) {
                     const int32_t hcol0 = col0 + h * tile_t::c_cols;
-                    if constexpr (EPI)
+                    if constexpr (EPI) {
                         epi_apply<T, tile_t::c_cols>(d + h * tile_t::c_cols / 2, args.alpha, epi, args.n, hcol0);
+                        if (direct) {
+                            epilogue_m64n_f32<T, tile_t::c_cols, true>(out, d + h * tile_t::c_cols / 2, qrow0, hcol0);
+                            continue;
+                        }
+                    }
                     if constexpr (LATE > 0) {
                         if (pack_late && h >= PARTS - LATE) {
                             f32q_pack<T, tile_t::c_cols>(&late[(h - (PARTS - LATE)) * PART_REGS],
