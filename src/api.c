@@ -522,17 +522,29 @@ hgemm_status hgemm_nt_ws(hgemm_kernel kernel, int64_t m, int64_t n, int64_t k, f
     return hgemm_nt_ex(kernel, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, &options, stream);
 }
 
+/* hgemm_gemm and hgemm_gemm_ex once their options are read: the checks,
+ * then the kernel's run (nothing for an empty request) */
+static hgemm_status gemm_request(hgemm_kernel kernel, hgemm_dtype dtype, hgemm_op op_a, hgemm_op op_b, int64_t m,
+                                 int64_t n, int64_t k, float alpha, const void *A, int64_t lda, int64_t stride_a,
+                                 const void *B, int64_t ldb, int64_t stride_b, float beta, void *C, int64_t ldc,
+                                 int64_t stride_c, int64_t batch, const hgemm_nt_options *options, hgemm_epi epi,
+                                 cudaStream_t stream) {
+    const request r = {kernel, dtype, op_a, op_b, m, n, k, alpha, beta, A, lda, stride_a,
+                       B, ldb, stride_b, C, ldc, stride_c, batch, options ? options : &NO_OPTIONS, epi};
+    hgemm_status st = validate(&r);
+    if (st != HGEMM_SUCCESS || batch == 0 || m == 0 || n == 0) return st;
+    return run_validated(resolve(kernel, m, n, k), is_chosen(kernel), &r, stream);
+}
+
 hgemm_status hgemm_gemm(hgemm_kernel kernel, hgemm_dtype dtype, hgemm_op op_a, hgemm_op op_b,
                         int64_t m, int64_t n, int64_t k, float alpha,
                         const void *A, int64_t lda, int64_t stride_a,
                         const void *B, int64_t ldb, int64_t stride_b,
                         float beta, void *C, int64_t ldc, int64_t stride_c,
                         int64_t batch, const hgemm_nt_options *options, cudaStream_t stream) {
-    const request r = {kernel, dtype, op_a, op_b, m, n, k, alpha, beta, A, lda, stride_a,
-                       B, ldb, stride_b, C, ldc, stride_c, batch, options ? options : &NO_OPTIONS, NO_EPI};
-    hgemm_status st = validate(&r);
-    if (st != HGEMM_SUCCESS || batch == 0 || m == 0 || n == 0) return st;
-    return run_validated(resolve(kernel, m, n, k), is_chosen(kernel), &r, stream);
+    const hgemm_epi none = NO_EPI;
+    return gemm_request(kernel, dtype, op_a, op_b, m, n, k, alpha, A, lda, stride_a, B, ldb, stride_b, beta, C, ldc,
+                        stride_c, batch, options, none, stream);
 }
 
 /* The bytes of hgemm_options through `c_fp32`: the first version's. */
@@ -565,11 +577,8 @@ hgemm_status hgemm_gemm_ex(hgemm_kernel kernel, hgemm_dtype dtype, hgemm_op op_a
             epi.bias_f32 = options->bias_dtype == HGEMM_DTYPE_F32;
         }
     }
-    const request r = {kernel, dtype, op_a, op_b, m, n, k, alpha, beta, A, lda, stride_a,
-                       B, ldb, stride_b, C, ldc, stride_c, batch, &nt, epi};
-    hgemm_status st = validate(&r);
-    if (st != HGEMM_SUCCESS || batch == 0 || m == 0 || n == 0) return st;
-    return run_validated(resolve(kernel, m, n, k), is_chosen(kernel), &r, stream);
+    return gemm_request(kernel, dtype, op_a, op_b, m, n, k, alpha, A, lda, stride_a, B, ldb, stride_b, beta, C, ldc,
+                        stride_c, batch, &nt, epi, stream);
 }
 
 /* run_validated for a row given by hgemm__run_ws and hgemm__run_gemm: NULL
