@@ -7,6 +7,7 @@
  * by that layout. The builds: the table's choices at shapes the notes name
  * (docs/notes/v8-design.txt) on 132 SMs, v8_stages for each, and a variant
  * changes only what it names (no_seam: the seam; all_workers: the balance).
+ * The epilogue's builds: 128 or 256 wide in pairs, no split, fp32 C 256 wide.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -107,8 +108,35 @@ static void test_builds(void) {
     CHECK(v8_whole_clusters(1, 2) == 2 && v8_whole_clusters(131, 2) == 130 && v8_whole_clusters(132, 1) == 132);
 }
 
+/* The fused epilogue's and the fp32 C's builds: 128 or 256 wide (fp32 C:
+ * 256), in pairs, never split, whatever the plain table would take there */
+static void test_epilogue_builds(void) {
+    static const hgemm_v8_variant table = {0, 0, 0, 0};
+    static const int64_t shapes[][3] = {{8192, 8192, 8192}, {512, 4096, 4096}, {512, 6144, 4096},
+                                        {1024, 1024, 1024}, {8, 4096, 4096},    {256, 256, 65536}};
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+        for (int kind = 0; kind < 3; kind++) {
+            hgemm_problem p = problem(shapes[i][0], shapes[i][1], shapes[i][2], NULL, 0);
+            if (kind == 0) p.epi.act = HGEMM_ACTIVATION_GELU_TANH;
+            if (kind == 1) p.epi.bias = (const void *)(uintptr_t)0x10000;
+            if (kind == 2) p.epi.c_f32 = 1, p.a_mn = 1, p.b_mn = 1;
+            const v8_build b = v8_choose_build(&p, &table, 132);
+            const v8_build plain = v8_choose_build(&(hgemm_problem){.m = p.m, .n = p.n, .k = p.k, .alpha = 1.0f,
+                                                                    .lda = p.k, .ldb = p.k, .ldc = p.n, .batch = 1},
+                                                   &table, 132);
+            CHECK_MSG(b.epi && b.cluster == 2 && b.split == HGEMM_SK_NONE && !b.seam && !b.deal &&
+                          (b.bn == 256 ? b.deep == 2 : b.bn == 128 && b.deep == 0) && (kind != 2 || b.bn == 256),
+                      "%lld x %lld x %lld, kind %d: bn %d cluster %d deep %d split %d seam %d", (long long)p.m,
+                      (long long)p.n, (long long)p.k, kind, b.bn, b.cluster, b.deep, b.split, b.seam);
+            CHECK_MSG(!plain.epi, "the plain problem takes the table's build");
+            /* the epilogue takes the narrow build where the table would go 128 or 64 wide */
+            if (kind < 2) CHECK_MSG((b.bn == 128) == (plain.bn <= 128), "bn %d against the table's %d", b.bn, plain.bn);
+        }
+}
+
 int main(void) {
     test_layout();
     test_builds();
+    test_epilogue_builds();
     return check_finish();
 }
