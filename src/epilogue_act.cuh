@@ -24,7 +24,7 @@ static __device__ __forceinline__ float epi_act(float x) {
         const float u = 0.7978845608028654f * (x + 0.044715f * x * x * x);
         return x / (1.0f + __expf(-2.0f * u));
     } else if constexpr (ACT == HGEMM_ACTIVATION_GELU_ERF) {
-        return 0.5f * x * (1.0f + erff(0.7071067811865476f * x)); /* torch's form (erfcf spilled in V8) */
+        return 0.5f * x * (1.0f + erff(0.7071067811865476f * x)); /* torch's form */
     } else if constexpr (ACT == HGEMM_ACTIVATION_SILU) {
         return x / (1.0f + __expf(-x));
     } else {
