@@ -137,6 +137,34 @@ hgemm_status hgemm_nt_ws(hgemm_kernel kernel, int64_t m, int64_t n, int64_t k,
                          void *workspace, size_t workspace_bytes,
                          cudaStream_t stream);
 
+/* The library's workspace. A call that brings no workspace (hgemm_nt,
+ * workspace_bytes == 0) and runs V8 (AUTO's large and long-k products, or
+ * V8 named) borrows one the library owns: HGEMM_WORKSPACE_BYTES of device
+ * memory per device and stream, allocated by the first such call on that
+ * stream (its zero fill queued on the stream) and kept until
+ * hgemm_free_library_workspaces. So such a call splits as it would with
+ * hgemm_nt_ws's workspace of that size and gives the same C, bitwise.
+ * Calls on different streams never share one; a graph captured on a stream
+ * uses that stream's (the first call may allocate during the capture, in
+ * relaxed mode, its fill captured into the graph): replay it where no other
+ * work that uses the same stream's workspace runs at the same time, or pass
+ * a workspace of your own. At most HGEMM_LIBRARY_WORKSPACE_STREAMS streams
+ * get one in a process; past that, or where the allocation fails, the call
+ * runs without splitting (no error). Memory: 32 MiB per stream that ran V8. */
+#define HGEMM_LIBRARY_WORKSPACE_STREAMS 32
+
+/* 0: calls without a workspace run without splitting, as before the
+ * library had one (workspaces it holds stay until freed); nonzero (the
+ * default): they borrow the library's. Process-wide; takes effect for the
+ * calls made after it returns. */
+hgemm_status hgemm_set_library_workspace(int enabled);
+
+/* Frees every library workspace (device memory on each device that has one).
+ * Only once every call that may use one has completed (cudaDeviceSynchronize
+ * on each device); later calls allocate again. HGEMM_ERROR_CUDA where a free
+ * failed (that workspace stays held). */
+hgemm_status hgemm_free_library_workspaces(void);
+
 /* Options of hgemm_nt_ex. Zero-initialise it: all zeros is hgemm_nt. */
 typedef struct hgemm_nt_options {
     void *workspace;          /* as hgemm_nt_ws's (NULL with 0 bytes: none) */

@@ -457,6 +457,22 @@ static hgemm_status choose_row(const hgemm_kernel_info **row, int chosen, const 
     return HGEMM_SUCCESS;
 }
 
+/* Stands for the library's workspace while a call is planned (never
+ * dereferenced; run_validated puts the borrowed one in its place). */
+static _Alignas(16) char LIBRARY_WS_PLAN;
+
+/* Whether a call brings no workspace and the library lends one: then `lib`
+ * is the request with the library's (planned, not yet borrowed). */
+static int library_plan(const request *r, request *lib, hgemm_nt_options *lib_options) {
+    if (r->options->workspace_bytes != 0 || !hgemm__library_workspace_on()) return 0;
+    *lib_options = *r->options;
+    lib_options->workspace = &LIBRARY_WS_PLAN;
+    lib_options->workspace_bytes = HGEMM_WORKSPACE_BYTES;
+    *lib = *r;
+    lib->options = lib_options;
+    return 1;
+}
+
 /* What every entry point does once validate() passed: `info` is the kernel's
  * row (NULL: AUTO's choice by shape), `chosen` whether AUTO or AUTO_F16ACC
  * picked it. The kernel's limits are decided first (preflight, the same for
@@ -469,16 +485,37 @@ static hgemm_status choose_row(const hgemm_kernel_info **row, int chosen, const 
  * every form; an explicit one returns NOT_SUPPORTED. */
 static hgemm_status run_validated(const hgemm_kernel_info *info, int chosen, const request *r,
                                   cudaStream_t stream) {
+    /* A call without a workspace is planned with the library's, borrowed
+     * below where V8 runs; where none can be had, planned again without. */
+    hgemm_nt_options lib_options;
+    request lib = *r;
+    const int borrow = library_plan(r, &lib, &lib_options);
+    const hgemm_kernel_info *row = info;
     hgemm_problem p;
-    hgemm_status st = choose_row(&info, chosen, r, &p);
+    hgemm_status st = choose_row(&row, chosen, borrow ? &lib : r, &p);
     if (st != HGEMM_SUCCESS) return st;
     hgemm_launch_fn run = NULL;
-    st = preflight(info, &p, &run);
+    st = preflight(row, &p, &run);
     if (st != HGEMM_SUCCESS || run == NULL || r->batch == 0) return st;
     int dev = 0;
     st = check_device(&dev);
-    if (st == HGEMM_SUCCESS && p.workspace) st = check_ends(p.workspace, (int64_t)p.workspace_bytes, dev);
     if (st != HGEMM_SUCCESS) return st;
+    if (borrow && p.workspace != NULL && run != hgemm__launch_v8) {
+        p.workspace = NULL; /* a row that splits nothing: the plan holds without */
+        p.workspace_bytes = 0;
+    } else if (borrow && p.workspace != NULL) {
+        p.workspace = hgemm__library_workspace(dev, stream);
+        if (p.workspace == NULL) {
+            row = info;
+            st = choose_row(&row, chosen, r, &p);
+            if (st == HGEMM_SUCCESS) st = preflight(row, &p, &run);
+            if (st != HGEMM_SUCCESS || run == NULL) return st;
+        }
+    } else if (p.workspace) {
+        st = check_ends(p.workspace, (int64_t)p.workspace_bytes, dev);
+        if (st != HGEMM_SUCCESS) return st;
+    }
+    info = row;
     if (info->batched || run == hgemm__launch_scale) {
         /* One launch: each matrix from entry 0's first byte to entry
          * batch-1's last. */
@@ -602,10 +639,15 @@ hgemm_status hgemm__explain(const hgemm_kernel_info *info, hgemm_dtype dtype, hg
     /* the matrices a call would pass, packed (C's rows rounded up to 8) */
     const int64_t ldc = (n + 7) / 8 * 8;
     const int64_t a_rows = op_a == HGEMM_OP_N ? m : k, b_rows = op_b == HGEMM_OP_N ? k : n;
-    const request r = {HGEMM_KERNEL_AUTO, dtype, op_a, op_b, m, n, k, 1.0f, beta, NULL, lda, a_rows * lda,
-                       NULL, ldb, b_rows * ldb, NULL, ldc, m * ldc, batch, options ? options : &NO_OPTIONS, NO_EPI};
+    const request given = {HGEMM_KERNEL_AUTO, dtype, op_a, op_b, m, n, k, 1.0f, beta, NULL, lda, a_rows * lda,
+                           NULL, ldb, b_rows * ldb, NULL, ldc, m * ldc, batch, options ? options : &NO_OPTIONS,
+                           NO_EPI};
+    /* without a workspace: the library's, where V8 runs (as run_validated) */
+    hgemm_nt_options lib_options;
+    request lib = given;
+    const int borrow = library_plan(&given, &lib, &lib_options);
     hgemm_problem p;
-    hgemm_status st = choose_row(&info, chosen, &r, &p);
+    hgemm_status st = choose_row(&info, chosen, borrow ? &lib : &given, &p);
     out->row = info;
     if (st != HGEMM_SUCCESS) return st;
     hgemm_launch_fn run = NULL;
@@ -616,6 +658,7 @@ hgemm_status hgemm__explain(const hgemm_kernel_info *info, hgemm_dtype dtype, hg
         return HGEMM_SUCCESS;
     }
     out->scale_only = run == hgemm__launch_scale;
+    out->library_workspace = borrow && p.workspace != NULL && run == hgemm__launch_v8;
     if (run == hgemm__launch_v9) {
         out->has_v9_plan = 1;
         return hgemm__v9_explain(&p, sms, &out->v9);

@@ -176,6 +176,13 @@ hgemm_status hgemm__check_pointers(const hgemm_problem *p, int dev);
 /* The status for a failed CUDA call (NO_DEVICE or CUDA); clears the error. */
 hgemm_status hgemm__status_from_cuda(cudaError_t err);
 
+/* The library's workspace (src/library_ws.c): whether calls without one
+ * borrow it, and the one of `device` and `stream` (allocated and its fill
+ * queued on the first call; NULL where disabled, past the stream limit or
+ * where the allocation failed, with no CUDA error left set). */
+int hgemm__library_workspace_on(void);
+void *hgemm__library_workspace(int device, cudaStream_t stream);
+
 /* Tensor maps (src/tensor_map.c). A 2-D fp16 tensor of `rows` x `cols`
  * elements, row-major with `ld` elements between rows, read or written in
  * boxes of box_rows x box_cols. swizzle128 (TMAP_SWIZZLE_NONE or
@@ -287,6 +294,7 @@ hgemm_status hgemm__v9_explain(const hgemm_problem *p, uint32_t sms, hgemm_v9_pl
 typedef struct hgemm_explanation {
     const hgemm_kernel_info *row;
     int scale_only;
+    int library_workspace; /* V8 would borrow the library's workspace (none was given) */
     int has_v8_plan;
     hgemm_v8_plan v8;
     int has_v9_plan;

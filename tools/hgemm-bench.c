@@ -359,6 +359,7 @@ typedef struct options {
     int64_t warmup, iters, repeat;
     int64_t interleave;         /* --interleave: slices per run; 0 when off */
     int no_lead_in;             /* --no-lead-in: the slices without their untimed lead-in */
+    int no_library_ws;          /* --no-library-workspace */
     double max_window_ms;       /* --max-window-ms: an interleaved window's cap; 0: none */
     int max_window_given;
     double cooldown_s;
@@ -503,8 +504,10 @@ static void usage(FILE *f) {
         "                   rounds, the tail split, split-K, stream-K); then exit; needs no GPU\n"
         "  --workspace BYTES\n"
         "                   the workspace every hgemm call is given, zero-filled once (default:\n"
-        "                   HGEMM_WORKSPACE_BYTES, %zu; 0: none, as hgemm_nt without options);\n"
-        "                   cuBLAS keeps its own either way\n"
+        "                   HGEMM_WORKSPACE_BYTES, %zu; 0: none, as hgemm_nt without options,\n"
+        "                   so V8 borrows the library's); cuBLAS keeps its own either way\n"
+        "  --no-library-workspace\n"
+        "                   calls without a workspace run unsplit (hgemm_set_library_workspace(0))\n"
         "  --sms N          the SMs --explain plans for (default: the GPU's, else %d)\n"
         "timing:\n"
         "  --warmup N       untimed launches before each timed window (default: %d)\n"
@@ -934,7 +937,7 @@ static int parse_args(int argc, char **argv, options *o) {
                 strcmp(a, "--version") == 0 || strcmp(a, "--list-shapes") == 0 ||
                 strcmp(a, "--rotate") == 0 || strcmp(a, "--no-rotate") == 0 ||
                 strcmp(a, "--host-cost") == 0 || strcmp(a, "--explain") == 0 ||
-                strcmp(a, "--no-lead-in") == 0)
+                strcmp(a, "--no-lead-in") == 0 || strcmp(a, "--no-library-workspace") == 0)
                 return bad_usage("%s takes no value", a);
             return bad_usage("unknown option '%s'", a);
         }
@@ -966,6 +969,9 @@ static int parse_args(int argc, char **argv, options *o) {
             rotate_none = 1;
         } else if (strcmp(a, "--no-lead-in") == 0) {
             o->no_lead_in = 1;
+        } else if (strcmp(a, "--no-library-workspace") == 0) {
+            o->no_library_ws = 1;
+            hgemm_set_library_workspace(0);
         } else if (strcmp(a, "--host-cost") == 0) {
             o->host_cost = 1;
         } else if (strcmp(a, "--suite") == 0) {
@@ -2053,6 +2059,9 @@ static void explain_text(char *buf, size_t len, hgemm_status st, const hgemm_exp
         if (rounds > 1 && last < v->workers && m > 0 && (size_t)m < len)
             snprintf(buf + m, len - (size_t)m, ", the last on %u", last);
     }
+    const size_t used = strlen(buf);
+    if (e->library_workspace && (v->slices >= 2 || v->sk_workers || v->tail_slices >= 2) && used < len)
+        snprintf(buf + used, len - used, "; in the library's workspace");
 }
 
 /* --explain: what each selected kernel would run at each shape and form (the
@@ -2077,7 +2086,8 @@ static int print_explanations(const options *o) {
         whose = "an H100's or H200's; no sm_90 GPU here";
     }
     printf("# what each kernel runs, as the library decides it for hgemm-bench's calls (a workspace of "
-           "%zu bytes, beta 0), on %u SMs (%s)\n", bench_workspace_bytes, sms, whose);
+           "%zu bytes%s, beta 0), on %u SMs (%s)\n", bench_workspace_bytes,
+           bench_workspace_bytes || o->no_library_ws ? "" : ": V8 borrows the library's", sms, whose);
     /* hgemm__explain reads the workspace pointer for being set, never through it */
     static char workspace_stand_in;
     const hgemm_nt_options ws = {bench_workspace_bytes ? &workspace_stand_in : NULL, bench_workspace_bytes, 0,
@@ -2350,7 +2360,10 @@ static void write_metadata(FILE *f, const gpu_info *g, const nvml *nv, const opt
             g->cublas_version % 100);
     fprintf(f, "# git_commit: %s\n", HGEMM_GIT_COMMIT);
     fprintf(f, "# hgemm_workspace_bytes: %zu (hgemm_nt_ws or hgemm_gemm's options, every hgemm kernel; "
-               "--workspace)\n", bench_workspace_bytes);
+               "--workspace)%s\n", bench_workspace_bytes,
+            bench_workspace_bytes ? ""
+            : o->no_library_ws    ? "; without one, nothing split (--no-library-workspace)"
+                                  : "; V8 borrows the library's (HGEMM_WORKSPACE_BYTES a stream)");
     fprintf(f, "# date: %s\n", date);
     fprintf(f, "# command: %s\n", command);
     fprintf(f, "# mode: %s\n", o->host_cost ? "host-cost" : o->accuracy_sweep ? "accuracy-sweep"

@@ -66,12 +66,40 @@ static void test_the_tail_split_needs_the_workspace(void) {
     CHECK_I64(e.v8.dp_tiles, 15 * PAIRS);
     CHECK(e.v8.tail_slices >= 2);
     CHECK_I64(e.v8.deal, 1); /* the seam build deals by GPC */
-    /* without one: whole tiles, 16 rounds, on the 64 pairs that take as many */
+    CHECK_I64(e.library_workspace, 0);
+    /* none given: the library's, the same plan */
     CHECK_STATUS(explain(8192, 8192, 8192, NULL, &e), HGEMM_SUCCESS);
+    CHECK_I64(e.library_workspace, 1);
+    CHECK_I64(e.v8.dp_tiles, 15 * PAIRS);
+    CHECK(e.v8.tail_slices >= 2);
+    /* the library's turned off: whole tiles, 16 rounds, on the 64 pairs that take as many */
+    hgemm_set_library_workspace(0);
+    CHECK_STATUS(explain(8192, 8192, 8192, NULL, &e), HGEMM_SUCCESS);
+    hgemm_set_library_workspace(1);
+    CHECK_I64(e.library_workspace, 0);
     CHECK_I64(e.v8.tail_slices, 0);
     CHECK_I64(e.v8.split, HGEMM_SK_NONE);
     CHECK_I64(e.v8.dp_tiles, 1024);
     CHECK_I64(e.v8.workers, 64);
+}
+
+/* Few long tiles without a workspace: AUTO takes V8's split-K in the
+ * library's workspace; with it turned off, V9 (its cluster split). */
+static void test_few_long_tiles_borrow_the_library_workspace(void) {
+    hgemm_explanation e;
+    CHECK_STATUS(explain(256, 256, 65536, NULL, &e), HGEMM_SUCCESS);
+    CHECK_I64(e.row->id, HGEMM_KERNEL_V8);
+    CHECK_I64(e.library_workspace, 1);
+    CHECK(e.v8.slices >= 2);
+    hgemm_set_library_workspace(0);
+    CHECK_STATUS(explain(256, 256, 65536, NULL, &e), HGEMM_SUCCESS);
+    hgemm_set_library_workspace(1);
+    CHECK_I64(e.row->id, HGEMM_KERNEL_V9);
+    CHECK_I64(e.library_workspace, 0);
+    /* V9 splits in a cluster, no workspace: none borrowed */
+    CHECK_STATUS(explain(1, 4096, 4096, NULL, &e), HGEMM_SUCCESS);
+    CHECK_I64(e.row->id, HGEMM_KERNEL_V9);
+    CHECK_I64(e.library_workspace, 0);
 }
 
 /* Shapes whose V8 build the width rule and the plan document, with the
@@ -164,6 +192,7 @@ static void test_rows_and_edges(void) {
 int main(void) {
     test_the_wide_tile_in_whole_rounds();
     test_the_tail_split_needs_the_workspace();
+    test_few_long_tiles_borrow_the_library_workspace();
     test_the_documented_builds();
     test_rows_and_edges();
     return check_finish();

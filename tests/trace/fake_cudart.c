@@ -423,6 +423,15 @@ cudaError_t cudaStreamIsCapturing(cudaStream_t s, enum cudaStreamCaptureStatus *
     return cudaSuccess;
 }
 
+/* A stream's id: its handle's value (the legacy stream's, 0, is 1). */
+cudaError_t cudaStreamGetId(cudaStream_t s, unsigned long long *id) {
+    api_calls++;
+    if (!id) return reject(cudaErrorInvalidValue, "cudaStreamGetId", "a null id pointer");
+    if (injected("cudaStreamGetId")) return fail(cudaErrorInvalidResourceHandle);
+    *id = s ? (unsigned long long)(uintptr_t)s : 1ull;
+    return cudaSuccess;
+}
+
 /* Events: handles only, as streams. */
 static uintptr_t next_event = 0x6000;
 
@@ -519,6 +528,19 @@ static const alloc *find_alloc(const void *p) {
     for (int i = 0; i < n_allocs; i++)
         if ((uintptr_t)p >= allocs[i].base && (uintptr_t)p < allocs[i].base + allocs[i].size + 1) return &allocs[i];
     return NULL;
+}
+
+/* A fill: recorded, and refused outside one allocation. */
+cudaError_t cudaMemsetAsync(void *p, int value, size_t count, cudaStream_t s) {
+    bind_context();
+    api_calls++;
+    const alloc *a = find_alloc(p);
+    if (!a || (uintptr_t)p + count > a->base + a->size)
+        return reject(cudaErrorInvalidValue, "cudaMemsetAsync", "not inside one allocation");
+    if (injected("cudaMemsetAsync")) return fail(cudaErrorInvalidValue);
+    printf("memset %#llx %zu value=%d stream=%#llx\n", (unsigned long long)(uintptr_t)p, count, value,
+           (unsigned long long)(uintptr_t)s);
+    return cudaSuccess;
 }
 
 cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *a, const void *p) {
