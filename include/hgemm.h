@@ -118,18 +118,20 @@ hgemm_status hgemm_nt(hgemm_kernel kernel, int64_t m, int64_t n, int64_t k,
 /* hgemm_nt with a workspace (the style of cuBLASLt): V8 and AUTO use it to
  * share the k-loop of the last tiles among all SMs (stream-K) where whole
  * tiles would leave SMs idle: the last partial round of a large product, or a
- * few tiles with a long k. With HGEMM_WORKSPACE_BYTES or more, AUTO also
- * takes V8 where its table says V9 for a few long tiles (both sides over 64,
- * m * n <= 2^16, k >= 32768): there V8's split-K is the faster (src/api.c).
- * The result is deterministic: the same inputs give
- * bitwise the same C on every run (on the same GPU model; it may differ from
- * hgemm_nt's in the last bits, since the sums are grouped differently).
+ * few tiles with a long k. With HGEMM_WORKSPACE_BYTES or more (or none:
+ * the library's, below), AUTO also takes V8 where its table says V9 for a
+ * few long tiles (both sides over 64, m * n <= 2^16, k >= 32768): there
+ * V8's split-K is the faster (src/auto.c). The result is deterministic: the
+ * same inputs and workspace size give bitwise the same C on every run (on
+ * the same GPU model; a call that splits nothing may differ in the last
+ * bits, since the sums are grouped differently).
  * The workspace is memory of the current device, 16-byte aligned, sharing no
  * byte with A, B or C; it must be zero-filled once before its first use
  * (cudaMemset), and every completed call leaves it ready for the next.
  * Calls that may run at the same time (different streams) need separate
- * workspaces. workspace_bytes == 0 (workspace ignored) is hgemm_nt; with less
- * than a problem needs, the call runs without splitting. */
+ * workspaces. workspace_bytes == 0 (workspace ignored) is hgemm_nt, which
+ * borrows the library's; with less than a problem needs, the call runs
+ * without splitting. */
 hgemm_status hgemm_nt_ws(hgemm_kernel kernel, int64_t m, int64_t n, int64_t k,
                          float alpha, const void *A, int64_t lda,
                          const void *B, int64_t ldb,
