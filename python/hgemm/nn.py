@@ -16,18 +16,39 @@ if torch is None:
 _compiling = getattr(getattr(torch, "compiler", None), "is_compiling", lambda: False)
 
 
+_ACTIVATIONS = ("relu", "gelu", "gelu_tanh", "silu")
+
+
 class Linear(torch.nn.Linear):
     """torch.nn.Linear whose product is hgemm's (fp32 accumulation, AUTO's kernel).
 
     Parameters must be fp16 or bf16 on an sm_90 GPU, in_features a multiple of
-    8; the input the same type as the weight."""
+    8; the input the same type as the weight. `activation` ("relu", "gelu"
+    (erf), "gelu_tanh", "silu"; None: none) follows the product, fused into
+    it where no gradient is recorded (hgemm.functional.linear)."""
 
     kernel = "auto"
+    activation = None
+
+    def __init__(self, in_features, out_features, bias=True, device=None, dtype=None, *, activation=None):
+        super().__init__(in_features, out_features, bias=bias, device=device, dtype=dtype)
+        if activation is not None and activation != "none":
+            if activation not in _ACTIVATIONS:
+                raise ValueError("activation %r: one of %s, or None" % (activation, ", ".join(_ACTIVATIONS)))
+            self.activation = activation
+
+    def extra_repr(self):
+        r = super().extra_repr()
+        return r + (", activation=%s" % self.activation if self.activation else "")
 
     def forward(self, input):
         if _torch._native_linear is None:
             raise RuntimeError("hgemm.nn.Linear needs hgemm's native torch operators, which are not "
                                "loaded: %s" % _torch.native_missing)
+        if self.activation:
+            y = torch.ops.hgemm.linear_act(input, self.weight, self.bias, activation=self.activation,
+                                           kernel_name=self.kernel)
+            return y if self.out_features % 8 == 0 else y.contiguous()
         # dynamo traces the OpOverload; eager calls its C++ entry (one Python frame less)
         op = torch.ops.hgemm.linear.default if _compiling() else _torch._native_linear
         if self.kernel == "auto":

@@ -149,6 +149,32 @@ class NativeOpsTests(unittest.TestCase):
             self.assertClose(x.grad, x64.grad, "linear_act dX " + dtype, atol=2 * ATOL)
             self.assertClose(w.grad, w64.grad, "linear_act dW " + dtype, atol=ATOL * 600 ** 0.5)
 
+    def test_nn_linear_activation(self):
+        torch = self.torch
+        F = torch.nn.functional
+        for dtype in DTYPES:
+            layer = hgemm.nn.Linear(384, 1100, device="cuda", dtype=getattr(torch, dtype), activation="gelu_tanh")
+            self.assertIn("activation=gelu_tanh", repr(layer))
+            x = self.randn(3, 500, 384, k=384, dtype=dtype)
+            w, b = layer.weight.detach().double(), layer.bias.detach().double()
+            want = F.gelu(x.double() @ w.t() + b, approximate="tanh")
+            with torch.no_grad():
+                self.assertClose(layer(x), want, "nn.Linear gelu_tanh fused " + dtype, atol=2 * ATOL)
+            # with a gradient: the activation's backward runs, the grads match fp64
+            xg = x.detach().requires_grad_()
+            g = self.randn(3, 500, 1100, k=1, dtype=dtype)
+            layer(xg).backward(g)
+            x64 = x.detach().double().requires_grad_()
+            w64, b64 = w.clone().requires_grad_(), b.clone().requires_grad_()
+            F.gelu(x64 @ w64.t() + b64, approximate="tanh").backward(g.double())
+            self.assertClose(xg.grad, x64.grad, "nn.Linear activation dX " + dtype, atol=2 * ATOL)
+            self.assertClose(layer.weight.grad, w64.grad, "nn.Linear activation dW " + dtype,
+                             atol=ATOL * 1500 ** 0.5)
+            self.assertClose(layer.bias.grad, b64.grad, "nn.Linear activation db " + dtype,
+                             atol=ATOL * 1500 ** 0.5)
+        with self.assertRaisesRegex(ValueError, "gelu_tanh"):
+            hgemm.nn.Linear(8, 8, activation="tanh")
+
     def test_autograd(self):
         torch = self.torch
         for dtype in DTYPES:
