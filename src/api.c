@@ -45,60 +45,6 @@ const char *hgemm_status_string(hgemm_status status) {
     return "unknown status";
 }
 
-/* Bytes spanned by a row-major (rows x cols) fp16 matrix with leading
- * dimension ld; 0 when it is empty; -1 when the span cannot exist in memory. */
-static int64_t span_bytes(int64_t rows, int64_t cols, int64_t ld) {
-    if (rows == 0 || cols == 0) return 0;
-    if (cols > INT64_MAX / 2) return -1;
-    if (rows - 1 > (INT64_MAX / 2 - cols) / ld) return -1;
-    return ((rows - 1) * ld + cols) * 2;
-}
-
-static int overlaps(const void *a, int64_t a_bytes, const void *b, int64_t b_bytes) {
-    if (a_bytes == 0 || b_bytes == 0) return 0;
-    uintptr_t a0 = (uintptr_t)a, b0 = (uintptr_t)b;
-    /* Distances, not ends: an end near the top of the address space would wrap. */
-    return a0 <= b0 ? b0 - a0 < (uintptr_t)a_bytes : a0 - b0 < (uintptr_t)b_bytes;
-}
-
-/* Whether the row-major fp16 views X (xr x xc, leading dimension xld, at x)
- * and Y (yr x yc, yld, at y) share an element; both 16-byte aligned, spans
- * valid. Byte ranges that do not meet share nothing. Otherwise, when both
- * views step by the same leading dimension L (a single row steps by any), the
- * answer is exact. With Y's first element d elements after X's, Y's row i'
- * ([d + i'L, d + i'L + yc)) meets X's row i ([iL, iL + xc)) iff t = i - i'
- * has d - xc < tL < d + yc, and t ranges over [1 - yr, xr - 1]: take the
- * smallest t above the lower bound and test it against the other three.
- * Different leading dimensions are not decided: meeting ranges count as shared. */
-static int shares_element(const void *x, int64_t xr, int64_t xc, int64_t xld, const void *y,
-                          int64_t yr, int64_t yc, int64_t yld) {
-    if (!overlaps(x, span_bytes(xr, xc, xld), y, span_bytes(yr, yc, yld))) return 0;
-    if (xr == 1) xld = yld;
-    if (yr == 1) yld = xld;
-    if (xld != yld) return 1;
-    const int64_t L = xld;
-    /* The ranges meet, so |y - x| < the larger span <= INT64_MAX bytes; even,
-     * since both are 16-byte aligned. Every quantity below stays within
-     * +-2^62 elements: no overflow. */
-    const uintptr_t ux = (uintptr_t)x, uy = (uintptr_t)y;
-    const int64_t d = uy >= ux ? (int64_t)((uy - ux) / 2) : -(int64_t)((ux - uy) / 2);
-    const int64_t low = d - xc; /* tL must be above this */
-    int64_t t = low / L;        /* floor(low / L) + 1: the smallest t with tL > low */
-    if (t * L > low) t--;
-    t++;
-    if (t < 1 - yr) t = 1 - yr;
-    return t <= xr - 1 && t * L < d + yc;
-}
-
-static int misaligned(const void *p) { return ((uintptr_t)p & 15u) != 0; }
-
-/* A span of 2-byte elements (span_bytes, batch_span) in elements `scale`
- * times as wide (1; 2 for an fp32 C): -1 where it cannot exist. */
-static int64_t scaled(int64_t bytes, int scale) {
-    if (bytes < 0 || (scale == 2 && bytes > INT64_MAX / 2)) return -1;
-    return bytes * scale;
-}
-
 /* One request of any entry point: hgemm_gemm's arguments (hgemm_nt's are
  * fp16, N and T, one entry, strides 0). */
 typedef struct request {
@@ -117,16 +63,6 @@ typedef struct request {
 
 static const hgemm_nt_options NO_OPTIONS = {NULL, 0, 0, NULL, 0};
 #define NO_EPI {NULL, 0, HGEMM_ACTIVATION_NONE, 0, 0}
-
-/* Bytes from entry 0's first element to the end of entry batch-1 of a batch
- * of matrices each spanning `one` bytes, `stride` elements apart; -1 when
- * that cannot exist in memory. */
-static int64_t batch_span(int64_t one, int64_t stride, int64_t batch) {
-    if (one == 0 || batch == 0) return 0;
-    /* (batch - 1) * stride * 2 <= INT64_MAX - one, without overflow */
-    if (batch > 1 && stride > (INT64_MAX - one) / 2 / (batch - 1)) return -1;
-    return (batch - 1) * stride * 2 + one;
-}
 
 /* Whether the options name a C input apart from C (hgemm_nt_options.c_in). */
 static int has_c_in(const request *r) {
@@ -154,30 +90,30 @@ static hgemm_status validate(const request *r) {
     if (r->lda < (a_cols > 1 ? a_cols : 1) || r->ldb < (b_cols > 1 ? b_cols : 1) ||
         r->ldc < (n > 1 ? n : 1))
         return HGEMM_ERROR_INVALID_VALUE;
-    const int64_t a_one = span_bytes(a_rows, a_cols, r->lda), b_one = span_bytes(b_rows, b_cols, r->ldb);
+    const int64_t a_one = hgemm__span_bytes(a_rows, a_cols, r->lda), b_one = hgemm__span_bytes(b_rows, b_cols, r->ldb);
     /* C's elements: 2 bytes, or 4 for an fp32 C (cs 2: n and ldc doubled) */
     const int cs = r->epi.c_f32 ? 2 : 1;
-    const int64_t c_one = scaled(span_bytes(m, n, r->ldc), cs);
+    const int64_t c_one = hgemm__scaled(hgemm__span_bytes(m, n, r->ldc), cs);
     if (a_one < 0 || b_one < 0 || c_one < 0) return HGEMM_ERROR_INVALID_VALUE;
-    const int64_t a_all = batch_span(a_one, r->stride_a, batch);
-    const int64_t b_all = batch_span(b_one, r->stride_b, batch);
-    const int64_t c_all = scaled(batch_span(span_bytes(m, n, r->ldc), r->stride_c, batch), cs);
+    const int64_t a_all = hgemm__batch_span(a_one, r->stride_a, batch);
+    const int64_t b_all = hgemm__batch_span(b_one, r->stride_b, batch);
+    const int64_t c_all = hgemm__scaled(hgemm__batch_span(hgemm__span_bytes(m, n, r->ldc), r->stride_c, batch), cs);
     if (a_all < 0 || b_all < 0 || c_all < 0) return HGEMM_ERROR_INVALID_VALUE;
     if ((a_all && r->A == NULL) || (b_all && r->B == NULL) || (c_all && r->C == NULL))
         return HGEMM_ERROR_INVALID_VALUE;
     if (r->lda % 8 || r->ldb % 8 || r->ldc % 8 || r->stride_a % 8 || r->stride_b % 8 || r->stride_c % 8)
         return HGEMM_ERROR_MISALIGNED;
-    if ((a_all && misaligned(r->A)) || (b_all && misaligned(r->B)) || (c_all && misaligned(r->C)))
+    if ((a_all && hgemm__misaligned(r->A)) || (b_all && hgemm__misaligned(r->B)) || (c_all && hgemm__misaligned(r->C)))
         return HGEMM_ERROR_MISALIGNED;
     /* C's entries are written: no two may share a byte. */
     if (batch > 1 && c_one > 0 && r->stride_c * 2 * cs < c_one) return HGEMM_ERROR_INVALID_VALUE;
     /* C and the operands: exact for one entry of one element size, by
      * address ranges for a batch or an fp32 C. */
     if (batch == 1 && cs == 1) {
-        if (shares_element(r->C, m, n, r->ldc, r->A, a_rows, a_cols, r->lda) ||
-            shares_element(r->C, m, n, r->ldc, r->B, b_rows, b_cols, r->ldb))
+        if (hgemm__shares_element(r->C, m, n, r->ldc, r->A, a_rows, a_cols, r->lda) ||
+            hgemm__shares_element(r->C, m, n, r->ldc, r->B, b_rows, b_cols, r->ldb))
             return HGEMM_ERROR_INVALID_VALUE;
-    } else if (overlaps(r->C, c_all, r->A, a_all) || overlaps(r->C, c_all, r->B, b_all)) {
+    } else if (hgemm__overlaps(r->C, c_all, r->A, a_all) || hgemm__overlaps(r->C, c_all, r->B, b_all)) {
         return HGEMM_ERROR_INVALID_VALUE;
     }
     /* The options: an SM target of 0 or more; a workspace of device memory,
@@ -186,36 +122,36 @@ static hgemm_status validate(const request *r) {
     if (o->sm_count_target < 0) return HGEMM_ERROR_INVALID_VALUE;
     if (o->workspace_bytes) {
         if (o->workspace == NULL || o->workspace_bytes > (size_t)INT64_MAX) return HGEMM_ERROR_INVALID_VALUE;
-        if (misaligned(o->workspace)) return HGEMM_ERROR_MISALIGNED;
+        if (hgemm__misaligned(o->workspace)) return HGEMM_ERROR_MISALIGNED;
         const int64_t ws = (int64_t)o->workspace_bytes;
-        if (overlaps(o->workspace, ws, r->A, a_all) || overlaps(o->workspace, ws, r->B, b_all) ||
-            overlaps(o->workspace, ws, r->C, c_all))
+        if (hgemm__overlaps(o->workspace, ws, r->A, a_all) || hgemm__overlaps(o->workspace, ws, r->B, b_all) ||
+            hgemm__overlaps(o->workspace, ws, r->C, c_all))
             return HGEMM_ERROR_INVALID_VALUE;
     }
     /* A separate C input: C's rules at ldc_in and stride_c, no byte shared
      * with C or the workspace (both written); A and B it may meet. */
     if (has_c_in(r)) {
         if (o->ldc_in < (n > 1 ? n : 1)) return HGEMM_ERROR_INVALID_VALUE;
-        const int64_t in_one = span_bytes(m, n, o->ldc_in);
-        const int64_t in_all = in_one < 0 ? -1 : scaled(batch_span(in_one, r->stride_c, batch), cs);
+        const int64_t in_one = hgemm__span_bytes(m, n, o->ldc_in);
+        const int64_t in_all = in_one < 0 ? -1 : hgemm__scaled(hgemm__batch_span(in_one, r->stride_c, batch), cs);
         if (in_all < 0) return HGEMM_ERROR_INVALID_VALUE;
         if (o->ldc_in % 8) return HGEMM_ERROR_MISALIGNED;
-        if (in_all && misaligned(o->c_in)) return HGEMM_ERROR_MISALIGNED;
+        if (in_all && hgemm__misaligned(o->c_in)) return HGEMM_ERROR_MISALIGNED;
         /* an fp32 matrix is a 2-byte one of twice the columns and ld */
-        if (batch == 1 ? shares_element(r->C, m, n * cs, r->ldc * cs, o->c_in, m, n * cs, o->ldc_in * cs)
-                       : overlaps(r->C, c_all, o->c_in, in_all))
+        if (batch == 1 ? hgemm__shares_element(r->C, m, n * cs, r->ldc * cs, o->c_in, m, n * cs, o->ldc_in * cs)
+                       : hgemm__overlaps(r->C, c_all, o->c_in, in_all))
             return HGEMM_ERROR_INVALID_VALUE;
-        if (o->workspace_bytes && overlaps(o->workspace, (int64_t)o->workspace_bytes, o->c_in, in_all))
+        if (o->workspace_bytes && hgemm__overlaps(o->workspace, (int64_t)o->workspace_bytes, o->c_in, in_all))
             return HGEMM_ERROR_INVALID_VALUE;
     }
     /* The epilogue: a known activation; a bias of n values, 16-byte
      * aligned, sharing no byte with C or the workspace (both written). */
     if ((unsigned)r->epi.act > HGEMM_ACTIVATION_SILU) return HGEMM_ERROR_INVALID_VALUE;
     if (r->epi.bias != NULL) {
-        if (misaligned(r->epi.bias)) return HGEMM_ERROR_MISALIGNED;
+        if (hgemm__misaligned(r->epi.bias)) return HGEMM_ERROR_MISALIGNED;
         const int64_t bias_bytes = n * (r->epi.bias_f32 ? 4 : 2);
-        if (overlaps(r->C, c_all, r->epi.bias, bias_bytes) ||
-            (o->workspace_bytes && overlaps(o->workspace, (int64_t)o->workspace_bytes, r->epi.bias, bias_bytes)))
+        if (hgemm__overlaps(r->C, c_all, r->epi.bias, bias_bytes) ||
+            (o->workspace_bytes && hgemm__overlaps(o->workspace, (int64_t)o->workspace_bytes, r->epi.bias, bias_bytes)))
             return HGEMM_ERROR_INVALID_VALUE;
     }
     return HGEMM_SUCCESS;
@@ -238,66 +174,6 @@ hgemm_status hgemm__validate(hgemm_kernel kernel, int64_t m, int64_t n, int64_t 
     return validate(&r);
 }
 
-/* The status for a failed CUDA call: "no device or driver" where that is
- * what CUDA says, otherwise a CUDA error. Only called with the error of the
- * library's own failed call, which is then the pending one: it is cleared,
- * being reported through the status. A good call never reads or clears the
- * caller's pending error (every status comes from a call's return value). */
-hgemm_status hgemm__status_from_cuda(cudaError_t err) {
-    if (err == cudaSuccess) return HGEMM_SUCCESS;
-    (void)cudaGetLastError();
-    switch (err) {
-    case cudaErrorNoDevice:
-    case cudaErrorInsufficientDriver:
-    case cudaErrorStubLibrary:
-    case cudaErrorDevicesUnavailable:
-    case cudaErrorInitializationError:
-        return HGEMM_ERROR_NO_DEVICE;
-    default:
-        return HGEMM_ERROR_CUDA;
-    }
-}
-
-/* The current device must exist and be compute capability 9.0. */
-static hgemm_status check_device(int *dev) {
-    int major = 0, minor = 0;
-    cudaError_t err = cudaGetDevice(dev);
-    if (err == cudaSuccess) err = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, *dev);
-    if (err == cudaSuccess) err = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, *dev);
-    if (err != cudaSuccess) return hgemm__status_from_cuda(err);
-    if (major != 9 || minor != 0) return HGEMM_ERROR_ARCH_MISMATCH;
-    return HGEMM_SUCCESS;
-}
-
-/* A byte the kernel reads or writes must be global memory of device `dev`:
- * cudaMalloc'd there, or managed. A host pointer (pinned or not) or another
- * device's memory would make TMA fault and leave the context broken. */
-static hgemm_status check_pointer(const void *ptr, int dev) {
-    struct cudaPointerAttributes attr;
-    cudaError_t err = cudaPointerGetAttributes(&attr, ptr);
-    /* CUDA before 11.0 answered a plain host pointer with InvalidValue;
-     * later versions with success and cudaMemoryTypeUnregistered. */
-    if (err == cudaErrorInvalidValue) {
-        (void)cudaGetLastError(); /* this call's own error */
-        return HGEMM_ERROR_INVALID_VALUE;
-    }
-    if (err != cudaSuccess) return hgemm__status_from_cuda(err);
-    if (attr.type == cudaMemoryTypeManaged) return HGEMM_SUCCESS;
-    if (attr.type == cudaMemoryTypeDevice && attr.device == dev) return HGEMM_SUCCESS;
-    return HGEMM_ERROR_INVALID_VALUE;
-}
-
-/* The first and the last of `bytes` bytes from ptr (none when bytes is 0):
- * the bytes between are not asked about (a query per page would cost more
- * than the launch). */
-static hgemm_status check_ends(const void *ptr, int64_t bytes, int dev) {
-    if (bytes <= 0) return HGEMM_SUCCESS;
-    hgemm_status st = check_pointer(ptr, dev);
-    if (st == HGEMM_SUCCESS && bytes > 1)
-        st = check_pointer((const void *)((uintptr_t)ptr + (uintptr_t)(bytes - 1)), dev);
-    return st;
-}
-
 /* Each matrix the launch reads or writes, from entry 0's first element to
  * entry batch-1's last (one entry when batch <= 1): C; the C input where
  * beta != 0; A and B where alpha != 0 and k > 0. Sizes and strides passed
@@ -306,16 +182,16 @@ hgemm_status hgemm__check_pointers(const hgemm_problem *p, int dev) {
     const int64_t batch = p->batch > 1 ? p->batch : 1;
     const int cs = p->epi.c_f32 ? 2 : 1; /* an fp32 C: twice the bytes */
     hgemm_status st =
-        check_ends(p->C, scaled(batch_span(span_bytes(p->m, p->n, p->ldc), p->stride_c, batch), cs), dev);
+        hgemm__check_ends(p->C, hgemm__scaled(hgemm__batch_span(hgemm__span_bytes(p->m, p->n, p->ldc), p->stride_c, batch), cs), dev);
     if (st == HGEMM_SUCCESS && p->C_in != NULL && p->beta != 0.0f)
-        st = check_ends(p->C_in, scaled(batch_span(span_bytes(p->m, p->n, p->ldc_in), p->stride_c, batch), cs), dev);
+        st = hgemm__check_ends(p->C_in, hgemm__scaled(hgemm__batch_span(hgemm__span_bytes(p->m, p->n, p->ldc_in), p->stride_c, batch), cs), dev);
     if (st == HGEMM_SUCCESS && p->epi.bias != NULL)
-        st = check_ends(p->epi.bias, p->n * (p->epi.bias_f32 ? 4 : 2), dev);
+        st = hgemm__check_ends(p->epi.bias, p->n * (p->epi.bias_f32 ? 4 : 2), dev);
     if (st == HGEMM_SUCCESS && p->k > 0 && p->alpha != 0.0f) { /* A and B are read */
-        const int64_t a_one = p->a_mn ? span_bytes(p->k, p->m, p->lda) : span_bytes(p->m, p->k, p->lda);
-        const int64_t b_one = p->b_mn ? span_bytes(p->k, p->n, p->ldb) : span_bytes(p->n, p->k, p->ldb);
-        st = check_ends(p->A, batch_span(a_one, p->stride_a, batch), dev);
-        if (st == HGEMM_SUCCESS) st = check_ends(p->B, batch_span(b_one, p->stride_b, batch), dev);
+        const int64_t a_one = p->a_mn ? hgemm__span_bytes(p->k, p->m, p->lda) : hgemm__span_bytes(p->m, p->k, p->lda);
+        const int64_t b_one = p->b_mn ? hgemm__span_bytes(p->k, p->n, p->ldb) : hgemm__span_bytes(p->n, p->k, p->ldb);
+        st = hgemm__check_ends(p->A, hgemm__batch_span(a_one, p->stride_a, batch), dev);
+        if (st == HGEMM_SUCCESS) st = hgemm__check_ends(p->B, hgemm__batch_span(b_one, p->stride_b, batch), dev);
     }
     return st;
 }
@@ -498,7 +374,7 @@ static hgemm_status run_validated(const hgemm_kernel_info *info, int chosen, con
     st = preflight(row, &p, &run);
     if (st != HGEMM_SUCCESS || run == NULL || r->batch == 0) return st;
     int dev = 0;
-    st = check_device(&dev);
+    st = hgemm__check_device(&dev);
     if (st != HGEMM_SUCCESS) return st;
     if (borrow && p.workspace != NULL && run != hgemm__launch_v8) {
         p.workspace = NULL; /* a row that splits nothing: the plan holds without */
@@ -512,7 +388,7 @@ static hgemm_status run_validated(const hgemm_kernel_info *info, int chosen, con
             if (st != HGEMM_SUCCESS || run == NULL) return st;
         }
     } else if (p.workspace) {
-        st = check_ends(p.workspace, (int64_t)p.workspace_bytes, dev);
+        st = hgemm__check_ends(p.workspace, (int64_t)p.workspace_bytes, dev);
         if (st != HGEMM_SUCCESS) return st;
     }
     info = row;

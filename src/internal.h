@@ -176,6 +176,21 @@ hgemm_status hgemm__check_pointers(const hgemm_problem *p, int dev);
 /* The status for a failed CUDA call (NO_DEVICE or CUDA); clears the error. */
 hgemm_status hgemm__status_from_cuda(cudaError_t err);
 
+/* Memory arguments (src/checks.c). Spans are bytes of 2-byte elements (-1:
+ * cannot exist in memory); hgemm__scaled widens one to elements `scale`
+ * times as wide (1, or 2 for fp32). */
+int64_t hgemm__span_bytes(int64_t rows, int64_t cols, int64_t ld);
+int64_t hgemm__batch_span(int64_t one, int64_t stride, int64_t batch);
+int64_t hgemm__scaled(int64_t bytes, int scale);
+int hgemm__overlaps(const void *a, int64_t a_bytes, const void *b, int64_t b_bytes);
+int hgemm__shares_element(const void *x, int64_t xr, int64_t xc, int64_t xld, const void *y, int64_t yr,
+                          int64_t yc, int64_t yld);
+int hgemm__misaligned(const void *p); /* not 16-byte aligned */
+/* The current device exists and is compute capability 9.0 (its ordinal in *dev). */
+hgemm_status hgemm__check_device(int *dev);
+/* The first and last of `bytes` bytes at ptr are memory of device `dev` (or managed). */
+hgemm_status hgemm__check_ends(const void *ptr, int64_t bytes, int dev);
+
 /* The library's workspace (src/library_ws.c): whether calls without one
  * borrow it, and the one of `device` and `stream` (allocated and its fill
  * queued on the first call; NULL where disabled, past the stream limit or
