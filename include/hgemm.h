@@ -335,6 +335,37 @@ hgemm_status hgemm_gemm_ex(hgemm_kernel kernel, hgemm_dtype dtype, hgemm_op op_a
                            float beta, void *C, int64_t ldc, int64_t stride_c,
                            int64_t batch, const hgemm_options *options, cudaStream_t stream);
 
+/* Grouped products (mixture-of-experts), torch.nn.functional.grouped_mm's
+ * 2D x 3D form. Group g of `groups` holds A's rows [start_g, end_g), where
+ * end_g = offs[g] and start_g = offs[g-1] (0 for g = 0): `offs` is an int32
+ * array of cumulative ends in device memory, read by the kernel alone (no
+ * host synchronization; the sizes may change between replays of a graph).
+ * For every row r of every group:
+ *     C[r, :] = alpha * A[r, :] * op_b(B_g) + beta * C[r, :]
+ * A is total_rows x k, row-major (lda); B_g is B's entry g, stride_b
+ * elements after entry g-1 (0: every group the same B), stored n x k with
+ * op_b = HGEMM_OP_T (ldb >= k: an expert's weight as nn.Linear stores it) or
+ * k x n with HGEMM_OP_N (ldb >= n); C is total_rows x n (ldc). fp32
+ * accumulation, alpha and beta in fp32 rounded once; beta == 0 never reads C.
+ * Rows in no group (past the last end) are never written.
+ *
+ * Checked before any CUDA call, as hgemm_gemm's arguments: sizes and
+ * leading dimensions (multiples of 8), 16-byte aligned A, B and C, offs
+ * 4-byte aligned and not NULL when groups > 0, C sharing no element with A
+ * and no byte with B or offs. groups above HGEMM_GROUPED_MAX_GROUPS, or a
+ * size above what hgemm_gemm serves, is HGEMM_ERROR_NOT_SUPPORTED. What only
+ * the device sees is clamped, never a fault: start_g to [0, total_rows],
+ * end_g to [start_g, total_rows] (a decreasing or too large end gives an
+ * empty or a shorter group). kernel: HGEMM_KERNEL_AUTO (others:
+ * NOT_SUPPORTED). options: NULL, or hgemm_options with an SM target (the
+ * grid's SMs); its workspace is unused, and a bias, an activation, a c_in
+ * or an fp32 C is NOT_SUPPORTED. Asynchronous on `stream`, capturable. */
+#define HGEMM_GROUPED_MAX_GROUPS 1024
+hgemm_status hgemm_grouped(hgemm_kernel kernel, hgemm_dtype dtype, hgemm_op op_b, int64_t total_rows, int64_t n,
+                           int64_t k, int64_t groups, const int32_t *offs, float alpha, const void *A, int64_t lda,
+                           const void *B, int64_t ldb, int64_t stride_b, float beta, void *C, int64_t ldc,
+                           const hgemm_options *options, cudaStream_t stream);
+
 /* A short English sentence for a status; never NULL. */
 const char *hgemm_status_string(hgemm_status status);
 

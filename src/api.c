@@ -196,11 +196,6 @@ hgemm_status hgemm__check_pointers(const hgemm_problem *p, int dev) {
     return st;
 }
 
-/* TMA coordinates and the kernels' scalars are 32-bit signed. A size is
- * served up to INT32_MAX less the largest tile side any kernel uses, so that a
- * tile which starts inside the matrix also ends below 2^31: row0 + tile rows,
- * and (kt + 1) * BK for the last k-tile, never overflow int32 in any kernel. */
-enum { MAX_TILE_SIDE = 256, MAX_DIM = INT32_MAX - MAX_TILE_SIDE };
 
 /* Everything hgemm_nt decides before its first CUDA call, for arguments that
  * passed hgemm__validate: the status, and in *run the launcher to call (NULL
@@ -209,7 +204,7 @@ static hgemm_status preflight(const hgemm_kernel_info *info, const hgemm_problem
                               hgemm_launch_fn *run) {
     *run = NULL;
     if (p->m == 0 || p->n == 0) return HGEMM_SUCCESS;
-    if (p->m > MAX_DIM || p->n > MAX_DIM || p->k > MAX_DIM) return HGEMM_ERROR_NOT_SUPPORTED;
+    if (p->m > HGEMM_MAX_DIM || p->n > HGEMM_MAX_DIM || p->k > HGEMM_MAX_DIM) return HGEMM_ERROR_NOT_SUPPORTED;
     /* Nothing to multiply: C = beta * C, and A and B are never read. */
     if (p->k == 0 || p->alpha == 0.0f) {
         *run = hgemm__launch_scale;
@@ -463,33 +458,42 @@ hgemm_status hgemm_gemm(hgemm_kernel kernel, hgemm_dtype dtype, hgemm_op op_a, h
 /* The bytes of hgemm_options through `c_fp32`: the first version's. */
 #define OPTIONS_V1_SIZE (offsetof(hgemm_options, c_fp32) + sizeof(int))
 
+hgemm_status hgemm__read_options(const hgemm_options *options, hgemm_dtype dtype, hgemm_nt_options *nt,
+                                 hgemm_epi *epi) {
+    const hgemm_nt_options none = NO_OPTIONS;
+    const hgemm_epi no_epi = NO_EPI;
+    *nt = none;
+    *epi = no_epi;
+    if (options == NULL) return HGEMM_SUCCESS;
+    if (options->size < OPTIONS_V1_SIZE) return HGEMM_ERROR_INVALID_VALUE;
+    /* a later version's fields, unknown here: only zeros are understood */
+    for (size_t i = sizeof(hgemm_options); i < options->size; i++)
+        if (((const unsigned char *)options)[i] != 0) return HGEMM_ERROR_NOT_SUPPORTED;
+    nt->workspace = options->workspace;
+    nt->workspace_bytes = options->workspace_bytes;
+    nt->sm_count_target = options->sm_count_target;
+    nt->c_in = options->c_in;
+    nt->ldc_in = options->ldc_in;
+    epi->act = (int32_t)options->activation;
+    epi->c_f32 = options->c_fp32 != 0;
+    if (options->bias != NULL) {
+        if (options->bias_dtype != dtype && options->bias_dtype != HGEMM_DTYPE_F32) return HGEMM_ERROR_INVALID_VALUE;
+        epi->bias = options->bias;
+        epi->bias_f32 = options->bias_dtype == HGEMM_DTYPE_F32;
+    }
+    return HGEMM_SUCCESS;
+}
+
 hgemm_status hgemm_gemm_ex(hgemm_kernel kernel, hgemm_dtype dtype, hgemm_op op_a, hgemm_op op_b,
                            int64_t m, int64_t n, int64_t k, float alpha,
                            const void *A, int64_t lda, int64_t stride_a,
                            const void *B, int64_t ldb, int64_t stride_b,
                            float beta, void *C, int64_t ldc, int64_t stride_c,
                            int64_t batch, const hgemm_options *options, cudaStream_t stream) {
-    hgemm_nt_options nt = NO_OPTIONS;
-    hgemm_epi epi = NO_EPI;
-    if (options != NULL) {
-        if (options->size < OPTIONS_V1_SIZE) return HGEMM_ERROR_INVALID_VALUE;
-        /* a later version's fields, unknown here: only zeros are understood */
-        for (size_t i = sizeof(hgemm_options); i < options->size; i++)
-            if (((const unsigned char *)options)[i] != 0) return HGEMM_ERROR_NOT_SUPPORTED;
-        nt.workspace = options->workspace;
-        nt.workspace_bytes = options->workspace_bytes;
-        nt.sm_count_target = options->sm_count_target;
-        nt.c_in = options->c_in;
-        nt.ldc_in = options->ldc_in;
-        epi.act = (int32_t)options->activation;
-        epi.c_f32 = options->c_fp32 != 0;
-        if (options->bias != NULL) {
-            if (options->bias_dtype != dtype && options->bias_dtype != HGEMM_DTYPE_F32)
-                return HGEMM_ERROR_INVALID_VALUE;
-            epi.bias = options->bias;
-            epi.bias_f32 = options->bias_dtype == HGEMM_DTYPE_F32;
-        }
-    }
+    hgemm_nt_options nt;
+    hgemm_epi epi;
+    const hgemm_status st = hgemm__read_options(options, dtype, &nt, &epi);
+    if (st != HGEMM_SUCCESS) return st;
     return gemm_request(kernel, dtype, op_a, op_b, m, n, k, alpha, A, lda, stride_a, B, ldb, stride_b, beta, C, ldc,
                         stride_c, batch, &nt, epi, stream);
 }

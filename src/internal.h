@@ -176,6 +176,17 @@ hgemm_status hgemm__check_pointers(const hgemm_problem *p, int dev);
 /* The status for a failed CUDA call (NO_DEVICE or CUDA); clears the error. */
 hgemm_status hgemm__status_from_cuda(cudaError_t err);
 
+/* TMA coordinates and the kernels' scalars are 32-bit signed. A size is
+ * served up to INT32_MAX less the largest tile side any kernel uses, so that a
+ * tile which starts inside the matrix also ends below 2^31: row0 + tile rows,
+ * and (kt + 1) * BK for the last k-tile, never overflow int32 in any kernel. */
+enum { HGEMM_MAX_TILE_SIDE = 256, HGEMM_MAX_DIM = INT32_MAX - HGEMM_MAX_TILE_SIDE };
+
+/* hgemm_options as the entry points read it (src/api.c): its size and
+ * unknown bytes checked, its fields into `nt` and `epi` (NULL: none). */
+hgemm_status hgemm__read_options(const hgemm_options *options, hgemm_dtype dtype, hgemm_nt_options *nt,
+                                 hgemm_epi *epi);
+
 /* Memory arguments (src/checks.c). Spans are bytes of 2-byte elements (-1:
  * cannot exist in memory); hgemm__scaled widens one to elements `scale`
  * times as wide (1, or 2 for fp32). */
@@ -353,6 +364,23 @@ hgemm_status hgemm__launch_v6(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v7(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v8(const hgemm_problem *p, cudaStream_t stream);
 hgemm_status hgemm__launch_v9(const hgemm_problem *p, cudaStream_t stream);
+/* A validated grouped call (hgemm_grouped; src/grouped/): every field as
+ * the caller gave it, alpha == 0 or k == 0 with k_zero set (A and B never
+ * read). */
+typedef struct hgemm_grouped_problem {
+    hgemm_dtype dtype;
+    int b_mn;                /* op_b == HGEMM_OP_N: B_g stored k x n */
+    int64_t total_rows, n, k, groups;
+    const int32_t *offs;
+    float alpha, beta;
+    const void *A; int64_t lda;
+    const void *B; int64_t ldb, stride_b;
+    void *C;       int64_t ldc;
+    int sm_count;            /* > 0: at most this many SMs' blocks */
+    int k_zero;
+} hgemm_grouped_problem;
+hgemm_status hgemm__launch_grouped(const hgemm_grouped_problem *p, cudaStream_t stream);
+
 /* The table's V8 and V9 under a variant (the lab's ablations; src/v8/v8.c,
  * src/kernels/v9_skinny.cu). */
 hgemm_status hgemm__v8_run(const hgemm_problem *p, const hgemm_v8_variant *v, cudaStream_t stream);
