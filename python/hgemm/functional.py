@@ -4,6 +4,7 @@
     y = hgemm.functional.linear(x, w, b, activation="gelu_tanh")   # F.gelu(F.linear(...), approximate="tanh")
     c = hgemm.functional.mm(a, b)            # torch.mm; a transposed view is read in place
     c = hgemm.functional.bmm(a, b)           # torch.bmm
+    y = hgemm.functional.grouped_mm(x, w, offs=offs)   # F.grouped_mm's 2D x 3D form (MoE experts)
 
 fp16 or bf16 CUDA tensors of one type, fp32 accumulation (kernel="auto"),
 on torch's current stream. Gradients: dX = dY W through hgemm's NN form,
@@ -42,3 +43,13 @@ def mm(a, b, *, kernel="auto"):
 def bmm(a, b, *, kernel="auto"):
     """torch.bmm through hgemm: a (B, m, k) @ b (B, k, n)."""
     return _ops().bmm(a, b, kernel_name=kernel)
+
+
+def grouped_mm(a, b, *, offs, out_dtype=None):
+    """torch.nn.functional.grouped_mm's 2D x 3D form through hgemm, one launch
+    for every group: a (total_rows, k), b (groups, k, n), offs (groups,) int32
+    cumulative ends on a's device; rows offs[g-1]:offs[g] of the result are
+    a[offs[g-1]:offs[g]] @ b[g] (rows past offs[-1] unspecified, as torch's).
+    b[g] is read as stored (k or n contiguous: an expert weight stored (n, k)
+    passed as w.transpose(-2, -1) is not copied). No autograd yet."""
+    return _ops().grouped_mm(a, b, offs, out_dtype=out_dtype)

@@ -175,6 +175,29 @@ class NativeOpsTests(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "gelu_tanh"):
             hgemm.nn.Linear(8, 8, activation="tanh")
 
+    def test_grouped_mm(self):
+        torch = self.torch
+        for dtype in DTYPES:
+            groups, k, n = 6, 264, 520
+            offs = torch.tensor([0, 1, 130, 300, 300, 700], device="cuda", dtype=torch.int32)
+            a = self.randn(760, k, k=k, dtype=dtype)  # rows 700..759 in no group
+            w = self.randn(groups, n, k, k=k, dtype=dtype)  # experts stored (n, k)
+            for b, how in ((w.transpose(-2, -1), "k contiguous"), (w.transpose(-2, -1).contiguous(), "n contiguous")):
+                out = hgemm.functional.grouped_mm(a, b, offs=offs)
+                self.assertEqual(tuple(out.shape), (760, n))
+                ends = [0] + offs.tolist()
+                for g in range(groups):
+                    r0, r1 = ends[g], ends[g + 1]
+                    if r1 > r0:
+                        self.assertClose(out[r0:r1], a[r0:r1].double() @ b[g].double(),
+                                         "grouped_mm %s %s group %d" % (dtype, how, g))
+            with self.assertRaisesRegex(TypeError, "int32"):
+                hgemm.functional.grouped_mm(a, w.transpose(-2, -1), offs=offs.long())
+            with self.assertRaisesRegex(ValueError, "groups"):
+                hgemm.functional.grouped_mm(a, w.transpose(-2, -1), offs=offs[:3])
+            torch.library.opcheck(self.ops.grouped_mm.default, (a, w.transpose(-2, -1), offs),
+                                  test_utils=("test_schema", "test_faketensor"))
+
     def test_autograd(self):
         torch = self.torch
         for dtype in DTYPES:
