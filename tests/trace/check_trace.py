@@ -39,6 +39,12 @@ those made; the device then goes without a map (no probe again), except
 where the capture query failed: nothing was made or queued, and the next
 call probes.
 
+--grouped instead makes hgemm_grouped calls (both B layouts, both types,
+one B for every group, n on either side of the narrow tile, k ragged and
+k == 0, many groups): each must succeed with one launch, two tensor maps
+(none for k == 0) inside their operands, nothing refused and no error left
+pending.
+
 --fresh-thread instead makes each of a few calls on a new host thread whose
 first CUDA call it is (HGEMM_TRACE_THREAD=1): the stand-in then has no
 context current there, as the runtime binds its primary context lazily, and
@@ -458,6 +464,56 @@ def fresh_thread(a):
     return 1 if problems else 0
 
 
+GROUPED_CALLS = [
+    ("f16", "t", 1100, 520, 1000, 8, 0), ("bf16", "n", 1100, 520, 1000, 8, 0), ("bf16", "t", 777, 72, 264, 5, 0),
+    ("f16", "n", 600, 72, 264, 5, 0), ("f16", "t", 500, 264, 136, 4, 1), ("bf16", "t", 300, 136, 0, 3, 0),
+    ("bf16", "t", 32768, 4096, 7168, 256, 0), ("bf16", "n", 64, 2048, 768, 128, 0), ("f16", "t", 1, 8, 8, 1, 0),
+    ("bf16", "t", 4096, 28672, 4096, 1024, 1),
+]
+
+
+def grouped(a):
+    env = dict(os.environ, LD_PRELOAD=os.path.abspath(a.fake), LD_BIND_NOW="1", HGEMM_FAKE_SMS=str(a.sms))
+    text_in = "".join("grouped %s %s %d %d %d %d %d\n" % c for c in GROUPED_CALLS)
+    r = subprocess.run([a.driver], input=text_in, capture_output=True, text=True, env=env)
+    if r.returncode != 0:
+        sys.stderr.write(r.stderr)
+        sys.exit(f"check_trace: hgemm-launch-trace exited {r.returncode} on grouped calls")
+    problems, block, blocks = [], None, []
+    for line in r.stdout.splitlines():
+        if line.startswith("grouped-call "):
+            block = {"call": line, "lines": []}
+            blocks.append(block)
+        elif block is not None:
+            block["lines"].append(line)
+    if len(blocks) != len(GROUPED_CALLS):
+        problems.append(f"{len(blocks)} grouped calls traced of {len(GROUPED_CALLS)}")
+    for b, c in zip(blocks, GROUPED_CALLS):
+        lines = b["lines"]
+        status = [x for x in lines if x.startswith("status ")]
+        if not status:
+            problems.append(f"{b['call']}: no status line")
+            continue
+        f = status[0].split()
+        kv = dict(x.split("=", 1) for x in f if "=" in x)
+        launches = [x for x in lines if x.startswith("launch ")]
+        tmaps = [x for x in lines if x.startswith("tmap ")]
+        for x in lines:
+            if x.startswith("reject ") or "past-allocation" in x:
+                problems.append(f"{b['call']}: {x}")
+        if int(f[1]) != 0 or kv["pending"] != "0":
+            problems.append(f"{b['call']}: status {f[1]}, pending {kv['pending']}")
+        if len(launches) != 1:
+            problems.append(f"{b['call']}: {len(launches)} launches, not one")
+        want_maps = 0 if c[4] == 0 else 2
+        if len(tmaps) != want_maps:
+            problems.append(f"{b['call']}: {len(tmaps)} tensor maps, not {want_maps}")
+    for p in problems:
+        print("FAIL " + p)
+    print(f"check_trace --grouped: {len(blocks)} calls, {len(problems)} problems")
+    return 1 if problems else 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--driver", required=True, help="hgemm-launch-trace")
@@ -469,7 +525,10 @@ def main():
     ap.add_argument("--calls-only", action="store_true", help="write the call list and stop")
     ap.add_argument("--deal-faults", action="store_true", help="the deal's failed steps instead (see above)")
     ap.add_argument("--fresh-thread", action="store_true", help="calls on threads without a context (see above)")
+    ap.add_argument("--grouped", action="store_true", help="hgemm_grouped calls instead (see above)")
     a = ap.parse_args()
+    if a.grouped:
+        return grouped(a)
     if a.deal_faults:
         return deal_faults(a)
     if a.fresh_thread:

@@ -29,6 +29,10 @@
  * CUDA call it is (no context current there yet, as on a framework's worker
  * thread); the operands are allocated on the main thread.
  * --rows lists every KERNEL name (no stand-in needed).
+ *
+ * A grouped line:  grouped DTYPE OPB ROWS N K GROUPS SHARED
+ *   hgemm_grouped with B's entries stored n x k (OPB t) or k x n (n), packed,
+ *   SHARED 1: stride_b 0 (one B for every group); offsets of GROUPS int32.
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -103,6 +107,40 @@ static void *make_call(void *arg) {
     return NULL;
 }
 
+/* A grouped line (see the header): the call, then its status line. */
+static int grouped_call(const char *line, calls_fn calls) {
+    char dname[16], opb[8];
+    long long rows, n, k, groups;
+    int shared;
+    if (sscanf(line, "grouped %15s %7s %lld %lld %lld %lld %d", dname, opb, &rows, &n, &k, &groups, &shared) != 7 ||
+        (strcmp(dname, "f16") && strcmp(dname, "bf16")) || (strcmp(opb, "t") && strcmp(opb, "n"))) {
+        fprintf(stderr, "hgemm-launch-trace: cannot read: %s", line);
+        return 1;
+    }
+    const hgemm_op op_b = opb[0] == 't' ? HGEMM_OP_T : HGEMM_OP_N;
+    const int64_t b_rows = op_b == HGEMM_OP_N ? k : n, b_cols = op_b == HGEMM_OP_N ? n : k;
+    const int64_t lda = round8(k ? k : 1), ldb = round8(b_cols ? b_cols : 1), ldc = round8(n ? n : 1);
+    const int64_t stride_b = shared ? 0 : b_rows * ldb;
+    printf("grouped-call %s %s %lld %lld %lld %lld shared=%d\n", dname, opb, rows, n, k, groups, shared);
+    void *A = NULL, *B = NULL, *C = NULL, *offs = NULL;
+    cudaMalloc(&A, span(rows, k, lda, 1, 0));
+    cudaMalloc(&B, span(b_rows, b_cols, ldb, shared ? 1 : groups, stride_b));
+    cudaMalloc(&C, span(rows, n, ldc, 1, 0));
+    cudaMalloc(&offs, (size_t)(groups ? groups : 1) * 4);
+    (void)cudaGetLastError();
+    const unsigned long long before = calls();
+    const hgemm_status st = hgemm_grouped(HGEMM_KERNEL_AUTO, strcmp(dname, "bf16") ? HGEMM_DTYPE_F16 : HGEMM_DTYPE_BF16,
+                                          op_b, rows, n, k, groups, (const int32_t *)offs, 1.0f, A, lda, B, ldb,
+                                          stride_b, 0.5f, C, ldc, NULL, 0);
+    const unsigned long long made = calls() - before;
+    printf("status %d calls=%llu pending=%d %s\n", (int)st, made, (int)cudaPeekAtLastError(), hgemm_status_string(st));
+    cudaFree(A);
+    cudaFree(B);
+    cudaFree(C);
+    cudaFree(offs);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc == 2 && strcmp(argv[1], "--rows") == 0) { /* every name a line may give, one a line */
         printf("auto\nauto-f16acc\n");
@@ -131,6 +169,10 @@ int main(int argc, char **argv) {
         float beta;
         if (line[0] == '#' || line[0] == '\n') {
             fputs(line, stdout);
+            continue;
+        }
+        if (strncmp(line, "grouped ", 8) == 0) {
+            bad |= grouped_call(line, calls);
             continue;
         }
         const int got = sscanf(line, "%63s %15s %15s %lld %lld %lld %lld %d %f %lld %15s %d %d", kname, dname, layout,
