@@ -51,5 +51,47 @@ def grouped_mm(a, b, *, offs, out_dtype=None):
     cumulative ends on a's device; rows offs[g-1]:offs[g] of the result are
     a[offs[g-1]:offs[g]] @ b[g] (rows past offs[-1] unspecified, as torch's).
     b[g] is read as stored (k or n contiguous: an expert weight stored (n, k)
-    passed as w.transpose(-2, -1) is not copied). No autograd yet."""
+    passed as w.transpose(-2, -1) is not copied).
+
+    With a gradient to record: da through hgemm's grouped product (dy @ b[g]^T
+    in one launch, zero past offs[-1]); db one hgemm product per non-empty
+    group, a[rows]^T @ dy[rows], which reads the offsets on the host (one
+    synchronization) until the k-grouped kernel exists."""
+    torch = _torch.torch
+    if torch.is_grad_enabled() and (a.requires_grad or b.requires_grad):
+        return _GroupedMM.apply(a, b, offs, out_dtype)
     return _ops().grouped_mm(a, b, offs, out_dtype=out_dtype)
+
+
+def _grouped_backward(a, b, offs, dy, need_a, need_b):
+    torch = _torch.torch
+    ops = _ops()
+    da = db = None
+    if need_a:
+        da = ops.grouped_mm(dy, b.transpose(-2, -1), offs)
+        last = offs.max().clamp(min=0).long()  # rows past every group get no gradient; no host sync
+        rows = torch.arange(da.shape[0], device=da.device)
+        da = da.masked_fill((rows >= last).unsqueeze(1), 0)
+    if need_b:
+        db = torch.zeros_like(b)
+        start = 0
+        for g, end in enumerate(offs.tolist()):
+            end = min(max(end, start), a.shape[0])  # the kernel's groups: running largest end
+            if end > start:
+                db[g] = ops.mm(a[start:end].t(), dy[start:end])
+            start = end
+    return da, db
+
+
+if _torch.torch is not None:
+    class _GroupedMM(_torch.torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, b, offs, out_dtype):
+            ctx.save_for_backward(a, b, offs)
+            return _ops().grouped_mm(a, b, offs, out_dtype=out_dtype)
+
+        @staticmethod
+        def backward(ctx, dy):
+            a, b, offs = ctx.saved_tensors
+            da, db = _grouped_backward(a, b, offs, dy, ctx.needs_input_grad[0], ctx.needs_input_grad[1])
+            return da, db, None, None

@@ -197,6 +197,18 @@ class NativeOpsTests(unittest.TestCase):
                 hgemm.functional.grouped_mm(a, w.transpose(-2, -1), offs=offs[:3])
             torch.library.opcheck(self.ops.grouped_mm.default, (a, w.transpose(-2, -1), offs),
                                   test_utils=("test_schema", "test_faketensor"))
+            # gradients: da through the grouped product, db per group; rows in no group get none
+            ag = a.detach().requires_grad_()
+            wg = w.detach().requires_grad_()
+            out = hgemm.functional.grouped_mm(ag, wg.transpose(-2, -1), offs=offs)
+            g = self.randn(*out.shape, k=1, dtype=dtype)
+            out.backward(g)
+            a64, w64 = a.detach().double().requires_grad_(), w.detach().double().requires_grad_()
+            ends = [0] + offs.tolist()
+            pieces = [a64[ends[i]:ends[i + 1]] @ w64[i].t() for i in range(groups)]
+            torch.cat(pieces).backward(g[:700].double())
+            self.assertClose(ag.grad, a64.grad, "grouped_mm da (rows 700.. zero) " + dtype, atol=2 * ATOL)
+            self.assertClose(wg.grad, w64.grad, "grouped_mm db " + dtype, atol=ATOL * 400 ** 0.5)
 
     def test_autograd(self):
         torch = self.torch

@@ -9,7 +9,8 @@
 // fp16 or bf16 (out_dtype, if given, must be the same), fp32 accumulation,
 // torch's current stream. b is read as stored: b[g] with k contiguous (an
 // expert weight stored (n, k), passed transposed, as MoE layers do) or n
-// contiguous. No autograd yet (the weight gradient needs the k-grouped form).
+// contiguous. No autograd formula here: hgemm.functional.grouped_mm has one
+// (the weight gradient per group until a k-grouped kernel exists).
 #include <ATen/ATen.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
