@@ -75,7 +75,7 @@ static void make(buffers *b, const grouped_case *t) {
     const int64_t b_rows = t->op_b == HGEMM_OP_N ? t->k : t->n, b_cols = t->op_b == HGEMM_OP_N ? t->n : t->k;
     b->lda = (t->k + 7) / 8 * 8 + t->pad_a;
     if (b->lda < 8) b->lda = 8;
-    b->ldb = (b_cols + 7) / 8 * 8;
+    b->ldb = b_cols > 8 ? (b_cols + 7) / 8 * 8 : 8; /* at least 1 even for k == 0 */
     b->ldc = (t->n + 7) / 8 * 8 + t->pad_c;
     b->stride_b = t->shared_b ? 0 : b_rows * b->ldb;
     const int64_t entries = t->shared_b ? 1 : t->groups;
