@@ -8,7 +8,9 @@
  * map, either layout) through a ring; each consumer multiplies 64 rows by
  * the tile's width in fp32 (WGMMA) and stores from registers, clipped at
  * the group's last row, so a group's rows past a tile's end are never
- * padded and the next group's rows are never written.
+ * padded and the next group's rows are never written. Design, build notes
+ * and expectations: docs/notes/grouped-design.md; measurements:
+ * hgemm-grouped-bench (docs/bench.md).
  */
 #include <string.h>
 
