@@ -27,7 +27,7 @@ static hgemm_status grouped_validate(hgemm_kernel kernel, hgemm_dtype dtype, hge
     const int64_t a_all = hgemm__span_bytes(rows, k, lda), c_all = hgemm__span_bytes(rows, n, ldc);
     const int64_t b_one = hgemm__span_bytes(b_rows, b_cols, ldb);
     const int64_t b_all = b_one < 0 ? -1 : hgemm__batch_span(b_one, stride_b, groups);
-    if (a_all < 0 || b_all < 0 || c_all < 0) return HGEMM_ERROR_INVALID_VALUE;
+    if (a_all < 0 || b_all < 0 || c_all < 0 || groups > INT64_MAX / 4) return HGEMM_ERROR_INVALID_VALUE;
     if ((a_all && A == NULL) || (b_all && B == NULL) || (c_all && C == NULL) || (groups > 0 && offs == NULL))
         return HGEMM_ERROR_INVALID_VALUE;
     if (lda % 8 || ldb % 8 || ldc % 8 || stride_b % 8) return HGEMM_ERROR_MISALIGNED;

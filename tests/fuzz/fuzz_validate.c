@@ -244,6 +244,56 @@ static void gemm_case(reader *r, hgemm_kernel id, int64_t m, int64_t n, int64_t 
     }
 }
 
+/* hgemm_grouped: sizes, groups, B's layout and stride, the offsets' pointer
+ * and the options from the rest of the input, small or edge values. */
+static void grouped_case(reader *r, hgemm_kernel id, const void *A, const void *B, const void *C) {
+    const int small = take(r, 1) % 2;
+    int64_t rows = small ? (int64_t)take(r, 2) % 2000 : size_value(r);
+    int64_t n = small ? (int64_t)take(r, 1) * 8 : size_value(r), k = small ? (int64_t)take(r, 1) * 8 : size_value(r);
+    const uint64_t gsel = take(r, 1);
+    const int64_t groups = gsel % 4 == 0 ? EDGES[take(r, 1) % N_EDGES] : gsel % 4 == 1 ? 1025 : (int64_t)take(r, 1) * 4;
+    const int dtype = (int)(take(r, 1) % 3), op_b = op_value(r);
+    const int64_t bc = op_b == 0 ? n : k, br = op_b == 0 ? k : n;
+    const int64_t lda = small ? (k + 7) / 8 * 8 + (k == 0) * 8 : ld_value(r, k);
+    const int64_t ldb = small ? (bc + 7) / 8 * 8 + (bc == 0) * 8 : ld_value(r, bc);
+    const int64_t ldc = small ? (n + 7) / 8 * 8 + (n == 0) * 8 : ld_value(r, n);
+    const int64_t stride_b = stride_value(r, br, bc, ldb);
+    if (small) {
+        A = (const void *)BASE;
+        B = (const void *)(BASE + ((uintptr_t)1 << 36));
+        C = take(r, 1) % 4 ? (const void *)(BASE + ((uintptr_t)1 << 38)) : ptr_value(r, B);
+    }
+    const void *offs = ptr_value(r, C);
+    hgemm_options o;
+    memset(&o, 0, sizeof o);
+    const uint64_t osel = take(r, 1);
+    o.size = osel % 8 == 0 ? 8 : sizeof o;
+    o.sm_count_target = osel % 8 == 1 ? -1 : (int)(take(r, 1) % 3);
+    o.activation = osel % 8 == 2 ? (hgemm_activation)(take(r, 1) % 6) : HGEMM_ACTIVATION_NONE;
+    if (osel % 8 == 3) o.c_fp32 = 1;
+    if (osel % 8 == 4) o.c_in = take(r, 1) % 2 ? C : (const void *)(BASE + ((uintptr_t)1 << 39)), o.ldc_in = ldc;
+    if (osel % 8 == 5) o.bias = (const void *)(BASE + ((uintptr_t)1 << 39)), o.bias_dtype = (hgemm_dtype)(take(r, 1) % 4);
+    if (osel % 8 == 6) o.workspace_bytes = 64, o.workspace = take(r, 1) % 2 ? NULL : (void *)(BASE + ((uintptr_t)1 << 39));
+    const hgemm_options *opt = osel % 16 == 7 ? NULL : &o;
+    int to_device = 0;
+    hgemm_status want = model_grouped(id, dtype, op_b, rows, n, k, groups, offs, A, lda, B, ldb, stride_b, C, ldc,
+                                      opt, &to_device);
+    if (to_device && gpu_state) return;
+    if (to_device) want = HGEMM_ERROR_NO_DEVICE;
+    const hgemm_status got = hgemm_grouped(id, (hgemm_dtype)dtype, (hgemm_op)op_b, rows, n, k, groups,
+                                           (const int32_t *)offs, 1.0f, A, lda, B, ldb, stride_b, 0.0f,
+                                           (void *)(uintptr_t)C, ldc, opt, NULL);
+    if (got != want) {
+        fprintf(stderr, "fuzz_validate: hgemm_grouped dtype %d op_b %d groups %lld offs %p stride_b %lld\n", dtype,
+                op_b, (long long)groups, offs, (long long)stride_b);
+        if (opt)
+            fprintf(stderr, "  options: size %zu sm %d act %d c_fp32 %d c_in %p ldc_in %lld bias %p/%d ws %p %zu\n",
+                    o.size, o.sm_count_target, (int)o.activation, o.c_fp32, o.c_in, (long long)o.ldc_in, o.bias,
+                    (int)o.bias_dtype, o.workspace, o.workspace_bytes);
+        disagree("hgemm_grouped", got, want, (int)id, rows, n, k, 1.0f, A, lda, B, ldb, C, ldc);
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (gpu_state < 0) {
         int count = 0;
@@ -278,5 +328,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (got != want) disagree("hgemm_nt", got, want, kernel, m, n, k, alpha, A, lda, B, ldb, C, ldc);
     }
     gemm_case(&r, id, m, n, k, alpha, A, B, C);
+    grouped_case(&r, id, A, B, C);
     return 0;
 }

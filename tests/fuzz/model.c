@@ -4,6 +4,8 @@
  * type, operand form and batch. Sizes are products of int64 values, so
  * everything is computed in __int128 (GCC and Clang), where nothing overflows.
  */
+#include <stddef.h>
+
 #include "model.h"
 
 typedef __int128 i128;
@@ -300,4 +302,49 @@ hgemm_status model_gemm(hgemm_kernel kernel, int dtype, int op_a, int op_b, int6
     const hgemm_status st = run_limits(run, &p, alpha);
     if (st == HGEMM_SUCCESS) *to_device = 1;
     return st;
+}
+
+/* ---- hgemm_grouped (include/hgemm.h) ------------------------------------------
+ * The checks in the order the header gives them: values, sizes and leading
+ * dimensions, spans, NULLs, alignment, overlaps; then what the grouped
+ * kernel does not serve (another kernel, an epilogue, too many groups, a
+ * size or a tensor map past the limits, more tiles than 32 bits count). */
+hgemm_status model_grouped(hgemm_kernel kernel, int dtype, int op_b, int64_t rows, int64_t n, int64_t k,
+                           int64_t groups, const void *offs, const void *A, int64_t lda, const void *B,
+                           int64_t ldb, int64_t stride_b, const void *C, int64_t ldc, const hgemm_options *o,
+                           int *to_device) {
+    *to_device = 0;
+    if (o && (o->size < offsetof(hgemm_options, c_fp32) + sizeof(int))) return HGEMM_ERROR_INVALID_VALUE;
+    if (o && o->bias && (int)o->bias_dtype != dtype && o->bias_dtype != HGEMM_DTYPE_F32) return HGEMM_ERROR_INVALID_VALUE;
+    if (!known_kernel(kernel)) return HGEMM_ERROR_INVALID_VALUE;
+    if ((dtype != 0 && dtype != 1) || (op_b != 0 && op_b != 1)) return HGEMM_ERROR_INVALID_VALUE;
+    if (rows < 0 || n < 0 || k < 0 || groups < 0 || stride_b < 0 || (o && o->sm_count_target < 0))
+        return HGEMM_ERROR_INVALID_VALUE;
+    if (o && (unsigned)o->activation > HGEMM_ACTIVATION_SILU) return HGEMM_ERROR_INVALID_VALUE;
+    const int64_t br = op_b == 0 ? k : n, bc = op_b == 0 ? n : k;
+    if (lda < (k < 1 ? 1 : k) || ldb < (bc < 1 ? 1 : bc) || ldc < (n < 1 ? 1 : n)) return HGEMM_ERROR_INVALID_VALUE;
+    const i128 max_elems = (i128)INT64_MAX / ELEM;
+    const i128 ea = extent(rows, k, lda), eb = extent(br, bc, ldb), ec = extent(rows, n, ldc);
+    if (ea > max_elems || eb > max_elems || ec > max_elems) return HGEMM_ERROR_INVALID_VALUE;
+    const i128 tb = batch_bytes(eb, stride_b, groups);
+    if (tb > INT64_MAX || (i128)groups * 4 > INT64_MAX) return HGEMM_ERROR_INVALID_VALUE; /* spans that cannot exist */
+    if ((ea && !A) || (tb && !B) || (ec && !C) || (groups > 0 && !offs)) return HGEMM_ERROR_INVALID_VALUE;
+    if (lda % LD_MULT || ldb % LD_MULT || ldc % LD_MULT || stride_b % LD_MULT) return HGEMM_ERROR_MISALIGNED;
+    if ((ea && (uintptr_t)A % ALIGN) || (tb && (uintptr_t)B % ALIGN) || (ec && (uintptr_t)C % ALIGN) ||
+        (uintptr_t)offs % 4)
+        return HGEMM_ERROR_MISALIGNED;
+    if (ec && ea && shared(C, rows, n, ldc, A, rows, k, lda)) return HGEMM_ERROR_INVALID_VALUE;
+    if (ranges_meet(C, ec * ELEM, B, tb) || ranges_meet(C, ec * ELEM, offs, (i128)groups * 4))
+        return HGEMM_ERROR_INVALID_VALUE;
+    if (o && o->workspace_bytes && !o->workspace) return HGEMM_ERROR_INVALID_VALUE;
+    if (kernel != HGEMM_KERNEL_AUTO) return HGEMM_ERROR_NOT_SUPPORTED;
+    if (o && (o->bias || o->activation || o->c_fp32 || (o->c_in && !(o->c_in == C && o->ldc_in == ldc))))
+        return HGEMM_ERROR_NOT_SUPPORTED;
+    if (groups > HGEMM_GROUPED_MAX_GROUPS || rows > MAX_SIZE || n > MAX_SIZE || k > MAX_SIZE)
+        return HGEMM_ERROR_NOT_SUPPORTED;
+    if ((ceil_div(rows, 128) + groups) * ceil_div(n, 128) > INT32_MAX) return HGEMM_ERROR_NOT_SUPPORTED;
+    const model_problem p = {rows, n, k, 0, op_b == 0, lda, ldb, ldc, groups, 0, stride_b, 0, 0, 0};
+    if (!tma_fits(&p, 0)) return HGEMM_ERROR_NOT_SUPPORTED;
+    if (rows > 0 && n > 0 && groups > 0) *to_device = 1;
+    return HGEMM_SUCCESS;
 }

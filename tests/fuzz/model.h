@@ -29,4 +29,10 @@ hgemm_status model_gemm(hgemm_kernel kernel, int dtype, int op_a, int op_b, int6
                         const void *B, int64_t ldb, int64_t stride_b, const void *C, int64_t ldc,
                         int64_t stride_c, int64_t batch, const hgemm_nt_options *o, int *to_device);
 
+/* hgemm_grouped's status up to its first CUDA call (*to_device as model_gemm's). */
+hgemm_status model_grouped(hgemm_kernel kernel, int dtype, int op_b, int64_t rows, int64_t n, int64_t k,
+                           int64_t groups, const void *offs, const void *A, int64_t lda, const void *B,
+                           int64_t ldb, int64_t stride_b, const void *C, int64_t ldc, const hgemm_options *o,
+                           int *to_device);
+
 #endif
