@@ -47,20 +47,33 @@ static func_set_attribute_fn lookup_set_attribute(void) {
     return fn;
 }
 
-/* cuFuncSetAttribute needs a context current on the calling thread, and the
- * runtime makes its primary context current there only at the thread's first
- * runtime call that needs one: on a thread whose first CUDA work is this
- * library's call (a framework's worker thread), the driver answers
- * CUDA_ERROR_INVALID_CONTEXT. Then the current device's primary context is
- * made current (cudaSetDevice does that) and the call is made once more. */
-static CUresult set_attribute(func_set_attribute_fn fn, cudaFunction_t f, CUfunction_attribute attr, int value) {
-    CUresult r = fn((CUfunction)f, attr, value);
-    if (r != CUDA_ERROR_INVALID_CONTEXT) return r;
+/* The runtime makes its primary context current on a thread only at the
+ * thread's first runtime call that needs one, so on a thread whose first
+ * CUDA work is this library's call (a framework's worker thread, torch's
+ * autograd thread) the function lookup and the driver's cuFuncSetAttribute
+ * below can fail: an H100 answered them with an error other than
+ * CUDA_ERROR_INVALID_CONTEXT (test_gpu_edges' threads mode). Then the
+ * current device's primary context is made current (cudaSetDevice) and the
+ * step is tried once more. Returns whether the context could be bound. */
+static int bind_context(void) {
     int dev = 0;
     if (cudaGetDevice(&dev) != cudaSuccess || cudaSetDevice(dev) != cudaSuccess) {
         (void)cudaGetLastError(); /* this call's own error */
-        return r;
+        return 0;
     }
+    return 1;
+}
+
+static cudaError_t get_function(cudaFunction_t *f, const void *kernel) {
+    cudaError_t err = cudaGetFuncBySymbol(f, kernel);
+    if (err == cudaSuccess || err == cudaErrorSymbolNotFound) return err;
+    (void)cudaGetLastError(); /* this call's own error */
+    return bind_context() ? cudaGetFuncBySymbol(f, kernel) : err;
+}
+
+static CUresult set_attribute(func_set_attribute_fn fn, cudaFunction_t f, CUfunction_attribute attr, int value) {
+    CUresult r = fn((CUfunction)f, attr, value);
+    if (r == CUDA_SUCCESS || !bind_context()) return r;
     return fn((CUfunction)f, attr, value);
 }
 
@@ -69,7 +82,7 @@ static hgemm_status set_smem_limit(const void *kernel, size_t smem) {
     if (smem <= SMEM_DEFAULT_PER_BLOCK) return HGEMM_SUCCESS;
     func_set_attribute_fn fn = lookup_set_attribute();
     cudaFunction_t f = NULL;
-    cudaError_t err = fn ? cudaGetFuncBySymbol(&f, kernel) : cudaErrorSymbolNotFound;
+    cudaError_t err = fn ? get_function(&f, kernel) : cudaErrorSymbolNotFound;
     if (err == cudaSuccess)
         return set_attribute(fn, f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)smem) == CUDA_SUCCESS
                    ? HGEMM_SUCCESS
@@ -89,7 +102,7 @@ hgemm_status hgemm__allow_large_clusters(const void *kernel) {
     func_set_attribute_fn fn = lookup_set_attribute();
     cudaFunction_t f = NULL;
     if (fn == NULL) return HGEMM_ERROR_NOT_SUPPORTED;
-    if (cudaGetFuncBySymbol(&f, kernel) != cudaSuccess) {
+    if (get_function(&f, kernel) != cudaSuccess) {
         (void)cudaGetLastError(); /* this call's own error */
         return HGEMM_ERROR_NOT_SUPPORTED;
     }

@@ -43,7 +43,14 @@ void *hgemm__library_workspace(int device, cudaStream_t stream) {
     if (pthread_mutex_lock(&table_mutex) != 0) return NULL;
     for (int i = 0; i < used && found == NULL; i++)
         if (table[i].device == device && table[i].stream_id == id) found = table[i].ptr;
-    if (found == NULL && used < HGEMM_LIBRARY_WORKSPACE_STREAMS) {
+    /* A stream being captured gets no new one: a cudaMalloc there
+     * invalidated the capture (an H100, test_gpu_edges' graph mode). */
+    enum cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    if (found == NULL && cudaStreamIsCapturing(stream, &capture) != cudaSuccess) {
+        (void)cudaGetLastError();
+        capture = cudaStreamCaptureStatusActive; /* unknown: the safe side */
+    }
+    if (found == NULL && capture == cudaStreamCaptureStatusNone && used < HGEMM_LIBRARY_WORKSPACE_STREAMS) {
         /* Relaxed capture mode for this thread, as an allocator does: a
          * cudaMalloc must not end another thread's graph capture. */
         enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;

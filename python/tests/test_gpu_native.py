@@ -11,6 +11,12 @@ import unittest
 import hgemm
 import test_gpu  # (a module: its TestCases are not collected twice)
 
+try:  # submodules, imported by name as users do; they need torch (the tests skip without it)
+    import hgemm.functional
+    import hgemm.nn
+except ImportError:
+    pass
+
 ATOL = 1e-2  # and test_gpu.RTOL, 1e-2
 # bf16 keeps 8 bits: its rounding of a unit-variance value reaches 4e-3
 # absolute; a gradient summed over many rows is compared with a scaled atol.

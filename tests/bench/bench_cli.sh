@@ -496,11 +496,11 @@ gpu_smoke)
     for col in kernel m n k run ms tflops vs_cublas32 vs_cublas16 max_abs_err mean_abs_err \
                p99_abs_err iters sm_clock_before_mhz sm_clock_after_mhz window_sm_clock_mhz \
                window_max_temp_c gbps rotate_sets dtype layout batch window_mem_clock_mhz \
-               window_clock_events interleave; do
+               window_clock_events interleave workspace_bytes; do
         echo ",$header," | grep -q ",$col," || fail "no column '$col' in '$header'"
     done
-    echo "$header" | grep -q ',window_max_temp_c,gbps,rotate_sets,dtype,layout,batch,window_mem_clock_mhz,window_clock_events,interleave$' ||
-        fail "gbps, rotate_sets, dtype, layout, batch, the window's telemetry and interleave are not the last columns: '$header'"
+    echo "$header" | grep -q ',window_max_temp_c,gbps,rotate_sets,dtype,layout,batch,window_mem_clock_mhz,window_clock_events,interleave,workspace_bytes$' ||
+        fail "gbps, rotate_sets, dtype, layout, batch, the window's telemetry, interleave and workspace_bytes are not the last columns: '$header'"
     expect_interleave "$csv" 1
     grep -q '^# interleave:' "$csv" && fail "a '# interleave:' line without --interleave"
     rows=$(grep -v '^#' "$csv" | tail -n +2 | grep -c ',ok,')

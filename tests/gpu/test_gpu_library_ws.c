@@ -8,9 +8,10 @@
  *     rows, a ragged V8 product);
  *   - two streams at once, each its own workspace: many calls on each
  *     without a synchronization between them, every C bitwise the one above;
- *   - a graph captured on a stream that never ran hgemm (its workspace
- *     allocated during the capture, global mode), replayed three times:
- *     the same C each time;
+ *   - a graph captured (global mode) on a stream that has its workspace,
+ *     replayed three times: the same C each time; on a stream that never
+ *     ran hgemm: no allocation during the capture (it would invalidate it),
+ *     the call unsplit and right;
  *   - hgemm_set_library_workspace(0): the call runs unsplit, still right;
  *   - hgemm_free_library_workspaces, then a call: allocated again, same C;
  *   - past HGEMM_LIBRARY_WORKSPACE_STREAMS streams: no error, C right;
@@ -146,27 +147,36 @@ static void run_shape(const shape *s) {
     expect(all_ok && same_bits(&g, want, o.c_bytes) && same_bits(&g2, want, o.c_bytes),
            "two streams at once, 6 calls each: bitwise the same C", s->what);
 
-    /* a graph captured on a stream new to hgemm (global mode) */
+    /* graphs (global mode): on s1, which has its workspace, the same C
+     * bitwise; on a stream new to hgemm, none is allocated during the
+     * capture (that would invalidate it): unsplit, still right */
     cudaStream_t s3;
     HGEMM_CHECK_CUDA(cudaStreamCreateWithFlags(&s3, cudaStreamNonBlocking));
-    cudaGraph_t graph = NULL;
-    cudaGraphExec_t exec = NULL;
-    HGEMM_CHECK_CUDA(cudaStreamBeginCapture(s3, cudaStreamCaptureModeGlobal));
-    st = call(s, &o, &g, NULL, 0, s3);
-    HGEMM_CHECK_CUDA(cudaStreamEndCapture(s3, &graph));
-    int graph_ok = st == HGEMM_SUCCESS;
-    if (graph_ok) {
-        HGEMM_CHECK_CUDA(cudaGraphInstantiate(&exec, graph, 0));
-        for (int r = 0; r < 3 && graph_ok; r++) {
-            hgemm_check_fill_nan_dt(HGEMM_DTYPE_F16, g.C, o.m, o.n, o.ldc, s3);
-            HGEMM_CHECK_CUDA(cudaGraphLaunch(exec, s3));
-            HGEMM_CHECK_CUDA(cudaStreamSynchronize(s3));
-            graph_ok = same_bits(&g, want, o.c_bytes);
+    for (int which = 0; which < 2; which++) {
+        cudaStream_t cs = which ? s3 : s1;
+        cudaGraph_t graph = NULL;
+        cudaGraphExec_t exec = NULL;
+        HGEMM_CHECK_CUDA(cudaStreamBeginCapture(cs, cudaStreamCaptureModeGlobal));
+        st = call(s, &o, &g, NULL, 0, cs);
+        const cudaError_t end = cudaStreamEndCapture(cs, &graph);
+        int graph_ok = st == HGEMM_SUCCESS && end == cudaSuccess;
+        if (end != cudaSuccess) printf("     cudaStreamEndCapture: %s\n", cudaGetErrorString(end));
+        (void)cudaGetLastError();
+        if (graph_ok) {
+            HGEMM_CHECK_CUDA(cudaGraphInstantiate(&exec, graph, 0));
+            for (int r = 0; r < 3 && graph_ok; r++) {
+                hgemm_check_fill_nan_dt(HGEMM_DTYPE_F16, g.C, o.m, o.n, o.ldc, cs);
+                HGEMM_CHECK_CUDA(cudaGraphLaunch(exec, cs));
+                HGEMM_CHECK_CUDA(cudaStreamSynchronize(cs));
+                graph_ok = which ? right(&o, &g) : same_bits(&g, want, o.c_bytes);
+            }
+            HGEMM_CHECK_CUDA(cudaGraphExecDestroy(exec));
         }
-        HGEMM_CHECK_CUDA(cudaGraphExecDestroy(exec));
+        if (graph) HGEMM_CHECK_CUDA(cudaGraphDestroy(graph));
+        expect(graph_ok, which ? "captured on a stream new to hgemm, replayed 3 times: right"
+                               : "captured on a stream with its workspace, replayed 3 times: bitwise the same C",
+               s->what);
     }
-    if (graph) HGEMM_CHECK_CUDA(cudaGraphDestroy(graph));
-    expect(graph_ok, "captured on a new stream, replayed 3 times: bitwise the same C", s->what);
 
     /* turned off: unsplit, still right */
     hgemm_set_library_workspace(0);
