@@ -30,6 +30,13 @@
  *     (1024 x 1024 x 512: 7.3..7.4 against 8.0; the closest, 768 x 1024 x
  *     768: 8.1..9.4 against 9.2; V9's two figures are AUTO's and the v9
  *     entry's; bench/results/2026-12-01-h200-run78-small-aligned.csv);
+ *   - 97..128 rows (m) against a weight of at least 4096 (n) with k in
+ *     2049..8192 (batched decode): V9's 128-wide short tile, 0.980..1.019x
+ *     cuBLAS where V8 with the library's workspace ran 0.935..0.959x on
+ *     the class's three such shapes (128 x 4096 x 4096, 128 x 8192 x 8192,
+ *     128 x 28672 x 4096; an H100, bench/results/2026-12-07-h100-run163-
+ *     midm-ws0.csv); V8 kept the rest of bench/shapes/mid-m.txt (96 and
+ *     192..256 rows, k of 14336 and 28672), where it led;
  *   - everything else: V8.
  * AUTO_F16ACC (fp16 accumulation allowed) takes V7 where it beat V8 there:
  * enough 256 x 256 tiles to fill an H200's 132 SMs (at least 128 tiles,
@@ -40,12 +47,17 @@ enum {
     AUTO_FEW_TILES_MN = 1 << 16,
     AUTO_SMALL_MN_LOW = 1 << 18, AUTO_SMALL_MN_HIGH = 1 << 20, AUTO_SMALL_K = 2048, AUTO_SMALL_ALIGN = 64,
     AUTO_SMALL_WORK = 5 << 27, /* m * n * k: 1.25 * 2^29 */
+    AUTO_BATCHED_M_LOW = 96, AUTO_BATCHED_M_HIGH = 128, AUTO_BATCHED_N = 4096, AUTO_BATCHED_K_LOW = 2048,
+    AUTO_BATCHED_K_HIGH = 8192,
     F16ACC_TILE = 256, F16ACC_MIN_TILES = 128, F16ACC_SMS = 132, F16ACC_MAX_K = 16384,
 };
 
 hgemm_kernel hgemm__auto_choice(int64_t m, int64_t n, int64_t k) {
     const int64_t short_side = m < n ? m : n;
     if (short_side <= AUTO_SKINNY_SIDE) return HGEMM_KERNEL_V9;
+    if (m > AUTO_BATCHED_M_LOW && m <= AUTO_BATCHED_M_HIGH && n >= AUTO_BATCHED_N && k > AUTO_BATCHED_K_LOW &&
+        k <= AUTO_BATCHED_K_HIGH)
+        return HGEMM_KERNEL_V9;
     /* both sides > 64 and each at most 2^31: the product fits int64 */
     const int64_t mn = m * n;
     if (mn <= AUTO_FEW_TILES_MN) return HGEMM_KERNEL_V9;

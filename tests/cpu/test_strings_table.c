@@ -174,6 +174,17 @@ static void test_auto(void) {
     CHECK_I64(auto_for(1024, 1024, 32768), HGEMM_KERNEL_V8);  /* small but long k */
     CHECK_I64(auto_for(512, 512, 512), HGEMM_KERNEL_V8);      /* V8 1.26x there, V9 1.05x */
     CHECK_I64(auto_for(65, 4096, 4096), HGEMM_KERNEL_V8);
+    /* batched decode: V9's 128-wide tile at 97..128 rows, n >= 4096, k in 2049..8192 (run 163) */
+    CHECK_I64(auto_for(128, 4096, 4096), HGEMM_KERNEL_V9);
+    CHECK_I64(auto_for(128, 8192, 8192), HGEMM_KERNEL_V9);
+    CHECK_I64(auto_for(128, 28672, 4096), HGEMM_KERNEL_V9);
+    CHECK_I64(auto_for(97, 4096, 2049), HGEMM_KERNEL_V9);
+    CHECK_I64(auto_for(96, 4096, 4096), HGEMM_KERNEL_V8);     /* 96 rows: V8 led on 4 of 5 */
+    CHECK_I64(auto_for(129, 4096, 4096), HGEMM_KERNEL_V8);
+    CHECK_I64(auto_for(128, 4096, 14336), HGEMM_KERNEL_V8);   /* k past 8192 */
+    CHECK_I64(auto_for(128, 4096, 2048), HGEMM_KERNEL_V8);    /* k at most 2048 */
+    CHECK_I64(auto_for(128, 4095, 4096), HGEMM_KERNEL_V8);    /* n short of 4096 */
+    CHECK_I64(auto_for(4096, 128, 4096), HGEMM_KERNEL_V8);    /* n the short side: not measured */
     CHECK_I64(auto_for(8192, 8192, 8192), HGEMM_KERNEL_V8);
     CHECK_I64(auto_for(8192, 8192, 8192), large);
     printf("test_strings_table: auto for large shapes is %s\n", info->name);
