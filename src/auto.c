@@ -31,8 +31,8 @@
  *     768: 8.1..9.4 against 9.2; V9's two figures are AUTO's and the v9
  *     entry's; bench/results/2026-12-01-h200-run78-small-aligned.csv);
  *   - 97..128 rows (m) against a weight of at least 4096 (n) with k in
- *     2049..8192 (batched decode): V9's 128-wide short tile, 0.980..1.019x
- *     cuBLAS where V8 with the library's workspace ran 0.935..0.959x on
+ *     2049..8192 (batched decode): V9's 128-wide short tile, 0.847..0.948x
+ *     cuBLAS where V8 with the library's workspace ran 0.777..0.928x on
  *     the class's three such shapes (128 x 4096 x 4096, 128 x 8192 x 8192,
  *     128 x 28672 x 4096; an H100, bench/results/2026-12-07-h100-run163-
  *     midm-ws0.csv); V8 kept the rest of bench/shapes/mid-m.txt (96 and

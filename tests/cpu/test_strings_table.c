@@ -179,7 +179,7 @@ static void test_auto(void) {
     CHECK_I64(auto_for(128, 8192, 8192), HGEMM_KERNEL_V9);
     CHECK_I64(auto_for(128, 28672, 4096), HGEMM_KERNEL_V9);
     CHECK_I64(auto_for(97, 4096, 2049), HGEMM_KERNEL_V9);
-    CHECK_I64(auto_for(96, 4096, 4096), HGEMM_KERNEL_V8);     /* 96 rows: V8 led on 4 of 5 */
+    CHECK_I64(auto_for(96, 4096, 4096), HGEMM_KERNEL_V8);     /* 96 rows: V8 led on 4 of 5 shapes */
     CHECK_I64(auto_for(129, 4096, 4096), HGEMM_KERNEL_V8);
     CHECK_I64(auto_for(128, 4096, 14336), HGEMM_KERNEL_V8);   /* k past 8192 */
     CHECK_I64(auto_for(128, 4096, 2048), HGEMM_KERNEL_V8);    /* k at most 2048 */
