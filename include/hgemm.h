@@ -147,11 +147,8 @@ hgemm_status hgemm_nt_ws(hgemm_kernel kernel, int64_t m, int64_t n, int64_t k,
  * hgemm_free_library_workspaces. So such a call splits as it would with
  * hgemm_nt_ws's workspace of that size and gives the same C, bitwise.
  * Calls on different streams never share one. A call captured into a graph
- * uses its stream's workspace where the stream has one already (replay the
- * graph where no other work using that workspace runs at the same time);
- * a stream that has none gets none while it is being captured (the call
- * then runs unsplit, which may differ from a split call in the last bits):
- * run one call on it before capturing, or pass a workspace of your own.
+ * borrows none (it runs unsplit, which may differ from a split call in the
+ * last bits): pass a workspace of your own to split inside a graph.
  * At most HGEMM_LIBRARY_WORKSPACE_STREAMS streams
  * get one in a process; past that, or where the allocation fails, the call
  * runs without splitting (no error). Memory: 32 MiB per stream that ran V8. */

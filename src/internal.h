@@ -173,6 +173,11 @@ hgemm_status hgemm__preflight(hgemm_kernel kernel, int64_t m, int64_t n, int64_t
  * memory of device `dev` or managed memory. */
 hgemm_status hgemm__check_pointers(const hgemm_problem *p, int dev);
 
+/* Make the current device's primary context current on this thread (the
+ * runtime binds it lazily: a thread whose first CUDA work is an hgemm call
+ * has none, and driver calls fail there); 0 where that failed (src/launch.c). */
+int hgemm__bind_context(void);
+
 /* The status for a failed CUDA call (NO_DEVICE or CUDA); clears the error. */
 hgemm_status hgemm__status_from_cuda(cudaError_t err);
 

@@ -51,11 +51,10 @@ static func_set_attribute_fn lookup_set_attribute(void) {
  * thread's first runtime call that needs one, so on a thread whose first
  * CUDA work is this library's call (a framework's worker thread, torch's
  * autograd thread) the function lookup and the driver's cuFuncSetAttribute
- * below can fail: an H100 answered them with an error other than
- * CUDA_ERROR_INVALID_CONTEXT (test_gpu_edges' threads mode). Then the
- * current device's primary context is made current (cudaSetDevice) and the
- * step is tried once more. Returns whether the context could be bound. */
-static int bind_context(void) {
+ * below can fail (as the tensor-map encoder does: src/tensor_map.c). Then
+ * the current device's primary context is made current (cudaSetDevice) and
+ * the step is tried once more. Returns whether the context could be bound. */
+int hgemm__bind_context(void) {
     int dev = 0;
     if (cudaGetDevice(&dev) != cudaSuccess || cudaSetDevice(dev) != cudaSuccess) {
         (void)cudaGetLastError(); /* this call's own error */
@@ -68,12 +67,12 @@ static cudaError_t get_function(cudaFunction_t *f, const void *kernel) {
     cudaError_t err = cudaGetFuncBySymbol(f, kernel);
     if (err == cudaSuccess || err == cudaErrorSymbolNotFound) return err;
     (void)cudaGetLastError(); /* this call's own error */
-    return bind_context() ? cudaGetFuncBySymbol(f, kernel) : err;
+    return hgemm__bind_context() ? cudaGetFuncBySymbol(f, kernel) : err;
 }
 
 static CUresult set_attribute(func_set_attribute_fn fn, cudaFunction_t f, CUfunction_attribute attr, int value) {
     CUresult r = fn((CUfunction)f, attr, value);
-    if (r == CUDA_SUCCESS || !bind_context()) return r;
+    if (r == CUDA_SUCCESS || !hgemm__bind_context()) return r;
     return fn((CUfunction)f, attr, value);
 }
 

@@ -34,6 +34,14 @@ int hgemm__library_workspace_on(void) { return !atomic_load(&disabled); }
 
 void *hgemm__library_workspace(int device, cudaStream_t stream) {
     if (atomic_load(&disabled)) return NULL;
+    /* A stream being captured gets none: cudaStreamGetId there fails and
+     * invalidates the capture, and so did a cudaMalloc (an H100, run 163). */
+    enum cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    if (cudaStreamIsCapturing(stream, &capture) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return NULL;
+    }
+    if (capture != cudaStreamCaptureStatusNone) return NULL;
     unsigned long long id = 0;
     if (cudaStreamGetId(stream, &id) != cudaSuccess) {
         (void)cudaGetLastError(); /* not sticky: the call runs without */
@@ -43,14 +51,7 @@ void *hgemm__library_workspace(int device, cudaStream_t stream) {
     if (pthread_mutex_lock(&table_mutex) != 0) return NULL;
     for (int i = 0; i < used && found == NULL; i++)
         if (table[i].device == device && table[i].stream_id == id) found = table[i].ptr;
-    /* A stream being captured gets no new one: a cudaMalloc there
-     * invalidated the capture (an H100, test_gpu_edges' graph mode). */
-    enum cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-    if (found == NULL && cudaStreamIsCapturing(stream, &capture) != cudaSuccess) {
-        (void)cudaGetLastError();
-        capture = cudaStreamCaptureStatusActive; /* unknown: the safe side */
-    }
-    if (found == NULL && capture == cudaStreamCaptureStatusNone && used < HGEMM_LIBRARY_WORKSPACE_STREAMS) {
+    if (found == NULL && used < HGEMM_LIBRARY_WORKSPACE_STREAMS) {
         /* Relaxed capture mode for this thread, as an allocator does: a
          * cudaMalloc must not end another thread's graph capture. */
         enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
@@ -59,7 +60,7 @@ void *hgemm__library_workspace(int device, cudaStream_t stream) {
             if (cudaMalloc(&ptr, HGEMM_WORKSPACE_BYTES) != cudaSuccess) ptr = NULL;
             (void)cudaThreadExchangeStreamCaptureMode(&mode);
         }
-        /* the fill is queued on the stream (captured too, where it is capturing) */
+        /* the fill is queued on the stream */
         if (ptr != NULL && cudaMemsetAsync(ptr, 0, HGEMM_WORKSPACE_BYTES, stream) != cudaSuccess) {
             (void)cudaFree(ptr);
             ptr = NULL;

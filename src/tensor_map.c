@@ -134,6 +134,14 @@ static hgemm_status encode_rank(CUtensorMap *map, hgemm_dtype dtype, unsigned ra
                         elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
                         swizzle128 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_NONE,
                         TMAP_L2_PROMOTION, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    /* on a thread whose first CUDA work this is, the driver finds no
+     * context current (an H100 answered CUDA_ERROR_INVALID_CONTEXT): bind
+     * the runtime's primary context there and encode once more */
+    if (r == CUDA_ERROR_INVALID_CONTEXT && hgemm__bind_context())
+        r = encode(map, dtype == HGEMM_DTYPE_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+                   rank, (void *)ptr, dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                   swizzle128 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_NONE, TMAP_L2_PROMOTION,
+                   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     return r == CUDA_SUCCESS ? HGEMM_SUCCESS : HGEMM_ERROR_CUDA;
 }
 

@@ -859,6 +859,10 @@ static CUresult fake_cuTensorMapEncodeTiled(CUtensorMap *map, CUtensorMapDataTyp
                                             CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle,
                                             CUtensorMapL2promotion l2, CUtensorMapFloatOOBfill oob) {
     api_calls++;
+    if (!context_current) { /* as the driver answered on an H100 (run 163) */
+        printf("reject cuTensorMapEncodeTiled: no context current on this thread\n");
+        return CUDA_ERROR_INVALID_CONTEXT;
+    }
     const unsigned bytes = element_bytes(type);
     if (!bytes) return tmap_reject("a data type not modelled");
     if (rank < 1 || rank > 5) return tmap_reject("rank outside 1..5");
