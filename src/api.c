@@ -363,10 +363,14 @@ static hgemm_status run_validated(const hgemm_kernel_info *info, int chosen, con
     const int borrow = library_plan(r, &lib, &lib_options);
     const hgemm_kernel_info *row = info;
     hgemm_problem p;
-    hgemm_status st = choose_row(&row, chosen, borrow ? &lib : r, &p);
-    if (st != HGEMM_SUCCESS) return st;
     hgemm_launch_fn run = NULL;
-    st = preflight(row, &p, &run);
+    hgemm_status st = choose_row(&row, chosen, borrow ? &lib : r, &p);
+    if (st == HGEMM_SUCCESS) st = preflight(row, &p, &run);
+    if (st != HGEMM_SUCCESS && borrow) { /* the library's workspace never refuses a call: as given */
+        row = info;
+        st = choose_row(&row, chosen, r, &p);
+        if (st == HGEMM_SUCCESS) st = preflight(row, &p, &run);
+    }
     if (st != HGEMM_SUCCESS || run == NULL || r->batch == 0) return st;
     int dev = 0;
     st = hgemm__check_device(&dev);
@@ -527,11 +531,16 @@ hgemm_status hgemm__explain(const hgemm_kernel_info *info, hgemm_dtype dtype, hg
     request lib = given;
     const int borrow = library_plan(&given, &lib, &lib_options);
     hgemm_problem p;
-    hgemm_status st = choose_row(&info, chosen, borrow ? &lib : &given, &p);
-    out->row = info;
-    if (st != HGEMM_SUCCESS) return st;
     hgemm_launch_fn run = NULL;
-    st = preflight(info, &p, &run);
+    const hgemm_kernel_info *asked = info;
+    hgemm_status st = choose_row(&info, chosen, borrow ? &lib : &given, &p);
+    if (st == HGEMM_SUCCESS) st = preflight(info, &p, &run);
+    if (st != HGEMM_SUCCESS && borrow) { /* as run_validated: planned again as given */
+        info = asked;
+        st = choose_row(&info, chosen, &given, &p);
+        if (st == HGEMM_SUCCESS) st = preflight(info, &p, &run);
+    }
+    out->row = info;
     if (st != HGEMM_SUCCESS) return st;
     if (run == NULL || batch == 0) {
         out->row = NULL; /* nothing to multiply */

@@ -207,6 +207,40 @@ static int ranges_meet(const void *x, i128 xb, const void *y, i128 yb) {
     return x0 < y0 + yb && y0 < x0 + xb;
 }
 
+/* Which kernel runs a valid, nonempty hgemm_gemm request, planned with
+ * `ws_bytes` of workspace, and that kernel's answer (model_gemm's last step). */
+static hgemm_status model_route(hgemm_kernel kernel, int nt, const model_problem *pp, float alpha, int c_in,
+                                size_t ws_bytes) {
+    const model_problem p = *pp;
+    const int64_t m = p.m, n = p.n, k = p.k, batch = p.batch;
+    /* The kernel: AUTO's choice by shape, and AUTO_F16ACC's for fp16 NT only;
+     * bf16 and the other forms take AUTO's choice (AUTO_F16ACC differs from
+     * AUTO only where it picks V6 or V7, which serve fp16 NT alone). A choice
+     * that does not serve the form, or not this shape of it, gives way to V8.
+     * V9's few long tiles go to V8 with a whole workspace (split-K), and a
+     * separate C input to V8 whatever the shape. */
+    hgemm_kernel run = kernel;
+    if (kernel == HGEMM_KERNEL_AUTO || kernel == HGEMM_KERNEL_AUTO_F16ACC) {
+        run = nt && kernel == HGEMM_KERNEL_AUTO_F16ACC ? hgemm__auto_f16acc_choice(m, n, k)
+                                                       : hgemm__auto_choice(m, n, k);
+        if (run == HGEMM_KERNEL_V9 && hgemm__auto_prefers_split(m, n, k, ws_bytes)) run = HGEMM_KERNEL_V8;
+        if (c_in) run = HGEMM_KERNEL_V8;
+        if (!nt) {
+            const model_problem one = as_received(run, p);
+            if (!serves_forms(run) || limits(run, &one) != HGEMM_SUCCESS) run = HGEMM_KERNEL_V8;
+        }
+        /* A batch runs in one launch of V8 where V8 can take it whole;
+         * otherwise entry by entry as chosen. */
+        if (batch > 1 && !serves_batch(run) && limits(HGEMM_KERNEL_V8, &p) == HGEMM_SUCCESS)
+            run = HGEMM_KERNEL_V8;
+    }
+    /* An explicit kernel that does not take the form refuses it, k == 0 included;
+     * a C input is V8's alone, where n is a multiple of 8. */
+    if (!nt && !serves_forms(run)) return HGEMM_ERROR_NOT_SUPPORTED;
+    if (c_in && (run != HGEMM_KERNEL_V8 || n % LD_MULT)) return HGEMM_ERROR_NOT_SUPPORTED;
+    return run_limits(run, &p, alpha);
+}
+
 hgemm_status model_gemm(hgemm_kernel kernel, int dtype, int op_a, int op_b, int64_t m, int64_t n,
                         int64_t k, float alpha, const void *A, int64_t lda, int64_t stride_a,
                         const void *B, int64_t ldb, int64_t stride_b, const void *C, int64_t ldc,
@@ -274,32 +308,14 @@ hgemm_status model_gemm(hgemm_kernel kernel, int dtype, int op_a, int op_b, int6
     const int nt = dtype == 0 && op_a == 0 && op_b == 1;
     const model_problem p = {m, n, k, op_a == 1, op_b == 0, lda, ldb, ldc, batch, stride_a, stride_b, stride_c,
                              c_in, c_in ? o->ldc_in : 0};
-    /* The kernel: AUTO's choice by shape, and AUTO_F16ACC's for fp16 NT only;
-     * bf16 and the other forms take AUTO's choice (AUTO_F16ACC differs from
-     * AUTO only where it picks V6 or V7, which serve fp16 NT alone). A choice
-     * that does not serve the form, or not this shape of it, gives way to V8.
-     * V9's few long tiles go to V8 with a whole workspace (split-K), and a
-     * separate C input to V8 whatever the shape. */
-    hgemm_kernel run = kernel;
-    if (kernel == HGEMM_KERNEL_AUTO || kernel == HGEMM_KERNEL_AUTO_F16ACC) {
-        run = nt && kernel == HGEMM_KERNEL_AUTO_F16ACC ? hgemm__auto_f16acc_choice(m, n, k)
-                                                       : hgemm__auto_choice(m, n, k);
-        if (run == HGEMM_KERNEL_V9 && hgemm__auto_prefers_split(m, n, k, o->workspace_bytes)) run = HGEMM_KERNEL_V8;
-        if (c_in) run = HGEMM_KERNEL_V8;
-        if (!nt) {
-            const model_problem one = as_received(run, p);
-            if (!serves_forms(run) || limits(run, &one) != HGEMM_SUCCESS) run = HGEMM_KERNEL_V8;
-        }
-        /* A batch runs in one launch of V8 where V8 can take it whole;
-         * otherwise entry by entry as chosen. */
-        if (batch > 1 && !serves_batch(run) && limits(HGEMM_KERNEL_V8, &p) == HGEMM_SUCCESS)
-            run = HGEMM_KERNEL_V8;
-    }
-    /* An explicit kernel that does not take the form refuses it, k == 0 included;
-     * a C input is V8's alone, where n is a multiple of 8. */
-    if (!nt && !serves_forms(run)) return HGEMM_ERROR_NOT_SUPPORTED;
-    if (c_in && (run != HGEMM_KERNEL_V8 || n % LD_MULT)) return HGEMM_ERROR_NOT_SUPPORTED;
-    const hgemm_status st = run_limits(run, &p, alpha);
+    /* A call without a workspace is planned with the library's
+     * (HGEMM_WORKSPACE_BYTES, which moves AUTO's few long tiles to V8), and
+     * planned as given where that plan is refused: the library's workspace
+     * never refuses a call. */
+    const size_t given = o->workspace_bytes;
+    const size_t planned = given == 0 && hgemm__library_workspace_on() ? HGEMM_WORKSPACE_BYTES : given;
+    hgemm_status st = model_route(kernel, nt, &p, alpha, c_in, planned);
+    if (st != HGEMM_SUCCESS && planned != given) st = model_route(kernel, nt, &p, alpha, c_in, given);
     if (st == HGEMM_SUCCESS) *to_device = 1;
     return st;
 }
