@@ -147,11 +147,13 @@ hgemm_status hgemm_nt_ws(hgemm_kernel kernel, int64_t m, int64_t n, int64_t k,
  * hgemm_free_library_workspaces. So such a call splits as it would with
  * hgemm_nt_ws's workspace of that size and gives the same C, bitwise.
  * Calls on different streams never share one. A call captured into a graph
- * borrows none (it runs unsplit, which may differ from a split call in the
- * last bits): pass a workspace of your own to split inside a graph.
- * At most HGEMM_LIBRARY_WORKSPACE_STREAMS streams
- * get one in a process; past that, or where the allocation fails, the call
- * runs without splitting (no error). Memory: 32 MiB per stream that ran V8. */
+ * borrows none (it runs as without a workspace, which may differ from a
+ * split call in the last bits): pass a workspace of your own to split
+ * inside a graph. At most HGEMM_LIBRARY_WORKSPACE_STREAMS streams get one
+ * in a process; past that, or where the allocation fails, the call runs as
+ * without a workspace (no error), and a call the plan with it cannot serve
+ * is planned as given: borrowing never refuses a call. Memory: 32 MiB per
+ * stream that ran V8. */
 #define HGEMM_LIBRARY_WORKSPACE_STREAMS 32
 
 /* 0: calls without a workspace run without splitting, as before the
