@@ -354,6 +354,12 @@ void hgemm_check_guarded_reset(const hgemm_check_guarded *g, cudaStream_t stream
 int hgemm_check_guard_intact(const hgemm_check_guarded *g, hgemm_check_guard_report *out,
                              cudaStream_t stream);
 
+/* ---- the tools' CSV headers ---------------------------------------------------- */
+
+/* argv as one shell line (arguments with spaces or shell characters quoted),
+ * cut at len - 1 characters: a CSV's `# command:` line. */
+void hgemm_check_command_line(int argc, char **argv, char *out, size_t len);
+
 /* ---- the device ------------------------------------------------------------- */
 
 /* 1 when the current CUDA device exists and is compute capability 9.0;

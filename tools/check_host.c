@@ -187,3 +187,17 @@ int hgemm_check_sm90_available(char *why, size_t why_len) {
     snprintf(why, why_len, "CUDA device %d (%s) is compute capability 9.0", dev, prop.name);
     return 1;
 }
+
+void hgemm_check_command_line(int argc, char **argv, char *out, size_t len) {
+    size_t used = 0;
+    if (len == 0) return;
+    out[0] = '\0';
+    for (int i = 0; i < argc && used + 1 < len; i++) {
+        const char *a = argv[i];
+        const int quote = *a == '\0' || strpbrk(a, " \t'\"$\\*?;&|<>()") != NULL;
+        const int w = snprintf(out + used, len - used, "%s%s%s%s", i ? " " : "", quote ? "'" : "", a,
+                               quote ? "'" : "");
+        if (w < 0) break;
+        used += (size_t)w;
+    }
+}

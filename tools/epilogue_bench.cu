@@ -28,6 +28,7 @@
 #include <cuda_runtime_api.h>
 
 #include "check.h"
+#include "hgemm_bench_git.h" /* HGEMM_GIT_COMMIT, generated at build time */
 #include "elem.cuh"
 #include "epilogue_act.cuh"
 #include "hgemm.h"
@@ -258,9 +259,11 @@ int main(int argc, char **argv) {
     }
     cudaDeviceProp prop;
     HGEMM_CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
+    char command[1024];
+    hgemm_check_command_line(argc, argv, command, sizeof command);
     if (csv) {
-        fprintf(csv, "# tool: hgemm-epilogue-bench\n# gpu: %s\n# each ms: one window's launches, interleaved with "
-                     "the shape's other entries; vs_*: that entry's ms over this row's\n", prop.name);
+        fprintf(csv, "# tool: hgemm-epilogue-bench\n# git_commit: %s\n# command: %s\n# gpu: %s\n# each ms: one window's launches, interleaved with "
+                     "the shape's other entries; vs_*: that entry's ms over this row's\n", HGEMM_GIT_COMMIT, command, prop.name);
         fprintf(csv, "kernel,epilogue,m,n,k,dtype,run,ms,vs_plain,vs_unfused,vs_cublaslt,tflops\n");
     }
     ctx c;

@@ -23,6 +23,7 @@
 #include <cuda_runtime_api.h>
 
 #include "check.h"
+#include "hgemm_bench_git.h" /* HGEMM_GIT_COMMIT, generated at build time */
 #include "hgemm.h"
 #include "interleave.h"
 
@@ -176,9 +177,11 @@ int main(int argc, char **argv) {
     struct cudaDeviceProp prop;
     HGEMM_CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
     const char *dname = dtype == HGEMM_DTYPE_BF16 ? "bf16" : "f16";
+    char command[1024];
+    hgemm_check_command_line(argc, argv, command, sizeof command);
     if (csv) {
-        fprintf(csv, "# tool: hgemm-grouped-bench\n# gpu: %s\n# each ms: one window's launches, interleaved; "
-                     "vs_loop: the loop's ms over this row's\n", prop.name);
+        fprintf(csv, "# tool: hgemm-grouped-bench\n# git_commit: %s\n# command: %s\n# gpu: %s\n# each ms: one window's launches, interleaved; "
+                     "vs_loop: the loop's ms over this row's\n", HGEMM_GIT_COMMIT, command, prop.name);
         fprintf(csv, "kernel,model,proj,tokens,experts,top_k,rows,n,k,dtype,run,ms,vs_loop,tflops\n");
     }
     ctx c;

@@ -1239,19 +1239,6 @@ static void sleep_seconds(double s) {
     }
 }
 
-static void command_line(int argc, char **argv, char *out, size_t len) {
-    size_t used = 0;
-    out[0] = '\0';
-    for (int i = 0; i < argc && used + 1 < len; i++) {
-        const char *a = argv[i];
-        int quote = *a == '\0' || strpbrk(a, " \t'\"$\\*?;&|<>()") != NULL;
-        int w = snprintf(out + used, len - used, "%s%s%s%s", i ? " " : "", quote ? "'" : "", a,
-                         quote ? "'" : "");
-        if (w < 0) break;
-        used += (size_t)w;
-    }
-}
-
 static double now_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -2557,7 +2544,7 @@ static int run(const options *o, int argc, char **argv) {
                                   g.free_bytes, rotate_target_bytes(&g));
 
     char command[COMMAND_LEN];
-    command_line(argc, argv, command, sizeof command);
+    hgemm_check_command_line(argc, argv, command, sizeof command);
     const char *csv_path = o->host_cost ? o->host_cost_csv : o->csv;
     FILE *csv = NULL;
     if (csv_path) {
