@@ -34,9 +34,9 @@
  *     2049..8192 (batched decode): V9's 128-wide short tile, 0.847..0.948x
  *     cuBLAS where V8 with the library's workspace ran 0.777..0.928x on
  *     the class's three such shapes (128 x 4096 x 4096, 128 x 8192 x 8192,
- *     128 x 28672 x 4096; an H100, bench/results/2026-12-07-h100-run163-
- *     midm-ws0.csv); V8 kept the rest of bench/shapes/mid-m.txt (96 and
- *     192..256 rows, k of 14336 and 28672), where it led;
+ *     128 x 28672 x 4096, on an H100; docs/notes/auto-table.md); V8 kept
+ *     the rest of bench/shapes/mid-m.txt (96 and 192..256 rows, k of 14336
+ *     and 28672), where it led;
  *   - everything else: V8.
  * AUTO_F16ACC (fp16 accumulation allowed) takes V7 where it beat V8 there:
  * enough 256 x 256 tiles to fill an H200's 132 SMs (at least 128 tiles,

@@ -35,7 +35,7 @@ int hgemm__library_workspace_on(void) { return !atomic_load(&disabled); }
 void *hgemm__library_workspace(int device, cudaStream_t stream) {
     if (atomic_load(&disabled)) return NULL;
     /* A stream being captured gets none: cudaStreamGetId there fails and
-     * invalidates the capture, and so did a cudaMalloc (an H100, run 163). */
+     * invalidates the capture, and so would a cudaMalloc. */
     enum cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
     if (cudaStreamIsCapturing(stream, &capture) != cudaSuccess) {
         (void)cudaGetLastError();

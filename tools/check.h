@@ -354,6 +354,18 @@ void hgemm_check_guarded_reset(const hgemm_check_guarded *g, cudaStream_t stream
 int hgemm_check_guard_intact(const hgemm_check_guarded *g, hgemm_check_guard_report *out,
                              cudaStream_t stream);
 
+/* ---- the tools' own comparisons and summaries ----------------------------------- */
+
+/* Two outputs of `dtype` in device memory, m x n at leading dimension ld
+ * (one another's reference, not fp64's): 1 when every element has
+ * |got - ref| <= atol + rtol |ref| (NaN fails); the largest |got - ref| in
+ * *worst. Synchronous (two copies to the host). */
+int hgemm_check_outputs_agree_dt(hgemm_dtype dtype, const void *got, const void *ref, int64_t m, int64_t n,
+                                 int64_t ld, double atol, double rtol, double *worst);
+
+/* qsort's ascending order of doubles. */
+int hgemm_check_cmp_double(const void *a, const void *b);
+
 /* ---- the tools' CSV headers ---------------------------------------------------- */
 
 /* argv as one shell line (arguments with spaces or shell characters quoted),

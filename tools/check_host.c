@@ -201,3 +201,33 @@ void hgemm_check_command_line(int argc, char **argv, char *out, size_t len) {
         used += (size_t)w;
     }
 }
+
+int hgemm_check_outputs_agree_dt(hgemm_dtype dtype, const void *got, const void *ref, int64_t m, int64_t n,
+                                 int64_t ld, double atol, double rtol, double *worst) {
+    const size_t elems = (size_t)((m > 0 ? m - 1 : 0) * ld + n);
+    uint16_t *g = malloc(elems * 2), *r = malloc(elems * 2);
+    if (!g || !r) {
+        fprintf(stderr, "hgemm_check_outputs_agree_dt: out of host memory\n");
+        exit(1);
+    }
+    HGEMM_CHECK_CUDA(cudaMemcpy(g, got, elems * 2, cudaMemcpyDeviceToHost));
+    HGEMM_CHECK_CUDA(cudaMemcpy(r, ref, elems * 2, cudaMemcpyDeviceToHost));
+    int64_t bad = 0;
+    *worst = 0.0;
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++) {
+            const double x = hgemm_check_dt_to_f32(dtype, g[i * ld + j]), y = hgemm_check_dt_to_f32(dtype, r[i * ld + j]);
+            const double d = fabs(x - y);
+            if (!(d <= atol + rtol * fabs(y))) bad++;
+            if (d > *worst || d != d) *worst = d;
+        }
+    free(g);
+    free(r);
+    return bad == 0;
+}
+
+int hgemm_check_cmp_double(const void *a, const void *b) {
+    const double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+

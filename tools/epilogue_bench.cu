@@ -181,29 +181,7 @@ static int run_entry(ctx *c, int e) {
 
 /* hgemm's C (and cuBLASLt's) against the unfused sequence's */
 static int outputs_agree(ctx *c, int e, double *worst) {
-    const size_t elems = (size_t)(c->m * c->ldc);
-    uint16_t *got = (uint16_t *)malloc(elems * 2), *ref = (uint16_t *)malloc(elems * 2);
-    if (!got || !ref) exit(1);
-    HGEMM_CHECK_CUDA(cudaMemcpy(got, c->C[e], elems * 2, cudaMemcpyDeviceToHost));
-    HGEMM_CHECK_CUDA(cudaMemcpy(ref, c->C[E_UNFUSED], elems * 2, cudaMemcpyDeviceToHost));
-    int64_t bad = 0;
-    *worst = 0.0;
-    for (int64_t i = 0; i < c->m; i++)
-        for (int64_t j = 0; j < c->n; j++) {
-            const double g = hgemm_check_dt_to_f32(c->dtype, got[i * c->ldc + j]);
-            const double r = hgemm_check_dt_to_f32(c->dtype, ref[i * c->ldc + j]);
-            const double d = g > r ? g - r : r - g;
-            if (!(d <= 1e-2 + 1e-2 * (r < 0 ? -r : r))) bad++;
-            if (d > *worst) *worst = d;
-        }
-    free(got);
-    free(ref);
-    return bad == 0;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    const double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
+    return hgemm_check_outputs_agree_dt(c->dtype, c->C[e], c->C[E_UNFUSED], c->m, c->n, c->ldc, 1e-2, 1e-2, worst);
 }
 
 int main(int argc, char **argv) {
@@ -365,10 +343,10 @@ int main(int argc, char **argv) {
                     ratio_unf[r] = ms[E_UNFUSED][r] / ms[e][r];
                     ratio_lt[r] = c.lt_ok ? ms[E_LT][r] / ms[e][r] : 0.0;
                 }
-                qsort(sorted, (size_t)runs, sizeof(double), cmp_double);
-                qsort(ratio_plain, (size_t)runs, sizeof(double), cmp_double);
-                qsort(ratio_unf, (size_t)runs, sizeof(double), cmp_double);
-                qsort(ratio_lt, (size_t)runs, sizeof(double), cmp_double);
+                qsort(sorted, (size_t)runs, sizeof(double), hgemm_check_cmp_double);
+                qsort(ratio_plain, (size_t)runs, sizeof(double), hgemm_check_cmp_double);
+                qsort(ratio_unf, (size_t)runs, sizeof(double), hgemm_check_cmp_double);
+                qsort(ratio_lt, (size_t)runs, sizeof(double), hgemm_check_cmp_double);
                 printf("  %-12s %8.4f ms  %6.1f TFLOP/s  vs plain %.3f [%.3f..%.3f]  vs unfused %.3f [%.3f..%.3f]",
                        ENTRY_NAMES[e], sorted[runs / 2], flops / sorted[runs / 2] * 1e-9, ratio_plain[runs / 2],
                        ratio_plain[0], ratio_plain[runs - 1], ratio_unf[runs / 2], ratio_unf[0], ratio_unf[runs - 1]);

@@ -108,27 +108,8 @@ static int run_entry(ctx *c, int e) {
 }
 
 static int agree(ctx *c, double *worst) {
-    const size_t elems = (size_t)(c->rows * c->s->n);
-    uint16_t *got = malloc(elems * 2), *ref = malloc(elems * 2);
-    if (!got || !ref) exit(1);
-    HGEMM_CHECK_CUDA(cudaMemcpy(got, c->C[E_HGEMM], elems * 2, cudaMemcpyDeviceToHost));
-    HGEMM_CHECK_CUDA(cudaMemcpy(ref, c->C[E_LOOP], elems * 2, cudaMemcpyDeviceToHost));
-    int64_t bad = 0;
-    *worst = 0.0;
-    for (size_t i = 0; i < elems; i++) {
-        const double g = hgemm_check_dt_to_f32(c->dtype, got[i]), r = hgemm_check_dt_to_f32(c->dtype, ref[i]);
-        const double d = g > r ? g - r : r - g;
-        if (!(d <= 1e-2 + 1e-2 * (r < 0 ? -r : r))) bad++;
-        if (d > *worst) *worst = d;
-    }
-    free(got);
-    free(ref);
-    return bad == 0;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    const double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
+    return hgemm_check_outputs_agree_dt(c->dtype, c->C[E_HGEMM], c->C[E_LOOP], c->rows, c->s->n, c->s->n, 1e-2, 1e-2,
+                                        worst);
 }
 
 int main(int argc, char **argv) {
@@ -253,8 +234,8 @@ int main(int argc, char **argv) {
                         t[r] = ms[e][r];
                         v[r] = ms[E_LOOP][r] / ms[e][r];
                     }
-                    qsort(t, (size_t)repeat, sizeof(double), cmp_double);
-                    qsort(v, (size_t)repeat, sizeof(double), cmp_double);
+                    qsort(t, (size_t)repeat, sizeof(double), hgemm_check_cmp_double);
+                    qsort(v, (size_t)repeat, sizeof(double), hgemm_check_cmp_double);
                     printf("  %-12s %8.4f ms  %6.1f TFLOP/s  vs loop %.3f [%.3f..%.3f]\n", ENTRY_NAMES[e],
                            t[repeat / 2], flops / t[repeat / 2] * 1e-9, v[repeat / 2], v[0], v[repeat - 1]);
                 }

@@ -859,7 +859,7 @@ static CUresult fake_cuTensorMapEncodeTiled(CUtensorMap *map, CUtensorMapDataTyp
                                             CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle,
                                             CUtensorMapL2promotion l2, CUtensorMapFloatOOBfill oob) {
     api_calls++;
-    if (!context_current) { /* as the driver answered on an H100 (run 163) */
+    if (!context_current) { /* as the driver answers on an H100 */
         printf("reject cuTensorMapEncodeTiled: no context current on this thread\n");
         return CUDA_ERROR_INVALID_CONTEXT;
     }
