@@ -129,19 +129,17 @@ static hgemm_status encode_rank(CUtensorMap *map, hgemm_dtype dtype, unsigned ra
     cuuint32_t box[3] = {box_cols, box_rows, 1};
     cuuint32_t elem_strides[3] = {1, 1, 1};
     memset(map, 0, sizeof *map);
-    CUresult r = encode(map, dtype == HGEMM_DTYPE_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
-                        rank, (void *)ptr, dims, strides, box,
-                        elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                        swizzle128 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_NONE,
-                        TMAP_L2_PROMOTION, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-    /* on a thread whose first CUDA work this is, the driver finds no
-     * context current (an H100 answered CUDA_ERROR_INVALID_CONTEXT): bind
-     * the runtime's primary context there and encode once more */
-    if (r == CUDA_ERROR_INVALID_CONTEXT && hgemm__bind_context())
-        r = encode(map, dtype == HGEMM_DTYPE_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
-                   rank, (void *)ptr, dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                   swizzle128 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_NONE, TMAP_L2_PROMOTION,
-                   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    const CUtensorMapDataType type =
+        dtype == HGEMM_DTYPE_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    const CUtensorMapSwizzle swizzle = swizzle128 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_NONE;
+    /* a second try where the driver finds no context current: a thread whose
+     * first CUDA work this is (hgemm__bind_context binds the runtime's) */
+    CUresult r = CUDA_ERROR_INVALID_CONTEXT;
+    for (int attempt = 0; attempt < 2 && r == CUDA_ERROR_INVALID_CONTEXT; attempt++) {
+        if (attempt > 0 && !hgemm__bind_context()) break;
+        r = encode(map, type, rank, (void *)ptr, dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                   swizzle, TMAP_L2_PROMOTION, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    }
     return r == CUDA_SUCCESS ? HGEMM_SUCCESS : HGEMM_ERROR_CUDA;
 }
 
