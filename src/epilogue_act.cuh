@@ -14,19 +14,20 @@
 #include "internal.h"
 
 /* GELU's 0.5 (1 + tanh u) as sigmoid(2u): no cancellation where tanh u is
- * near -1 (large negative x gives x / inf = -0). The erf form is torch's
- * own, 1 + erf, whose tail below about x = -5.5 is 0. */
+ * near -1. The divisions are the approximate one (__fdividef, 2 ulp): a
+ * divisor past 2^126, large negative x, gives -0, as x / inf would. The
+ * erf form is torch's own, 1 + erf, whose tail below about x = -5.5 is 0. */
 template <int ACT>
 static __device__ __forceinline__ float epi_act(float x) {
     if constexpr (ACT == HGEMM_ACTIVATION_RELU) {
         return x < 0.0f ? 0.0f : x; /* NaN compares false: it stays */
     } else if constexpr (ACT == HGEMM_ACTIVATION_GELU_TANH) {
         const float u = 0.7978845608028654f * (x + 0.044715f * x * x * x);
-        return x / (1.0f + __expf(-2.0f * u));
+        return __fdividef(x, 1.0f + __expf(-2.0f * u));
     } else if constexpr (ACT == HGEMM_ACTIVATION_GELU_ERF) {
         return 0.5f * x * (1.0f + erff(0.7071067811865476f * x)); /* torch's form */
     } else if constexpr (ACT == HGEMM_ACTIVATION_SILU) {
-        return x / (1.0f + __expf(-x));
+        return __fdividef(x, 1.0f + __expf(-x));
     } else {
         return x;
     }

@@ -304,15 +304,21 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
         static_assert(!F32C || (!TMA_EPILOGUE && !EPI && !SEAM), "an fp32 C is stored from registers, alone");
         static_assert(!SEAM || (BN == 256 && LATE == 3 && LATE_AT == V8_LATE_BEFORE),
                       "the seam is built for the wide tile with three late parts");
-        static_assert(!EPI || !SEAM, "the epilogue's builds have no seam");
         static_assert(!(EXP & V8_EXP_N128X2) || BN == 256, "the k-tile in halves is the wide tile's");
         bool carry = false;
         pipe_state carry_st = st;
         /* parts 2 and 3 of the tile before, once its right group is done */
         auto seam_pack_right = [&]() {
             if constexpr (SEAM) {
-                f32q_pack<T, tile_t::c_cols>(&late[PART_REGS], d + 2 * tile_t::c_cols / 2, args.alpha);
-                f32q_pack<T, tile_t::c_cols>(&late[2 * PART_REGS], d + 3 * tile_t::c_cols / 2, args.alpha);
+                if constexpr (EPI) { /* late_col0 is part 1's column */
+                    epi_apply<T, tile_t::c_cols>(d + 2 * tile_t::c_cols / 2, args.alpha, epi, args.n,
+                                                 late_col0 + tile_t::c_cols);
+                    epi_apply<T, tile_t::c_cols>(d + 3 * tile_t::c_cols / 2, args.alpha, epi, args.n,
+                                                 late_col0 + 2 * tile_t::c_cols);
+                }
+                f32q_pack<T, tile_t::c_cols>(&late[PART_REGS], d + 2 * tile_t::c_cols / 2, EPI ? 1.0f : args.alpha);
+                f32q_pack<T, tile_t::c_cols>(&late[2 * PART_REGS], d + 3 * tile_t::c_cols / 2,
+                                             EPI ? 1.0f : args.alpha);
                 late_n = LATE;
             }
         };
@@ -382,12 +388,18 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
                     const int32_t qrow0 = row0 + g * V8_WG_M;
                     gemm_args out = args;
                     out.C = (__half *)((T *)args.C + (int64_t)entry * bt.stride_c);
+                    if constexpr (EPI) { /* parts 0 and 1 as the activation leaves them, then with alpha 1 */
+                        epi_apply<T, tile_t::c_cols>(d, args.alpha, epi, args.n, col0);
+                        epi_apply<T, tile_t::c_cols>(d + tile_t::c_cols / 2, args.alpha, epi, args.n,
+                                                     col0 + tile_t::c_cols);
+                        out.alpha = 1.0f;
+                    }
                     part_out(col0, qrow0, (int32_t)entry, 0, [&](__half *buf, int) {
                         gemm_args no_c = out;
                         no_c.beta = 0.0f;
                         f32q_stage<T, tile_t::c_cols>(buf, d, no_c);
                     });
-                    f32q_pack<T, tile_t::c_cols>(&late[0], d + tile_t::c_cols / 2, args.alpha);
+                    f32q_pack<T, tile_t::c_cols>(&late[0], d + tile_t::c_cols / 2, out.alpha);
                     late_col0 = col0 + tile_t::c_cols;
                     late_row0 = qrow0;
                     late_entry = (int32_t)entry;

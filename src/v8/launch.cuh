@@ -174,8 +174,8 @@ static hgemm_status launch_v8_tile(const hgemm_problem *p, const hgemm_v8_varian
             if (b.bn == 128)
                 return launch_v8<V8_CLUSTER, true, T, 0, 0, 128, 0, false, v8_tile<128, 0>::late_at, V8_EXP_EPI>(
                     p, v, stream, b.split);
-            return launch_v8<V8_CLUSTER, true, T, 0, 0, 256, 2, false, v8_tile<256, 2>::late_at, V8_EXP_EPI>(
-                p, v, stream, b.split);
+            return launch_v8<V8_CLUSTER, true, T, 0, 0, 256, 2, false, v8_tile<256, 2>::late_at,
+                             V8_EXP_EPI | V8_EXP_SEAM | V8_EXP_DEAL>(p, v, stream, b.split);
         }
         return HGEMM_ERROR_NOT_SUPPORTED;
     }
