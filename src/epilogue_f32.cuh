@@ -39,27 +39,38 @@ static __device__ __forceinline__ void f32q_pack(uint32_t r[N / 4], const float 
 /* f32q_pack's registers into the boxes at `c` (shared memory) with
  * stmatrix, 128B-swizzled: the 8 rows of each 8x8 matrix land in 8
  * different bank groups. */
-template <int N = F16Q_COLS>
+template <int N = F16Q_COLS, bool TRANS = false>
 static __device__ __forceinline__ void f32q_store_packed(__half *c, const uint32_t r[N / 4]) {
     const int t = threadIdx.x % WARPGROUP_THREADS, warp = t / WARP_SIZE, lane = t % WARP_SIZE;
     const uint32_t c_base = smem_u32(c);
     const uint32_t q = lane / 8;                             /* the matrix this lane addresses */
     const uint32_t row = 16 * warp + 8 * (q % 2) + lane % 8; /* its row in the quarter */
+    /* TRANS: the part transposed, box b holding its columns 64b.. as rows
+     * and its 64 rows as columns. This lane's row is the part's column
+     * 16jj + t (t = 8(q/2) + lane%8), its 16-byte chunk that of rows
+     * 16 warp + 8(q%2): box jj/4, row 16(jj%4) + t, whose swizzle (row % 8
+     * = lane % 8) is the same for every jj. */
+    const uint32_t t_row = 8 * (q / 2) + lane % 8;
+    const uint32_t t_base = c_base + sw128_offset(t_row, 2 * warp + q % 2);
 #pragma unroll
     for (int jj = 0; jj < N / 16; jj++) { /* 16-column blocks: one stmatrix.x4 each */
-        const uint32_t chunk = 2 * jj + q / 2; /* 16-byte column chunk of this lane's row, 0..31 */
-        stmatrix_x4(c_base + (chunk / 8) * F16Q_BOX_BYTES + sw128_offset(row, chunk % 8), &r[4 * jj]);
+        if constexpr (TRANS) {
+            stmatrix_x4_trans(t_base + (jj / 4) * F16Q_BOX_BYTES + (jj % 4) * 16 * SW128_ROW_BYTES, &r[4 * jj]);
+        } else {
+            const uint32_t chunk = 2 * jj + q / 2; /* 16-byte column chunk of this lane's row, 0..31 */
+            stmatrix_x4(c_base + (chunk / 8) * F16Q_BOX_BYTES + sw128_offset(row, chunk % 8), &r[4 * jj]);
+        }
     }
 }
 
 /* Stage a consumer's (64, N) part of C into the boxes at `c` (shared
  * memory) for beta == 0 (f32q_stage_loaded adds beta * C): packed, then
  * stored. */
-template <typename T = __half, int N = F16Q_COLS>
+template <typename T = __half, int N = F16Q_COLS, bool TRANS = false>
 static __device__ __forceinline__ void f32q_stage(__half *c, const float d[N / 2], gemm_args args) {
     uint32_t r[N / 4];
     f32q_pack<T, N>(r, d, args.alpha);
-    f32q_store_packed<N>(c, r);
+    f32q_store_packed<N, TRANS>(c, r);
 }
 
 /* f32q_stage for beta != 0, where C's part was already loaded into the

@@ -296,6 +296,7 @@ typedef struct hgemm_v8_plan {
     uint32_t slices;      /* split-K slices (>= 2), else 0 */
     uint32_t tail_slices; /* the last round's tiles in this many slices (>= 2), else 0 */
     uint32_t reduce;      /* split-K: who adds the slices (HGEMM_SK_REDUCE_*) */
+    int swapped;          /* C^T = B A^T, stored transposed (v8_swap): tiles, bn and k_tiles are its */
 } hgemm_v8_plan;
 /* sms 0: the current device's (a CUDA call); > 0: that many, no CUDA call. */
 hgemm_status hgemm__v8_explain(const hgemm_problem *p, uint32_t sms, hgemm_v8_plan *out);

@@ -2020,7 +2020,8 @@ static void explain_text(char *buf, size_t len, hgemm_status st, const hgemm_exp
     const hgemm_v8_plan *v = &e->v8;
     const char *unit = v->cluster > 1 ? "pairs" : "blocks";
     const uint32_t units = v->sms / (uint32_t)v->cluster;
-    int n = snprintf(buf, len, "%s: 128x%d tiles, %s, %d stages%s%s; %u tiles of %u k-tiles: ", e->row->name,
+    int n = snprintf(buf, len, "%s: %s128x%d tiles, %s, %d stages%s%s; %u tiles of %u k-tiles: ", e->row->name,
+                     v->swapped ? "swapped (C^T = B A^T: the weight's rows on M, m's on N), " : "",
                      v->bn, v->cluster > 1 ? "in pairs sharing B" : "one block each (no cluster)", v->stages,
                      v->seam ? ", the seam between tiles" : "", v->deal ? ", pairs dealt by GPC" : "", v->tiles,
                      v->k_tiles);

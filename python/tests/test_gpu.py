@@ -43,6 +43,18 @@ def assert_torch_close(tc, got, ref, tol, what):
                    "\n".join(lines)))
 
 
+def assert_error_like_torch(tc, got, base, ref, what, floor=1e-3):
+    """tc fails unless got's error against ref (fp64) is within that of base,
+    torch's own result in the same dtype: root mean square at most 1.25x
+    base's, the largest at most 2x base's (each at least `floor`)."""
+    tc.assertEqual(tuple(got.shape), tuple(ref.shape), what)
+    e_got, e_base = (got.double() - ref).abs(), (base.double() - ref).abs()
+    rms_got, rms_base = e_got.pow(2).mean().sqrt().item(), e_base.pow(2).mean().sqrt().item()
+    max_got, max_base = e_got.max().item(), e_base.max().item()
+    tc.assertTrue(rms_got <= 1.25 * max(rms_base, floor) and max_got <= 2 * max(max_base, floor),
+                  "%s: error rms %g max %g, torch's rms %g max %g" % (what, rms_got, max_got, rms_base, max_base))
+
+
 class TorchTests(unittest.TestCase):
     @classmethod
     def setUpClass(cls):

@@ -21,6 +21,14 @@ static __device__ __forceinline__ void stmatrix_x4(uint32_t addr, const uint32_t
                  ::"r"(addr), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]) : "memory");
 }
 
+/* stmatrix_x4 with .trans: each 8x8 matrix lands transposed (fragment
+ * element (r, c) at row c, column r); lane i supplies the address of row
+ * i%8 of matrix i/8 as stored, that is of the fragment's column i%8. */
+static __device__ __forceinline__ void stmatrix_x4_trans(uint32_t addr, const uint32_t r[4]) {
+    asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};"
+                 ::"r"(addr), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]) : "memory");
+}
+
 /* mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 (PTX ISA "mma"):
  * d (16x8, fp32) += a (16x16, row) * b (16x8, col). */
 static __device__ __forceinline__ void mma_m16n8k16_f32(float d[4], const uint32_t a[4],

@@ -51,7 +51,27 @@ static __device__ __forceinline__ uint64_t v8_desc(const __half *tile) {
  * activation, applied where C's parts are packed or stored; no split, so
  * no partial sum ever needs it). V8_EXP_F32C: an fp32 C (hgemm_options.
  * c_fp32), stored from registers, no split either. */
-enum { V8_EXP_SEAM = 8, V8_EXP_N128X2 = 16, V8_EXP_ROWS = 32, V8_EXP_GPC = 64, V8_EXP_EPI = 128, V8_EXP_F32C = 256 };
+enum {
+    V8_EXP_SEAM = 8,
+    V8_EXP_N128X2 = 16,
+    V8_EXP_ROWS = 32,
+    V8_EXP_GPC = 64,
+    V8_EXP_EPI = 128,
+    V8_EXP_F32C = 256,
+    V8_EXP_TRANS = 512,
+};
+
+/* V8_EXP_TRANS: the kernel computes C^T = B A^T (the launch swapped the
+ * operands, v8_swap_pays) and stores each part of its accumulator
+ * transposed (stmatrix .trans), so that C lands as stored: the weight of a
+ * few hundred tokens' product on WGMMA's M side, the tokens on N in one
+ * tile that fits them. Whole parts through TMA only, beta 0, no second
+ * reduction pass (the launch keeps it to those). */
+template <int EXP>
+static __device__ __forceinline__ bool v8_needs_direct(const gemm_args &args, int32_t col0, int32_t bn) {
+    if constexpr ((EXP & V8_EXP_TRANS) != 0) return false;
+    else return f16q_needs_direct(args, col0, bn);
+}
 
 /* The worker this block's cluster plays: its index, or under V8_EXP_GPC
  * (v8-gpc) the deal's permutation of it, which puts the clusters one GPC
@@ -124,6 +144,7 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
           v8_batch bt, uint32_t trigger, const __grid_constant__ v8_deal deal,
           const __grid_constant__ hgemm_epi epi) {
     typedef v8_tile<BN, DEEP> tile_t;
+    constexpr bool TRANS = (EXP & V8_EXP_TRANS) != 0;
     enum { B_SLICE = BN / CLUSTER, CTA_MASK = (1 << CLUSTER) - 1, STAGES = tile_t::stages, ACC = BN / 2 };
     /* C's parts a tile, and how many of the last ones wait, packed, to be
      * stored during the next tile's first k-tiles (v8_late_parts) */
@@ -242,15 +263,18 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
              * v8-wide-serial), and under the branch too (`DEEP == 0 ||
              * leader` around the predicated stores) the wide seam tile went
              * back to 199 R2URs. So two forms. */
+            /* TRANS: box b holds C's rows pcol0 + 64b.., columns prow0.. */
             if constexpr (DEEP == 0) {
 #pragma unroll
                 for (int b = 0; b < tile_t::boxes; b++)
-                    tma_store_3d_if(leader, &tmap_c, pcol0 + b * F16Q_BOX, prow0, pentry, sm->c[g][bi + b]);
+                    tma_store_3d_if(leader, &tmap_c, TRANS ? prow0 : pcol0 + b * F16Q_BOX,
+                                    TRANS ? pcol0 + b * F16Q_BOX : prow0, pentry, sm->c[g][bi + b]);
                 bulk_commit_group_if(leader);
             } else if (leader) {
 #pragma unroll
                 for (int b = 0; b < tile_t::boxes; b++)
-                    tma_store_3d(&tmap_c, pcol0 + b * F16Q_BOX, prow0, pentry, sm->c[g][bi + b]);
+                    tma_store_3d(&tmap_c, TRANS ? prow0 : pcol0 + b * F16Q_BOX, TRANS ? pcol0 + b * F16Q_BOX : prow0,
+                                 pentry, sm->c[g][bi + b]);
                 bulk_commit_group();
             }
         };
@@ -262,7 +286,7 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
         auto late_out = [&](int j) { /* j: a constant, so `late` stays in registers */
             part_out(late_col0 + j * tile_t::c_cols, late_row0, late_entry,
                      PARTS_ODD ? c_part++ : (uint32_t)(PARTS - LATE + j),
-                     [&](__half *buf, int) { f32q_store_packed<tile_t::c_cols>(buf, &late[j * PART_REGS]); });
+                     [&](__half *buf, int) { f32q_store_packed<tile_t::c_cols, TRANS>(buf, &late[j * PART_REGS]); });
         };
         /* while a k-tile's WGMMAs run: the next late part of the last tile out */
         auto late_next = [&]() {
@@ -301,6 +325,7 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
          * (carry), and the stage its last k-tile read (carry_st) to release */
         constexpr bool SEAM = (EXP & V8_EXP_SEAM) != 0, EPI = (EXP & V8_EXP_EPI) != 0,
                        F32C = (EXP & V8_EXP_F32C) != 0;
+        static_assert(!TRANS || (TMA_EPILOGUE && !EPI && !F32C), "a transposed C goes out through TMA, plain");
         static_assert(!F32C || (!TMA_EPILOGUE && !EPI && !SEAM), "an fp32 C is stored from registers, alone");
         static_assert(!SEAM || (BN == 256 && LATE == 3 && LATE_AT == V8_LATE_BEFORE),
                       "the seam is built for the wide tile with three late parts");
@@ -381,7 +406,7 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
                  * unit's first k-tile (or the walk's end) takes the rest */
                 const bool plain = args.beta == 0.0f && row0 < args.m && !sk.slices &&
                                    !(sk.tail_slices && u.tile >= sk.dp_tiles) && u.k_begin == 0 &&
-                                   u.k_end == sk.k_tiles && !f16q_needs_direct(args, col0, BN);
+                                   u.k_end == sk.k_tiles && !v8_needs_direct<EXP>(args, col0, BN);
                 if (plain) {
                     wgmma_wait_group_1();
                     late_flush();
@@ -397,7 +422,7 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
                     part_out(col0, qrow0, (int32_t)entry, 0, [&](__half *buf, int) {
                         gemm_args no_c = out;
                         no_c.beta = 0.0f;
-                        f32q_stage<T, tile_t::c_cols>(buf, d, no_c);
+                        f32q_stage<T, tile_t::c_cols, TRANS>(buf, d, no_c);
                     });
                     f32q_pack<T, tile_t::c_cols>(&late[0], d + tile_t::c_cols / 2, out.alpha);
                     late_col0 = col0 + tile_t::c_cols;
@@ -462,11 +487,11 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
             /* The 320-wide tile runs whole tiles only (launch_v8): no split's
              * code, whose partial-sum slots hold at most 64 x 256 */
             if constexpr (BN <= 256 && !EPI && !F32C) {
-                if (sk.slices && sk.reduce == HGEMM_SK_REDUCE_KERNEL) { /* v8_split_reduce finishes the tile */
+                if (!TRANS && sk.slices && sk.reduce == HGEMM_SK_REDUCE_KERNEL) { /* v8_split_reduce finishes the tile */
                     v8_partial_store<ACC>(d, partials + (size_t)v8_slot<CLUSTER>(worker, rank, g) * V8_SLOT_FLOATS);
                     continue;
                 }
-                if (sk.slices && sk.reduce == HGEMM_SK_REDUCE_SHARED) {
+                if (!TRANS && sk.slices && sk.reduce == HGEMM_SK_REDUCE_SHARED) {
                     /* Leave this slice's partial sum, count it in on the tile's
                      * counter, wait for every slice's, then reduce this slice's
                      * share of the tile. The last worker past the wait lowers
@@ -539,7 +564,7 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
             if constexpr (F32C) {
                 out.C = (__half *)((float *)args.C + (int64_t)entry * bt.stride_c);
                 epilogue_m64n_f32_out_f32<BN>(out, d, qrow0, col0);
-            } else if (!TMA_EPILOGUE || (!EPI && f16q_needs_direct(args, col0, BN))) {
+            } else if (!TMA_EPILOGUE || (!EPI && v8_needs_direct<EXP>(args, col0, BN))) {
                 epilogue_m64n_f32<T, BN, true>(out, d, qrow0, col0);
             } else {
                 /* One staging per consumer's part; with DEEP, parts in turn
@@ -549,7 +574,7 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
                  * The epilogue's builds store a tile TMA cannot (direct) part
                  * by part from registers, in the same loop, so that each part's
                  * epilogue is built once. */
-                const bool direct = EPI && f16q_needs_direct(args, col0, BN);
+                const bool direct = EPI && v8_needs_direct<EXP>(args, col0, BN);
                 const bool pack_late = LATE > 0 && args.beta == 0.0f && !direct;
 #pragma unroll
                 for (int h = 0; h < PARTS; h++) {
@@ -569,7 +594,7 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
                         }
                     }
                     const uint32_t part = PARTS_ODD ? c_part++ : (uint32_t)h;
-                    if (args.beta != 0.0f) {
+                    if (!TRANS && args.beta != 0.0f) {
                         part_out(hcol0, qrow0, (int32_t)entry, part, [&](__half *buf, int bi) {
                             /* C's part into the staging boxes by TMA, then read
                              * from shared memory where each result goes */
@@ -588,7 +613,7 @@ v8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
                         part_out(hcol0, qrow0, (int32_t)entry, part, [&](__half *buf, int) {
                             gemm_args no_c = out; /* beta 0 here, and ptxas fits 168 registers with this */
                             no_c.beta = 0.0f;     /* copy (given `out` itself it spills 48..76 bytes) */
-                            f32q_stage<T, tile_t::c_cols>(buf, d + h * tile_t::c_cols / 2, no_c);
+                            f32q_stage<T, tile_t::c_cols, TRANS>(buf, d + h * tile_t::c_cols / 2, no_c);
                         });
                     }
                 }

@@ -75,6 +75,12 @@ static hgemm_status launch_v8(const hgemm_problem *p, const hgemm_v8_variant *v,
         st = v8_ab_maps<CLUSTER, BN>(p, batch, &ta, &tb);
         tc = ta;
         tc_in = ta;
+    } else if constexpr ((EXP & V8_EXP_TRANS) != 0) { /* C as stored: n x m of the swapped product */
+        st = v8_ab_maps<CLUSTER, BN>(p, batch, &ta, &tb);
+        if (st == HGEMM_SUCCESS)
+            st = hgemm__tmap_encode_batch(&tc, p->dtype, p->C, (uint64_t)p->n, (uint64_t)p->m, (uint64_t)p->ldc, 1,
+                                          0, F16Q_ROWS, F16Q_BOX, TMAP_SWIZZLE_128B);
+        tc_in = tc;
     } else {
         st = v8_maps<CLUSTER, BN>(p, batch, &ta, &tb, &tc);
         if (st == HGEMM_SUCCESS) st = v8_c_in_map(p, batch, &tc, &tc_in);
@@ -99,6 +105,8 @@ static hgemm_status launch_v8(const hgemm_problem *p, const hgemm_v8_variant *v,
     const v8_schedule sched = v8_schedule_for(p, v, tiles, grid, CLUSTER, BN, split, (EXP & V8_EXP_SEAM) != 0);
     hgemm_sk sk = sched.sk;
     split = sched.split;
+    if constexpr ((EXP & V8_EXP_TRANS) != 0)
+        if (!v8_swap_schedule_ok(&sk)) return HGEMM_ERROR_NOT_SUPPORTED; /* nothing launched: run unswapped */
     const uint32_t busy = sched.busy;
     /* V8_EXP_SEAM where it does not pay (v8_seam_pays): the same build
      * without the seam, whose shared memory is the same (so is the grid)
@@ -155,13 +163,41 @@ static hgemm_status launch_v8(const hgemm_problem *p, const hgemm_v8_variant *v,
 #define V8_EXP_DEAL V8_EXP_GPC
 #endif
 
+/* The swapped product (v8_swap): the tile that holds m's rows, pairs
+ * sharing them by multicast. NOT_SUPPORTED, before any launch, where its
+ * schedule needs a reduction that stores C unswapped. */
+template <typename T>
+static hgemm_status launch_v8_swapped(const hgemm_problem *q, const v8_build *b, const hgemm_v8_variant *v,
+                                      cudaStream_t stream) {
+    switch (b->bn) {
+    case 128:
+        return launch_v8<V8_CLUSTER, true, T, 0, 0, 128, 0, false, v8_tile<128, 0>::late_at, V8_EXP_TRANS>(
+            q, v, stream, b->split);
+    case 192:
+        return launch_v8<V8_CLUSTER, true, T, 0, 0, 192, 0, false, v8_tile<192, 0>::late_at, V8_EXP_TRANS>(
+            q, v, stream, b->split);
+    default:
+        return launch_v8<V8_CLUSTER, true, T, 0, 0, 256, 2, false, v8_tile<256, 2>::late_at, V8_EXP_TRANS>(
+            q, v, stream, b->split);
+    }
+}
+
 /* The table's V8 for one element type and layout: v8_choose_build's
- * choice, on the SMs the call plans for. */
+ * choice, on the SMs the call plans for; NT products of a few hundred
+ * rows against a wide weight swapped (v8_swap). */
 template <typename T, int A_MN, int B_MN>
 static hgemm_status launch_v8_tile(const hgemm_problem *p, const hgemm_v8_variant *v, cudaStream_t stream) {
     uint32_t sms = 0;
     const hgemm_status st = v8_sms(p, &sms);
     if (st != HGEMM_SUCCESS) return st;
+    if constexpr (!A_MN && !B_MN) {
+        hgemm_problem q;
+        v8_build sb;
+        if (v8_swap(p, &q, &sb)) {
+            const hgemm_status swapped = launch_v8_swapped<T>(&q, &sb, v, stream);
+            if (swapped != HGEMM_ERROR_NOT_SUPPORTED) return swapped;
+        }
+    }
     const v8_build b = v8_choose_build(p, v, sms);
     if (b.epi) { /* the fused epilogue's two builds, NT, and fp32 C's, TN (v8_choose_build, api.c) */
         if constexpr (A_MN && B_MN) {

@@ -65,6 +65,27 @@ int v8_pdl_mode(const hgemm_v8_variant *v) { return v->pdl != HGEMM_PDL_DEFAULT 
 
 uint32_t v8_raster(const hgemm_v8_variant *v) { return v->raster > 0 ? (uint32_t)v->raster : (uint32_t)V8_RASTER; }
 
+int v8_swap(const hgemm_problem *p, hgemm_problem *q, v8_build *b) {
+    if (p->m < V8_SWAP_MIN_M || p->m > V8_SWAP_MAX_M || p->n < V8_SWAP_MIN_N || p->n < 4 * p->m) return 0;
+    if (p->a_mn || p->b_mn || p->batch > 1 || p->beta != 0.0f || p->C_in != NULL || hgemm__epi_on(&p->epi))
+        return 0;
+    if (p->workspace == NULL || p->ldc % 8 != 0 || (uintptr_t)p->C % 16 != 0) return 0;
+    *q = *p;
+    q->m = p->n;
+    q->n = p->m;
+    q->A = p->B;
+    q->lda = p->ldb;
+    q->B = p->A;
+    q->ldb = p->lda;
+    /* past 256 rows two tiles of 192 (the 320-wide build spills swapped) */
+    const int bn = p->m <= 128 ? 128 : p->m <= 192 || p->m > 256 ? 192 : 256;
+    const v8_build swapped = {bn, V8_CLUSTER, bn == 256 ? 2 : 0, 0, 0, HGEMM_SK_AUTO, 0};
+    *b = swapped;
+    return 1;
+}
+
+int v8_swap_schedule_ok(const hgemm_sk *sk) { return !sk->slices || sk->reduce == HGEMM_SK_REDUCE_OWNER; }
+
 int v8_seam_pays(const hgemm_sk *sk, float beta) {
     return sk->k_tiles >= 2 && sk->sk_workers == 0 && beta == 0.0f;
 }
@@ -255,7 +276,19 @@ hgemm_status hgemm__v8_explain(const hgemm_problem *p, uint32_t sms, hgemm_v8_pl
     } else if (p->sm_count > 0 && (uint32_t)p->sm_count < sms) {
         sms = (uint32_t)p->sm_count;
     }
-    const v8_build b = v8_choose_build(p, &table, sms);
+    hgemm_problem q;
+    v8_build b;
+    out->swapped = v8_swap(p, &q, &b);
+    if (out->swapped) {
+        const uint64_t qtiles = hgemm_ceil_div(hgemm_ceil_div(q.m, V8_BM), V8_CLUSTER) * hgemm_ceil_div(q.n, b.bn);
+        const uint32_t grid = v8_whole_clusters(sms, V8_CLUSTER);
+        const v8_schedule sc = v8_schedule_for(&q, &table, (uint32_t)qtiles, grid, V8_CLUSTER, b.bn, b.split, 0);
+        out->swapped = v8_swap_schedule_ok(&sc.sk); /* else the launch runs it as given */
+    }
+    if (out->swapped)
+        p = &q;
+    else
+        b = v8_choose_build(p, &table, sms);
     const uint64_t batch = p->batch > 1 ? (uint64_t)p->batch : 1;
     const uint64_t ctiles_m = hgemm_ceil_div(hgemm_ceil_div(p->m, V8_BM), (uint32_t)b.cluster);
     const uint64_t tiles = ctiles_m * hgemm_ceil_div(p->n, (uint32_t)b.bn) * batch;

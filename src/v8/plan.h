@@ -31,6 +31,8 @@ enum {
     V8_FLAG_BYTES = 4096,                                    /* the workspace's flags: 1024, one per slot of
                                                                 up to 512 blocks; the partials start after
                                                                 them, at the same offset whatever the grid */
+    V8_SWAP_MIN_M = 65, V8_SWAP_MAX_M = 384,                 /* v8_swap: m's rows, */
+    V8_SWAP_MIN_N = 2048,                                    /* the weight's width from which */
     V8_COUNT_FLAGS = 512,                                    /* flags before the in-kernel reduction's
                                                                 counters (two per tile part) */
 };
@@ -73,6 +75,7 @@ int v8_counters_fit(uint32_t grid, uint32_t tiles, uint32_t cluster);
 int v8_pdl_mode(const hgemm_v8_variant *v);
 /* The raster groups' width in cluster tiles: the variant's, else V8_RASTER. */
 uint32_t v8_raster(const hgemm_v8_variant *v);
+
 
 /* Whether a plan runs the seam's build: every unit holds two k-tiles or
  * more, and whole tiles end plain (no stream-K or split-K, beta 0). */
@@ -117,6 +120,16 @@ v8_build v8_choose_build(const hgemm_problem *p, const hgemm_v8_variant *v, uint
 /* The ring's stages of each build v8_choose_build names (v8_tile's, checked
  * in src/v8/config.cuh). */
 int v8_stages(int bn, int deep);
+/* Whether the table's V8 runs `p` swapped (V8_EXP_TRANS): m of 65..384
+ * rows against a weight at least 2048 wide, NT, beta 0, no epilogue, one
+ * entry, a workspace, C where TMA stores it. Then *q is the swapped
+ * product (C^T = B A^T: the weight on WGMMA's M side) and *bn the tile
+ * build: a tile that holds m's rows at once (128, 192 or 256 wide; two of
+ * 192 past 256). */
+int v8_swap(const hgemm_problem *p, hgemm_problem *q, v8_build *b);
+/* Whether the swapped kernel serves a schedule: no split, or one whose
+ * slice 0 adds the others' (the other reductions store C unswapped). */
+int v8_swap_schedule_ok(const hgemm_sk *sk);
 
 /* The SMs a launch plans for: the device's, or hgemm_nt_ex's target. */
 hgemm_status v8_sms(const hgemm_problem *p, uint32_t *sms);

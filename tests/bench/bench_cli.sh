@@ -485,7 +485,7 @@ gpu_smoke)
         exit 77
     fi
     csv=$tmp/smoke.csv
-    run --size 264 136 72 --kernels v0 --warmup 1 --iters 3 --cooldown 0 --repeat 2 --csv "$csv"
+    run --size 264 264 72 --kernels v0 --warmup 1 --iters 3 --cooldown 0 --repeat 2 --csv "$csv"
     expect_rc 0
     expect_in out "cublas32"
     expect_in out "median"
@@ -509,8 +509,8 @@ gpu_smoke)
     # interleave 1 (no --interleave).
     tel=',[-0-9]*,[-0-9a-fx]*,1'
     [ "$rows" -eq 6 ] || fail "expected 6 ok rows (3 kernels x 2 runs), got $rows"
-    grep -q '^cublas16,264,136,72,2,' "$csv" || fail "no cublas16 row for run 2"
-    grep -q '^# rotated: none$' "$csv" || fail "264 x 136 x 72 is not memory-bound: expected '# rotated: none'"
+    grep -q '^cublas16,264,264,72,2,' "$csv" || fail "no cublas16 row for run 2"
+    grep -q '^# rotated: none$' "$csv" || fail "264 x 264 x 72 is not memory-bound (both sides over 256): expected '# rotated: none'"
     grep -v '^#' "$csv" | tail -n +2 | grep -v ",1,f16,nt,1$tel\$" &&
         fail "a row of an unrotated f16 nt shape does not end with rotate_sets 1, f16, nt, batch 1"
     # --interleave: each run's entries timed together, 3 slices of 2 launches.

@@ -118,6 +118,8 @@ static const form_case cases[] = {
     {"320-wide tiles", 500, 20000, 200, 1, 0, 1.0f, 0.5f, 0},
     {"skinny batch", 40, 300, 264, 3, 0, 1.0f, 0.0f, 0},   /* m short: A is the short operand */
     {"skinny n", 520, 24, 200, 2, 0, 0.5f, 1.25f, 0},      /* n short: B is */
+    {"swapped (NT)", 300, 4100, 1000, 1, 0, 1.0f, 0.0f, 0}, /* V8's v8_swap, beta 0: NT of each type */
+    {"swapped, split", 192, 2048, 4096, 1, 0, 0.5f, 0.0f, 0},
     {"k = 0", 100, 60, 0, 2, 0, 1.0f, -1.5f, 0},
     {"alpha 0", 130, 70, 40, 2, 0, 0.0f, 0.75f, 1},
     {"alpha 0 beta 0", 64, 72, 64, 2, 0, 0.0f, 0.0f, 1},

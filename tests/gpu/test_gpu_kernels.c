@@ -88,6 +88,17 @@ static const test_case cases[] = {
      * 33 x 17 tiles are 289 cluster tiles, several per persistent cluster */
     {"cluster odd", 4224, 4104, 128, 0, 8, 16, 1.0f, 0.5f, C_RANDOM, AB_RANDOM, STREAM_LEGACY, 0},
     {"cluster odd", 130, 520, 200, PLAIN, STREAM_NONBLOCKING, 0},
+    /* V8 swapped (v8_swap: 65..384 rows against a weight 2048 wide or more,
+     * beta 0): C^T = B A^T, each part stored transposed; the weight's last
+     * tile ragged (n % 8 != 0 with ldc % 8 == 0), m's past 256 in two tiles
+     * of 192, split-K over the workspace; with beta != 0 V8 runs unswapped */
+    {"swapped", 65, 2048, 64, PLAIN, STREAM_LEGACY, 0},
+    {"swapped", 100, 2056, 520, 8, 0, 8, 0.5f, 0.0f, C_NAN, AB_RANDOM, STREAM_NONBLOCKING, 0},
+    {"swapped", 192, 4100, 1000, 0, 8, 16, 1.0f, 0.0f, C_NAN, AB_RANDOM, STREAM_LEGACY, 0},
+    {"swapped", 256, 2048, 4096, PLAIN, STREAM_NONBLOCKING, 0},
+    {"swapped", 300, 4096, 520, 0, 0, 8, 1.0f, 0.0f, C_NAN, AB_RANDOM, STREAM_LEGACY, 0},
+    {"swapped", 384, 3000, 200, 8, 8, 0, 2.0f, 0.0f, C_NAN, AB_RANDOM, STREAM_LEGACY, 0},
+    {"swapped beta", 200, 4096, 256, 0, 0, 0, 1.0f, 0.5f, C_RANDOM, AB_RANDOM, STREAM_LEGACY, 0},
     /* k from 1 to past 16384 */
     {"k 1", 513, 1000, 1, PLAIN, STREAM_LEGACY, 0},
     {"long k", 256, 512, 16384, PLAIN, STREAM_LEGACY, 1},
