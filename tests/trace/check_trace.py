@@ -24,7 +24,7 @@ asserts, call by call:
     separate c_in served by V8 alone, without a k split, from its own map;
   - AUTO runs a batch in one launch of V8;
   - what ran is what hgemm__explain says runs: the kernel's version, and for
-    V8 its one launch's cluster, tile width, seam, grid and the split-K
+    V8 its one launch's cluster, tile width, seam, swap, grid and the split-K
     reduction's launch; for V9 the tile width, k-tiles a stage, stages,
     cluster and grid of each entry's launch.
 
@@ -62,6 +62,7 @@ import sys
 NOT_SUPPORTED = 3
 SK_REDUCE_KERNEL = 0
 V8_EXP_SEAM = 8
+V8_EXP_TRANS = 512  # src/v8/kernel.cuh: C^T = B A^T, stored transposed (v8_swap)
 V8_EXP_GPC = 64
 FORMS = [(d, l) for d in ("f16", "bf16") for l in ("nt", "nn", "tn", "tt")]
 FAULTS = ("lda", "align", "null", "host", "overlap")
@@ -317,6 +318,8 @@ def check_block(b, problems):
             bad(f"the plan's seam is {seam}, the launched build's EXP is {t[9]}")
         elif bool(t[9] & V8_EXP_GPC) != bool(int(plan["deal"])):
             bad(f"the plan's deal is {plan['deal']}, the launched build's EXP is {t[9]}")
+        elif bool(t[9] & V8_EXP_TRANS) != bool(int(plan["swapped"])):
+            bad(f"the plan's swapped is {plan['swapped']}, the launched build's EXP is {t[9]}")
         if l["cluster"] != cluster:
             bad(f"launched in clusters of {l['cluster']}, the plan's {cluster}")
         if l["grid"] != [int(plan["clusters"]) * cluster, 1, 1]:

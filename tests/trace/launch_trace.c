@@ -65,10 +65,10 @@ static void print_plan(const hgemm_kernel_info *row, hgemm_dtype dtype, hgemm_op
     printf("plan status=%d row=%s scale_only=%d", (int)st, e.row ? e.row->name : "-", e.scale_only);
     if (e.has_v8_plan)
         printf(" v8 bn=%d cluster=%d stages=%d seam=%d deal=%d split=%d tiles=%u k_tiles=%u clusters=%u workers=%u "
-               "dp_tiles=%u sk_workers=%u slices=%u tail_slices=%u reduce=%u",
+               "dp_tiles=%u sk_workers=%u slices=%u tail_slices=%u reduce=%u swapped=%d",
                e.v8.bn, e.v8.cluster, e.v8.stages, e.v8.seam, e.v8.deal, e.v8.split, e.v8.tiles, e.v8.k_tiles,
                e.v8.clusters, e.v8.workers, e.v8.dp_tiles, e.v8.sk_workers, e.v8.slices, e.v8.tail_slices,
-               e.v8.reduce);
+               e.v8.reduce, e.v8.swapped);
     if (e.has_v9_plan)
         printf(" v9 swap=%d bn=%d kb=%d stages=%d long_tiles=%llu short_tiles=%llu split=%u", e.v9.swap, e.v9.bn,
                e.v9.kb, e.v9.stages, (unsigned long long)e.v9.long_tiles, (unsigned long long)e.v9.short_tiles,
