@@ -36,7 +36,9 @@
  *     the class's three such shapes (128 x 4096 x 4096, 128 x 8192 x 8192,
  *     128 x 28672 x 4096, on an H100; docs/notes/auto-table.md); V8 kept
  *     the rest of bench/shapes/mid-m.txt (96 and 192..256 rows, k of 14336
- *     and 28672), where it led;
+ *     and 28672), where it led; but weights 8192..16384 wide go to V8
+ *     swapped (v8_swap): 128 x 8192 x 8192 0.933x against V9's 0.754x
+ *     (run 165, an H200);
  *   - everything else: V8.
  * AUTO_F16ACC (fp16 accumulation allowed) takes V7 where it beat V8 there:
  * enough 256 x 256 tiles to fill an H200's 132 SMs (at least 128 tiles,
@@ -49,6 +51,7 @@ enum {
     AUTO_SMALL_WORK = 5 << 27, /* m * n * k: 1.25 * 2^29 */
     AUTO_BATCHED_M_LOW = 96, AUTO_BATCHED_M_HIGH = 128, AUTO_BATCHED_N = 4096, AUTO_BATCHED_K_LOW = 2048,
     AUTO_BATCHED_K_HIGH = 8192,
+    AUTO_BATCHED_SWAP_N_LOW = 8192, AUTO_BATCHED_SWAP_N_HIGH = 16384, /* V8 swapped there (v8_swap) */
     F16ACC_TILE = 256, F16ACC_MIN_TILES = 128, F16ACC_SMS = 132, F16ACC_MAX_K = 16384,
 };
 
@@ -56,7 +59,7 @@ hgemm_kernel hgemm__auto_choice(int64_t m, int64_t n, int64_t k) {
     const int64_t short_side = m < n ? m : n;
     if (short_side <= AUTO_SKINNY_SIDE) return HGEMM_KERNEL_V9;
     if (m > AUTO_BATCHED_M_LOW && m <= AUTO_BATCHED_M_HIGH && n >= AUTO_BATCHED_N && k > AUTO_BATCHED_K_LOW &&
-        k <= AUTO_BATCHED_K_HIGH)
+        k <= AUTO_BATCHED_K_HIGH && (n < AUTO_BATCHED_SWAP_N_LOW || n > AUTO_BATCHED_SWAP_N_HIGH))
         return HGEMM_KERNEL_V9;
     /* both sides > 64 and each at most 2^31: the product fits int64 */
     const int64_t mn = m * n;

@@ -173,11 +173,8 @@ static hgemm_status launch_v8_swapped(const hgemm_problem *q, const v8_build *b,
     case 128:
         return launch_v8<V8_CLUSTER, true, T, 0, 0, 128, 0, false, v8_tile<128, 0>::late_at, V8_EXP_TRANS>(
             q, v, stream, b->split);
-    case 192:
-        return launch_v8<V8_CLUSTER, true, T, 0, 0, 192, 0, false, v8_tile<192, 0>::late_at, V8_EXP_TRANS>(
-            q, v, stream, b->split);
     default:
-        return launch_v8<V8_CLUSTER, true, T, 0, 0, 256, 2, false, v8_tile<256, 2>::late_at, V8_EXP_TRANS>(
+        return launch_v8<V8_CLUSTER, true, T, 0, 0, 192, 0, false, v8_tile<192, 0>::late_at, V8_EXP_TRANS>(
             q, v, stream, b->split);
     }
 }

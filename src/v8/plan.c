@@ -66,10 +66,15 @@ int v8_pdl_mode(const hgemm_v8_variant *v) { return v->pdl != HGEMM_PDL_DEFAULT 
 uint32_t v8_raster(const hgemm_v8_variant *v) { return v->raster > 0 ? (uint32_t)v->raster : (uint32_t)V8_RASTER; }
 
 int v8_swap(const hgemm_problem *p, hgemm_problem *q, v8_build *b) {
-    if (p->m < V8_SWAP_MIN_M || p->m > V8_SWAP_MAX_M || p->n < V8_SWAP_MIN_N || p->n < 4 * p->m) return 0;
+    if (p->m < V8_SWAP_MIN_M || p->m > V8_SWAP_MAX_M || p->n < V8_SWAP_MIN_N) return 0;
+    /* where it led (run 165, docs/notes/v8-swap.md): up to 192 rows against
+     * weights up to 16384 wide, two tiles of 192 up to 8192; not 193..256
+     * (the 256-wide tile, 0.72..0.94x) nor the 28672-wide weights */
+    if (p->m > V8_SWAP_ONE_TILE_M ? p->m <= 256 || p->n > V8_SWAP_TWO_TILES_MAX_N : p->n > V8_SWAP_MAX_N) return 0;
     if (p->a_mn || p->b_mn || p->batch > 1 || p->beta != 0.0f || p->C_in != NULL || hgemm__epi_on(&p->epi))
         return 0;
-    if (p->workspace == NULL || p->ldc % 8 != 0 || (uintptr_t)p->C % 16 != 0) return 0;
+    /* TMA stores whole 16-byte chunks: C's rows must end on one (n % 8 == 0) */
+    if (p->workspace == NULL || p->n % 8 != 0 || p->ldc % 8 != 0 || (uintptr_t)p->C % 16 != 0) return 0;
     *q = *p;
     q->m = p->n;
     q->n = p->m;
@@ -78,8 +83,7 @@ int v8_swap(const hgemm_problem *p, hgemm_problem *q, v8_build *b) {
     q->B = p->A;
     q->ldb = p->lda;
     /* past 256 rows two tiles of 192 (the 320-wide build spills swapped) */
-    const int bn = p->m <= 128 ? 128 : p->m <= 192 || p->m > 256 ? 192 : 256;
-    const v8_build swapped = {bn, V8_CLUSTER, bn == 256 ? 2 : 0, 0, 0, HGEMM_SK_AUTO, 0};
+    const v8_build swapped = {p->m <= 128 ? 128 : 192, V8_CLUSTER, 0, 0, 0, HGEMM_SK_AUTO, 0};
     *b = swapped;
     return 1;
 }

@@ -32,7 +32,9 @@ enum {
                                                                 up to 512 blocks; the partials start after
                                                                 them, at the same offset whatever the grid */
     V8_SWAP_MIN_M = 65, V8_SWAP_MAX_M = 384,                 /* v8_swap: m's rows, */
-    V8_SWAP_MIN_N = 2048,                                    /* the weight's width from which */
+    V8_SWAP_ONE_TILE_M = 192,                                /* one tile up to here, two past 256 */
+    V8_SWAP_MIN_N = 2048, V8_SWAP_MAX_N = 16384,             /* the weight's width (one tile), */
+    V8_SWAP_TWO_TILES_MAX_N = 8192,                          /* (two tiles) */
     V8_COUNT_FLAGS = 512,                                    /* flags before the in-kernel reduction's
                                                                 counters (two per tile part) */
 };
@@ -120,12 +122,12 @@ v8_build v8_choose_build(const hgemm_problem *p, const hgemm_v8_variant *v, uint
 /* The ring's stages of each build v8_choose_build names (v8_tile's, checked
  * in src/v8/config.cuh). */
 int v8_stages(int bn, int deep);
-/* Whether the table's V8 runs `p` swapped (V8_EXP_TRANS): m of 65..384
- * rows against a weight at least 2048 wide, NT, beta 0, no epilogue, one
- * entry, a workspace, C where TMA stores it. Then *q is the swapped
- * product (C^T = B A^T: the weight on WGMMA's M side) and *bn the tile
- * build: a tile that holds m's rows at once (128, 192 or 256 wide; two of
- * 192 past 256). */
+/* Whether the table's V8 runs `p` swapped (V8_EXP_TRANS): 65..192 rows
+ * against a weight 2048..16384 wide, or 257..384 rows against one 2048..8192
+ * wide; NT, beta 0, no epilogue, one entry, a workspace, n % 8 == 0. Then *q
+ * is the swapped product (C^T = B A^T: the weight on WGMMA's M side) and *b
+ * its build: a tile that holds m's rows (128 or 192 wide; two of 192 past
+ * 256). */
 int v8_swap(const hgemm_problem *p, hgemm_problem *q, v8_build *b);
 /* Whether the swapped kernel serves a schedule: no split, or one whose
  * slice 0 adds the others' (the other reductions store C unswapped). */

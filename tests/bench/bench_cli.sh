@@ -505,9 +505,9 @@ gpu_smoke)
     grep -q '^# interleave:' "$csv" && fail "a '# interleave:' line without --interleave"
     rows=$(grep -v '^#' "$csv" | tail -n +2 | grep -c ',ok,')
     # What every row ends with after its batch column: the window's memory
-    # clock and NVML's clock-event mask (hex), each -1 without NVML, and
-    # interleave 1 (no --interleave).
-    tel=',[-0-9]*,[-0-9a-fx]*,1'
+    # clock and NVML's clock-event mask (hex), each -1 without NVML,
+    # interleave 1 (no --interleave) and the workspace's bytes.
+    tel=',[-0-9]*,[-0-9a-fx]*,1,[0-9]*'
     [ "$rows" -eq 6 ] || fail "expected 6 ok rows (3 kernels x 2 runs), got $rows"
     grep -q '^cublas16,264,264,72,2,' "$csv" || fail "no cublas16 row for run 2"
     grep -q '^# rotated: none$' "$csv" || fail "264 x 264 x 72 is not memory-bound (both sides over 256): expected '# rotated: none'"

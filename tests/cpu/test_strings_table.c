@@ -174,9 +174,13 @@ static void test_auto(void) {
     CHECK_I64(auto_for(1024, 1024, 32768), HGEMM_KERNEL_V8);  /* small but long k */
     CHECK_I64(auto_for(512, 512, 512), HGEMM_KERNEL_V8);      /* V8 1.26x there, V9 1.05x */
     CHECK_I64(auto_for(65, 4096, 4096), HGEMM_KERNEL_V8);
-    /* batched decode: V9's 128-wide tile at 97..128 rows, n >= 4096, k in 2049..8192 (auto-table.md) */
+    /* batched decode: V9's 128-wide tile at 97..128 rows, n >= 4096, k in 2049..8192 (auto-table.md),
+     * but V8 (swapped, v8_swap) against weights 8192..16384 wide */
     CHECK_I64(auto_for(128, 4096, 4096), HGEMM_KERNEL_V9);
-    CHECK_I64(auto_for(128, 8192, 8192), HGEMM_KERNEL_V9);
+    CHECK_I64(auto_for(128, 8191, 4096), HGEMM_KERNEL_V9);
+    CHECK_I64(auto_for(128, 8192, 8192), HGEMM_KERNEL_V8);
+    CHECK_I64(auto_for(128, 16384, 8192), HGEMM_KERNEL_V8);
+    CHECK_I64(auto_for(128, 16385, 8192), HGEMM_KERNEL_V9);
     CHECK_I64(auto_for(128, 28672, 4096), HGEMM_KERNEL_V9);
     CHECK_I64(auto_for(97, 4096, 2049), HGEMM_KERNEL_V9);
     CHECK_I64(auto_for(96, 4096, 4096), HGEMM_KERNEL_V8);     /* 96 rows: V8 led on 4 of 5 shapes */
