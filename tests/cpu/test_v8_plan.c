@@ -8,6 +8,8 @@
  * (docs/notes/v8-design.txt) on 132 SMs, v8_stages for each, and a variant
  * changes only what it names (no_seam: the seam; all_workers: the balance).
  * The epilogue's builds: 128 or 256 wide in pairs, no split, fp32 C 256 wide.
+ * v8_swap: the products it swaps, the swapped product and its build, and
+ * the schedules the swapped kernel serves.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -134,9 +136,81 @@ static void test_epilogue_builds(void) {
         }
 }
 
+/* v8_swap: which products run swapped, and the swapped product and build */
+static void test_swap(void) {
+    static const hgemm_v8_variant table = {0, 0, 0, 0};
+    static char ws[16], a[16], b[16], c[16];
+    hgemm_problem p = problem(192, 4096, 4096, ws, sizeof ws), q;
+    p.A = a, p.B = b, p.C = c, p.lda = 4104, p.ldb = 4112, p.ldc = 4096;
+    v8_build sb;
+    CHECK(v8_swap(&p, &q, &sb));
+    CHECK(q.m == 4096 && q.n == 192 && q.k == 4096 && q.A == b && q.B == a && q.lda == 4112 && q.ldb == 4104);
+    CHECK(q.C == c && q.ldc == 4096); /* C as given: the kernel stores it transposed */
+    CHECK(sb.bn == 192 && sb.cluster == 2 && sb.deep == 0 && !sb.seam && !sb.deal && !sb.epi);
+    /* the tile that holds m's rows: 128 up to 128, 192 up to 192, two of 192 past 256 */
+    p.m = 65;
+    CHECK(v8_swap(&p, &q, &sb) && sb.bn == 128);
+    p.m = 128;
+    CHECK(v8_swap(&p, &q, &sb) && sb.bn == 128);
+    p.m = 300;
+    CHECK(v8_swap(&p, &q, &sb) && sb.bn == 192);
+    p.m = 384, p.n = 8192;
+    CHECK(v8_swap(&p, &q, &sb) && sb.bn == 192);
+    p.n = 8200; /* two tiles only up to 8192 wide */
+    CHECK(!v8_swap(&p, &q, &sb));
+    p.m = 256, p.n = 4096; /* 193..256: not swapped */
+    CHECK(!v8_swap(&p, &q, &sb));
+    p.m = 64; /* V9's */
+    CHECK(!v8_swap(&p, &q, &sb));
+    p.m = 385;
+    CHECK(!v8_swap(&p, &q, &sb));
+    p.m = 192, p.n = 16384;
+    CHECK(v8_swap(&p, &q, &sb));
+    p.n = 16392;
+    CHECK(!v8_swap(&p, &q, &sb));
+    p.n = 2040;
+    CHECK(!v8_swap(&p, &q, &sb));
+    /* what the swapped kernel does not serve */
+    const hgemm_problem ok = problem(192, 4096, 4096, ws, sizeof ws);
+    hgemm_problem r = ok;
+    r.C = c, r.ldc = 4096;
+    CHECK(v8_swap(&r, &q, &sb));
+    r.n = 4100, r.ldc = 4104; /* TMA stores whole 16-byte chunks: a row of C must end on one */
+    CHECK(!v8_swap(&r, &q, &sb));
+    r = ok, r.C = c, r.ldc = 4100;
+    CHECK(!v8_swap(&r, &q, &sb));
+    r = ok, r.C = c + 2, r.ldc = 4096;
+    CHECK(!v8_swap(&r, &q, &sb));
+    r = ok, r.C = c, r.ldc = 4096, r.workspace = NULL;
+    CHECK(!v8_swap(&r, &q, &sb));
+    r = ok, r.C = c, r.ldc = 4096, r.beta = 0.5f;
+    CHECK(!v8_swap(&r, &q, &sb));
+    r = ok, r.C = c, r.ldc = 4096, r.b_mn = 1;
+    CHECK(!v8_swap(&r, &q, &sb));
+    r = ok, r.C = c, r.ldc = 4096, r.a_mn = 1;
+    CHECK(!v8_swap(&r, &q, &sb));
+    r = ok, r.C = c, r.ldc = 4096, r.batch = 2;
+    CHECK(!v8_swap(&r, &q, &sb));
+    r = ok, r.C = c, r.ldc = 4096, r.epi.act = HGEMM_ACTIVATION_RELU;
+    CHECK(!v8_swap(&r, &q, &sb));
+    r = ok, r.C = c, r.ldc = 4096, r.C_in = c;
+    CHECK(!v8_swap(&r, &q, &sb));
+    /* its schedule: a split whose slice 0 adds the others' (4 slices of 16 pair tiles on 132 SMs) */
+    r = ok, r.C = c, r.ldc = 4096, r.workspace_bytes = HGEMM_WORKSPACE_BYTES; /* planned only, never touched */
+    CHECK(v8_swap(&r, &q, &sb));
+    const v8_schedule sc = v8_schedule_for(&q, &table, 16, 132, 2, sb.bn, sb.split, 0);
+    CHECK(sc.sk.slices == 4 && sc.sk.reduce == HGEMM_SK_REDUCE_OWNER && v8_swap_schedule_ok(&sc.sk));
+    hgemm_sk shared = sc.sk;
+    shared.reduce = HGEMM_SK_REDUCE_SHARED;
+    CHECK(!v8_swap_schedule_ok(&shared));
+    shared.slices = 0;
+    CHECK(v8_swap_schedule_ok(&shared));
+}
+
 int main(void) {
     test_layout();
     test_builds();
     test_epilogue_builds();
+    test_swap();
     return check_finish();
 }
