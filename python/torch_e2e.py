@@ -13,7 +13,7 @@ Phases, each timed with CUDA events after warm-up, --repeats times, the two
 backends alternating within each repeat (so that both see the same clocks):
   - prefill B x S: one forward pass over B sequences of S tokens;
   - decode B: one token per sequence with a KV cache of --prompt tokens
-    (the loop's time less its prompt's, per step);
+    (the loop's time less its prompt's, per step: medians of --decode-loops each);
   - train (--train, bf16): forward, backward and AdamW over 4 x 2048 tokens.
   - host: microseconds per call at 1 x 4096 x 4096 (300 calls, no sync inside)
     of F.linear, nn.Linear, torch.ops.hgemm.linear, hgemm.nn.Linear and the
@@ -42,16 +42,20 @@ PREFILL = ((1, 300), (4, 1024), (1, 4096))
 DECODE = (1, 16, 64)
 
 
-def events_ms(torch, fn, warmup=2):
+def events_ms(torch, fn, warmup=2, iters=1):
+    """The median of `iters` timings of fn (CUDA events), after `warmup` calls."""
     for _ in range(warmup):
         fn()
-    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    torch.cuda.synchronize()
-    start.record()
-    fn()
-    stop.record()
-    torch.cuda.synchronize()
-    return start.elapsed_time(stop)
+    times = []
+    for _ in range(iters):
+        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        torch.cuda.synchronize()
+        start.record()
+        fn()
+        stop.record()
+        torch.cuda.synchronize()
+        times.append(start.elapsed_time(stop))
+    return statistics.median(times)
 
 
 class Backends:
@@ -109,6 +113,8 @@ def main():
     parser.add_argument("--dtypes", default="f16,bf16")
     parser.add_argument("--prompt", type=int, default=128, help="KV cache length before decode")
     parser.add_argument("--decode-steps", type=int, default=16)
+    parser.add_argument("--decode-loops", type=int, default=5,
+                        help="decode loops (and prompts) a repeat times: the medians' difference")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--compile", action="store_true", help="also under torch.compile")
     parser.add_argument("--compile-dtypes", default="f16,bf16", help="the dtypes --compile applies to")
@@ -194,8 +200,8 @@ def main():
                     for r in range(args.repeats):
                         for backend in ("torch", "hgemm"):
                             b.use(backend)
-                            step = (events_ms(torch, run_loop, 1) - events_ms(torch, run_prompt, 1)) \
-                                / args.decode_steps
+                            step = (events_ms(torch, run_loop, 1, args.decode_loops)
+                                    - events_ms(torch, run_prompt, 1, args.decode_loops)) / args.decode_steps
                             rows.append((dname, "decode", batch, 1, backend, mode, r + 1, step,
                                          float("nan"), float("nan")))
         del modes
@@ -273,7 +279,8 @@ def main():
                 commit = ""
             f.write(f"# git_commit: {commit or 'unknown'}\n")
             f.write(f"# model: Llama 3 8B shapes, {args.layers} layers, random weights\n")
-            f.write(f"# decode: prompt {args.prompt} tokens, {args.decode_steps} steps timed\n")
+            f.write(f"# decode: prompt {args.prompt} tokens, {args.decode_steps} steps timed; per repeat the "
+                    f"median of {args.decode_loops} loops less the median of as many prompts\n")
             f.write("# vs_torch: the median of torch's runs (F.linear for host rows) over this row's ms\n")
             f.write(f"# date: {datetime.datetime.now(datetime.timezone.utc).isoformat()}\n")
             f.write(f"# command: {' '.join(sys.argv)}\n")
