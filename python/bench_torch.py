@@ -24,6 +24,8 @@ import statistics
 import sys
 import time
 
+import bench_timing  # python/bench_timing.py, beside this script
+
 import hgemm
 
 WARMUP, TIMED = 5, 30
@@ -32,15 +34,7 @@ WARMUP, TIMED = 5, 30
 def time_ms(torch, fn, cooldown):
     """Mean milliseconds per launch of fn over TIMED launches."""
     time.sleep(cooldown)
-    for _ in range(WARMUP):
-        fn()
-    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    for _ in range(TIMED):
-        fn()
-    stop.record()
-    stop.synchronize()
-    return start.elapsed_time(stop) / TIMED
+    return bench_timing.mean_ms(torch, fn, WARMUP, TIMED)
 
 
 def main():

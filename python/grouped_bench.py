@@ -21,6 +21,8 @@ import csv
 import statistics
 import sys
 
+import bench_timing  # python/bench_timing.py, beside this script
+
 EXIT_NO_GPU = 77
 
 # model, proj, experts, top_k, n, k (one expert: rows x k times (n x k)^T)
@@ -60,12 +62,9 @@ def main():
     except ImportError as err:
         print(f"grouped_bench: needs torch and hgemm ({err})", file=sys.stderr)
         return EXIT_NO_GPU
-    if not torch.cuda.is_available() or torch.cuda.get_device_capability() != (9, 0):
-        print("grouped_bench: needs an sm_90 GPU", file=sys.stderr)
-        return EXIT_NO_GPU
-    path, why = hgemm.native_ops()
-    if path is None:
-        print(f"grouped_bench: hgemm's native torch operators are not loaded: {why}", file=sys.stderr)
+    why = bench_timing.not_ready(torch, hgemm)
+    if why:
+        print(f"grouped_bench: {why}", file=sys.stderr)
         return EXIT_NO_GPU
     has_torch_grouped = hasattr(torch, "_grouped_mm")
     gen = torch.Generator(device="cuda").manual_seed(0)
@@ -120,14 +119,7 @@ def main():
                     for name, fn in calls.items():  # in turns
                         if not ok[name]:
                             continue
-                        fn()
-                        begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                        begin.record()
-                        for _ in range(args.iters):
-                            fn()
-                        end.record()
-                        end.synchronize()
-                        times[name].append(begin.elapsed_time(end) / args.iters)
+                        times[name].append(bench_timing.mean_ms(torch, fn, 1, args.iters))
                 med = {name: statistics.median(v) for name, v in times.items() if v}
                 weight_bytes = used * n * k * 2
                 io_bytes = weight_bytes + rows * (k + n) * 2

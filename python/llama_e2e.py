@@ -47,6 +47,8 @@ import statistics
 import sys
 import time
 
+import bench_timing  # python/bench_timing.py, beside this script
+
 import hgemm
 
 EXIT_NO_GPU = 2
@@ -95,18 +97,7 @@ def linear_backend(torch, model, backend, dtype):
 
 def timed(torch, fn, warmup, repeats):
     """Milliseconds of fn(), one value per repeat, after warm-up."""
-    for _ in range(warmup):
-        fn()
-    out = []
-    for _ in range(repeats):
-        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        torch.cuda.synchronize()
-        start.record()
-        fn()
-        stop.record()
-        torch.cuda.synchronize()
-        out.append(start.elapsed_time(stop))
-    return out
+    return bench_timing.each_ms(torch, fn, warmup, repeats)
 
 
 def host_ms_per_call(torch, model, repeats, dtype, calls=300):
@@ -206,8 +197,9 @@ def main():
     except ImportError as err:
         print(f"llama_e2e: needs torch and transformers ({err})", file=sys.stderr)
         return EXIT_NO_GPU
-    if not torch.cuda.is_available() or torch.cuda.get_device_capability() != (9, 0):
-        print("llama_e2e: needs an sm_90 GPU", file=sys.stderr)
+    why = bench_timing.not_ready(torch)
+    if why:
+        print(f"llama_e2e: {why}", file=sys.stderr)
         return EXIT_NO_GPU
 
     torch.manual_seed(0)

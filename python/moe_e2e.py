@@ -20,6 +20,8 @@ import csv
 import statistics
 import sys
 
+import bench_timing  # python/bench_timing.py, beside this script
+
 EXIT_NO_GPU = 77
 QWEN3_30B_A3B = dict(hidden_size=2048, moe_intermediate_size=768, num_experts=128, num_experts_per_tok=8,
                      num_attention_heads=32, num_key_value_heads=4, head_dim=128, intermediate_size=6144,
@@ -74,14 +76,7 @@ def make_block(torch, F, block, config, grouped):
 
 
 def events_ms(torch, fn, iters=3):
-    fn()
-    begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    begin.record()
-    for _ in range(iters):
-        fn()
-    end.record()
-    end.synchronize()
-    return begin.elapsed_time(end) / iters
+    return bench_timing.mean_ms(torch, fn, 1, iters)
 
 
 def main():
@@ -100,12 +95,9 @@ def main():
     except ImportError as err:
         print(f"moe_e2e: needs torch, transformers and hgemm ({err})", file=sys.stderr)
         return EXIT_NO_GPU
-    if not torch.cuda.is_available() or torch.cuda.get_device_capability() != (9, 0):
-        print("moe_e2e: needs an sm_90 GPU", file=sys.stderr)
-        return EXIT_NO_GPU
-    path, why = hgemm.native_ops()
-    if path is None or not hasattr(torch, "_grouped_mm"):
-        print(f"moe_e2e: needs hgemm's native operators ({why}) and torch._grouped_mm", file=sys.stderr)
+    why = bench_timing.not_ready(torch, hgemm) or (None if hasattr(torch, "_grouped_mm") else "needs torch._grouped_mm")
+    if why:
+        print(f"moe_e2e: {why}", file=sys.stderr)
         return EXIT_NO_GPU
     torch.manual_seed(0)
     config = Qwen3MoeConfig(num_hidden_layers=args.layers, **QWEN3_30B_A3B)

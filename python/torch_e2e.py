@@ -34,6 +34,8 @@ import subprocess
 import sys
 import time
 
+import bench_timing  # python/bench_timing.py, beside this script
+
 EXIT_NO_GPU = 2
 LLAMA3_8B = dict(hidden_size=4096, intermediate_size=14336, num_attention_heads=32,
                  num_key_value_heads=8, vocab_size=128256, max_position_embeddings=8192,
@@ -44,18 +46,7 @@ DECODE = (1, 16, 64)
 
 def events_ms(torch, fn, warmup=2, iters=1):
     """The median of `iters` timings of fn (CUDA events), after `warmup` calls."""
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(iters):
-        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        torch.cuda.synchronize()
-        start.record()
-        fn()
-        stop.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(stop))
-    return statistics.median(times)
+    return statistics.median(bench_timing.each_ms(torch, fn, warmup, iters))
 
 
 class Backends:
@@ -130,12 +121,9 @@ def main():
     except ImportError as err:
         print(f"torch_e2e: needs torch, transformers and hgemm ({err})", file=sys.stderr)
         return EXIT_NO_GPU
-    if not torch.cuda.is_available() or torch.cuda.get_device_capability() != (9, 0):
-        print("torch_e2e: needs an sm_90 GPU", file=sys.stderr)
-        return EXIT_NO_GPU
-    path, why = hgemm.native_ops()
-    if path is None:
-        print(f"torch_e2e: hgemm's native torch operators are not loaded: {why}", file=sys.stderr)
+    why = bench_timing.not_ready(torch, hgemm)
+    if why:
+        print(f"torch_e2e: {why}", file=sys.stderr)
         return EXIT_NO_GPU
 
     rows = []  # (dtype, phase, batch, seq, backend, mode, run, ms, err, loss)
