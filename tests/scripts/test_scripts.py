@@ -1,6 +1,7 @@
 """CPU tests of the scripts that read measurement files: the Nsight Compute
 parser (against a fixture recorded on an H200 by scripts/profile.sh) and the
-CSV summary used for --repeat and fresh-process runs."""
+CSV summary used for --repeat and fresh-process runs; and how python/'s
+measurement scripts start where they cannot measure."""
 import contextlib
 import io
 import os
@@ -1093,6 +1094,38 @@ launch,slot,phase,ns,cycles
             self.assertEqual(out.returncode, 1)
         finally:
             os.unlink(empty)
+
+
+class MeasurementScripts(unittest.TestCase):
+    """python/'s measurement scripts start from any folder (bench_timing.py
+    beside them), print their usage, and without torch or a GPU say what
+    they need in one line and exit nonzero, without a traceback."""
+    SCRIPTS = ("torch_e2e.py", "llama_e2e.py", "moe_e2e.py", "grouped_bench.py", "bench_torch.py")
+
+    def run_script(self, name, *args):
+        path = os.path.join(HERE, "..", "..", "python", name)
+        env = dict(os.environ, PYTHONPATH="")
+        return subprocess.run([sys.executable, path, *args], capture_output=True, text=True, cwd=tempfile.gettempdir(),
+                              env=env, timeout=120)
+
+    def test_usage(self):
+        for name in self.SCRIPTS:
+            out = self.run_script(name, "--help")
+            self.assertEqual(out.returncode, 0, name + ": " + out.stderr)
+            self.assertIn("usage:", out.stdout, name)
+
+    def test_without_what_they_need(self):
+        try:
+            import torch
+            if torch.cuda.is_available():
+                self.skipTest("torch sees a GPU here: the scripts would measure")
+        except ImportError:
+            pass
+        for name in ("torch_e2e.py", "moe_e2e.py", "grouped_bench.py"):
+            out = self.run_script(name)
+            self.assertNotEqual(out.returncode, 0, name)
+            self.assertNotIn("Traceback", out.stderr, name)
+            self.assertRegex(out.stderr.strip(), r"^[a-z_0-9]+: (needs|hgemm's native)", name)
 
 
 if __name__ == "__main__":
