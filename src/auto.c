@@ -38,7 +38,7 @@
  *     the rest of bench/shapes/mid-m.txt (96 and 192..256 rows, k of 14336
  *     and 28672), where it led; but weights 8192..16384 wide go to V8
  *     swapped (v8_swap): 128 x 8192 x 8192 0.933x against V9's 0.754x
- *     (run 165, an H200);
+ *     on an H200 (docs/notes/auto-table.md);
  *   - everything else: V8.
  * AUTO_F16ACC (fp16 accumulation allowed) takes V7 where it beat V8 there:
  * enough 256 x 256 tiles to fill an H200's 132 SMs (at least 128 tiles,

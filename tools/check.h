@@ -47,6 +47,10 @@ static inline void hgemm_check_cuda_(cudaError_t err, const char *what, const ch
 }
 /* Wrap every CUDA runtime call: prints file:line and exits 1 on error. */
 #define HGEMM_CHECK_CUDA(call) hgemm_check_cuda_((call), #call, __FILE__, __LINE__)
+/* A cuBLAS or cuBLASLt call in a bench: its status printed with the call and
+ * exit(1) unless CUBLAS_STATUS_SUCCESS (0). */
+#define HGEMM_CHECK_CUBLAS(call) hgemm_check_cublas_((int)(call), #call, __FILE__, __LINE__)
+void hgemm_check_cublas_(int status, const char *what, const char *file, int line);
 /* After every kernel launch. */
 #define HGEMM_CHECK_LAUNCH() hgemm_check_cuda_(cudaGetLastError(), "kernel launch", __FILE__, __LINE__)
 
@@ -371,6 +375,13 @@ int hgemm_check_cmp_double(const void *a, const void *b);
 /* argv as one shell line (arguments with spaces or shell characters quoted),
  * cut at len - 1 characters: a CSV's `# command:` line. */
 void hgemm_check_command_line(int argc, char **argv, char *out, size_t len);
+
+/* A small bench's CSV, created at `path` with its metadata: `# tool:`,
+ * `# git_commit:`, `# command:` (argv, hgemm_check_command_line), `# gpu:`
+ * (device 0's name), then `# ` + `note` when not NULL. NULL (and perror)
+ * where it cannot be created. */
+FILE *hgemm_check_csv_create(const char *path, const char *tool, const char *git_commit, int argc, char **argv,
+                             const char *note);
 
 /* ---- the device ------------------------------------------------------------- */
 

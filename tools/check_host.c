@@ -202,6 +202,28 @@ void hgemm_check_command_line(int argc, char **argv, char *out, size_t len) {
     }
 }
 
+void hgemm_check_cublas_(int status, const char *what, const char *file, int line) {
+    if (status == 0) return;
+    fprintf(stderr, "%s:%d: %s: cuBLAS status %d\n", file, line, what, status);
+    exit(1);
+}
+
+FILE *hgemm_check_csv_create(const char *path, const char *tool, const char *git_commit, int argc, char **argv,
+                             const char *note) {
+    FILE *csv = fopen(path, "w");
+    if (csv == NULL) {
+        perror(path);
+        return NULL;
+    }
+    struct cudaDeviceProp prop;
+    HGEMM_CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
+    char command[1024];
+    hgemm_check_command_line(argc, argv, command, sizeof command);
+    fprintf(csv, "# tool: %s\n# git_commit: %s\n# command: %s\n# gpu: %s\n", tool, git_commit, command, prop.name);
+    if (note != NULL) fprintf(csv, "# %s\n", note);
+    return csv;
+}
+
 int hgemm_check_outputs_agree_dt(hgemm_dtype dtype, const void *got, const void *ref, int64_t m, int64_t n,
                                  int64_t ld, double atol, double rtol, double *worst) {
     const size_t elems = (size_t)((m > 0 ? m - 1 : 0) * ld + n);

@@ -52,15 +52,6 @@ static const epilogue_kind EPILOGUES[] = {
 };
 enum { EPILOGUE_COUNT = sizeof EPILOGUES / sizeof EPILOGUES[0] };
 
-#define CHECK_CUBLAS(call)                                                                                     \
-    do {                                                                                                       \
-        cublasStatus_t s_ = (call);                                                                            \
-        if (s_ != CUBLAS_STATUS_SUCCESS) {                                                                     \
-            fprintf(stderr, "%s:%d: %s: cuBLAS status %d\n", __FILE__, __LINE__, #call, (int)s_);            \
-            exit(1);                                                                                           \
-        }                                                                                                      \
-    } while (0)
-
 /* The unfused sequence's second pass: C = act(C + bias), row-major m x n at ldc */
 template <typename T, int ACT>
 __global__ void bias_act_kernel(T *c, const T *bias, int64_t m, int64_t n, int64_t ldc) {
@@ -107,19 +98,19 @@ typedef struct ctx {
 static void lt_setup(ctx *c) {
     c->lt_ok = 0;
     if (c->epi->lt < 0) return;
-    CHECK_CUBLAS(cublasLtMatmulDescCreate(&c->lt_op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    HGEMM_CHECK_CUBLAS(cublasLtMatmulDescCreate(&c->lt_op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
     const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
-    CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(c->lt_op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
-    CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(c->lt_op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
+    HGEMM_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(c->lt_op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
+    HGEMM_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(c->lt_op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
     const cublasLtEpilogue_t ep = (cublasLtEpilogue_t)c->epi->lt;
-    CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(c->lt_op, CUBLASLT_MATMUL_DESC_EPILOGUE, &ep, sizeof ep));
-    CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(c->lt_op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &c->bias, sizeof c->bias));
-    CHECK_CUBLAS(cublasLtMatrixLayoutCreate(&c->lt_a, c->cuda_type, (uint64_t)c->k, (uint64_t)c->n, c->ld_ab));
-    CHECK_CUBLAS(cublasLtMatrixLayoutCreate(&c->lt_b, c->cuda_type, (uint64_t)c->k, (uint64_t)c->m, c->ld_ab));
-    CHECK_CUBLAS(cublasLtMatrixLayoutCreate(&c->lt_c, c->cuda_type, (uint64_t)c->n, (uint64_t)c->m, c->ldc));
+    HGEMM_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(c->lt_op, CUBLASLT_MATMUL_DESC_EPILOGUE, &ep, sizeof ep));
+    HGEMM_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(c->lt_op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &c->bias, sizeof c->bias));
+    HGEMM_CHECK_CUBLAS(cublasLtMatrixLayoutCreate(&c->lt_a, c->cuda_type, (uint64_t)c->k, (uint64_t)c->n, c->ld_ab));
+    HGEMM_CHECK_CUBLAS(cublasLtMatrixLayoutCreate(&c->lt_b, c->cuda_type, (uint64_t)c->k, (uint64_t)c->m, c->ld_ab));
+    HGEMM_CHECK_CUBLAS(cublasLtMatrixLayoutCreate(&c->lt_c, c->cuda_type, (uint64_t)c->n, (uint64_t)c->m, c->ldc));
     cublasLtMatmulPreference_t pref;
-    CHECK_CUBLAS(cublasLtMatmulPreferenceCreate(&pref));
-    CHECK_CUBLAS(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+    HGEMM_CHECK_CUBLAS(cublasLtMatmulPreferenceCreate(&pref));
+    HGEMM_CHECK_CUBLAS(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                                       &c->lt_workspace_bytes, sizeof c->lt_workspace_bytes));
     cublasLtMatmulHeuristicResult_t result;
     int found = 0;
@@ -230,18 +221,12 @@ int main(int argc, char **argv) {
         printf("hgemm-epilogue-bench: %s\n", why);
         return 77;
     }
-    FILE *csv = csv_path ? fopen(csv_path, "w") : NULL;
-    if (csv_path && !csv) {
-        perror(csv_path);
-        return 1;
-    }
-    cudaDeviceProp prop;
-    HGEMM_CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
-    char command[1024];
-    hgemm_check_command_line(argc, argv, command, sizeof command);
-    if (csv) {
-        fprintf(csv, "# tool: hgemm-epilogue-bench\n# git_commit: %s\n# command: %s\n# gpu: %s\n# each ms: one window's launches, interleaved with "
-                     "the shape's other entries; vs_*: that entry's ms over this row's\n", HGEMM_GIT_COMMIT, command, prop.name);
+    FILE *csv = NULL;
+    if (csv_path) {
+        csv = hgemm_check_csv_create(csv_path, "hgemm-epilogue-bench", HGEMM_GIT_COMMIT, argc, argv,
+                                     "each ms: one window's launches, interleaved with the shape's other entries; "
+                                     "vs_*: that entry's ms over this row's");
+        if (csv == NULL) return 1;
         fprintf(csv, "kernel,epilogue,m,n,k,dtype,run,ms,vs_plain,vs_unfused,vs_cublaslt,tflops\n");
     }
     ctx c;
@@ -249,9 +234,9 @@ int main(int argc, char **argv) {
     c.dtype = dtype;
     c.cuda_type = dtype == HGEMM_DTYPE_BF16 ? CUDA_R_16BF : CUDA_R_16F;
     HGEMM_CHECK_CUDA(cudaStreamCreate(&c.stream));
-    CHECK_CUBLAS(cublasCreate(&c.blas));
-    CHECK_CUBLAS(cublasSetStream(c.blas, c.stream));
-    CHECK_CUBLAS(cublasLtCreate(&c.lt));
+    HGEMM_CHECK_CUBLAS(cublasCreate(&c.blas));
+    HGEMM_CHECK_CUBLAS(cublasSetStream(c.blas, c.stream));
+    HGEMM_CHECK_CUBLAS(cublasLtCreate(&c.lt));
     c.lt_workspace_bytes = HGEMM_WORKSPACE_BYTES;
     HGEMM_CHECK_CUDA(cudaMalloc(&c.workspace, HGEMM_WORKSPACE_BYTES));
     HGEMM_CHECK_CUDA(cudaMemset(c.workspace, 0, HGEMM_WORKSPACE_BYTES));

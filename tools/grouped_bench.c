@@ -44,15 +44,6 @@ static const moe_shape SHAPES[] = {
     {"mixtral-8x7b", "gate_up", 8, 2, 28672, 4096},  {"mixtral-8x7b", "down", 8, 2, 4096, 14336},
 };
 
-#define CHECK_CUBLAS(call)                                                                                     \
-    do {                                                                                                       \
-        cublasStatus_t s_ = (call);                                                                            \
-        if (s_ != CUBLAS_STATUS_SUCCESS) {                                                                     \
-            fprintf(stderr, "%s:%d: %s: cuBLAS status %d\n", __FILE__, __LINE__, #call, (int)s_);            \
-            exit(1);                                                                                           \
-        }                                                                                                      \
-    } while (0)
-
 /* Rows per expert: each token picks top_k distinct experts by a seeded hash. */
 static void route(int64_t tokens, const moe_shape *s, int32_t *ends) {
     int64_t *count = calloc((size_t)s->experts, sizeof(int64_t));
@@ -150,19 +141,12 @@ int main(int argc, char **argv) {
         printf("hgemm-grouped-bench: %s\n", why);
         return 77;
     }
-    FILE *csv = csv_path ? fopen(csv_path, "w") : NULL;
-    if (csv_path && !csv) {
-        perror(csv_path);
-        return 1;
-    }
-    struct cudaDeviceProp prop;
-    HGEMM_CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
     const char *dname = dtype == HGEMM_DTYPE_BF16 ? "bf16" : "f16";
-    char command[1024];
-    hgemm_check_command_line(argc, argv, command, sizeof command);
-    if (csv) {
-        fprintf(csv, "# tool: hgemm-grouped-bench\n# git_commit: %s\n# command: %s\n# gpu: %s\n# each ms: one window's launches, interleaved; "
-                     "vs_loop: the loop's ms over this row's\n", HGEMM_GIT_COMMIT, command, prop.name);
+    FILE *csv = NULL;
+    if (csv_path) {
+        csv = hgemm_check_csv_create(csv_path, "hgemm-grouped-bench", HGEMM_GIT_COMMIT, argc, argv,
+                                     "each ms: one window's launches, interleaved; vs_loop: the loop's ms over this row's");
+        if (csv == NULL) return 1;
         fprintf(csv, "kernel,model,proj,tokens,experts,top_k,rows,n,k,dtype,run,ms,vs_loop,tflops\n");
     }
     ctx c;
@@ -170,8 +154,8 @@ int main(int argc, char **argv) {
     c.dtype = dtype;
     c.cuda_type = dtype == HGEMM_DTYPE_BF16 ? CUDA_R_16BF : CUDA_R_16F;
     HGEMM_CHECK_CUDA(cudaStreamCreate(&c.stream));
-    CHECK_CUBLAS(cublasCreate(&c.blas));
-    CHECK_CUBLAS(cublasSetStream(c.blas, c.stream));
+    HGEMM_CHECK_CUBLAS(cublasCreate(&c.blas));
+    HGEMM_CHECK_CUBLAS(cublasSetStream(c.blas, c.stream));
     cudaEvent_t ev0, ev1;
     HGEMM_CHECK_CUDA(cudaEventCreate(&ev0));
     HGEMM_CHECK_CUDA(cudaEventCreate(&ev1));

@@ -62,7 +62,7 @@ enum {
 };
 
 /* V8_EXP_TRANS: the kernel computes C^T = B A^T (the launch swapped the
- * operands, v8_swap_pays) and stores each part of its accumulator
+ * operands, v8_swap) and stores each part of its accumulator
  * transposed (stmatrix .trans), so that C lands as stored: the weight of a
  * few hundred tokens' product on WGMMA's M side, the tokens on N in one
  * tile that fits them. Whole parts through TMA only, beta 0, no second

@@ -67,7 +67,7 @@ uint32_t v8_raster(const hgemm_v8_variant *v) { return v->raster > 0 ? (uint32_t
 
 int v8_swap(const hgemm_problem *p, hgemm_problem *q, v8_build *b) {
     if (p->m < V8_SWAP_MIN_M || p->m > V8_SWAP_MAX_M || p->n < V8_SWAP_MIN_N) return 0;
-    /* where it led (run 165, docs/notes/v8-swap.md): up to 192 rows against
+    /* where it led (docs/notes/v8-swap.md): up to 192 rows against
      * weights up to 16384 wide, two tiles of 192 up to 8192; not 193..256
      * (the 256-wide tile, 0.72..0.94x) nor the 28672-wide weights */
     if (p->m > V8_SWAP_ONE_TILE_M ? p->m <= 256 || p->n > V8_SWAP_TWO_TILES_MAX_N : p->n > V8_SWAP_MAX_N) return 0;
