@@ -212,7 +212,10 @@ hgemm_status hgemm_nt_ex(hgemm_kernel kernel, int64_t m, int64_t n, int64_t k, f
 typedef enum hgemm_dtype {
     HGEMM_DTYPE_F16 = 0,        /* IEEE binary16 */
     HGEMM_DTYPE_BF16 = 1,       /* bfloat16 (accumulates in fp32 only) */
-    HGEMM_DTYPE_F32 = 2         /* IEEE binary32: a bias's type (hgemm_options), not A's, B's or C's */
+    HGEMM_DTYPE_F32 = 2,        /* IEEE binary32: a bias's type (hgemm_options), an fp32 C (c_fp32,
+                                   hgemm_gemm_fp8), never A's or B's */
+    HGEMM_DTYPE_E4M3 = 3,       /* fp8 e4m3 (torch.float8_e4m3fn): hgemm_gemm_fp8's A and B only */
+    HGEMM_DTYPE_E5M2 = 4        /* fp8 e5m2 (torch.float8_e5m2): hgemm_gemm_fp8's A or B only */
 } hgemm_dtype;
 
 typedef enum hgemm_op {
@@ -366,6 +369,57 @@ hgemm_status hgemm_grouped(hgemm_kernel kernel, hgemm_dtype dtype, hgemm_op op_b
                            int64_t k, int64_t groups, const int32_t *offs, float alpha, const void *A, int64_t lda,
                            const void *B, int64_t ldb, int64_t stride_b, float beta, void *C, int64_t ldc,
                            const hgemm_options *options, cudaStream_t stream);
+
+/* How hgemm_gemm_fp8 scales its operands. Values are ABI. Each is a pair,
+ * one mode for A and its counterpart for B, as torch._scaled_mm accepts them;
+ * the scales are fp32 arrays in device memory:
+ *   TENSOR: one value each (scale_a[0], scale_b[0]);
+ *   ROW:    A per row, m values (scale_a[i]); B per column of C, n values
+ *           (scale_b[j]): torch's rowwise scaling, (m, 1) and (1, n);
+ *   BLOCK:  A per 1 x 128 block along k, kb = ceil(k / 128) values per row,
+ *           stored m-major: A's block (i, q) scaled by scale_a[q * m + i]
+ *           (torch's (m, kb) tensor of strides (1, m)); B per 128 x 128
+ *           block, scale_b[p * kb + q] for B's rows 128p.. and k 128q..
+ *           (torch's (kb, ceil(n / 128)) tensor of strides (1, kb), the
+ *           transposed view of a row-major (ceil(n / 128), kb) one). */
+typedef enum hgemm_scale_mode {
+    HGEMM_SCALE_TENSOR = 0,
+    HGEMM_SCALE_ROW = 1,
+    HGEMM_SCALE_BLOCK = 2
+} hgemm_scale_mode;
+
+/* FP8 products (torch._scaled_mm), row-major:
+ *
+ *     C = alpha * (A .* S_A) * (B .* S_B)^T + beta * C
+ *
+ * A is m x k and B is n x k, both k-contiguous (lda, ldb >= k, in bytes:
+ * one byte an element), of types a_dtype and b_dtype (E4M3, or E5M2 for one
+ * of them: E5M2 x E5M2 is NOT_SUPPORTED); S_A and S_B are the scales of
+ * `scale_mode` spread over A and B. C is m x n of c_dtype (F16, BF16 or
+ * F32), ldc in elements. Products accumulate in fp32: the tensor core's sums
+ * over each 128 of k are added into an fp32 total on the CUDA cores, scaled
+ * there by the block's scales (BLOCK), and the ROW and TENSOR scales are
+ * applied once, on the way out; alpha and beta in fp32, C rounded once;
+ * beta == 0 never reads C.
+ *
+ * Checked before any CUDA call: known types and mode; sizes >= 0; k, lda
+ * and ldb multiples of 16 and ldc of 8 (MISALIGNED; torch._scaled_mm's own
+ * rule for k), A, B and C 16-byte aligned, the scales 4-byte aligned
+ * (MISALIGNED); NULL A, B or C with nonzero size, or NULL scales
+ * (INVALID_VALUE); C sharing a byte with A, B or a scale array
+ * (INVALID_VALUE). kernel: HGEMM_KERNEL_AUTO (others: NOT_SUPPORTED).
+ * options: NULL, or hgemm_options with an SM target only (a bias, an
+ * activation, a c_in or a workspace: NOT_SUPPORTED; c_fp32 is c_dtype's
+ * business here and must be 0). A status other than HGEMM_SUCCESS means
+ * nothing was queued. k == 0 or alpha == 0: C = beta * C, A, B and the
+ * scales not read. Asynchronous on `stream`, capturable, compiled ahead of
+ * time for every configuration: no JIT. */
+hgemm_status hgemm_gemm_fp8(hgemm_kernel kernel, hgemm_dtype a_dtype, hgemm_dtype b_dtype, hgemm_dtype c_dtype,
+                            int64_t m, int64_t n, int64_t k, float alpha,
+                            const void *A, int64_t lda, const void *B, int64_t ldb,
+                            hgemm_scale_mode scale_mode, const float *scale_a, const float *scale_b,
+                            float beta, void *C, int64_t ldc,
+                            const hgemm_options *options, cudaStream_t stream);
 
 /* A short English sentence for a status; never NULL. */
 const char *hgemm_status_string(hgemm_status status);

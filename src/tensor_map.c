@@ -1,6 +1,6 @@
 /*
- * tensor_map.c: TMA descriptors for 2-D fp16 and bf16 matrices, and for
- * batches of them as 3-D tensors. The encoder lives in
+ * tensor_map.c: TMA descriptors for 2-D fp16, bf16 and fp8 matrices, and
+ * for batches of them as 3-D tensors. The encoder lives in
  * the driver; it is reached through the runtime's entry-point query, so the
  * library links the CUDA runtime only. A found encoder is kept for the life
  * of the process; a failed lookup is not, and the next call tries again.
@@ -29,29 +29,38 @@
 #error "HGEMM_TMAP_L2_PROMOTION: 256, 128 or 0"
 #endif
 
-enum { ELEM_BYTES = 2 }; /* fp16 and bf16 */
+enum { ELEM_BYTES = 2 }; /* fp16 and bf16; the fp8 types are one byte */
+
+static unsigned elem_bytes(hgemm_dtype dtype) {
+    return dtype == HGEMM_DTYPE_E4M3 || dtype == HGEMM_DTYPE_E5M2 ? 1u : ELEM_BYTES;
+}
 
 /* cuTensorMapEncodeTiled's limits on the tensor itself (hw.h): each dimension
  * at most 2^32 elements, the row stride below 2^40 bytes. */
-static int tensor_fits(uint64_t rows, uint64_t cols, uint64_t ld) {
-    return rows <= TMA_MAX_GLOBAL_DIM && cols <= TMA_MAX_GLOBAL_DIM && ld < TMA_MAX_STRIDE / ELEM_BYTES;
+static int tensor_fits(uint64_t rows, uint64_t cols, uint64_t ld, unsigned eb) {
+    return rows <= TMA_MAX_GLOBAL_DIM && cols <= TMA_MAX_GLOBAL_DIM && ld < TMA_MAX_STRIDE / eb;
+}
+
+static hgemm_status check_bytes(const void *ptr, uint64_t rows, uint64_t cols, uint64_t ld, uint32_t box_rows,
+                                uint32_t box_cols, int swizzle128, unsigned eb) {
+    if (ptr == NULL || rows == 0 || cols == 0 || ld < cols) return HGEMM_ERROR_INVALID_VALUE;
+    if (box_rows == 0 || box_cols == 0 || box_rows > TMA_MAX_BOX_DIM || box_cols > TMA_MAX_BOX_DIM)
+        return HGEMM_ERROR_INVALID_VALUE;
+    if ((uintptr_t)ptr % TMA_ALIGN || (ld % (TMA_ALIGN / eb)) != 0) return HGEMM_ERROR_MISALIGNED;
+    if ((box_cols * eb) % TMA_ALIGN) return HGEMM_ERROR_INVALID_VALUE;
+    if (swizzle128 && box_cols * eb > SW128_ROW_BYTES) return HGEMM_ERROR_INVALID_VALUE;
+    return tensor_fits(rows, cols, ld, eb) ? HGEMM_SUCCESS : HGEMM_ERROR_NOT_SUPPORTED;
 }
 
 hgemm_status hgemm__tmap_check(const void *ptr, uint64_t rows, uint64_t cols, uint64_t ld,
                                uint32_t box_rows, uint32_t box_cols, int swizzle128) {
-    if (ptr == NULL || rows == 0 || cols == 0 || ld < cols) return HGEMM_ERROR_INVALID_VALUE;
-    if (box_rows == 0 || box_cols == 0 || box_rows > TMA_MAX_BOX_DIM || box_cols > TMA_MAX_BOX_DIM)
-        return HGEMM_ERROR_INVALID_VALUE;
-    if ((uintptr_t)ptr % TMA_ALIGN || (ld % (TMA_ALIGN / ELEM_BYTES)) != 0) return HGEMM_ERROR_MISALIGNED;
-    if ((box_cols * ELEM_BYTES) % TMA_ALIGN) return HGEMM_ERROR_INVALID_VALUE;
-    if (swizzle128 && box_cols * ELEM_BYTES > SW128_ROW_BYTES) return HGEMM_ERROR_INVALID_VALUE;
-    return tensor_fits(rows, cols, ld) ? HGEMM_SUCCESS : HGEMM_ERROR_NOT_SUPPORTED;
+    return check_bytes(ptr, rows, cols, ld, box_rows, box_cols, swizzle128, ELEM_BYTES);
 }
 
 /* A batch as the third dimension: at most 2^32 entries, the entry stride
  * below 2^40 bytes. */
-static int batch_fits(int64_t batch, int64_t stride) {
-    return batch <= 1 || ((uint64_t)batch <= TMA_MAX_GLOBAL_DIM && (uint64_t)stride < TMA_MAX_STRIDE / ELEM_BYTES);
+static int batch_fits(int64_t batch, int64_t stride, unsigned eb) {
+    return batch <= 1 || ((uint64_t)batch <= TMA_MAX_GLOBAL_DIM && (uint64_t)stride < TMA_MAX_STRIDE / eb);
 }
 
 /* The TMA limits a valid problem can meet (api.c has checked everything else,
@@ -64,13 +73,13 @@ hgemm_status hgemm__tmap_supports(const hgemm_problem *p, int c_by_tma) {
         p->stride_a < 0 || p->stride_b < 0 || p->stride_c < 0 || (p->C_in != NULL && p->ldc_in < 0))
         return HGEMM_ERROR_INVALID_VALUE;
     const uint64_t m = (uint64_t)p->m, n = (uint64_t)p->n, k = (uint64_t)p->k;
-    int fits = tensor_fits(p->a_mn ? k : m, p->a_mn ? m : k, (uint64_t)p->lda) &&
-               tensor_fits(p->b_mn ? k : n, p->b_mn ? n : k, (uint64_t)p->ldb) &&
-               batch_fits(p->batch, p->stride_a) && batch_fits(p->batch, p->stride_b);
+    int fits = tensor_fits(p->a_mn ? k : m, p->a_mn ? m : k, (uint64_t)p->lda, ELEM_BYTES) &&
+               tensor_fits(p->b_mn ? k : n, p->b_mn ? n : k, (uint64_t)p->ldb, ELEM_BYTES) &&
+               batch_fits(p->batch, p->stride_a, ELEM_BYTES) && batch_fits(p->batch, p->stride_b, ELEM_BYTES);
     if (c_by_tma)
-        fits = fits && tensor_fits(m, n, (uint64_t)p->ldc) && batch_fits(p->batch, p->stride_c);
+        fits = fits && tensor_fits(m, n, (uint64_t)p->ldc, ELEM_BYTES) && batch_fits(p->batch, p->stride_c, ELEM_BYTES);
     if (p->C_in != NULL)
-        fits = fits && tensor_fits(m, n, (uint64_t)p->ldc_in) && batch_fits(p->batch, p->stride_c);
+        fits = fits && tensor_fits(m, n, (uint64_t)p->ldc_in, ELEM_BYTES) && batch_fits(p->batch, p->stride_c, ELEM_BYTES);
     return fits ? HGEMM_SUCCESS : HGEMM_ERROR_NOT_SUPPORTED;
 }
 
@@ -112,12 +121,14 @@ long hgemm__tmap_lookup_attempts(void) {
 static hgemm_status encode_rank(CUtensorMap *map, hgemm_dtype dtype, unsigned rank, const void *ptr,
                                 uint64_t rows, uint64_t cols, uint64_t ld, uint64_t count,
                                 uint64_t stride, uint32_t box_rows, uint32_t box_cols, int swizzle128) {
-    if (map == NULL || (dtype != HGEMM_DTYPE_F16 && dtype != HGEMM_DTYPE_BF16)) return HGEMM_ERROR_INVALID_VALUE;
-    hgemm_status st = hgemm__tmap_check(ptr, rows, cols, ld, box_rows, box_cols, swizzle128);
+    if (map == NULL || (dtype != HGEMM_DTYPE_F16 && dtype != HGEMM_DTYPE_BF16 && elem_bytes(dtype) != 1))
+        return HGEMM_ERROR_INVALID_VALUE;
+    const unsigned eb = elem_bytes(dtype);
+    hgemm_status st = check_bytes(ptr, rows, cols, ld, box_rows, box_cols, swizzle128, eb);
     if (st != HGEMM_SUCCESS) return st;
     if (count == 0) return HGEMM_ERROR_INVALID_VALUE;
-    if (count > 1 && (stride % (TMA_ALIGN / ELEM_BYTES) != 0)) return HGEMM_ERROR_MISALIGNED;
-    if (!batch_fits((int64_t)count, (int64_t)stride)) return HGEMM_ERROR_NOT_SUPPORTED;
+    if (count > 1 && (stride % (TMA_ALIGN / eb) != 0)) return HGEMM_ERROR_MISALIGNED;
+    if (!batch_fits((int64_t)count, (int64_t)stride, eb)) return HGEMM_ERROR_NOT_SUPPORTED;
     PFN_cuTensorMapEncodeTiled_v12000 encode = NULL;
     cudaError_t err = lookup_encoder(&encode);
     if (err != cudaSuccess) return hgemm__status_from_cuda(err);
@@ -125,12 +136,14 @@ static hgemm_status encode_rank(CUtensorMap *map, hgemm_dtype dtype, unsigned ra
      * valid value for it. */
     if (count == 1) stride = ld;
     cuuint64_t dims[3] = {cols, rows, count};                           /* innermost first */
-    cuuint64_t strides[2] = {ld * ELEM_BYTES, stride * ELEM_BYTES};     /* bytes between rows, entries */
+    cuuint64_t strides[2] = {ld * eb, stride * eb};                     /* bytes between rows, entries */
     cuuint32_t box[3] = {box_cols, box_rows, 1};
     cuuint32_t elem_strides[3] = {1, 1, 1};
     memset(map, 0, sizeof *map);
-    const CUtensorMapDataType type =
-        dtype == HGEMM_DTYPE_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    /* fp8 travels as bytes: TMA only moves it */
+    const CUtensorMapDataType type = eb == 1                     ? CU_TENSOR_MAP_DATA_TYPE_UINT8
+                                     : dtype == HGEMM_DTYPE_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                                                 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
     const CUtensorMapSwizzle swizzle = swizzle128 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_NONE;
     /* a second try where the driver finds no context current: a thread whose
      * first CUDA work this is (hgemm__bind_context binds the runtime's) */

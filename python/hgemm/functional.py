@@ -5,6 +5,7 @@
     c = hgemm.functional.mm(a, b)            # torch.mm; a transposed view is read in place
     c = hgemm.functional.bmm(a, b)           # torch.bmm
     y = hgemm.functional.grouped_mm(x, w, offs=offs)   # F.grouped_mm's 2D x 3D form (MoE experts)
+    y = hgemm.functional.scaled_mm(a8, b8.t(), sa, sb)  # torch._scaled_mm (FP8, no autograd)
 
 fp16 or bf16 CUDA tensors of one type, fp32 accumulation (kernel="auto"),
 on torch's current stream. Gradients: dX = dY W through hgemm's NN form,
@@ -61,6 +62,51 @@ def grouped_mm(a, b, *, offs, out_dtype=None):
     if torch.is_grad_enabled() and (a.requires_grad or b.requires_grad):
         return _GroupedMM.apply(a, b, offs, out_dtype)
     return _ops().grouped_mm(a, b, offs, out_dtype=out_dtype)
+
+
+def scaled_mm(a, b, scale_a, scale_b, *, out_dtype=None):
+    """torch._scaled_mm through hgemm: a (m, k) row-major and b (k, n)
+    column-major, float8_e4m3fn (or one of them float8_e5m2), fp32 scales
+    whose shapes choose the mode as torch's do: one value each, (m, 1) and
+    (1, n), or 1 x 128 and 128 x 128 blocks (quantize_fp8's layouts, which
+    are torch's). out_dtype: torch.bfloat16 (default), float16 or float32.
+    No gradient."""
+    return _ops().scaled_mm(a, b, scale_a, scale_b, out_dtype=out_dtype)
+
+
+def quantize_fp8(x, block=(1, 128), dtype=None):
+    """x (rows, cols), any float type, to fp8 with one fp32 scale per block
+    of `block` (rows x cols: (1, 128) for activations, (128, 128) for
+    weights, (1, cols) per row, or None: one for the tensor), on x's device:
+    returns (q, scale) with x ~= q * scale blockwise. Each block's largest
+    magnitude maps to the type's largest finite value.
+
+    The scale's layout is what torch._scaled_mm and scaled_mm take for the
+    operand x will be: for an activation a (m, k) with (1, 128), an (m,
+    ceil(k/128)) tensor of strides (1, m); for a weight w (n, k) with
+    (128, 128), a (ceil(n/128), ceil(k/128)) row-major tensor, to be passed
+    transposed beside w.t()."""
+    torch = _torch.torch
+    dtype = dtype or torch.float8_e4m3fn
+    top = torch.finfo(dtype).max
+    x32 = x.float()
+    rows, cols = x32.shape
+    if block is None:
+        scale = (x32.abs().amax().clamp(min=1e-12) / top).reshape(())
+        return (x32 / scale).to(dtype), scale.float()
+    br, bc = block
+    br = min(br, rows) if br == 1 else br
+    pr, pc = -rows % br, -cols % bc
+    padded = torch.nn.functional.pad(x32, (0, pc, 0, pr))
+    tiles = padded.reshape((rows + pr) // br, br, (cols + pc) // bc, bc)
+    amax = tiles.abs().amax(dim=(1, 3)).clamp(min=1e-12)  # (row blocks, col blocks)
+    scale = amax / top
+    q = (tiles / scale[:, None, :, None]).reshape(rows + pr, cols + pc)[:rows, :cols].to(dtype)
+    if br == 1 and bc == cols:  # per row
+        return q, scale.reshape(rows, 1).contiguous()
+    if br == 1:  # activations: (m, kb), m-major
+        return q, scale.t().contiguous().t()
+    return q, scale.contiguous()
 
 
 def _grouped_backward(a, b, offs, dy, need_a, need_b):

@@ -1,0 +1,109 @@
+/*
+ * fp8/fp8.c: hgemm_gemm_fp8's checks and dispatch (include/hgemm.h). Every
+ * check runs before the first CUDA call; the kernel is src/fp8/kernel.cu.
+ */
+#include <stdint.h>
+
+#include <cuda_runtime_api.h>
+
+#include "internal.h"
+
+enum { FP8_SCALE_BLOCK = 128 };
+
+static int is_fp8(hgemm_dtype t) {
+    return t == HGEMM_DTYPE_E4M3 || t == HGEMM_DTYPE_E5M2;
+}
+
+/* Bytes from a matrix's first element to one past its last, elements of
+ * `eb` bytes; -1 past int64. */
+static int64_t span(int64_t rows, int64_t cols, int64_t ld, int64_t eb) {
+    const int64_t two = hgemm__span_bytes(rows, cols, ld); /* 2 bytes an element */
+    if (two < 0) return -1;
+    const int64_t elems = two / 2;
+    return elems > INT64_MAX / eb ? -1 : elems * eb;
+}
+
+int64_t hgemm__fp8_scale_count(hgemm_scale_mode mode, int64_t rows, int64_t k) {
+    const int64_t kb = (k + FP8_SCALE_BLOCK - 1) / FP8_SCALE_BLOCK;
+    switch (mode) {
+    case HGEMM_SCALE_TENSOR: return 1;
+    case HGEMM_SCALE_ROW: return rows;
+    case HGEMM_SCALE_BLOCK: return rows * kb; /* A: rows = m; B: rows = ceil(n / 128) */
+    }
+    return -1;
+}
+
+static hgemm_status fp8_validate(hgemm_kernel kernel, hgemm_dtype at, hgemm_dtype bt, hgemm_dtype ct, int64_t m,
+                                 int64_t n, int64_t k, const void *A, int64_t lda, const void *B, int64_t ldb,
+                                 hgemm_scale_mode mode, const float *sa, const float *sb, void *C, int64_t ldc,
+                                 const hgemm_nt_options *o, const hgemm_epi *epi) {
+    if (kernel != HGEMM_KERNEL_AUTO && kernel != HGEMM_KERNEL_AUTO_F16ACC && hgemm__kernel_find(kernel) == NULL)
+        return HGEMM_ERROR_INVALID_VALUE;
+    if (!is_fp8(at) || !is_fp8(bt) ||
+        (ct != HGEMM_DTYPE_F16 && ct != HGEMM_DTYPE_BF16 && ct != HGEMM_DTYPE_F32) || (unsigned)mode > HGEMM_SCALE_BLOCK)
+        return HGEMM_ERROR_INVALID_VALUE;
+    if (m < 0 || n < 0 || k < 0 || o->sm_count_target < 0) return HGEMM_ERROR_INVALID_VALUE;
+    if ((unsigned)epi->act > HGEMM_ACTIVATION_SILU) return HGEMM_ERROR_INVALID_VALUE;
+    if (lda < (k > 1 ? k : 1) || ldb < (k > 1 ? k : 1) || ldc < (n > 1 ? n : 1)) return HGEMM_ERROR_INVALID_VALUE;
+    const int64_t cb = ct == HGEMM_DTYPE_F32 ? 4 : 2;
+    const int64_t a_all = span(m, k, lda, 1), b_all = span(n, k, ldb, 1), c_all = span(m, n, ldc, cb);
+    if (a_all < 0 || b_all < 0 || c_all < 0) return HGEMM_ERROR_INVALID_VALUE;
+    const int64_t sa_n = hgemm__fp8_scale_count(mode, m, k);
+    const int64_t sb_n = hgemm__fp8_scale_count(mode, mode == HGEMM_SCALE_BLOCK ? (n + 127) / 128 : n, k);
+    if ((a_all && A == NULL) || (b_all && B == NULL) || (c_all && C == NULL) || sa == NULL || sb == NULL)
+        return HGEMM_ERROR_INVALID_VALUE;
+    if (k % 16 || lda % 16 || ldb % 16 || ldc % 8) return HGEMM_ERROR_MISALIGNED;
+    if ((a_all && hgemm__misaligned(A)) || (b_all && hgemm__misaligned(B)) || (c_all && hgemm__misaligned(C)) ||
+        ((uintptr_t)sa & 3u) || ((uintptr_t)sb & 3u))
+        return HGEMM_ERROR_MISALIGNED;
+    /* C is written: no byte shared with an input, by address ranges */
+    if (hgemm__overlaps(C, c_all, A, a_all) || hgemm__overlaps(C, c_all, B, b_all) ||
+        hgemm__overlaps(C, c_all, sa, sa_n * 4) || hgemm__overlaps(C, c_all, sb, sb_n * 4))
+        return HGEMM_ERROR_INVALID_VALUE;
+    if (o->workspace_bytes && o->workspace == NULL) return HGEMM_ERROR_INVALID_VALUE;
+    /* what the FP8 family does not serve */
+    if (kernel != HGEMM_KERNEL_AUTO) return HGEMM_ERROR_NOT_SUPPORTED;
+    if (at == HGEMM_DTYPE_E5M2 && bt == HGEMM_DTYPE_E5M2) return HGEMM_ERROR_NOT_SUPPORTED;
+    if (epi->bias != NULL || epi->act != HGEMM_ACTIVATION_NONE || epi->c_f32 || o->c_in != NULL ||
+        o->workspace != NULL || o->workspace_bytes)
+        return HGEMM_ERROR_NOT_SUPPORTED;
+    if (m > HGEMM_MAX_DIM || n > HGEMM_MAX_DIM || k > HGEMM_MAX_DIM) return HGEMM_ERROR_NOT_SUPPORTED;
+    /* tiles are counted in 32 bits (128 x 128 at the narrowest) */
+    if (((m + 127) / 128) * ((n + 127) / 128) > INT32_MAX) return HGEMM_ERROR_NOT_SUPPORTED;
+    /* TMA: rows below 2^40 bytes apart */
+    if ((uint64_t)lda >= ((uint64_t)1 << 40) || (uint64_t)ldb >= ((uint64_t)1 << 40))
+        return HGEMM_ERROR_NOT_SUPPORTED;
+    return HGEMM_SUCCESS;
+}
+
+hgemm_status hgemm_gemm_fp8(hgemm_kernel kernel, hgemm_dtype a_dtype, hgemm_dtype b_dtype, hgemm_dtype c_dtype,
+                            int64_t m, int64_t n, int64_t k, float alpha, const void *A, int64_t lda, const void *B,
+                            int64_t ldb, hgemm_scale_mode scale_mode, const float *scale_a, const float *scale_b,
+                            float beta, void *C, int64_t ldc, const hgemm_options *options, cudaStream_t stream) {
+    hgemm_nt_options o;
+    hgemm_epi epi;
+    hgemm_status st = hgemm__read_options(options, c_dtype == HGEMM_DTYPE_F32 ? HGEMM_DTYPE_F16 : c_dtype, &o, &epi);
+    if (st != HGEMM_SUCCESS) return st;
+    st = fp8_validate(kernel, a_dtype, b_dtype, c_dtype, m, n, k, A, lda, B, ldb, scale_mode, scale_a, scale_b, C,
+                      ldc, &o, &epi);
+    if (st != HGEMM_SUCCESS || m == 0 || n == 0) return st;
+    const int k_zero = k == 0 || alpha == 0.0f; /* C = beta * C: A, B and the scales never read */
+    int dev = 0;
+    st = hgemm__check_device(&dev);
+    if (st == HGEMM_SUCCESS)
+        st = hgemm__check_ends(C, span(m, n, ldc, c_dtype == HGEMM_DTYPE_F32 ? 4 : 2), dev);
+    if (st == HGEMM_SUCCESS && !k_zero) {
+        st = hgemm__check_ends(A, span(m, k, lda, 1), dev);
+        if (st == HGEMM_SUCCESS) st = hgemm__check_ends(B, span(n, k, ldb, 1), dev);
+        if (st == HGEMM_SUCCESS) st = hgemm__check_ends(scale_a, hgemm__fp8_scale_count(scale_mode, m, k) * 4, dev);
+        if (st == HGEMM_SUCCESS) {
+            const int64_t rows_b = scale_mode == HGEMM_SCALE_BLOCK ? (n + 127) / 128 : n;
+            st = hgemm__check_ends(scale_b, hgemm__fp8_scale_count(scale_mode, rows_b, k) * 4, dev);
+        }
+    }
+    if (st != HGEMM_SUCCESS) return st;
+    const hgemm_fp8_problem p = {a_dtype, b_dtype, c_dtype, scale_mode, m,       n,   k,   alpha, beta,
+                                 A,       lda,     B,       ldb,        scale_a, scale_b, C, ldc,  o.sm_count_target,
+                                 k_zero};
+    return hgemm__launch_fp8(&p, stream);
+}

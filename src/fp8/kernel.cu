@@ -1,0 +1,227 @@
+/*
+ * fp8/kernel.cu: hgemm_gemm_fp8's kernel. Persistent blocks of one loader
+ * warp and two consumer warpgroups walk 128 x 128 output tiles; the loader
+ * streams 128 bytes of k (128 fp8 values, one swizzled row) of A's 128 rows
+ * and B's 128 rows per stage; each consumer multiplies its 64 rows with
+ * four m64n128k32 WGMMAs into a fresh fp32 fragment, waits for them, and
+ * adds the fragment into its running fp32 sum on the CUDA cores, times the
+ * k-block's scales in the block mode: the tensor core's own FP8
+ * accumulation is narrower than fp32, so it never sums more than 128 of k.
+ * Row and tensor scales are applied once, before the store from registers.
+ * Design and measurements: docs/notes/fp8-design.md.
+ */
+#include <string.h>
+
+#include <cuda_bf16.h>
+
+#include "epilogue_direct.cuh"
+#include "kernel_common.cuh"
+#include "pipeline.cuh"
+#include "ptx/tma.cuh"
+#include "ptx/wgmma.cuh"
+#include "raster.h"
+#include "swizzle.cuh"
+
+enum {
+    F8_BM = 128,
+    F8_BN = 128,
+    F8_BK = 128, /* bytes = fp8 values of k per stage: one 128-byte swizzled row, and one scale block */
+    F8_STAGES = 6,
+    F8_CONSUMERS = 2,
+    F8_CONSUMER_THREADS = F8_CONSUMERS * WARPGROUP_THREADS,
+    F8_LOADER_WARP = F8_CONSUMER_THREADS / WARP_SIZE,
+    F8_THREADS = F8_CONSUMER_THREADS + WARP_SIZE,
+    F8_RASTER = 8,
+    F8_K_STEPS = F8_BK / 32,             /* m64nNk32 per stage */
+    F8_DESC_K_STEP = 32 >> 4,            /* 32 bytes of k, in the descriptor's 16-byte units */
+    F8_TX_BYTES = (F8_BM + F8_BN) * F8_BK,
+};
+
+struct __align__(SW128_ALIGN) f8_smem {
+    uint8_t a[F8_STAGES][F8_BM * F8_BK]; /* 128 rows x 128 bytes, 128B-swizzled; consumer g's 64 from row 64g */
+    uint8_t b[F8_STAGES][F8_BN * F8_BK];
+    uint64_t full[F8_STAGES];
+    uint64_t empty[F8_STAGES];
+};
+static_assert(sizeof(f8_smem) + SW128_ALIGN <= MAX_SMEM_PER_BLOCK, "the ring fits a block");
+static_assert((int)F8_BK == (int)SW128_ROW_BYTES, "a stage's k is one swizzled row");
+static_assert(F8_BN == 128, "the block scales' 128 columns are one tile's");
+
+typedef struct f8_args {
+    int32_t m, n, k_tiles, kb; /* kb: scale blocks along k, ceil(k / 128) */
+    float alpha, beta;
+    void *C;
+    int64_t ldc;
+    const float *sa, *sb;
+    uint32_t m_tiles, n_tiles;
+} f8_args;
+
+/* The four k32 steps of one stage into t (overwritten). */
+template <hgemm_dtype AT, hgemm_dtype BT>
+static __device__ __forceinline__ void f8_stage_mma(float t[F8_BN / 2], uint64_t da, uint64_t db) {
+#pragma unroll
+    for (int kk = 0; kk < F8_K_STEPS; kk++) {
+        const uint64_t a = wgmma_desc_add(da, F8_DESC_K_STEP * kk), b = wgmma_desc_add(db, F8_DESC_K_STEP * kk);
+        if constexpr (AT == HGEMM_DTYPE_E4M3 && BT == HGEMM_DTYPE_E4M3) wgmma_m64n128k32_f32_e4m3_e4m3(t, a, b, kk > 0);
+        if constexpr (AT == HGEMM_DTYPE_E4M3 && BT == HGEMM_DTYPE_E5M2) wgmma_m64n128k32_f32_e4m3_e5m2(t, a, b, kk > 0);
+        if constexpr (AT == HGEMM_DTYPE_E5M2 && BT == HGEMM_DTYPE_E4M3) wgmma_m64n128k32_f32_e5m2_e4m3(t, a, b, kk > 0);
+    }
+}
+
+/* C's type: CT is __half, __nv_bfloat16 or float. */
+template <typename CT>
+static __device__ __forceinline__ void f8_store(const f8_args &a, const float d[F8_BN / 2], float alpha, int32_t row0,
+                                                int32_t col0) {
+    const gemm_args c = {a.m, a.n, 0, a.k_tiles, alpha, a.beta, (__half *)a.C, a.ldc};
+    if constexpr (__is_same(CT, float)) epilogue_m64n_f32_out_f32<F8_BN>(c, d, row0, col0);
+    else epilogue_m64n_f32<CT, F8_BN, true>(c, d, row0, col0);
+}
+
+template <hgemm_dtype AT, hgemm_dtype BT, typename CT, hgemm_scale_mode MODE>
+__global__ void __launch_bounds__(F8_THREADS, 1)
+f8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b, f8_args args) {
+    extern __shared__ uint8_t smem_raw[];
+    f8_smem *sm = (f8_smem *)smem_aligned(smem_raw);
+    /* the warp's and the warpgroup's index through a shuffle from lane 0, so
+     * that ptxas sees the roles' branches as uniform */
+    const int tid = threadIdx.x, warp = __shfl_sync(0xffffffffu, tid / WARP_SIZE, 0), lane = tid % WARP_SIZE;
+    const pipe_ring ring = ring_make(sm->full, sm->empty, F8_STAGES);
+    if (tid == 0) ring_init(ring, F8_CONSUMERS);
+    if (warp == F8_LOADER_WARP && lane == 0 && args.k_tiles > 0) {
+        prefetch_tensormap(&tmap_a);
+        prefetch_tensormap(&tmap_b);
+    }
+    __syncthreads();
+    const uint32_t tiles = args.m_tiles * args.n_tiles;
+
+    if (warp == F8_LOADER_WARP) {
+        if (lane != 0) return;
+        pipe_state st = {0, 0};
+        for (uint32_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+            const hgemm_tile tile = hgemm_raster(t, args.m_tiles, args.n_tiles, F8_RASTER);
+            for (int kt = 0; kt < args.k_tiles; kt++, ring_advance(ring, &st)) {
+                uint64_t *full = ring_producer_acquire(ring, st, F8_TX_BYTES);
+                tma_load_2d(sm->a[st.stage], &tmap_a, kt * F8_BK, (int32_t)(tile.m * F8_BM), full);
+                tma_load_2d(sm->b[st.stage], &tmap_b, kt * F8_BK, (int32_t)(tile.n * F8_BN), full);
+            }
+        }
+        return;
+    }
+
+    const int g = __shfl_sync(0xffffffffu, tid / WARPGROUP_THREADS, 0); /* rows 64g .. 64g+63 of each tile */
+    const bool leader = tid % WARPGROUP_THREADS == 0;
+    const int wt = tid % WARPGROUP_THREADS;
+    const int32_t frag_row = 16 * (wt / 32) + (wt % 32) / 4; /* this thread's rows: frag_row and frag_row + 8 */
+    const int32_t frag_col = 2 * (wt % 4);                   /* its columns: frag_col + 8j, + 1 */
+    float alpha = args.alpha;
+    if (MODE == HGEMM_SCALE_TENSOR && args.k_tiles > 0) alpha *= args.sa[0] * args.sb[0];
+    float d[F8_BN / 2], t[F8_BN / 2];
+    pipe_state st = {0, 0};
+    for (uint32_t tt = blockIdx.x; tt < tiles; tt += gridDim.x) {
+        const hgemm_tile tile = hgemm_raster(tt, args.m_tiles, args.n_tiles, F8_RASTER);
+        const int32_t row0 = (int32_t)tile.m * F8_BM + g * (F8_BM / F8_CONSUMERS), col0 = (int32_t)tile.n * F8_BN;
+        /* rows past m read row m-1's scales: in bounds, and never stored */
+        const int32_t r0 = min(row0 + frag_row, args.m - 1), r1 = min(row0 + frag_row + 8, args.m - 1);
+#pragma unroll
+        for (int r = 0; r < F8_BN / 2; r++) d[r] = 0.0f;
+        for (int kt = 0; kt < args.k_tiles; kt++, ring_advance(ring, &st)) {
+            float s0 = 1.0f, s1 = 1.0f;
+            if constexpr (MODE == HGEMM_SCALE_BLOCK) { /* issued before the wait: the loads overlap it */
+                const float sb = args.sb[(int64_t)tile.n * args.kb + kt];
+                s0 = args.sa[(int64_t)kt * args.m + r0] * sb;
+                s1 = args.sa[(int64_t)kt * args.m + r1] * sb;
+            }
+            ring_consumer_wait(ring, st);
+            const uint64_t da = wgmma_desc_sw128(sm->a[st.stage] + g * (F8_BM / F8_CONSUMERS) * F8_BK);
+            const uint64_t db = wgmma_desc_sw128(sm->b[st.stage]);
+            wgmma_fence();
+            f8_stage_mma<AT, BT>(t, da, db);
+            wgmma_commit_group();
+            wgmma_wait_group_0();
+            if (leader) ring_consumer_release(ring, st);
+#pragma unroll
+            for (int j = 0; j < F8_BN / 8; j++) {
+                d[4 * j + 0] = fmaf(t[4 * j + 0], s0, d[4 * j + 0]);
+                d[4 * j + 1] = fmaf(t[4 * j + 1], s0, d[4 * j + 1]);
+                d[4 * j + 2] = fmaf(t[4 * j + 2], s1, d[4 * j + 2]);
+                d[4 * j + 3] = fmaf(t[4 * j + 3], s1, d[4 * j + 3]);
+            }
+        }
+        if constexpr (MODE == HGEMM_SCALE_ROW) {
+            if (args.k_tiles > 0) {
+                const float a0 = args.sa[r0], a1 = args.sa[r1];
+#pragma unroll
+                for (int j = 0; j < F8_BN / 8; j++) {
+                    const int32_t c = col0 + frag_col + 8 * j;
+                    const float b0 = args.sb[min(c, args.n - 1)], b1 = args.sb[min(c + 1, args.n - 1)];
+                    d[4 * j + 0] *= a0 * b0;
+                    d[4 * j + 1] *= a0 * b1;
+                    d[4 * j + 2] *= a1 * b0;
+                    d[4 * j + 3] *= a1 * b1;
+                }
+            }
+        }
+        f8_store<CT>(args, d, alpha, row0, col0);
+    }
+}
+
+template <hgemm_dtype AT, hgemm_dtype BT, typename CT, hgemm_scale_mode MODE>
+static hgemm_status f8_launch(const hgemm_fp8_problem *p, cudaStream_t stream) {
+    CUtensorMap ta, tb;
+    memset(&ta, 0, sizeof ta);
+    memset(&tb, 0, sizeof tb);
+    if (!p->k_zero) {
+        hgemm_status st = hgemm__tmap_encode_dt(&ta, AT, p->A, (uint64_t)p->m, (uint64_t)p->k, (uint64_t)p->lda,
+                                                F8_BM, F8_BK, TMAP_SWIZZLE_128B);
+        if (st == HGEMM_SUCCESS)
+            st = hgemm__tmap_encode_dt(&tb, BT, p->B, (uint64_t)p->n, (uint64_t)p->k, (uint64_t)p->ldb, F8_BN, F8_BK,
+                                       TMAP_SWIZZLE_128B);
+        if (st != HGEMM_SUCCESS) return st;
+    }
+    int dev = 0, sms = 0;
+    cudaError_t err = cudaGetDevice(&dev);
+    if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+    if (err != cudaSuccess) return hgemm__status_from_cuda(err);
+    if (p->sm_count > 0 && p->sm_count < sms) sms = p->sm_count;
+    const uint32_t m_tiles = hgemm_ceil_div((uint64_t)p->m, F8_BM), n_tiles = hgemm_ceil_div((uint64_t)p->n, F8_BN);
+    const uint64_t tiles = (uint64_t)m_tiles * n_tiles;
+    const uint32_t grid = tiles < (uint64_t)sms ? (uint32_t)tiles : (uint32_t)sms;
+    f8_args args = {(int32_t)p->m,
+                    (int32_t)p->n,
+                    p->k_zero ? 0 : (int32_t)((p->k + F8_BK - 1) / F8_BK),
+                    (int32_t)((p->k + 127) / 128),
+                    p->k_zero ? 0.0f : p->alpha,
+                    p->beta,
+                    p->C,
+                    p->ldc,
+                    p->scale_a,
+                    p->scale_b,
+                    m_tiles,
+                    n_tiles};
+    void *params[] = {&ta, &tb, &args};
+    return hgemm__launch((const void *)f8_kernel<AT, BT, CT, MODE>, grid, F8_THREADS, sizeof(f8_smem) + SW128_ALIGN,
+                         1, stream, params);
+}
+
+template <hgemm_dtype AT, hgemm_dtype BT, typename CT>
+static hgemm_status f8_launch_mode(const hgemm_fp8_problem *p, cudaStream_t stream) {
+    switch (p->mode) {
+    case HGEMM_SCALE_TENSOR: return f8_launch<AT, BT, CT, HGEMM_SCALE_TENSOR>(p, stream);
+    case HGEMM_SCALE_ROW: return f8_launch<AT, BT, CT, HGEMM_SCALE_ROW>(p, stream);
+    case HGEMM_SCALE_BLOCK: return f8_launch<AT, BT, CT, HGEMM_SCALE_BLOCK>(p, stream);
+    }
+    return HGEMM_ERROR_INVALID_VALUE;
+}
+
+template <hgemm_dtype AT, hgemm_dtype BT>
+static hgemm_status f8_launch_out(const hgemm_fp8_problem *p, cudaStream_t stream) {
+    if (p->c_dtype == HGEMM_DTYPE_BF16) return f8_launch_mode<AT, BT, __nv_bfloat16>(p, stream);
+    if (p->c_dtype == HGEMM_DTYPE_F16) return f8_launch_mode<AT, BT, __half>(p, stream);
+    return f8_launch_mode<AT, BT, float>(p, stream);
+}
+
+extern "C" hgemm_status hgemm__launch_fp8(const hgemm_fp8_problem *p, cudaStream_t stream) {
+    if (p->a_dtype == HGEMM_DTYPE_E5M2) return f8_launch_out<HGEMM_DTYPE_E5M2, HGEMM_DTYPE_E4M3>(p, stream);
+    if (p->b_dtype == HGEMM_DTYPE_E5M2) return f8_launch_out<HGEMM_DTYPE_E4M3, HGEMM_DTYPE_E5M2>(p, stream);
+    return f8_launch_out<HGEMM_DTYPE_E4M3, HGEMM_DTYPE_E4M3>(p, stream);
+}

@@ -1,0 +1,212 @@
+/*
+ * test_fp8_api.c: what hgemm_gemm_fp8 decides before any CUDA call, on the
+ * CPU, at fake aligned addresses that are never dereferenced:
+ *   - unknown kernel, type or scale mode, fp16 or bf16 inputs, an fp8 C,
+ *     negative sizes or SM target, leading dimensions short of k or n, NULL
+ *     matrices where they are read, NULL scales: INVALID_VALUE;
+ *   - k, lda or ldb not multiples of 16, ldc not of 8, a matrix not 16-byte
+ *     aligned, a scale array not 4-byte aligned: MISALIGNED;
+ *   - C sharing a byte with A, B or a scale array: INVALID_VALUE;
+ *   - a kernel other than AUTO, e5m2 x e5m2, a bias, an activation, a c_in,
+ *     a workspace, an fp32 C asked for through the options, a size past what
+ *     the kernel addresses: NOT_SUPPORTED;
+ *   - nothing to do (m or n zero): SUCCESS.
+ * Requests that would go on to the device return NO_DEVICE where there is
+ * none and are skipped (counted) where there is a GPU.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "test_check.h"
+#include "internal.h"
+
+enum { M = 300, N = 264, K = 512 };
+
+static const uintptr_t ADDR_A = (uintptr_t)1 << 40, ADDR_B = (uintptr_t)2 << 40, ADDR_C = (uintptr_t)3 << 40,
+                       ADDR_SA = (uintptr_t)4 << 40, ADDR_SB = (uintptr_t)5 << 40;
+
+static int gpu_present, skipped;
+
+typedef struct freq {
+    hgemm_kernel kernel;
+    hgemm_dtype at, bt, ct;
+    hgemm_scale_mode mode;
+    int64_t m, n, k;
+    uintptr_t A; int64_t lda;
+    uintptr_t B; int64_t ldb;
+    uintptr_t sa, sb;
+    uintptr_t C; int64_t ldc;
+} freq;
+
+/* e4m3 x e4m3 -> bf16, block scales, packed */
+static freq base(void) {
+    freq r = {HGEMM_KERNEL_AUTO, HGEMM_DTYPE_E4M3, HGEMM_DTYPE_E4M3, HGEMM_DTYPE_BF16, HGEMM_SCALE_BLOCK,
+              M, N, K, ADDR_A, K, ADDR_B, K, ADDR_SA, ADDR_SB, ADDR_C, N};
+    return r;
+}
+
+static void expect(const char *file, int line, const char *what, const freq *r, const hgemm_options *o,
+                   hgemm_status want) {
+    if (want == HGEMM_SUCCESS && r->m > 0 && r->n > 0) {
+        if (gpu_present) {
+            skipped++;
+            return;
+        }
+        want = HGEMM_ERROR_NO_DEVICE;
+    }
+    const hgemm_status got =
+        hgemm_gemm_fp8(r->kernel, r->at, r->bt, r->ct, r->m, r->n, r->k, 1.0f, (const void *)r->A, r->lda,
+                       (const void *)r->B, r->ldb, r->mode, (const float *)r->sa, (const float *)r->sb, 0.5f,
+                       (void *)r->C, r->ldc, o, 0);
+    check_status(got, want, what, file, line);
+}
+#define EXPECT(what, r, o, want) expect(__FILE__, __LINE__, (what), (r), (o), (want))
+
+static void test_values(void) {
+    freq r = base();
+    EXPECT("a valid call", &r, NULL, HGEMM_SUCCESS);
+    r = base(), r.mode = HGEMM_SCALE_TENSOR, r.ct = HGEMM_DTYPE_F32;
+    EXPECT("tensor scales, fp32 C", &r, NULL, HGEMM_SUCCESS);
+    r = base(), r.mode = HGEMM_SCALE_ROW, r.ct = HGEMM_DTYPE_F16;
+    EXPECT("row scales, fp16 C", &r, NULL, HGEMM_SUCCESS);
+    r = base(), r.bt = HGEMM_DTYPE_E5M2;
+    EXPECT("e4m3 x e5m2", &r, NULL, HGEMM_SUCCESS);
+    r = base(), r.kernel = (hgemm_kernel)999;
+    EXPECT("unknown kernel", &r, NULL, HGEMM_ERROR_INVALID_VALUE);
+    r = base(), r.at = HGEMM_DTYPE_BF16;
+    EXPECT("bf16 A", &r, NULL, HGEMM_ERROR_INVALID_VALUE);
+    r = base(), r.bt = (hgemm_dtype)9;
+    EXPECT("unknown B type", &r, NULL, HGEMM_ERROR_INVALID_VALUE);
+    r = base(), r.ct = HGEMM_DTYPE_E4M3;
+    EXPECT("an fp8 C", &r, NULL, HGEMM_ERROR_INVALID_VALUE);
+    r = base(), r.mode = (hgemm_scale_mode)3;
+    EXPECT("unknown scale mode", &r, NULL, HGEMM_ERROR_INVALID_VALUE);
+    r = base(), r.m = -1;
+    EXPECT("negative m", &r, NULL, HGEMM_ERROR_INVALID_VALUE);
+    r = base(), r.k = -16;
+    EXPECT("negative k", &r, NULL, HGEMM_ERROR_INVALID_VALUE);
+    r = base(), r.lda = K - 16;
+    EXPECT("lda < k", &r, NULL, HGEMM_ERROR_INVALID_VALUE);
+    r = base(), r.ldb = K - 16;
+    EXPECT("ldb < k", &r, NULL, HGEMM_ERROR_INVALID_VALUE);
+    r = base(), r.ldc = N - 8;
+    EXPECT("ldc < n", &r, NULL, HGEMM_ERROR_INVALID_VALUE);
+    r = base(), r.A = 0;
+    EXPECT("NULL A", &r, NULL, HGEMM_ERROR_INVALID_VALUE);
+    r = base(), r.C = 0;
+    EXPECT("NULL C", &r, NULL, HGEMM_ERROR_INVALID_VALUE);
+    r = base(), r.sa = 0;
+    EXPECT("NULL scale_a", &r, NULL, HGEMM_ERROR_INVALID_VALUE);
+    r = base(), r.sb = 0, r.mode = HGEMM_SCALE_TENSOR;
+    EXPECT("NULL scale_b", &r, NULL, HGEMM_ERROR_INVALID_VALUE);
+    hgemm_options o;
+    memset(&o, 0, sizeof o);
+    o.size = sizeof o;
+    o.sm_count_target = -1;
+    r = base();
+    EXPECT("negative SM target", &r, &o, HGEMM_ERROR_INVALID_VALUE);
+    o.sm_count_target = 0;
+    o.size = 8;
+    EXPECT("options' size short of the first version", &r, &o, HGEMM_ERROR_INVALID_VALUE);
+    o.size = sizeof o;
+    o.sm_count_target = 16;
+    EXPECT("an SM target", &r, &o, HGEMM_SUCCESS);
+}
+
+static void test_alignment(void) {
+    freq r = base();
+    r.k = K - 8, r.lda = K, r.ldb = K;
+    EXPECT("k % 16", &r, NULL, HGEMM_ERROR_MISALIGNED);
+    r = base(), r.lda = K + 8;
+    EXPECT("lda % 16", &r, NULL, HGEMM_ERROR_MISALIGNED);
+    r = base(), r.ldb = K + 8;
+    EXPECT("ldb % 16", &r, NULL, HGEMM_ERROR_MISALIGNED);
+    r = base(), r.lda = K + 16;
+    EXPECT("lda padded by 16", &r, NULL, HGEMM_SUCCESS);
+    r = base(), r.ldc = N + 4;
+    EXPECT("ldc % 8", &r, NULL, HGEMM_ERROR_MISALIGNED);
+    r = base(), r.A = ADDR_A + 8;
+    EXPECT("A at 8 bytes", &r, NULL, HGEMM_ERROR_MISALIGNED);
+    r = base(), r.C = ADDR_C + 8;
+    EXPECT("C at 8 bytes", &r, NULL, HGEMM_ERROR_MISALIGNED);
+    r = base(), r.sa = ADDR_SA + 2;
+    EXPECT("scale_a at 2 bytes", &r, NULL, HGEMM_ERROR_MISALIGNED);
+    r = base(), r.sb = ADDR_SB + 4;
+    EXPECT("scale_b at 4 bytes", &r, NULL, HGEMM_SUCCESS);
+}
+
+static void test_overlaps(void) {
+    freq r = base();
+    r.C = ADDR_A + (uintptr_t)(M * K) - 16; /* C's first bytes in A's last row */
+    EXPECT("C inside A", &r, NULL, HGEMM_ERROR_INVALID_VALUE);
+    r = base(), r.C = ADDR_A + (uintptr_t)(M * K);
+    EXPECT("C right after A", &r, NULL, HGEMM_SUCCESS);
+    r = base(), r.sb = ADDR_C + 64;
+    EXPECT("scale_b inside C", &r, NULL, HGEMM_ERROR_INVALID_VALUE);
+    /* A's block scales: m * ceil(k / 128) floats */
+    r = base(), r.C = ADDR_SA + (uintptr_t)(M * (K / 128) * 4) - 16;
+    EXPECT("C over scale_a's last block", &r, NULL, HGEMM_ERROR_INVALID_VALUE);
+    r = base(), r.C = ADDR_SA + (uintptr_t)(M * (K / 128) * 4);
+    EXPECT("C right after scale_a", &r, NULL, HGEMM_SUCCESS);
+    r = base(), r.sa = ADDR_B + 64;
+    EXPECT("scale_a inside B (only read)", &r, NULL, HGEMM_SUCCESS);
+}
+
+static void test_not_supported(void) {
+    freq r = base();
+    r.kernel = HGEMM_KERNEL_V8;
+    EXPECT("V8 named", &r, NULL, HGEMM_ERROR_NOT_SUPPORTED);
+    r = base(), r.at = HGEMM_DTYPE_E5M2, r.bt = HGEMM_DTYPE_E5M2;
+    EXPECT("e5m2 x e5m2", &r, NULL, HGEMM_ERROR_NOT_SUPPORTED);
+    r = base(), r.m = (int64_t)1 << 31, r.C = (uintptr_t)1 << 46, r.A = (uintptr_t)1 << 45, r.mode = HGEMM_SCALE_TENSOR;
+    EXPECT("m past int32", &r, NULL, HGEMM_ERROR_NOT_SUPPORTED);
+    hgemm_options o;
+    memset(&o, 0, sizeof o);
+    o.size = sizeof o;
+    r = base();
+    o.activation = HGEMM_ACTIVATION_GELU_TANH;
+    EXPECT("an activation", &r, &o, HGEMM_ERROR_NOT_SUPPORTED);
+    o.activation = HGEMM_ACTIVATION_NONE;
+    o.bias = (const void *)((uintptr_t)6 << 40);
+    o.bias_dtype = HGEMM_DTYPE_F32;
+    EXPECT("a bias", &r, &o, HGEMM_ERROR_NOT_SUPPORTED);
+    o.bias = NULL;
+    o.c_fp32 = 1;
+    EXPECT("c_fp32 in the options", &r, &o, HGEMM_ERROR_NOT_SUPPORTED);
+    o.c_fp32 = 0;
+    o.c_in = (const void *)((uintptr_t)7 << 40);
+    o.ldc_in = N;
+    EXPECT("a c_in", &r, &o, HGEMM_ERROR_NOT_SUPPORTED);
+    o.c_in = NULL;
+    o.workspace = (void *)((uintptr_t)8 << 40);
+    o.workspace_bytes = 1 << 20;
+    EXPECT("a workspace", &r, &o, HGEMM_ERROR_NOT_SUPPORTED);
+}
+
+static void test_nothing_to_do(void) {
+    freq r = base();
+    r.m = 0;
+    EXPECT("no rows", &r, NULL, HGEMM_SUCCESS);
+    r = base(), r.n = 0;
+    EXPECT("no columns", &r, NULL, HGEMM_SUCCESS);
+    r = base(), r.k = 0, r.lda = 16, r.ldb = 16;
+    EXPECT("k 0: C = beta C", &r, NULL, HGEMM_SUCCESS);
+    /* the entry points of fp16 and bf16 refuse the fp8 types */
+    const hgemm_status got = hgemm_gemm(HGEMM_KERNEL_AUTO, HGEMM_DTYPE_E4M3, HGEMM_OP_N, HGEMM_OP_T, M, N, K, 1.0f,
+                                        (const void *)ADDR_A, K, 0, (const void *)ADDR_B, K, 0, 0.0f,
+                                        (void *)ADDR_C, N, 0, 1, NULL, 0);
+    check_status(got, HGEMM_ERROR_INVALID_VALUE, "hgemm_gemm with e4m3", __FILE__, __LINE__);
+}
+
+int main(void) {
+    gpu_present = check_gpu_present();
+    test_values();
+    test_alignment();
+    test_overlaps();
+    test_not_supported();
+    test_nothing_to_do();
+    if (skipped) printf("%d valid calls skipped: a GPU is present\n", skipped);
+    return check_finish();
+}

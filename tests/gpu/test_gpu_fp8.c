@@ -1,0 +1,209 @@
+/*
+ * test_gpu_fp8: hgemm_gemm_fp8 (include/hgemm.h) against an fp64 reference
+ * of the dequantised operands, with
+ *   - every scale mode (tensor, row, 1 x 128 / 128 x 128 blocks), every
+ *     output type (bf16, fp16, fp32), e4m3 x e4m3, e4m3 x e5m2, e5m2 x e4m3;
+ *   - m, n and k ragged against the 128 x 128 x 128 tiles (k % 16 == 0),
+ *     padded lda, ldb and ldc, m = 1, k = 16384;
+ *   - alpha and beta, an fp32 C accumulated with beta = 1, and NaN in C with
+ *     beta 0 (never read);
+ *   - a guard band: every element of C's buffer outside m x n (the padding
+ *     columns, rows past m) must keep its bits;
+ *   - k == 0 and alpha == 0: C = beta * C.
+ * The bound: |C - ref| <= C's rounding of |ref| + 2^-10 * sum |a_k b_k|
+ * (the tensor core's sums over each 128 of k, kept narrower than fp32,
+ * then added in fp32); each case prints its worst error over that sum.
+ * Exit 77 (skipped) without an sm_90 GPU.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "check.h"
+#include "hgemm.h"
+
+enum { EXIT_SKIP = 77, PAD_ROWS = 3 };
+
+typedef struct fp8_case {
+    const char *what;
+    hgemm_dtype at, bt, ct;
+    hgemm_scale_mode mode;
+    int64_t m, n, k;
+    float alpha, beta;
+    int64_t pad_a, pad_b, pad_c; /* extra bytes of lda, ldb; extra elements of ldc */
+    int nan_c;                   /* beta 0 and C NaN before the call */
+} fp8_case;
+
+#define E4 HGEMM_DTYPE_E4M3
+#define E5 HGEMM_DTYPE_E5M2
+static const fp8_case cases[] = {
+    {"tensor", E4, E4, HGEMM_DTYPE_BF16, HGEMM_SCALE_TENSOR, 300, 264, 1024, 1.0f, 0.0f, 0, 0, 0, 1},
+    {"row, padded", E4, E4, HGEMM_DTYPE_F16, HGEMM_SCALE_ROW, 257, 200, 528, 1.0f, 0.5f, 16, 32, 8, 0},
+    {"block, k % 128", E4, E4, HGEMM_DTYPE_BF16, HGEMM_SCALE_BLOCK, 384, 384, 1040, 1.0f, 0.0f, 0, 0, 0, 1},
+    {"block, fp32 C += ", E4, E4, HGEMM_DTYPE_F32, HGEMM_SCALE_BLOCK, 200, 136, 2048, 1.0f, 1.0f, 0, 16, 8, 0},
+    {"block, e4m3 x e5m2", E4, E5, HGEMM_DTYPE_BF16, HGEMM_SCALE_BLOCK, 129, 256, 512, 2.0f, 0.0f, 0, 0, 0, 0},
+    {"tensor, e5m2 x e4m3", E5, E4, HGEMM_DTYPE_F16, HGEMM_SCALE_TENSOR, 64, 130, 256, 0.5f, -1.0f, 0, 0, 0, 0},
+    {"row, m 1", E4, E4, HGEMM_DTYPE_BF16, HGEMM_SCALE_ROW, 1, 520, 1024, 1.0f, 0.0f, 0, 0, 0, 0},
+    {"block, k 16384", E4, E4, HGEMM_DTYPE_BF16, HGEMM_SCALE_BLOCK, 256, 256, 16384, 1.0f, 0.0f, 0, 0, 0, 0},
+    {"tensor, fp32 C", E4, E4, HGEMM_DTYPE_F32, HGEMM_SCALE_TENSOR, 130, 72, 112, 1.0f, 0.25f, 0, 0, 0, 0},
+    {"k 0", E4, E4, HGEMM_DTYPE_BF16, HGEMM_SCALE_BLOCK, 140, 136, 0, 1.0f, -2.0f, 0, 0, 0, 0},
+    {"alpha 0", E4, E4, HGEMM_DTYPE_F16, HGEMM_SCALE_ROW, 140, 136, 256, 0.0f, 0.5f, 0, 0, 0, 0},
+};
+
+/* The fp8 formats (OCP FP8: e4m3 has no infinities and one NaN pattern
+ * per sign, e5m2 is IEEE-like). */
+static double fp8_value(hgemm_dtype t, uint8_t x) {
+    const int sign = x >> 7;
+    const int eb = t == E4 ? 4 : 5, mb = 7 - eb, bias = t == E4 ? 7 : 15;
+    const int e = (x >> mb) & ((1 << eb) - 1), f = x & ((1 << mb) - 1);
+    double v = e == 0 ? ldexp((double)f, 1 - bias - mb) : ldexp((double)((1 << mb) | f), e - bias - mb);
+    return sign ? -v : v;
+}
+
+/* A finite value of magnitude about 2^-2 .. 2^2, from a hash. */
+static uint8_t fp8_random(hgemm_dtype t, uint64_t seed, uint64_t i) {
+    const uint64_t h = hgemm_check_hash(seed, i, 0);
+    const int eb = t == E4 ? 4 : 5, mb = 7 - eb, bias = t == E4 ? 7 : 15;
+    const int e = bias - 2 + (int)(h % 5);
+    const int f = (int)((h >> 8) & ((1u << mb) - 1));
+    return (uint8_t)(((h >> 20) & 1) << 7 | (unsigned)e << mb | (unsigned)f);
+}
+
+static float scale_random(uint64_t seed, uint64_t i) {
+    return 0.5f + (float)(hgemm_check_hash(seed, i, 1) % 1000) / 666.0f; /* 0.5 .. 2 */
+}
+
+static size_t c_bytes(hgemm_dtype ct) {
+    return ct == HGEMM_DTYPE_F32 ? 4 : 2;
+}
+
+static double c_get(hgemm_dtype ct, const void *c, int64_t i) {
+    if (ct == HGEMM_DTYPE_F32) return ((const float *)c)[i];
+    return hgemm_check_dt_to_f32(ct, ((const uint16_t *)c)[i]);
+}
+
+static double c_unit(hgemm_dtype ct) { /* half an ulp at 1 */
+    return ct == HGEMM_DTYPE_F32 ? ldexp(1.0, -24) : ct == HGEMM_DTYPE_F16 ? ldexp(1.0, -11) : ldexp(1.0, -8);
+}
+
+static int run_case(const fp8_case *t) {
+    const int64_t m = t->m, n = t->n, k = t->k, kb = (k + 127) / 128, nb = (n + 127) / 128;
+    const int64_t lda = (k > 16 ? k : 16) + t->pad_a, ldb = (k > 16 ? k : 16) + t->pad_b;
+    const int64_t ldc = (n + 7) / 8 * 8 + t->pad_c, c_rows = m + PAD_ROWS;
+    const size_t cb = c_bytes(t->ct), c_size = (size_t)(c_rows * ldc) * cb;
+    const int64_t sa_n = t->mode == HGEMM_SCALE_TENSOR ? 1 : t->mode == HGEMM_SCALE_ROW ? m : m * kb;
+    const int64_t sb_n = t->mode == HGEMM_SCALE_TENSOR ? 1 : t->mode == HGEMM_SCALE_ROW ? n : nb * kb;
+    uint8_t *hA = calloc((size_t)(m * lda), 1), *hB = calloc((size_t)(n * ldb), 1);
+    float *hsa = malloc((size_t)(sa_n > 0 ? sa_n : 1) * 4), *hsb = malloc((size_t)(sb_n > 0 ? sb_n : 1) * 4);
+    unsigned char *hC0 = malloc(c_size), *hC = malloc(c_size);
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < k; j++) hA[i * lda + j] = fp8_random(t->at, 11, (uint64_t)(i * k + j));
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t j = 0; j < k; j++) hB[i * ldb + j] = fp8_random(t->bt, 12, (uint64_t)(i * k + j));
+    for (int64_t i = 0; i < sa_n; i++) hsa[i] = scale_random(13, (uint64_t)i);
+    for (int64_t i = 0; i < sb_n; i++) hsb[i] = scale_random(14, (uint64_t)i);
+    if (sa_n == 0) hsa[0] = 1.0f;
+    if (sb_n == 0) hsb[0] = 1.0f;
+    /* C: random where the product lands (NaN for nan_c), a sentinel elsewhere */
+    for (int64_t i = 0; i < c_rows; i++)
+        for (int64_t j = 0; j < ldc; j++) {
+            const int inside = i < m && j < n;
+            const float v = inside ? (t->nan_c ? NAN : hgemm_check_random_f32(15, (uint64_t)i, (uint64_t)j, 1.0f))
+                                   : -12345.0f;
+            const int64_t e = i * ldc + j;
+            if (t->ct == HGEMM_DTYPE_F32) ((float *)hC0)[e] = v;
+            else ((uint16_t *)hC0)[e] = hgemm_check_f32_to_dt(t->ct, v);
+        }
+    void *dA, *dB, *dC;
+    float *dsa, *dsb;
+    HGEMM_CHECK_CUDA(cudaMalloc(&dA, (size_t)(m * lda) + 16));
+    HGEMM_CHECK_CUDA(cudaMalloc(&dB, (size_t)(n * ldb) + 16));
+    HGEMM_CHECK_CUDA(cudaMalloc(&dC, c_size));
+    HGEMM_CHECK_CUDA(cudaMalloc((void **)&dsa, (size_t)(sa_n > 0 ? sa_n : 1) * 4));
+    HGEMM_CHECK_CUDA(cudaMalloc((void **)&dsb, (size_t)(sb_n > 0 ? sb_n : 1) * 4));
+    HGEMM_CHECK_CUDA(cudaMemcpy(dA, hA, (size_t)(m * lda), cudaMemcpyHostToDevice));
+    HGEMM_CHECK_CUDA(cudaMemcpy(dB, hB, (size_t)(n * ldb), cudaMemcpyHostToDevice));
+    HGEMM_CHECK_CUDA(cudaMemcpy(dC, hC0, c_size, cudaMemcpyHostToDevice));
+    HGEMM_CHECK_CUDA(cudaMemcpy(dsa, hsa, (size_t)(sa_n > 0 ? sa_n : 1) * 4, cudaMemcpyHostToDevice));
+    HGEMM_CHECK_CUDA(cudaMemcpy(dsb, hsb, (size_t)(sb_n > 0 ? sb_n : 1) * 4, cudaMemcpyHostToDevice));
+    const float beta = t->nan_c ? 0.0f : t->beta;
+    const hgemm_status st = hgemm_gemm_fp8(HGEMM_KERNEL_AUTO, t->at, t->bt, t->ct, m, n, k, t->alpha, dA, lda, dB,
+                                           ldb, t->mode, dsa, dsb, beta, dC, ldc, NULL, 0);
+    HGEMM_CHECK_CUDA(cudaDeviceSynchronize());
+    HGEMM_CHECK_CUDA(cudaMemcpy(hC, dC, c_size, cudaMemcpyDeviceToHost));
+    /* dequantised operands, in fp64 */
+    double *a = malloc(sizeof(double) * (size_t)(m * (k > 0 ? k : 1)));
+    double *b = malloc(sizeof(double) * (size_t)(n * (k > 0 ? k : 1)));
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < k; j++) {
+            const double s = t->mode == HGEMM_SCALE_TENSOR ? hsa[0]
+                             : t->mode == HGEMM_SCALE_ROW  ? hsa[i]
+                                                           : hsa[(j / 128) * m + i];
+            a[i * k + j] = fp8_value(t->at, hA[i * lda + j]) * s;
+        }
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t j = 0; j < k; j++) {
+            const double s = t->mode == HGEMM_SCALE_TENSOR ? hsb[0]
+                             : t->mode == HGEMM_SCALE_ROW  ? hsb[i]
+                                                           : hsb[(i / 128) * kb + j / 128];
+            b[i * k + j] = fp8_value(t->bt, hB[i * ldb + j]) * s;
+        }
+    int64_t bad = 0, touched = 0;
+    double worst = 0.0;
+    for (int64_t i = 0; i < c_rows; i++)
+        for (int64_t j = 0; j < ldc; j++) {
+            const int64_t e = i * ldc + j;
+            if (!(i < m && j < n)) {
+                touched += memcmp(hC + (size_t)e * cb, hC0 + (size_t)e * cb, cb) != 0;
+                continue;
+            }
+            double ref = 0.0, mag = 0.0;
+            for (int64_t q = 0; q < k; q++) {
+                const double p = a[i * k + q] * b[j * k + q];
+                ref += p;
+                mag += fabs(p);
+            }
+            ref *= t->alpha;
+            mag *= fabs(t->alpha);
+            if (beta != 0.0f) ref += beta * c_get(t->ct, hC0, e), mag += fabs(beta * c_get(t->ct, hC0, e));
+            const double got = c_get(t->ct, hC, e), err = fabs(got - ref);
+            const double bound = 2.0 * c_unit(t->ct) * fabs(ref) + ldexp(mag, -10) + 1e-30;
+            if (!(err <= bound)) {
+                if (bad < 5)
+                    printf("     C[%lld][%lld] = %.8g, reference %.8g (bound %.3g)\n", (long long)i, (long long)j, got,
+                           ref, bound);
+                bad++;
+            }
+            if (mag > 0 && err / mag > worst) worst = err / mag;
+        }
+    const int pass = st == HGEMM_SUCCESS && bad == 0 && touched == 0;
+    printf("%s %-22s %5lld x %5lld x %5lld  alpha %g beta %g  worst |err| / sum|ab| %.2e\n", pass ? "PASS" : "FAIL",
+           t->what, (long long)m, (long long)n, (long long)k, (double)t->alpha, (double)beta, worst);
+    if (st != HGEMM_SUCCESS) printf("     hgemm_gemm_fp8 returned %s\n", hgemm_status_string(st));
+    if (bad) printf("     %lld of %lld elements past the bound\n", (long long)bad, (long long)(m * n));
+    if (touched) printf("     %lld elements outside m x n were written\n", (long long)touched);
+    HGEMM_CHECK_CUDA(cudaFree(dA));
+    HGEMM_CHECK_CUDA(cudaFree(dB));
+    HGEMM_CHECK_CUDA(cudaFree(dC));
+    HGEMM_CHECK_CUDA(cudaFree(dsa));
+    HGEMM_CHECK_CUDA(cudaFree(dsb));
+    free(hA), free(hB), free(hsa), free(hsb), free(hC0), free(hC), free(a), free(b);
+    return !pass;
+}
+
+int main(void) {
+    char why[256] = "";
+    if (!hgemm_check_sm90_available(why, sizeof why)) {
+        printf("test_gpu_fp8: skipped: %s\n", why);
+        return EXIT_SKIP;
+    }
+    int failures = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) failures += run_case(&cases[i]);
+    failures += cudaGetLastError() != cudaSuccess;
+    printf("%s: %d failure%s\n", failures ? "FAIL" : "PASS", failures, failures == 1 ? "" : "s");
+    return failures != 0;
+}
