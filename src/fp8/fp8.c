@@ -33,6 +33,16 @@ int64_t hgemm__fp8_scale_count(hgemm_scale_mode mode, int64_t rows, int64_t k) {
     return -1;
 }
 
+/* log2 of the blocks (a cluster) that share each 128 x 128 tile, one slice
+ * of k each: where the tiles fill at most half the SMs, as many as fill
+ * them, up to 8, each slice at least 4 stages of 128. */
+int hgemm__fp8_split_log(uint64_t tiles, int64_t k_tiles, int sms) {
+    int lg = 0;
+    if (tiles == 0 || k_tiles < 8 || tiles * 2 > (uint64_t)sms) return 0;
+    while (lg < 3 && (tiles << (lg + 1)) <= (uint64_t)sms && ((int64_t)4 << (lg + 1)) <= k_tiles) lg++;
+    return lg;
+}
+
 static hgemm_status fp8_validate(hgemm_kernel kernel, hgemm_dtype at, hgemm_dtype bt, hgemm_dtype ct, int64_t m,
                                  int64_t n, int64_t k, const void *A, int64_t lda, const void *B, int64_t ldb,
                                  hgemm_scale_mode mode, const float *sa, const float *sb, void *C, int64_t ldc,

@@ -8,7 +8,10 @@
  * k-block's scales in the block mode: the tensor core's own FP8
  * accumulation is narrower than fp32, so it never sums more than 128 of k.
  * Row and tensor scales are applied once, before the store from registers.
- * Design and measurements: docs/notes/fp8-design.md.
+ * Where the tiles fill less than half the GPU, a cluster of `split` blocks
+ * shares each tile, one slice of k each, and the partial sums meet in
+ * distributed shared memory: block r adds up and stores every split-th
+ * column group from r on. Design and measurements: docs/notes/fp8-design.md.
  */
 #include <string.h>
 
@@ -17,6 +20,7 @@
 #include "epilogue_direct.cuh"
 #include "kernel_common.cuh"
 #include "pipeline.cuh"
+#include "ptx/cluster.cuh"
 #include "ptx/tma.cuh"
 #include "ptx/wgmma.cuh"
 #include "raster.h"
@@ -35,6 +39,8 @@ enum {
     F8_K_STEPS = F8_BK / 32,             /* m64nNk32 per stage */
     F8_DESC_K_STEP = 32 >> 4,            /* 32 bytes of k, in the descriptor's 16-byte units */
     F8_TX_BYTES = (F8_BM + F8_BN) * F8_BK,
+    F8_GROUPS = F8_BN / 8, /* column groups of a fragment: registers 4j .. 4j+3 */
+    F8_MAX_SPLIT = 8,      /* a portable cluster */
 };
 
 struct __align__(SW128_ALIGN) f8_smem {
@@ -46,6 +52,8 @@ struct __align__(SW128_ALIGN) f8_smem {
 static_assert(sizeof(f8_smem) + SW128_ALIGN <= MAX_SMEM_PER_BLOCK, "the ring fits a block");
 static_assert((int)F8_BK == (int)SW128_ROW_BYTES, "a stage's k is one swizzled row");
 static_assert(F8_BN == 128, "the block scales' 128 columns are one tile's");
+/* a split's partial sums, float4 per column group and thread, in the A stages */
+static_assert(F8_CONSUMERS * F8_GROUPS * WARPGROUP_THREADS * 16 <= sizeof(((f8_smem *)0)->a), "partials fit");
 
 typedef struct f8_args {
     int32_t m, n, k_tiles, kb; /* kb: scale blocks along k, ceil(k / 128) */
@@ -54,6 +62,8 @@ typedef struct f8_args {
     int64_t ldc;
     const float *sa, *sb;
     uint32_t m_tiles, n_tiles;
+    int32_t split;     /* blocks per tile (a cluster), 1 .. F8_MAX_SPLIT, a power of 2 */
+    int32_t split_log; /* log2(split) */
 } f8_args;
 
 /* The four k32 steps of one stage into t (overwritten). */
@@ -77,6 +87,25 @@ static __device__ __forceinline__ void f8_store(const f8_args &a, const float d[
     else epilogue_m64n_f32<CT, F8_BN, true>(c, d, row0, col0);
 }
 
+/* One column group of the fragment (rows row, row + 8; columns col, col + 1):
+ * the row and column scales where MODE says, then C. */
+template <typename CT, hgemm_scale_mode MODE>
+static __device__ __forceinline__ void f8_store_group(const f8_args &a, const gemm_args &c, int32_t r0, int32_t r1,
+                                                      int32_t row, int32_t col, float4 v) {
+    if constexpr (MODE == HGEMM_SCALE_ROW) {
+        const float a0 = a.sa[r0], a1 = a.sa[r1];
+        const float b0 = a.sb[min(col, a.n - 1)], b1 = a.sb[min(col + 1, a.n - 1)];
+        v.x *= a0 * b0, v.y *= a0 * b1, v.z *= a1 * b0, v.w *= a1 * b1;
+    }
+    if constexpr (__is_same(CT, float)) {
+        store_pair_f32_flat(c, row, col, v.x, v.y);
+        store_pair_f32_flat(c, row + 8, col, v.z, v.w);
+    } else {
+        store_pair_flat<CT>(c, row, col, v.x, v.y);
+        store_pair_flat<CT>(c, row + 8, col, v.z, v.w);
+    }
+}
+
 template <hgemm_dtype AT, hgemm_dtype BT, typename CT, hgemm_scale_mode MODE>
 __global__ void __launch_bounds__(F8_THREADS, 1)
 f8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b, f8_args args) {
@@ -93,76 +122,120 @@ f8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
     }
     __syncthreads();
     const uint32_t tiles = args.m_tiles * args.n_tiles;
+    /* a split: this block's tile is its cluster's, its k the rank-th slice */
+    const uint32_t rank = args.split > 1 ? cluster_ctarank() : 0;
+    const uint32_t first = blockIdx.x >> args.split_log, step = gridDim.x >> args.split_log;
+    const int kt0 = (int)(((int64_t)args.k_tiles * rank) >> args.split_log);
+    const int kt1 = (int)(((int64_t)args.k_tiles * (rank + 1)) >> args.split_log);
 
-    if (warp == F8_LOADER_WARP) {
-        if (lane != 0) return;
-        pipe_state st = {0, 0};
-        for (uint32_t t = blockIdx.x; t < tiles; t += gridDim.x) {
-            const hgemm_tile tile = hgemm_raster(t, args.m_tiles, args.n_tiles, F8_RASTER);
-            for (int kt = 0; kt < args.k_tiles; kt++, ring_advance(ring, &st)) {
-                uint64_t *full = ring_producer_acquire(ring, st, F8_TX_BYTES);
-                tma_load_2d(sm->a[st.stage], &tmap_a, kt * F8_BK, (int32_t)(tile.m * F8_BM), full);
-                tma_load_2d(sm->b[st.stage], &tmap_b, kt * F8_BK, (int32_t)(tile.n * F8_BN), full);
-            }
-        }
-        return;
-    }
-
-    const int g = __shfl_sync(0xffffffffu, tid / WARPGROUP_THREADS, 0); /* rows 64g .. 64g+63 of each tile */
-    const bool leader = tid % WARPGROUP_THREADS == 0;
     const int wt = tid % WARPGROUP_THREADS;
     const int32_t frag_row = 16 * (wt / 32) + (wt % 32) / 4; /* this thread's rows: frag_row and frag_row + 8 */
     const int32_t frag_col = 2 * (wt % 4);                   /* its columns: frag_col + 8j, + 1 */
+    const int g = __shfl_sync(0xffffffffu, tid / WARPGROUP_THREADS, 0); /* rows 64g .. 64g+63 of each tile */
     float alpha = args.alpha;
-    if (MODE == HGEMM_SCALE_TENSOR && args.k_tiles > 0) alpha *= args.sa[0] * args.sb[0];
-    float d[F8_BN / 2], t[F8_BN / 2];
-    pipe_state st = {0, 0};
-    for (uint32_t tt = blockIdx.x; tt < tiles; tt += gridDim.x) {
-        const hgemm_tile tile = hgemm_raster(tt, args.m_tiles, args.n_tiles, F8_RASTER);
-        const int32_t row0 = (int32_t)tile.m * F8_BM + g * (F8_BM / F8_CONSUMERS), col0 = (int32_t)tile.n * F8_BN;
-        /* rows past m read row m-1's scales: in bounds, and never stored */
-        const int32_t r0 = min(row0 + frag_row, args.m - 1), r1 = min(row0 + frag_row + 8, args.m - 1);
-#pragma unroll
-        for (int r = 0; r < F8_BN / 2; r++) d[r] = 0.0f;
-        for (int kt = 0; kt < args.k_tiles; kt++, ring_advance(ring, &st)) {
-            float s0 = 1.0f, s1 = 1.0f;
-            if constexpr (MODE == HGEMM_SCALE_BLOCK) { /* issued before the wait: the loads overlap it */
-                const float sb = args.sb[(int64_t)tile.n * args.kb + kt];
-                s0 = args.sa[(int64_t)kt * args.m + r0] * sb;
-                s1 = args.sa[(int64_t)kt * args.m + r1] * sb;
-            }
-            ring_consumer_wait(ring, st);
-            const uint64_t da = wgmma_desc_sw128(sm->a[st.stage] + g * (F8_BM / F8_CONSUMERS) * F8_BK);
-            const uint64_t db = wgmma_desc_sw128(sm->b[st.stage]);
-            wgmma_fence();
-            f8_stage_mma<AT, BT>(t, da, db);
-            wgmma_commit_group();
-            wgmma_wait_group_0();
-            if (leader) ring_consumer_release(ring, st);
-#pragma unroll
-            for (int j = 0; j < F8_BN / 8; j++) {
-                d[4 * j + 0] = fmaf(t[4 * j + 0], s0, d[4 * j + 0]);
-                d[4 * j + 1] = fmaf(t[4 * j + 1], s0, d[4 * j + 1]);
-                d[4 * j + 2] = fmaf(t[4 * j + 2], s1, d[4 * j + 2]);
-                d[4 * j + 3] = fmaf(t[4 * j + 3], s1, d[4 * j + 3]);
-            }
-        }
-        if constexpr (MODE == HGEMM_SCALE_ROW) {
-            if (args.k_tiles > 0) {
-                const float a0 = args.sa[r0], a1 = args.sa[r1];
-#pragma unroll
-                for (int j = 0; j < F8_BN / 8; j++) {
-                    const int32_t c = col0 + frag_col + 8 * j;
-                    const float b0 = args.sb[min(c, args.n - 1)], b1 = args.sb[min(c + 1, args.n - 1)];
-                    d[4 * j + 0] *= a0 * b0;
-                    d[4 * j + 1] *= a0 * b1;
-                    d[4 * j + 2] *= a1 * b0;
-                    d[4 * j + 3] *= a1 * b1;
+    float d[F8_BN / 2];
+    int32_t row0 = 0, col0 = 0, r0 = 0, r1 = 0;
+
+    if (warp == F8_LOADER_WARP) {
+        if (lane == 0) {
+            pipe_state st = {0, 0};
+            for (uint32_t t = first; t < tiles; t += step) {
+                const hgemm_tile tile = hgemm_raster(t, args.m_tiles, args.n_tiles, F8_RASTER);
+                for (int kt = kt0; kt < kt1; kt++, ring_advance(ring, &st)) {
+                    uint64_t *full = ring_producer_acquire(ring, st, F8_TX_BYTES);
+                    tma_load_2d(sm->a[st.stage], &tmap_a, kt * F8_BK, (int32_t)(tile.m * F8_BM), full);
+                    tma_load_2d(sm->b[st.stage], &tmap_b, kt * F8_BK, (int32_t)(tile.n * F8_BN), full);
                 }
             }
         }
-        f8_store<CT>(args, d, alpha, row0, col0);
+        if (args.split == 1) return;
+        __syncwarp(); /* lane 0 rejoins its warp: barrier.cluster is .aligned */
+    } else {
+        const bool leader = tid % WARPGROUP_THREADS == 0;
+        if (MODE == HGEMM_SCALE_TENSOR && args.k_tiles > 0) alpha *= args.sa[0] * args.sb[0];
+        float t[F8_BN / 2];
+        pipe_state st = {0, 0};
+        for (uint32_t tt = first; tt < tiles; tt += step) {
+            const hgemm_tile tile = hgemm_raster(tt, args.m_tiles, args.n_tiles, F8_RASTER);
+            row0 = (int32_t)tile.m * F8_BM + g * (F8_BM / F8_CONSUMERS), col0 = (int32_t)tile.n * F8_BN;
+            /* rows past m read row m-1's scales: in bounds, and never stored */
+            r0 = min(row0 + frag_row, args.m - 1), r1 = min(row0 + frag_row + 8, args.m - 1);
+#pragma unroll
+            for (int r = 0; r < F8_BN / 2; r++) d[r] = 0.0f;
+            for (int kt = kt0; kt < kt1; kt++, ring_advance(ring, &st)) {
+                float s0 = 1.0f, s1 = 1.0f;
+                if constexpr (MODE == HGEMM_SCALE_BLOCK) { /* issued before the wait: the loads overlap it */
+                    const float sb = args.sb[(int64_t)tile.n * args.kb + kt];
+                    s0 = args.sa[(int64_t)kt * args.m + r0] * sb;
+                    s1 = args.sa[(int64_t)kt * args.m + r1] * sb;
+                }
+                ring_consumer_wait(ring, st);
+                const uint64_t da = wgmma_desc_sw128(sm->a[st.stage] + g * (F8_BM / F8_CONSUMERS) * F8_BK);
+                const uint64_t db = wgmma_desc_sw128(sm->b[st.stage]);
+                wgmma_fence();
+                f8_stage_mma<AT, BT>(t, da, db);
+                wgmma_commit_group();
+                wgmma_wait_group_0();
+                if (leader) ring_consumer_release(ring, st);
+#pragma unroll
+                for (int j = 0; j < F8_GROUPS; j++) {
+                    d[4 * j + 0] = fmaf(t[4 * j + 0], s0, d[4 * j + 0]);
+                    d[4 * j + 1] = fmaf(t[4 * j + 1], s0, d[4 * j + 1]);
+                    d[4 * j + 2] = fmaf(t[4 * j + 2], s1, d[4 * j + 2]);
+                    d[4 * j + 3] = fmaf(t[4 * j + 3], s1, d[4 * j + 3]);
+                }
+            }
+            if (args.split > 1) break; /* one tile per cluster: its partial sums meet below */
+            const gemm_args c = {args.m, args.n, 0, args.k_tiles, alpha, args.beta, (__half *)args.C, args.ldc};
+            if constexpr (MODE == HGEMM_SCALE_ROW) {
+#pragma unroll
+                for (int j = 0; j < F8_GROUPS; j++)
+                    f8_store_group<CT, MODE>(args, c, r0, r1, row0 + frag_row, col0 + frag_col + 8 * j,
+                                             make_float4(d[4 * j], d[4 * j + 1], d[4 * j + 2], d[4 * j + 3]));
+            } else {
+                f8_store<CT>(args, d, alpha, row0, col0);
+            }
+        }
+        if (args.split == 1) return;
     }
+
+    /* The split's partial sums: every WGMMA of the cluster has completed once
+     * all its threads pass the first barrier (the A stages are free); each
+     * block's partials are visible cluster-wide after the second; block r
+     * then adds, for column groups r, r + split, ..., every block's values
+     * in rank order, and stores them. Sixteen float4 loads per thread, all
+     * in flight at once, whatever the split. */
+    float4 *part = (float4 *)sm->a[0]; /* [consumer][group][thread] */
+    cluster_sync();
+    if (warp != F8_LOADER_WARP) {
+#pragma unroll
+        for (int j = 0; j < F8_GROUPS; j++)
+            part[(g * F8_GROUPS + j) * WARPGROUP_THREADS + wt] =
+                make_float4(d[4 * j], d[4 * j + 1], d[4 * j + 2], d[4 * j + 3]);
+    }
+    cluster_sync();
+    if (warp != F8_LOADER_WARP) {
+        const uint32_t mask = (uint32_t)args.split - 1;
+        float4 v[F8_GROUPS];
+#pragma unroll
+        for (int i = 0; i < F8_GROUPS; i++) { /* i: (group slot i >> log) of this rank, from block i & mask */
+            const int j = (int)rank + ((i >> args.split_log) << args.split_log);
+            v[i] = ld_shared_cluster_f32x4(mapa_shared(&part[(g * F8_GROUPS + j) * WARPGROUP_THREADS + wt], i & mask));
+        }
+        const gemm_args c = {args.m, args.n, 0, args.k_tiles, alpha, args.beta, (__half *)args.C, args.ldc};
+        float4 acc = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+#pragma unroll
+        for (int i = 0; i < F8_GROUPS; i++) {
+            acc.x += v[i].x, acc.y += v[i].y, acc.z += v[i].z, acc.w += v[i].w;
+            if ((i & mask) == mask) {
+                const int j = (int)rank + ((i >> args.split_log) << args.split_log);
+                f8_store_group<CT, MODE>(args, c, r0, r1, row0 + frag_row, col0 + frag_col + 8 * j, acc);
+                acc = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+            }
+        }
+    }
+    /* no block leaves while another may still read its partials */
+    cluster_sync_relaxed_arrive();
 }
 
 template <hgemm_dtype AT, hgemm_dtype BT, typename CT, hgemm_scale_mode MODE>
@@ -185,10 +258,14 @@ static hgemm_status f8_launch(const hgemm_fp8_problem *p, cudaStream_t stream) {
     if (p->sm_count > 0 && p->sm_count < sms) sms = p->sm_count;
     const uint32_t m_tiles = hgemm_ceil_div((uint64_t)p->m, F8_BM), n_tiles = hgemm_ceil_div((uint64_t)p->n, F8_BN);
     const uint64_t tiles = (uint64_t)m_tiles * n_tiles;
-    const uint32_t grid = tiles < (uint64_t)sms ? (uint32_t)tiles : (uint32_t)sms;
+    const int64_t k_tiles = p->k_zero ? 0 : (p->k + F8_BK - 1) / F8_BK;
+    const int split_log = hgemm__fp8_split_log(tiles, k_tiles, sms);
+    const uint32_t grid = split_log > 0              ? (uint32_t)(tiles << split_log)
+                          : tiles < (uint64_t)sms ? (uint32_t)tiles
+                                                  : (uint32_t)sms;
     f8_args args = {(int32_t)p->m,
                     (int32_t)p->n,
-                    p->k_zero ? 0 : (int32_t)((p->k + F8_BK - 1) / F8_BK),
+                    (int32_t)k_tiles,
                     (int32_t)((p->k + 127) / 128),
                     p->k_zero ? 0.0f : p->alpha,
                     p->beta,
@@ -197,10 +274,12 @@ static hgemm_status f8_launch(const hgemm_fp8_problem *p, cudaStream_t stream) {
                     p->scale_a,
                     p->scale_b,
                     m_tiles,
-                    n_tiles};
+                    n_tiles,
+                    1 << split_log,
+                    split_log};
     void *params[] = {&ta, &tb, &args};
     return hgemm__launch((const void *)f8_kernel<AT, BT, CT, MODE>, grid, F8_THREADS, sizeof(f8_smem) + SW128_ALIGN,
-                         1, stream, params);
+                         1u << split_log, stream, params);
 }
 
 template <hgemm_dtype AT, hgemm_dtype BT, typename CT>

@@ -48,6 +48,16 @@ static __device__ __forceinline__ float2 ld_shared_cluster_f32x2(uint32_t addr) 
     return v;
 }
 
+/* ld.shared::cluster.v4.f32: four floats, as ld_shared_cluster_f32x2. */
+static __device__ __forceinline__ float4 ld_shared_cluster_f32x4(uint32_t addr) {
+    float4 v;
+    asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];"
+                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+                 : "r"(addr)
+                 : "memory");
+    return v;
+}
+
 /* mbarrier.arrive.release.cta.shared::cluster (PTX ISA "mbarrier.arrive"): one arrival on the
  * barrier at the same offset as `bar` in block `rank` of the cluster (this block
  * included). Release at CTA scope, the instruction's default: what the arrival

@@ -200,6 +200,34 @@ static void test_nothing_to_do(void) {
     check_status(got, HGEMM_ERROR_INVALID_VALUE, "hgemm_gemm with e4m3", __FILE__, __LINE__);
 }
 
+/* The split plan (hgemm__fp8_split_log): clusters only where the tiles fill
+ * at most half the SMs, as many blocks as fill them, up to 8, each with at
+ * least 4 stages of k. */
+static void test_split(void) {
+    static const struct {
+        uint64_t tiles;
+        int64_t k_tiles;
+        int sms, want;
+    } cases[] = {
+        {9, 8, 132, 1},      /* 300 x 264 x 1024: two slices of 4 */
+        {4, 128, 132, 3},    /* 256 x 256 x 16384: eight */
+        {17, 56, 132, 2},    /* 64 x 2112 x 7168: four fill 68 SMs, eight would need 136 */
+        {66, 56, 132, 1},    /* exactly half the SMs */
+        {67, 56, 132, 0},    /* more than half */
+        {4, 7, 132, 0},      /* too little k */
+        {4, 15, 132, 1},     /* k for two slices of at least 4, not four */
+        {1, 1000, 4, 2},     /* an SM target of 4 */
+        {0, 100, 132, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const int got = hgemm__fp8_split_log(cases[i].tiles, cases[i].k_tiles, cases[i].sms);
+        char what[96];
+        snprintf(what, sizeof what, "split of %llu tiles, %lld k-tiles, %d SMs", (unsigned long long)cases[i].tiles,
+                 (long long)cases[i].k_tiles, cases[i].sms);
+        check_i64(got, cases[i].want, what, __FILE__, __LINE__);
+    }
+}
+
 int main(void) {
     gpu_present = check_gpu_present();
     test_values();
@@ -207,6 +235,7 @@ int main(void) {
     test_overlaps();
     test_not_supported();
     test_nothing_to_do();
+    test_split();
     if (skipped) printf("%d valid calls skipped: a GPU is present\n", skipped);
     return check_finish();
 }

@@ -9,7 +9,10 @@
  *     beta 0 (never read);
  *   - a guard band: every element of C's buffer outside m x n (the padding
  *     columns, rows past m) must keep its bits;
- *   - k == 0 and alpha == 0: C = beta * C.
+ *   - k == 0 and alpha == 0: C = beta * C;
+ *   - each case twice: on the whole GPU (where a case's tiles fill at most
+ *     half of it, clusters split k and add up in distributed shared memory)
+ *     and on 4 SMs (no split; each block walks many tiles).
  * The bound: |C - ref| <= C's rounding of |ref| + 2^-10 * sum |a_k b_k|
  * (the tensor core's sums over each 128 of k, kept narrower than fp32,
  * then added in fp32); each case prints its worst error over that sum.
@@ -90,7 +93,7 @@ static double c_unit(hgemm_dtype ct) { /* half an ulp at 1 */
     return ct == HGEMM_DTYPE_F32 ? ldexp(1.0, -24) : ct == HGEMM_DTYPE_F16 ? ldexp(1.0, -11) : ldexp(1.0, -8);
 }
 
-static int run_case(const fp8_case *t) {
+static int run_case(const fp8_case *t, int sm_target) {
     const int64_t m = t->m, n = t->n, k = t->k, kb = (k + 127) / 128, nb = (n + 127) / 128;
     const int64_t lda = (k > 16 ? k : 16) + t->pad_a, ldb = (k > 16 ? k : 16) + t->pad_b;
     const int64_t ldc = (n + 7) / 8 * 8 + t->pad_c, c_rows = m + PAD_ROWS;
@@ -131,8 +134,12 @@ static int run_case(const fp8_case *t) {
     HGEMM_CHECK_CUDA(cudaMemcpy(dsa, hsa, (size_t)(sa_n > 0 ? sa_n : 1) * 4, cudaMemcpyHostToDevice));
     HGEMM_CHECK_CUDA(cudaMemcpy(dsb, hsb, (size_t)(sb_n > 0 ? sb_n : 1) * 4, cudaMemcpyHostToDevice));
     const float beta = t->nan_c ? 0.0f : t->beta;
+    hgemm_options o;
+    memset(&o, 0, sizeof o);
+    o.size = sizeof o;
+    o.sm_count_target = sm_target;
     const hgemm_status st = hgemm_gemm_fp8(HGEMM_KERNEL_AUTO, t->at, t->bt, t->ct, m, n, k, t->alpha, dA, lda, dB,
-                                           ldb, t->mode, dsa, dsb, beta, dC, ldc, NULL, 0);
+                                           ldb, t->mode, dsa, dsb, beta, dC, ldc, &o, 0);
     HGEMM_CHECK_CUDA(cudaDeviceSynchronize());
     HGEMM_CHECK_CUDA(cudaMemcpy(hC, dC, c_size, cudaMemcpyDeviceToHost));
     /* dequantised operands, in fp64 */
@@ -181,8 +188,9 @@ static int run_case(const fp8_case *t) {
             if (mag > 0 && err / mag > worst) worst = err / mag;
         }
     const int pass = st == HGEMM_SUCCESS && bad == 0 && touched == 0;
-    printf("%s %-22s %5lld x %5lld x %5lld  alpha %g beta %g  worst |err| / sum|ab| %.2e\n", pass ? "PASS" : "FAIL",
-           t->what, (long long)m, (long long)n, (long long)k, (double)t->alpha, (double)beta, worst);
+    printf("%s %-22s %5lld x %5lld x %5lld  alpha %g beta %g  %s  worst |err| / sum|ab| %.2e\n",
+           pass ? "PASS" : "FAIL", t->what, (long long)m, (long long)n, (long long)k, (double)t->alpha, (double)beta,
+           sm_target ? "4 SMs   " : "all SMs ", worst);
     if (st != HGEMM_SUCCESS) printf("     hgemm_gemm_fp8 returned %s\n", hgemm_status_string(st));
     if (bad) printf("     %lld of %lld elements past the bound\n", (long long)bad, (long long)(m * n));
     if (touched) printf("     %lld elements outside m x n were written\n", (long long)touched);
@@ -202,7 +210,10 @@ int main(void) {
         return EXIT_SKIP;
     }
     int failures = 0;
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) failures += run_case(&cases[i]);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        failures += run_case(&cases[i], 0);
+        failures += run_case(&cases[i], 4);
+    }
     failures += cudaGetLastError() != cudaSuccess;
     printf("%s: %d failure%s\n", failures ? "FAIL" : "PASS", failures, failures == 1 ? "" : "s");
     return failures != 0;
