@@ -7,6 +7,7 @@
 #include <cuda_runtime_api.h>
 
 #include "internal.h"
+#include "fp8/plan.h"
 
 enum { FP8_SCALE_BLOCK = 128 };
 
@@ -41,6 +42,12 @@ int hgemm__fp8_split_log(uint64_t tiles, int64_t k_tiles, int sms) {
     if (tiles == 0 || k_tiles < 8 || tiles * 2 > (uint64_t)sms) return 0;
     while (lg < 3 && (tiles << (lg + 1)) <= (uint64_t)sms && ((int64_t)4 << (lg + 1)) <= k_tiles) lg++;
     return lg;
+}
+
+/* The wide build (128 x 256 tiles) where n is wider than one narrow tile
+ * and its tiles still fill every SM at least once. */
+int hgemm__fp8_wide(uint64_t m, uint64_t n, int sms) {
+    return n > 128 && ((m + 127) / 128) * ((n + 255) / 256) >= (uint64_t)sms;
 }
 
 static hgemm_status fp8_validate(hgemm_kernel kernel, hgemm_dtype at, hgemm_dtype bt, hgemm_dtype ct, int64_t m,

@@ -11,16 +11,21 @@
  * Where the tiles fill less than half the GPU, a cluster of `split` blocks
  * shares each tile, one slice of k each, and the partial sums meet in
  * distributed shared memory: block r adds up and stores every split-th
- * column group from r on. Design and measurements: docs/notes/fp8-design.md.
+ * column group from r on. Where there are tiles enough, the wide build:
+ * 128 x 256 tiles, the fresh fragment taken in two halves of 128 columns
+ * (so that 128 + 64 accumulators fit, with setmaxnreg), half the bytes from
+ * L2 per product. Design and measurements: docs/notes/fp8-design.md.
  */
 #include <string.h>
 
 #include <cuda_bf16.h>
 
 #include "epilogue_direct.cuh"
+#include "fp8/plan.h"
 #include "kernel_common.cuh"
 #include "pipeline.cuh"
 #include "ptx/cluster.cuh"
+#include "ptx/regs.cuh"
 #include "ptx/tma.cuh"
 #include "ptx/wgmma.cuh"
 #include "raster.h"
@@ -41,6 +46,13 @@ enum {
     F8_TX_BYTES = (F8_BM + F8_BN) * F8_BK,
     F8_GROUPS = F8_BN / 8, /* column groups of a fragment: registers 4j .. 4j+3 */
     F8_MAX_SPLIT = 8,      /* a portable cluster */
+    /* the wide build */
+    F8W_BN = 256,
+    F8W_STAGES = 4,
+    F8W_THREADS = F8_CONSUMER_THREADS + WARPGROUP_THREADS, /* a producer warpgroup, for setmaxnreg */
+    F8W_PRODUCER_REGS = 24,
+    F8W_CONSUMER_REGS = 240,
+    F8W_TX_BYTES = (F8_BM + F8W_BN) * F8_BK,
 };
 
 struct __align__(SW128_ALIGN) f8_smem {
@@ -50,6 +62,14 @@ struct __align__(SW128_ALIGN) f8_smem {
     uint64_t empty[F8_STAGES];
 };
 static_assert(sizeof(f8_smem) + SW128_ALIGN <= MAX_SMEM_PER_BLOCK, "the ring fits a block");
+
+struct __align__(SW128_ALIGN) f8w_smem {
+    uint8_t a[F8W_STAGES][F8_BM * F8_BK];
+    uint8_t b[F8W_STAGES][F8W_BN * F8_BK]; /* 256 rows: columns 0..127 of the tile, then 128..255 */
+    uint64_t full[F8W_STAGES];
+    uint64_t empty[F8W_STAGES];
+};
+static_assert(sizeof(f8w_smem) + SW128_ALIGN <= MAX_SMEM_PER_BLOCK, "the wide ring fits a block");
 static_assert((int)F8_BK == (int)SW128_ROW_BYTES, "a stage's k is one swizzled row");
 static_assert(F8_BN == 128, "the block scales' 128 columns are one tile's");
 /* a split's partial sums, float4 per column group and thread, in the A stages */
@@ -64,6 +84,7 @@ typedef struct f8_args {
     uint32_t m_tiles, n_tiles;
     int32_t split;     /* blocks per tile (a cluster), 1 .. F8_MAX_SPLIT, a power of 2 */
     int32_t split_log; /* log2(split) */
+    int32_t nb;        /* 128-column blocks of B's scales, ceil(n / 128) */
 } f8_args;
 
 /* The four k32 steps of one stage into t (overwritten). */
@@ -79,12 +100,23 @@ static __device__ __forceinline__ void f8_stage_mma(float t[F8_BN / 2], uint64_t
 }
 
 /* C's type: CT is __half, __nv_bfloat16 or float. */
-template <typename CT>
-static __device__ __forceinline__ void f8_store(const f8_args &a, const float d[F8_BN / 2], float alpha, int32_t row0,
+template <typename CT, int BN>
+static __device__ __forceinline__ void f8_store(const f8_args &a, const float d[BN / 2], float alpha, int32_t row0,
                                                 int32_t col0) {
     const gemm_args c = {a.m, a.n, 0, a.k_tiles, alpha, a.beta, (__half *)a.C, a.ldc};
-    if constexpr (__is_same(CT, float)) epilogue_m64n_f32_out_f32<F8_BN>(c, d, row0, col0);
-    else epilogue_m64n_f32<CT, F8_BN, true>(c, d, row0, col0);
+    if constexpr (__is_same(CT, float)) epilogue_m64n_f32_out_f32<BN>(c, d, row0, col0);
+    else epilogue_m64n_f32<CT, BN, true>(c, d, row0, col0);
+}
+
+/* d[0..63] += t * (s0 for the thread's first row, s1 for its second) */
+static __device__ __forceinline__ void f8_promote(float *d, const float *t, float s0, float s1) {
+#pragma unroll
+    for (int j = 0; j < F8_GROUPS; j++) {
+        d[4 * j + 0] = fmaf(t[4 * j + 0], s0, d[4 * j + 0]);
+        d[4 * j + 1] = fmaf(t[4 * j + 1], s0, d[4 * j + 1]);
+        d[4 * j + 2] = fmaf(t[4 * j + 2], s1, d[4 * j + 2]);
+        d[4 * j + 3] = fmaf(t[4 * j + 3], s1, d[4 * j + 3]);
+    }
 }
 
 /* One column group of the fragment (rows row, row + 8; columns col, col + 1):
@@ -177,13 +209,7 @@ f8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
                 wgmma_commit_group();
                 wgmma_wait_group_0();
                 if (leader) ring_consumer_release(ring, st);
-#pragma unroll
-                for (int j = 0; j < F8_GROUPS; j++) {
-                    d[4 * j + 0] = fmaf(t[4 * j + 0], s0, d[4 * j + 0]);
-                    d[4 * j + 1] = fmaf(t[4 * j + 1], s0, d[4 * j + 1]);
-                    d[4 * j + 2] = fmaf(t[4 * j + 2], s1, d[4 * j + 2]);
-                    d[4 * j + 3] = fmaf(t[4 * j + 3], s1, d[4 * j + 3]);
-                }
+                f8_promote(d, t, s0, s1);
             }
             if (args.split > 1) break; /* one tile per cluster: its partial sums meet below */
             const gemm_args c = {args.m, args.n, 0, args.k_tiles, alpha, args.beta, (__half *)args.C, args.ldc};
@@ -193,7 +219,7 @@ f8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
                     f8_store_group<CT, MODE>(args, c, r0, r1, row0 + frag_row, col0 + frag_col + 8 * j,
                                              make_float4(d[4 * j], d[4 * j + 1], d[4 * j + 2], d[4 * j + 3]));
             } else {
-                f8_store<CT>(args, d, alpha, row0, col0);
+                f8_store<CT, F8_BN>(args, d, alpha, row0, col0);
             }
         }
         if (args.split == 1) return;
@@ -238,8 +264,102 @@ f8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
     cluster_sync_relaxed_arrive();
 }
 
+/* The wide build: the same product over 128 x 256 tiles, persistent, no
+ * split. Per stage each consumer takes B's two 128-row halves in turn: four
+ * k32 WGMMAs into t, wait, promote into d's half. */
+template <hgemm_dtype AT, hgemm_dtype BT, typename CT, hgemm_scale_mode MODE>
+__global__ void __launch_bounds__(F8W_THREADS, 1)
+f8_wide_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b, f8_args args) {
+    extern __shared__ uint8_t smem_raw[];
+    f8w_smem *sm = (f8w_smem *)smem_aligned(smem_raw);
+    const int tid = threadIdx.x, warp = __shfl_sync(0xffffffffu, tid / WARP_SIZE, 0), lane = tid % WARP_SIZE;
+    const pipe_ring ring = ring_make(sm->full, sm->empty, F8W_STAGES);
+    if (tid == 0) ring_init(ring, F8_CONSUMERS);
+    if (warp == F8_LOADER_WARP && lane == 0 && args.k_tiles > 0) {
+        prefetch_tensormap(&tmap_a);
+        prefetch_tensormap(&tmap_b);
+    }
+    __syncthreads();
+    const uint32_t tiles = args.m_tiles * args.n_tiles;
+
+    if (warp >= F8_LOADER_WARP) {
+        setmaxnreg_dec<F8W_PRODUCER_REGS>();
+        if (warp == F8_LOADER_WARP && lane == 0) {
+            pipe_state st = {0, 0};
+            for (uint32_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+                const hgemm_tile tile = hgemm_raster(t, args.m_tiles, args.n_tiles, F8_RASTER);
+                for (int kt = 0; kt < args.k_tiles; kt++, ring_advance(ring, &st)) {
+                    uint64_t *full = ring_producer_acquire(ring, st, F8W_TX_BYTES);
+                    tma_load_2d(sm->a[st.stage], &tmap_a, kt * F8_BK, (int32_t)(tile.m * F8_BM), full);
+                    tma_load_2d(sm->b[st.stage], &tmap_b, kt * F8_BK, (int32_t)(tile.n * F8W_BN), full);
+                }
+            }
+        }
+        return;
+    }
+    setmaxnreg_inc<F8W_CONSUMER_REGS>();
+    const int g = __shfl_sync(0xffffffffu, tid / WARPGROUP_THREADS, 0);
+    const bool leader = tid % WARPGROUP_THREADS == 0;
+    const int wt = tid % WARPGROUP_THREADS;
+    const int32_t frag_row = 16 * (wt / 32) + (wt % 32) / 4, frag_col = 2 * (wt % 4);
+    float alpha = args.alpha;
+    if (MODE == HGEMM_SCALE_TENSOR && args.k_tiles > 0) alpha *= args.sa[0] * args.sb[0];
+    float d[F8W_BN / 2], t[F8_BN / 2];
+    pipe_state st = {0, 0};
+    for (uint32_t tt = blockIdx.x; tt < tiles; tt += gridDim.x) {
+        const hgemm_tile tile = hgemm_raster(tt, args.m_tiles, args.n_tiles, F8_RASTER);
+        const int32_t row0 = (int32_t)tile.m * F8_BM + g * (F8_BM / F8_CONSUMERS), col0 = (int32_t)tile.n * F8W_BN;
+        const int32_t r0 = min(row0 + frag_row, args.m - 1), r1 = min(row0 + frag_row + 8, args.m - 1);
+        /* B's 128-column scale blocks of the two halves (the second clamped where n ends first) */
+        const int64_t nb0 = 2 * (int64_t)tile.n, nb1 = min(nb0 + 1, (int64_t)args.nb - 1);
+#pragma unroll
+        for (int r = 0; r < F8W_BN / 2; r++) d[r] = 0.0f;
+        for (int kt = 0; kt < args.k_tiles; kt++, ring_advance(ring, &st)) {
+            float s00 = 1.0f, s01 = 1.0f, s10 = 1.0f, s11 = 1.0f; /* s<half><row> */
+            if constexpr (MODE == HGEMM_SCALE_BLOCK) {
+                const float b0 = args.sb[nb0 * args.kb + kt], b1 = args.sb[nb1 * args.kb + kt];
+                const float a0 = args.sa[(int64_t)kt * args.m + r0], a1 = args.sa[(int64_t)kt * args.m + r1];
+                s00 = a0 * b0, s01 = a1 * b0, s10 = a0 * b1, s11 = a1 * b1;
+            }
+            ring_consumer_wait(ring, st);
+            const uint64_t da = wgmma_desc_sw128(sm->a[st.stage] + g * (F8_BM / F8_CONSUMERS) * F8_BK);
+            wgmma_fence();
+            f8_stage_mma<AT, BT>(t, da, wgmma_desc_sw128(sm->b[st.stage]));
+            wgmma_commit_group();
+            wgmma_wait_group_0();
+            f8_promote(d, t, s00, s01);
+            wgmma_fence();
+            f8_stage_mma<AT, BT>(t, da, wgmma_desc_sw128(sm->b[st.stage] + F8_BN * F8_BK));
+            wgmma_commit_group();
+            wgmma_wait_group_0();
+            if (leader) ring_consumer_release(ring, st);
+            f8_promote(d + F8_BN / 2, t, s10, s11);
+        }
+        if constexpr (MODE == HGEMM_SCALE_ROW) {
+            const gemm_args c = {args.m, args.n, 0, args.k_tiles, alpha, args.beta, (__half *)args.C, args.ldc};
+#pragma unroll
+            for (int j = 0; j < F8W_BN / 8; j++)
+                f8_store_group<CT, MODE>(args, c, r0, r1, row0 + frag_row, col0 + frag_col + 8 * j,
+                                         make_float4(d[4 * j], d[4 * j + 1], d[4 * j + 2], d[4 * j + 3]));
+        } else {
+            f8_store<CT, F8W_BN>(args, d, alpha, row0, col0);
+        }
+    }
+}
+
 template <hgemm_dtype AT, hgemm_dtype BT, typename CT, hgemm_scale_mode MODE>
 static hgemm_status f8_launch(const hgemm_fp8_problem *p, cudaStream_t stream) {
+    int dev = 0, sms = 0;
+    cudaError_t err = cudaGetDevice(&dev);
+    if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+    if (err != cudaSuccess) return hgemm__status_from_cuda(err);
+    if (p->sm_count > 0 && p->sm_count < sms) sms = p->sm_count;
+    const uint32_t m_tiles = hgemm_ceil_div((uint64_t)p->m, F8_BM);
+    const int wide = hgemm__fp8_wide((uint64_t)p->m, (uint64_t)p->n, sms);
+    const uint32_t bn = wide ? F8W_BN : F8_BN, n_tiles = hgemm_ceil_div((uint64_t)p->n, bn);
+    const uint64_t tiles = (uint64_t)m_tiles * n_tiles;
+    const int64_t k_tiles = p->k_zero ? 0 : (p->k + F8_BK - 1) / F8_BK;
+    const int split_log = wide ? 0 : hgemm__fp8_split_log(tiles, k_tiles, sms);
     CUtensorMap ta, tb;
     memset(&ta, 0, sizeof ta);
     memset(&tb, 0, sizeof tb);
@@ -247,19 +367,10 @@ static hgemm_status f8_launch(const hgemm_fp8_problem *p, cudaStream_t stream) {
         hgemm_status st = hgemm__tmap_encode_dt(&ta, AT, p->A, (uint64_t)p->m, (uint64_t)p->k, (uint64_t)p->lda,
                                                 F8_BM, F8_BK, TMAP_SWIZZLE_128B);
         if (st == HGEMM_SUCCESS)
-            st = hgemm__tmap_encode_dt(&tb, BT, p->B, (uint64_t)p->n, (uint64_t)p->k, (uint64_t)p->ldb, F8_BN, F8_BK,
+            st = hgemm__tmap_encode_dt(&tb, BT, p->B, (uint64_t)p->n, (uint64_t)p->k, (uint64_t)p->ldb, bn, F8_BK,
                                        TMAP_SWIZZLE_128B);
         if (st != HGEMM_SUCCESS) return st;
     }
-    int dev = 0, sms = 0;
-    cudaError_t err = cudaGetDevice(&dev);
-    if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-    if (err != cudaSuccess) return hgemm__status_from_cuda(err);
-    if (p->sm_count > 0 && p->sm_count < sms) sms = p->sm_count;
-    const uint32_t m_tiles = hgemm_ceil_div((uint64_t)p->m, F8_BM), n_tiles = hgemm_ceil_div((uint64_t)p->n, F8_BN);
-    const uint64_t tiles = (uint64_t)m_tiles * n_tiles;
-    const int64_t k_tiles = p->k_zero ? 0 : (p->k + F8_BK - 1) / F8_BK;
-    const int split_log = hgemm__fp8_split_log(tiles, k_tiles, sms);
     const uint32_t grid = split_log > 0              ? (uint32_t)(tiles << split_log)
                           : tiles < (uint64_t)sms ? (uint32_t)tiles
                                                   : (uint32_t)sms;
@@ -276,8 +387,12 @@ static hgemm_status f8_launch(const hgemm_fp8_problem *p, cudaStream_t stream) {
                     m_tiles,
                     n_tiles,
                     1 << split_log,
-                    split_log};
+                    split_log,
+                    (int32_t)((p->n + 127) / 128)};
     void *params[] = {&ta, &tb, &args};
+    if (wide)
+        return hgemm__launch((const void *)f8_wide_kernel<AT, BT, CT, MODE>, grid, F8W_THREADS,
+                             sizeof(f8w_smem) + SW128_ALIGN, 1, stream, params);
     return hgemm__launch((const void *)f8_kernel<AT, BT, CT, MODE>, grid, F8_THREADS, sizeof(f8_smem) + SW128_ALIGN,
                          1u << split_log, stream, params);
 }

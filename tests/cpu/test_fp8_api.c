@@ -21,6 +21,7 @@
 
 #include "test_check.h"
 #include "internal.h"
+#include "fp8/plan.h"
 
 enum { M = 300, N = 264, K = 512 };
 
@@ -228,6 +229,16 @@ static void test_split(void) {
     }
 }
 
+/* The wide build's plan (hgemm__fp8_wide): n over 128 and a full wave of 128 x 256 tiles. */
+static void test_wide(void) {
+    CHECK_I64(hgemm__fp8_wide(4096, 7168, 132), 1);
+    CHECK_I64(hgemm__fp8_wide(1152, 4100, 132), 1);  /* 9 x 17 = 153 tiles */
+    CHECK_I64(hgemm__fp8_wide(1024, 4096, 132), 0);  /* 8 x 16 = 128 tiles: short of a wave */
+    CHECK_I64(hgemm__fp8_wide(128, 24576, 132), 0);  /* 96 tiles */
+    CHECK_I64(hgemm__fp8_wide(300, 264, 4), 1);      /* 3 x 2 tiles on 4 SMs */
+    CHECK_I64(hgemm__fp8_wide(100000, 128, 132), 0); /* one narrow tile wide */
+}
+
 int main(void) {
     gpu_present = check_gpu_present();
     test_values();
@@ -236,6 +247,7 @@ int main(void) {
     test_not_supported();
     test_nothing_to_do();
     test_split();
+    test_wide();
     if (skipped) printf("%d valid calls skipped: a GPU is present\n", skipped);
     return check_finish();
 }

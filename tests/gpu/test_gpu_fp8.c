@@ -11,8 +11,10 @@
  *     columns, rows past m) must keep its bits;
  *   - k == 0 and alpha == 0: C = beta * C;
  *   - each case twice: on the whole GPU (where a case's tiles fill at most
- *     half of it, clusters split k and add up in distributed shared memory)
- *     and on 4 SMs (no split; each block walks many tiles).
+ *     half of it, clusters split k and add up in distributed shared memory;
+ *     the two "wide" cases have 128 x 256 tiles enough for the wide build)
+ *     and on 4 SMs (no split; the wide build wherever n > 128; each block
+ *     walks many tiles).
  * The bound: |C - ref| <= C's rounding of |ref| + 2^-10 * sum |a_k b_k|
  * (the tensor core's sums over each 128 of k, kept narrower than fp32,
  * then added in fp32); each case prints its worst error over that sum.
@@ -53,6 +55,8 @@ static const fp8_case cases[] = {
     {"row, m 1", E4, E4, HGEMM_DTYPE_BF16, HGEMM_SCALE_ROW, 1, 520, 1024, 1.0f, 0.0f, 0, 0, 0, 0},
     {"block, k 16384", E4, E4, HGEMM_DTYPE_BF16, HGEMM_SCALE_BLOCK, 256, 256, 16384, 1.0f, 0.0f, 0, 0, 0, 0},
     {"tensor, fp32 C", E4, E4, HGEMM_DTYPE_F32, HGEMM_SCALE_TENSOR, 130, 72, 112, 1.0f, 0.25f, 0, 0, 0, 0},
+    {"wide tiles, n ragged", E4, E4, HGEMM_DTYPE_BF16, HGEMM_SCALE_BLOCK, 1152, 4100, 256, 1.0f, 0.5f, 0, 0, 8, 0},
+    {"wide, row, fp32 C", E4, E4, HGEMM_DTYPE_F32, HGEMM_SCALE_ROW, 1100, 4352, 160, 1.0f, 0.0f, 0, 0, 0, 1},
     {"k 0", E4, E4, HGEMM_DTYPE_BF16, HGEMM_SCALE_BLOCK, 140, 136, 0, 1.0f, -2.0f, 0, 0, 0, 0},
     {"alpha 0", E4, E4, HGEMM_DTYPE_F16, HGEMM_SCALE_ROW, 140, 136, 256, 0.0f, 0.5f, 0, 0, 0, 0},
 };
