@@ -518,6 +518,85 @@ def grouped(a):
     return 1 if problems else 0
 
 
+# mode, C type, m, n, k, SM target: narrow and wide tiles, the splits of 2, 4 and 8, k 0
+FP8_CALLS = [
+    ("block", "bf16", 4096, 7168, 16384, 0), ("tensor", "bf16", 4096, 2112, 7168, 0),
+    ("block", "bf16", 64, 2112, 7168, 0), ("row", "f16", 128, 7168, 2048, 0), ("block", "f32", 256, 256, 16384, 0),
+    ("tensor", "bf16", 1, 4096, 4096, 0), ("block", "bf16", 1152, 4100, 256, 0), ("row", "f32", 300, 264, 1024, 4),
+    ("block", "bf16", 140, 136, 0, 0), ("tensor", "bf16", 8192, 8192, 8192, 114),
+]
+
+
+def fp8_plan(m, n, k, sms):
+    """What src/fp8/fp8.c plans: (wide, split log)."""
+    wide = n > 128 and -(-m // 128) * -(-n // 256) >= sms
+    tiles = -(-m // 128) * -(-n // (256 if wide else 128))
+    k_tiles = -(-k // 128)
+    lg = 0
+    if not wide and k_tiles >= 8 and tiles * 2 <= sms:
+        while lg < 3 and (tiles << (lg + 1)) <= sms and (4 << (lg + 1)) <= k_tiles:
+            lg += 1
+    return wide, lg, tiles
+
+
+def fp8(a):
+    """hgemm_gemm_fp8's launches against its plan: one launch of the narrow or
+    the wide kernel, a grid of every tile (a cluster of 2^split blocks each)
+    or of the SMs, two byte maps with 128-byte rows of 128 or 256 boxes."""
+    env = dict(os.environ, LD_PRELOAD=os.path.abspath(a.fake), LD_BIND_NOW="1", HGEMM_FAKE_SMS=str(a.sms))
+    text_in = "".join("fp8 %s %s %d %d %d %d\n" % c for c in FP8_CALLS)
+    r = subprocess.run([a.driver], input=text_in, capture_output=True, text=True, env=env)
+    if r.returncode != 0:
+        sys.stderr.write(r.stderr)
+        sys.exit(f"check_trace: hgemm-launch-trace exited {r.returncode} on fp8 calls")
+    problems, block, blocks = [], None, []
+    for line in r.stdout.splitlines():
+        if line.startswith("fp8-call "):
+            block = {"call": line, "lines": []}
+            blocks.append(block)
+        elif block is not None:
+            block["lines"].append(line)
+    if len(blocks) != len(FP8_CALLS):
+        problems.append(f"{len(blocks)} fp8 calls traced of {len(FP8_CALLS)}")
+    for b, (mode, ct, m, n, k, target) in zip(blocks, FP8_CALLS):
+        lines = b["lines"]
+        bad = lambda why: problems.append(f"{b['call']}: {why}")
+        status = [x for x in lines if x.startswith("status ")]
+        if not status:
+            bad("no status line")
+            continue
+        f = status[0].split()
+        kv = dict(x.split("=", 1) for x in f if "=" in x)
+        if int(f[1]) != 0 or kv["pending"] != "0":
+            bad(f"status {f[1]}, pending {kv['pending']}")
+        for x in lines:
+            if x.startswith("reject ") or "past-allocation" in x:
+                bad(x)
+        sms = min(a.sms, target) if target else a.sms
+        wide, lg, tiles = fp8_plan(m, n, k, sms)
+        launches = [x for x in lines if x.startswith("launch ")]
+        if len(launches) != 1:
+            bad(f"{len(launches)} launches, not one")
+            continue
+        lv = dict(x.split("=", 1) for x in launches[0].split()[2:] if "=" in x)
+        name = launches[0].split()[1]
+        if ("f8_wide_kernel" in name) != wide:
+            bad(f"ran {name}, the plan says {'wide' if wide else 'narrow'}")
+        grid = int(lv["grid"].split(",")[0])
+        want_grid = tiles << lg if lg else min(tiles, sms)
+        if grid != want_grid or int(lv["cluster"]) != 1 << lg:
+            bad(f"grid {grid} cluster {lv['cluster']}, the plan: grid {want_grid} cluster {1 << lg}")
+        tmaps = [x for x in lines if x.startswith("tmap ")]
+        want_boxes = [] if k == 0 else ["128,128", "128,256" if wide else "128,128"]
+        boxes = [dict(y.split("=", 1) for y in x.split()[2:] if "=" in y)["box"] for x in tmaps]
+        if boxes != want_boxes:
+            bad(f"tensor map boxes {boxes}, not {want_boxes}")
+    for p in problems:
+        print("FAIL " + p)
+    print(f"check_trace --fp8: {len(blocks)} calls, {len(problems)} problems")
+    return 1 if problems else 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--driver", required=True, help="hgemm-launch-trace")
@@ -530,9 +609,12 @@ def main():
     ap.add_argument("--deal-faults", action="store_true", help="the deal's failed steps instead (see above)")
     ap.add_argument("--fresh-thread", action="store_true", help="calls on threads without a context (see above)")
     ap.add_argument("--grouped", action="store_true", help="hgemm_grouped calls instead (see above)")
+    ap.add_argument("--fp8", action="store_true", help="hgemm_gemm_fp8 calls instead (see fp8())")
     a = ap.parse_args()
     if a.grouped:
         return grouped(a)
+    if a.fp8:
+        return fp8(a)
     if a.deal_faults:
         return deal_faults(a)
     if a.fresh_thread:

@@ -33,6 +33,11 @@
  * A grouped line:  grouped DTYPE OPB ROWS N K GROUPS SHARED
  *   hgemm_grouped with B's entries stored n x k (OPB t) or k x n (n), packed,
  *   SHARED 1: stride_b 0 (one B for every group); offsets of GROUPS int32.
+ *
+ * An FP8 line:  fp8 MODE CTYPE M N K TARGET
+ *   hgemm_gemm_fp8, e4m3 x e4m3, MODE tensor | row | block, CTYPE bf16 | f16 |
+ *   f32, packed (lda = ldb = k, ldc = n rounded to 8), TARGET the options'
+ *   sm_count_target (0: every SM); each scale array its exact size.
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -141,6 +146,49 @@ static int grouped_call(const char *line, calls_fn calls) {
     return 0;
 }
 
+/* An FP8 line (see the header): the call, then its status line. */
+static int fp8_call(const char *line, calls_fn calls) {
+    char mname[16], cname[16];
+    long long m, n, k;
+    int target;
+    if (sscanf(line, "fp8 %15s %15s %lld %lld %lld %d", mname, cname, &m, &n, &k, &target) != 6) {
+        fprintf(stderr, "hgemm-launch-trace: cannot read: %s", line);
+        return 1;
+    }
+    const hgemm_scale_mode mode = strcmp(mname, "tensor") == 0 ? HGEMM_SCALE_TENSOR
+                                  : strcmp(mname, "row") == 0  ? HGEMM_SCALE_ROW
+                                                               : HGEMM_SCALE_BLOCK;
+    const hgemm_dtype ct = strcmp(cname, "f32") == 0 ? HGEMM_DTYPE_F32
+                           : strcmp(cname, "f16") == 0 ? HGEMM_DTYPE_F16
+                                                       : HGEMM_DTYPE_BF16;
+    const int64_t ld = k > 16 ? k : 16, ldc = round8(n ? n : 1), kb = (k + 127) / 128;
+    const int64_t sa_n = mode == HGEMM_SCALE_TENSOR ? 1 : mode == HGEMM_SCALE_ROW ? m : m * kb;
+    const int64_t sb_n = mode == HGEMM_SCALE_TENSOR ? 1 : mode == HGEMM_SCALE_ROW ? n : (n + 127) / 128 * kb;
+    printf("fp8-call %s %s %lld %lld %lld target=%d\n", mname, cname, m, n, k, target);
+    void *A = NULL, *B = NULL, *C = NULL, *sa = NULL, *sb = NULL;
+    cudaMalloc(&A, (size_t)(m * ld > 0 ? (m - 1) * ld + k : 16) + 0);
+    cudaMalloc(&B, (size_t)(n * ld > 0 ? (n - 1) * ld + k : 16));
+    cudaMalloc(&C, (size_t)(m > 0 && n > 0 ? ((m - 1) * ldc + n) * (ct == HGEMM_DTYPE_F32 ? 4 : 2) : 16));
+    cudaMalloc(&sa, (size_t)(sa_n > 0 ? sa_n : 1) * 4);
+    cudaMalloc(&sb, (size_t)(sb_n > 0 ? sb_n : 1) * 4);
+    (void)cudaGetLastError();
+    hgemm_options o;
+    memset(&o, 0, sizeof o);
+    o.size = sizeof o;
+    o.sm_count_target = target;
+    const unsigned long long before = calls();
+    const hgemm_status st = hgemm_gemm_fp8(HGEMM_KERNEL_AUTO, HGEMM_DTYPE_E4M3, HGEMM_DTYPE_E4M3, ct, m, n, k, 1.0f, A,
+                                           ld, B, ld, mode, (const float *)sa, (const float *)sb, 0.5f, C, ldc, &o, 0);
+    const unsigned long long made = calls() - before;
+    printf("status %d calls=%llu pending=%d %s\n", (int)st, made, (int)cudaPeekAtLastError(), hgemm_status_string(st));
+    cudaFree(A);
+    cudaFree(B);
+    cudaFree(C);
+    cudaFree(sa);
+    cudaFree(sb);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc == 2 && strcmp(argv[1], "--rows") == 0) { /* every name a line may give, one a line */
         printf("auto\nauto-f16acc\n");
@@ -173,6 +221,10 @@ int main(int argc, char **argv) {
         }
         if (strncmp(line, "grouped ", 8) == 0) {
             bad |= grouped_call(line, calls);
+            continue;
+        }
+        if (strncmp(line, "fp8 ", 4) == 0) {
+            bad |= fp8_call(line, calls);
             continue;
         }
         const int got = sscanf(line, "%63s %15s %15s %lld %lld %lld %lld %d %f %lld %15s %d %d", kname, dname, layout,
