@@ -1393,5 +1393,78 @@ class TorchOpFakeTests(unittest.TestCase):
             torch.compile(g, backend="aot_eager", fullgraph=True)(x, w, torch.zeros(2, 16, 100).half())
 
 
+class QuantizeFP8Tests(unittest.TestCase):
+    """hgemm.functional.quantize_fp8 on CPU tensors: each block's values
+    within fp8's rounding of the original, and each scale tensor in the
+    layout hgemm_gemm_fp8 reads (include/hgemm.h: A's block (i, q) at
+    scale_a[q * m + i], B's (p, q) at scale_b[p * kb + q]) and
+    torch._scaled_mm accepts (its shapes and strides). Runs where torch is
+    installed; no GPU needed."""
+
+    @classmethod
+    def setUpClass(cls):
+        try:
+            import torch
+            import hgemm.functional
+        except ImportError:
+            raise unittest.SkipTest("torch is not installed")
+        cls.torch, cls.HF = torch, hgemm.functional
+
+    def dequantized(self, q, scale, block):
+        torch = self.torch
+        rows, cols = q.shape
+        if block is None:
+            s = scale.double().expand(rows, cols)
+        else:
+            br, bc = block
+            s = scale.double().repeat_interleave(br, dim=0)[:rows].repeat_interleave(bc, dim=1)[:, :cols]
+        return q.double() * s
+
+    def test_blocks_and_layouts(self):
+        torch = self.torch
+        gen = torch.Generator().manual_seed(7)
+        for rows, cols in ((300, 1000), (1, 4096), (129, 200)):
+            x = torch.randn(rows, cols, generator=gen, dtype=torch.float64) * torch.rand(rows, 1, generator=gen,
+                                                                                         dtype=torch.float64)
+            x = x.to(torch.bfloat16)
+            kb, rb = -(-cols // 128), -(-rows // 128)
+            for block, shape, strides in ((None, (), ()), ((1, 128), (rows, kb), (1, rows)),
+                                          ((128, 128), (rb, kb), (kb, 1)), ((1, cols), (rows, 1), (1, 1))):
+                for dtype in (torch.float8_e4m3fn, torch.float8_e5m2):
+                    what = "%dx%d block %s %s" % (rows, cols, block, dtype)
+                    q, s = self.HF.quantize_fp8(x, block, dtype)
+                    self.assertEqual(q.dtype, dtype, what)
+                    self.assertEqual(tuple(q.shape), (rows, cols), what)
+                    self.assertEqual(s.dtype, torch.float32, what)
+                    self.assertEqual(tuple(s.shape), shape, what)
+                    if rows > 1 and shape:
+                        self.assertEqual(tuple(s.stride()), strides, what)
+                    # each block's largest magnitude lands on the type's largest value
+                    top = torch.finfo(dtype).max
+                    self.assertLessEqual(float(q.float().abs().max()), top, what)
+                    full = block if block is not None else (rows, cols)
+                    br, bc = (min(full[0], rows), full[1])
+                    deq = self.dequantized(q, s, None if block is None else (br, bc))
+                    # the rounding: 2^-(mantissa bits + 1) of each value, plus half the
+                    # smallest subnormal step of its block's scale
+                    mant = 3 if dtype == torch.float8_e4m3fn else 2
+                    sub = 2.0 ** (-9 if dtype == torch.float8_e4m3fn else -16)
+                    sc = s.double() if block is None else s.double().repeat_interleave(br, dim=0)[:rows]\
+                        .repeat_interleave(bc, dim=1)[:, :cols]
+                    bound = x.double().abs() * 2.0 ** -(mant + 1) + sc * sub
+                    self.assertTrue(bool(((deq - x.double()).abs() <= bound * 1.0001).all()), what)
+            # the storage orders hgemm_gemm_fp8 documents
+            q, sa = self.HF.quantize_fp8(x, (1, 128))
+            flat = torch.as_strided(sa, (rows * kb,), (1,))
+            for i, qq in ((0, 0), (rows - 1, kb - 1), (rows // 2, kb // 2)):
+                self.assertEqual(float(flat[qq * rows + i]), float(sa[i, qq]))
+            q, sw = self.HF.quantize_fp8(x, (128, 128))
+            flat = sw.reshape(-1)
+            for p_, qq in ((0, 0), (rb - 1, kb - 1)):
+                self.assertEqual(float(flat[p_ * kb + qq]), float(sw[p_, qq]))
+            # what torch._scaled_mm's blockwise mode takes for B is the transposed view
+            self.assertEqual(tuple(sw.t().stride()), (1, kb))
+
+
 if __name__ == "__main__":
     unittest.main()
