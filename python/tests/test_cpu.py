@@ -1466,5 +1466,49 @@ class QuantizeFP8Tests(unittest.TestCase):
             self.assertEqual(tuple(sw.t().stride()), (1, kb))
 
 
+class NativeScaledMMFakeTests(unittest.TestCase):
+    """torch.ops.hgemm.scaled_mm without a GPU: its meta side (what
+    torch.compile sees: shape, rows padded to 8, out_dtype), its type
+    errors, and host tensors refused by name, through a compiled graph too.
+    Runs where torch is installed and hgemm's native operators are built."""
+
+    @classmethod
+    def setUpClass(cls):
+        try:
+            import torch
+            import hgemm.functional
+        except ImportError:
+            raise unittest.SkipTest("torch is not installed")
+        path, why = hgemm.native_ops()
+        if path is None:
+            raise unittest.SkipTest("hgemm's native torch operators are not built: %s" % why)
+        cls.torch, cls.HF = torch, hgemm.functional
+
+    def test_meta_and_errors(self):
+        torch = self.torch
+        e4 = torch.float8_e4m3fn
+        a = torch.empty(300, 512, device="meta", dtype=e4)
+        b = torch.empty(260, 512, device="meta", dtype=e4).t()
+        one = torch.empty((), device="meta")
+        out = torch.ops.hgemm.scaled_mm(a, b, one, one)
+        self.assertEqual((tuple(out.shape), tuple(out.stride()), out.dtype), ((300, 260), (264, 1), torch.bfloat16))
+        self.assertEqual(torch.ops.hgemm.scaled_mm(a, b, one, one, out_dtype=torch.float32).dtype, torch.float32)
+        with self.assertRaisesRegex(TypeError, "a: expected float8_e4m3fn or float8_e5m2"):
+            torch.ops.hgemm.scaled_mm(torch.empty(300, 512, device="meta", dtype=torch.bfloat16), b, one, one)
+        with self.assertRaisesRegex(TypeError, "out_dtype"):
+            torch.ops.hgemm.scaled_mm(a, b, one, one, out_dtype=e4)
+        with self.assertRaisesRegex(ValueError, "expected a \\(m, k\\) and b \\(k, n\\)"):
+            torch.ops.hgemm.scaled_mm(a, b.t(), one, one)
+        q, s = self.HF.quantize_fp8(torch.randn(64, 256), (1, 128))
+        w, sw = self.HF.quantize_fp8(torch.randn(128, 256), (128, 128))
+        with self.assertRaisesRegex(TypeError, "a: expected a CUDA tensor"):
+            self.HF.scaled_mm(q, w.t(), s, sw.t())
+        torch._dynamo.reset()
+        f = torch.compile(lambda a, b, sa, sb: torch.ops.hgemm.scaled_mm(a, b, sa, sb) * 2, backend="aot_eager",
+                          fullgraph=True)
+        with self.assertRaisesRegex(TypeError, "a: expected a CUDA tensor"):
+            f(q, w.t(), s, sw.t())
+
+
 if __name__ == "__main__":
     unittest.main()

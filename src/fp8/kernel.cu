@@ -70,6 +70,13 @@ struct __align__(SW128_ALIGN) f8w_smem {
     uint64_t empty[F8W_STAGES];
 };
 static_assert(sizeof(f8w_smem) + SW128_ALIGN <= MAX_SMEM_PER_BLOCK, "the wide ring fits a block");
+/* setmaxnreg.inc takes its registers from those the producer warpgroup gives
+ * back, not from the rest of the file (V8's run 111: a launch that asked for
+ * more hung): at launch 168 each (65536 / 384, rounded down to 8). */
+enum { F8W_LAUNCH_REGS = REGISTERS_PER_SM / F8W_THREADS / 8 * 8 };
+static_assert((F8W_CONSUMER_REGS - F8W_LAUNCH_REGS) * F8_CONSUMER_THREADS <=
+                  (F8W_LAUNCH_REGS - F8W_PRODUCER_REGS) * WARPGROUP_THREADS,
+              "the registers the consumers ask for must be those the producer gives back");
 static_assert((int)F8_BK == (int)SW128_ROW_BYTES, "a stage's k is one swizzled row");
 static_assert(F8_BN == 128, "the block scales' 128 columns are one tile's");
 /* a split's partial sums, float4 per column group and thread, in the A stages */
@@ -399,6 +406,8 @@ static hgemm_status f8_launch(const hgemm_fp8_problem *p, cudaStream_t stream) {
 
 template <hgemm_dtype AT, hgemm_dtype BT, typename CT>
 static hgemm_status f8_launch_mode(const hgemm_fp8_problem *p, cudaStream_t stream) {
+    /* C = beta * C reads no scale: the tensor build, which reads them only with k-tiles */
+    if (p->k_zero) return f8_launch<AT, BT, CT, HGEMM_SCALE_TENSOR>(p, stream);
     switch (p->mode) {
     case HGEMM_SCALE_TENSOR: return f8_launch<AT, BT, CT, HGEMM_SCALE_TENSOR>(p, stream);
     case HGEMM_SCALE_ROW: return f8_launch<AT, BT, CT, HGEMM_SCALE_ROW>(p, stream);

@@ -90,11 +90,13 @@ Tensor scaled_cuda(const Tensor &a, const Tensor &b, const Tensor &sa, const Ten
         TORCH_CHECK_VALUE(t->is_cuda() && t->get_device() == out.get_device(), "hgemm::scaled_mm: a, b and the "
                           "scales must be on one CUDA device, got ", a.device(), ", ", b.device(), ", ", sa.device(),
                           " and ", sb.device());
-    TORCH_CHECK_VALUE((m == 1 || a.stride(1) == 1) && (n == 1 || b.stride(0) == 1),
+    TORCH_CHECK_VALUE((k <= 1 || a.stride(1) == 1) && (k <= 1 || b.stride(0) == 1),
                       "hgemm::scaled_mm: a must be row-major and b column-major (as torch._scaled_mm takes them), "
                       "got strides ", a.strides(), " and ", b.strides());
-    const int64_t lda = m == 1 ? std::max<int64_t>(a.stride(0), (k + 15) / 16 * 16) : a.stride(0);
-    const int64_t ldb = n == 1 ? std::max<int64_t>(b.stride(1), (k + 15) / 16 * 16) : b.stride(1);
+    // a single row (or column), or no k, has no row stride that matters: the packed one
+    const int64_t packed = std::max<int64_t>(16, (k + 15) / 16 * 16);
+    const int64_t lda = m == 1 || k == 0 ? packed : a.stride(0);
+    const int64_t ldb = n == 1 || k == 0 ? packed : b.stride(1);
     const hgemm_scale_mode mode = scale_mode(a, b, sa, sb);
     const at::ScalarType ot = out.scalar_type();
     const hgemm_dtype c_dtype = ot == at::kFloat ? HGEMM_DTYPE_F32 : ot == at::kHalf ? HGEMM_DTYPE_F16
@@ -108,6 +110,18 @@ Tensor scaled_cuda(const Tensor &a, const Tensor &b, const Tensor &sa, const Ten
     TORCH_CHECK(s == HGEMM_SUCCESS, "hgemm::scaled_mm: hgemm_gemm_fp8 failed: ", hgemm_status_string(s), " (status ",
                 (int)s, "; k, lda and ldb must be multiples of 16, the operands 16-byte aligned)");
     return out;
+}
+
+// Tensors in host memory: a TypeError that names the first of them.
+Tensor scaled_cpu(const Tensor &a, const Tensor &b, const Tensor &sa, const Tensor &sb,
+                  std::optional<at::ScalarType> out_dtype)
+{
+    (void)out_dtype;
+    const std::pair<const char *, const Tensor *> args[] = {{"a", &a}, {"b", &b}, {"scale_a", &sa}, {"scale_b", &sb}};
+    for (const auto &arg : args)
+        TORCH_CHECK_TYPE(arg.second->is_cuda(), "hgemm::scaled_mm: ", arg.first, ": expected a CUDA tensor, got one on ",
+                         arg.second->device());
+    TORCH_CHECK_TYPE(false, "hgemm::scaled_mm: expected CUDA tensors");
 }
 
 }  // namespace
@@ -125,4 +139,9 @@ TORCH_LIBRARY_IMPL(hgemm, CUDA, m)
 TORCH_LIBRARY_IMPL(hgemm, Meta, m)
 {
     m.impl("scaled_mm", &scaled_meta);
+}
+
+TORCH_LIBRARY_IMPL(hgemm, CPU, m)
+{
+    m.impl("scaled_mm", &scaled_cpu);
 }
