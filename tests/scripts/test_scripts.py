@@ -1100,7 +1100,7 @@ class MeasurementScripts(unittest.TestCase):
     """python/'s measurement scripts start from any folder (bench_timing.py
     beside them), print their usage, and without torch or a GPU say what
     they need in one line and exit nonzero, without a traceback."""
-    SCRIPTS = ("torch_e2e.py", "llama_e2e.py", "moe_e2e.py", "grouped_bench.py", "bench_torch.py")
+    SCRIPTS = ("torch_e2e.py", "llama_e2e.py", "moe_e2e.py", "grouped_bench.py", "fp8_bench.py", "bench_torch.py")
 
     def run_script(self, name, *args):
         path = os.path.join(HERE, "..", "..", "python", name)
@@ -1121,7 +1121,7 @@ class MeasurementScripts(unittest.TestCase):
                 self.skipTest("torch sees a GPU here: the scripts would measure")
         except ImportError:
             pass
-        for name in ("torch_e2e.py", "moe_e2e.py", "grouped_bench.py"):
+        for name in ("torch_e2e.py", "moe_e2e.py", "grouped_bench.py", "fp8_bench.py"):
             out = self.run_script(name)
             self.assertNotEqual(out.returncode, 0, name)
             self.assertNotIn("Traceback", out.stderr, name)
