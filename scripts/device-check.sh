@@ -72,6 +72,9 @@
 #   window    hgemm-bench v5,v6,v7 with 100 timed launches instead of 30
 #   python    the Python GPU tests, the Python CPU tests (torch's fake op side) and
 #             python/bench_torch.py
+#   fp8       hgemm_gemm_fp8: test_gpu_fp8, the same under compute-sanitizer memcheck and
+#             racecheck, then python/fp8_bench.py beside torch._scaled_mm ($FP8_ARGS, default
+#             --repeat 3) into fp8.csv and fp8.log
 #   e2e       python/llama_e2e.py: a Llama-shaped model through hgemm and through torch
 #   torch     the native torch operators (libhgemm_torch.so, built beside the library where
 #             torch is installed): their GPU tests (python/tests/test_gpu_native.py), then
@@ -105,7 +108,7 @@
 # device.log and summary.txt open with the sources' digest (scripts/source_digest.sh),
 # which names the commit that ran even where the copy's .git is stale.
 # Everything lands under $OUT (default ./device-out): device.log (all output),
-# bench.csv, suite.csv, alone.csv, target-processes.csv, target-shapes.csv, hostcost.csv, forms.csv, batched.csv, window30.csv, window100.csv, processes.csv, profile-raw.csv,
+# bench.csv, suite.csv, fp8.csv, alone.csv, target-processes.csv, target-shapes.csv, hostcost.csv, forms.csv, batched.csv, window30.csv, window100.csv, processes.csv, profile-raw.csv,
 # profile.csv, nccl.csv, nccl-timeline.csv; where that is more than the 8 files a
 # remote run returns, all of them in results.tgz beside device.log and summary.txt
 # (scripts/pack_results.sh). Packing sees one invocation's $OUT only: give
@@ -259,6 +262,15 @@ fi
 if has bench; then
     # shellcheck disable=SC2086
     run bench 400 "$BUILD/tools/hgemm-bench" --kernels "$BENCH_KERNELS" $BENCH_ARGS --csv "$OUT/bench.csv"
+fi
+
+if has fp8; then
+    run fp8-test 120 "$BUILD/tests/gpu/test_gpu_fp8"
+    run fp8-memcheck 300 compute-sanitizer --tool memcheck --error-exitcode 9 "$BUILD/tests/gpu/test_gpu_fp8"
+    run fp8-racecheck 300 compute-sanitizer --tool racecheck --error-exitcode 9 "$BUILD/tests/gpu/test_gpu_fp8"
+    # shellcheck disable=SC2086
+    STEP_LOG="$OUT/fp8.log" run fp8-bench 400 env PYTHONPATH=python HGEMM_LIBRARY="$BUILD/libhgemm.so" \
+        PYTHONUNBUFFERED=1 python3 python/fp8_bench.py ${FP8_ARGS:---repeat 3} --csv "$OUT/fp8.csv"
 fi
 
 if has e2e; then
