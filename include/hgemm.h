@@ -394,7 +394,8 @@ typedef enum hgemm_scale_mode {
  *
  * A is m x k and B is n x k, both k-contiguous (lda, ldb >= k, in bytes:
  * one byte an element), of types a_dtype and b_dtype (E4M3, or E5M2 for one
- * of them: E5M2 x E5M2 is NOT_SUPPORTED); S_A and S_B are the scales of
+ * of them with HGEMM_SCALE_TENSOR, as torch._scaled_mm takes it; other
+ * combinations are NOT_SUPPORTED); S_A and S_B are the scales of
  * `scale_mode` spread over A and B. C is m x n of c_dtype (F16, BF16 or
  * F32), ldc in elements. Products accumulate in fp32: the tensor core's sums
  * over each 128 of k are added into an fp32 total on the CUDA cores, scaled

@@ -81,6 +81,9 @@ static hgemm_status fp8_validate(hgemm_kernel kernel, hgemm_dtype at, hgemm_dtyp
     /* what the FP8 family does not serve */
     if (kernel != HGEMM_KERNEL_AUTO) return HGEMM_ERROR_NOT_SUPPORTED;
     if (at == HGEMM_DTYPE_E5M2 && bt == HGEMM_DTYPE_E5M2) return HGEMM_ERROR_NOT_SUPPORTED;
+    /* e5m2 with tensor scales only, as torch._scaled_mm takes it */
+    if ((at == HGEMM_DTYPE_E5M2 || bt == HGEMM_DTYPE_E5M2) && mode != HGEMM_SCALE_TENSOR)
+        return HGEMM_ERROR_NOT_SUPPORTED;
     if (epi->bias != NULL || epi->act != HGEMM_ACTIVATION_NONE || epi->c_f32 || o->c_in != NULL ||
         o->workspace != NULL || o->workspace_bytes)
         return HGEMM_ERROR_NOT_SUPPORTED;

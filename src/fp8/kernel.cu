@@ -408,12 +408,17 @@ template <hgemm_dtype AT, hgemm_dtype BT, typename CT>
 static hgemm_status f8_launch_mode(const hgemm_fp8_problem *p, cudaStream_t stream) {
     /* C = beta * C reads no scale: the tensor build, which reads them only with k-tiles */
     if (p->k_zero) return f8_launch<AT, BT, CT, HGEMM_SCALE_TENSOR>(p, stream);
-    switch (p->mode) {
-    case HGEMM_SCALE_TENSOR: return f8_launch<AT, BT, CT, HGEMM_SCALE_TENSOR>(p, stream);
-    case HGEMM_SCALE_ROW: return f8_launch<AT, BT, CT, HGEMM_SCALE_ROW>(p, stream);
-    case HGEMM_SCALE_BLOCK: return f8_launch<AT, BT, CT, HGEMM_SCALE_BLOCK>(p, stream);
+    if constexpr (AT == HGEMM_DTYPE_E5M2 || BT == HGEMM_DTYPE_E5M2) {
+        /* an e5m2 operand comes with tensor scales only (fp8.c): no other build of it */
+        return f8_launch<AT, BT, CT, HGEMM_SCALE_TENSOR>(p, stream);
+    } else {
+        switch (p->mode) {
+        case HGEMM_SCALE_TENSOR: return f8_launch<AT, BT, CT, HGEMM_SCALE_TENSOR>(p, stream);
+        case HGEMM_SCALE_ROW: return f8_launch<AT, BT, CT, HGEMM_SCALE_ROW>(p, stream);
+        case HGEMM_SCALE_BLOCK: return f8_launch<AT, BT, CT, HGEMM_SCALE_BLOCK>(p, stream);
+        }
+        return HGEMM_ERROR_INVALID_VALUE;
     }
-    return HGEMM_ERROR_INVALID_VALUE;
 }
 
 template <hgemm_dtype AT, hgemm_dtype BT>

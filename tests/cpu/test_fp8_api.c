@@ -7,7 +7,7 @@
  *   - k, lda or ldb not multiples of 16, ldc not of 8, a matrix not 16-byte
  *     aligned, a scale array not 4-byte aligned: MISALIGNED;
  *   - C sharing a byte with A, B or a scale array: INVALID_VALUE;
- *   - a kernel other than AUTO, e5m2 x e5m2, a bias, an activation, a c_in,
+ *   - a kernel other than AUTO, e5m2 x e5m2, e5m2 with row or block scales, a bias, an activation, a c_in,
  *     a workspace, an fp32 C asked for through the options, a size past what
  *     the kernel addresses: NOT_SUPPORTED;
  *   - nothing to do (m or n zero): SUCCESS.
@@ -72,8 +72,10 @@ static void test_values(void) {
     EXPECT("tensor scales, fp32 C", &r, NULL, HGEMM_SUCCESS);
     r = base(), r.mode = HGEMM_SCALE_ROW, r.ct = HGEMM_DTYPE_F16;
     EXPECT("row scales, fp16 C", &r, NULL, HGEMM_SUCCESS);
-    r = base(), r.bt = HGEMM_DTYPE_E5M2;
-    EXPECT("e4m3 x e5m2", &r, NULL, HGEMM_SUCCESS);
+    r = base(), r.bt = HGEMM_DTYPE_E5M2, r.mode = HGEMM_SCALE_TENSOR;
+    EXPECT("e4m3 x e5m2, tensor scales", &r, NULL, HGEMM_SUCCESS);
+    r = base(), r.at = HGEMM_DTYPE_E5M2, r.mode = HGEMM_SCALE_TENSOR, r.ct = HGEMM_DTYPE_F32;
+    EXPECT("e5m2 x e4m3, tensor scales, fp32 C", &r, NULL, HGEMM_SUCCESS);
     r = base(), r.kernel = (hgemm_kernel)999;
     EXPECT("unknown kernel", &r, NULL, HGEMM_ERROR_INVALID_VALUE);
     r = base(), r.at = HGEMM_DTYPE_BF16;
@@ -161,6 +163,10 @@ static void test_not_supported(void) {
     EXPECT("V8 named", &r, NULL, HGEMM_ERROR_NOT_SUPPORTED);
     r = base(), r.at = HGEMM_DTYPE_E5M2, r.bt = HGEMM_DTYPE_E5M2;
     EXPECT("e5m2 x e5m2", &r, NULL, HGEMM_ERROR_NOT_SUPPORTED);
+    r = base(), r.bt = HGEMM_DTYPE_E5M2;
+    EXPECT("e5m2 with block scales", &r, NULL, HGEMM_ERROR_NOT_SUPPORTED);
+    r = base(), r.at = HGEMM_DTYPE_E5M2, r.mode = HGEMM_SCALE_ROW;
+    EXPECT("e5m2 with row scales", &r, NULL, HGEMM_ERROR_NOT_SUPPORTED);
     r = base(), r.m = (int64_t)1 << 31, r.C = (uintptr_t)1 << 46, r.A = (uintptr_t)1 << 45, r.mode = HGEMM_SCALE_TENSOR;
     EXPECT("m past int32", &r, NULL, HGEMM_ERROR_NOT_SUPPORTED);
     hgemm_options o;

@@ -2,7 +2,8 @@
  * test_gpu_fp8: hgemm_gemm_fp8 (include/hgemm.h) against an fp64 reference
  * of the dequantised operands, with
  *   - every scale mode (tensor, row, 1 x 128 / 128 x 128 blocks), every
- *     output type (bf16, fp16, fp32), e4m3 x e4m3, e4m3 x e5m2, e5m2 x e4m3;
+ *     output type (bf16, fp16, fp32), e4m3 x e4m3, and e4m3 x e5m2 and
+ *     e5m2 x e4m3 with tensor scales (the one mode that takes e5m2);
  *   - m, n and k ragged against the 128 x 128 x 128 tiles (k % 16 == 0),
  *     padded lda, ldb and ldc, m = 1, k = 16384;
  *   - alpha and beta, an fp32 C accumulated with beta = 1, and NaN in C with
@@ -50,7 +51,7 @@ static const fp8_case cases[] = {
     {"row, padded", E4, E4, HGEMM_DTYPE_F16, HGEMM_SCALE_ROW, 257, 200, 528, 1.0f, 0.5f, 16, 32, 8, 0},
     {"block, k % 128", E4, E4, HGEMM_DTYPE_BF16, HGEMM_SCALE_BLOCK, 384, 384, 1040, 1.0f, 0.0f, 0, 0, 0, 1},
     {"block, fp32 C += ", E4, E4, HGEMM_DTYPE_F32, HGEMM_SCALE_BLOCK, 200, 136, 2048, 1.0f, 1.0f, 0, 16, 8, 0},
-    {"block, e4m3 x e5m2", E4, E5, HGEMM_DTYPE_BF16, HGEMM_SCALE_BLOCK, 129, 256, 512, 2.0f, 0.0f, 0, 0, 0, 0},
+    {"tensor, e4m3 x e5m2", E4, E5, HGEMM_DTYPE_BF16, HGEMM_SCALE_TENSOR, 129, 256, 512, 2.0f, 0.0f, 0, 0, 0, 0},
     {"tensor, e5m2 x e4m3", E5, E4, HGEMM_DTYPE_F16, HGEMM_SCALE_TENSOR, 64, 130, 256, 0.5f, -1.0f, 0, 0, 0, 0},
     {"row, m 1", E4, E4, HGEMM_DTYPE_BF16, HGEMM_SCALE_ROW, 1, 520, 1024, 1.0f, 0.0f, 0, 0, 0, 0},
     {"block, k 16384", E4, E4, HGEMM_DTYPE_BF16, HGEMM_SCALE_BLOCK, 256, 256, 16384, 1.0f, 0.0f, 0, 0, 0, 0},

@@ -3,7 +3,7 @@
 //
 //   scaled_mm(a, b, scale_a, scale_b, *, out_dtype=None) -> Tensor
 //     a (m, k) row-major and b (k, n) column-major (b.t() row-major), both
-//     float8_e4m3fn, or one of them float8_e5m2; the scales fp32, their
+//     float8_e4m3fn, or one of them float8_e5m2 (tensorwise only); the scales fp32, their
 //     shapes and strides choosing the mode exactly as torch._scaled_mm's do:
 //       tensorwise: one value each;
 //       rowwise:    a's (m, 1) and b's (1, n);
