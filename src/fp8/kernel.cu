@@ -43,7 +43,6 @@ enum {
     F8_RASTER = 8,
     F8_K_STEPS = F8_BK / 32,             /* m64nNk32 per stage */
     F8_DESC_K_STEP = 32 >> 4,            /* 32 bytes of k, in the descriptor's 16-byte units */
-    F8_TX_BYTES = (F8_BM + F8_BN) * F8_BK,
     F8_GROUPS = F8_BN / 8, /* column groups of a fragment: registers 4j .. 4j+3 */
     F8_MAX_SPLIT = 8,      /* a portable cluster */
     /* the wide build */
@@ -52,7 +51,6 @@ enum {
     F8W_THREADS = F8_CONSUMER_THREADS + WARPGROUP_THREADS, /* a producer warpgroup, for setmaxnreg */
     F8W_PRODUCER_REGS = 24,
     F8W_CONSUMER_REGS = 240,
-    F8W_TX_BYTES = (F8_BM + F8W_BN) * F8_BK,
 };
 
 struct __align__(SW128_ALIGN) f8_smem {
@@ -145,6 +143,39 @@ static __device__ __forceinline__ void f8_store_group(const f8_args &a, const ge
     }
 }
 
+/* Both kernels' start: the ring's barriers (one thread), the maps
+ * prefetched (the loader), then every thread past the barrier. */
+static __device__ __forceinline__ pipe_ring f8_prologue(uint64_t *full, uint64_t *empty, uint32_t stages, int tid,
+                                                        int warp, int lane, const CUtensorMap *ta,
+                                                        const CUtensorMap *tb, int k_tiles) {
+    const pipe_ring ring = ring_make(full, empty, stages);
+    if (tid == 0) ring_init(ring, F8_CONSUMERS);
+    if (warp == F8_LOADER_WARP && lane == 0 && k_tiles > 0) {
+        prefetch_tensormap(ta);
+        prefetch_tensormap(tb);
+    }
+    __syncthreads();
+    return ring;
+}
+
+/* The loader (one thread): for tiles first, first + step, ..., k-tiles
+ * kt0 .. kt1-1 of A's 128 rows and B's BN, one stage each. SM: f8_smem or
+ * f8w_smem. */
+template <int BN, typename SM>
+static __device__ __forceinline__ void f8_load(SM *sm, pipe_ring ring, const CUtensorMap *ta, const CUtensorMap *tb,
+                                               const f8_args &args, uint32_t first, uint32_t step, int kt0, int kt1) {
+    pipe_state st = {0, 0};
+    const uint32_t tiles = args.m_tiles * args.n_tiles;
+    for (uint32_t t = first; t < tiles; t += step) {
+        const hgemm_tile tile = hgemm_raster(t, args.m_tiles, args.n_tiles, F8_RASTER);
+        for (int kt = kt0; kt < kt1; kt++, ring_advance(ring, &st)) {
+            uint64_t *full = ring_producer_acquire(ring, st, (F8_BM + BN) * F8_BK);
+            tma_load_2d(sm->a[st.stage], ta, kt * F8_BK, (int32_t)(tile.m * F8_BM), full);
+            tma_load_2d(sm->b[st.stage], tb, kt * F8_BK, (int32_t)(tile.n * BN), full);
+        }
+    }
+}
+
 template <hgemm_dtype AT, hgemm_dtype BT, typename CT, hgemm_scale_mode MODE>
 __global__ void __launch_bounds__(F8_THREADS, 1)
 f8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b, f8_args args) {
@@ -153,13 +184,8 @@ f8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
     /* the warp's and the warpgroup's index through a shuffle from lane 0, so
      * that ptxas sees the roles' branches as uniform */
     const int tid = threadIdx.x, warp = __shfl_sync(0xffffffffu, tid / WARP_SIZE, 0), lane = tid % WARP_SIZE;
-    const pipe_ring ring = ring_make(sm->full, sm->empty, F8_STAGES);
-    if (tid == 0) ring_init(ring, F8_CONSUMERS);
-    if (warp == F8_LOADER_WARP && lane == 0 && args.k_tiles > 0) {
-        prefetch_tensormap(&tmap_a);
-        prefetch_tensormap(&tmap_b);
-    }
-    __syncthreads();
+    const pipe_ring ring =
+        f8_prologue(sm->full, sm->empty, F8_STAGES, tid, warp, lane, &tmap_a, &tmap_b, args.k_tiles);
     const uint32_t tiles = args.m_tiles * args.n_tiles;
     /* a split: this block's tile is its cluster's, its k the rank-th slice */
     const uint32_t rank = args.split > 1 ? cluster_ctarank() : 0;
@@ -176,17 +202,7 @@ f8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
     int32_t row0 = 0, col0 = 0, r0 = 0, r1 = 0;
 
     if (warp == F8_LOADER_WARP) {
-        if (lane == 0) {
-            pipe_state st = {0, 0};
-            for (uint32_t t = first; t < tiles; t += step) {
-                const hgemm_tile tile = hgemm_raster(t, args.m_tiles, args.n_tiles, F8_RASTER);
-                for (int kt = kt0; kt < kt1; kt++, ring_advance(ring, &st)) {
-                    uint64_t *full = ring_producer_acquire(ring, st, F8_TX_BYTES);
-                    tma_load_2d(sm->a[st.stage], &tmap_a, kt * F8_BK, (int32_t)(tile.m * F8_BM), full);
-                    tma_load_2d(sm->b[st.stage], &tmap_b, kt * F8_BK, (int32_t)(tile.n * F8_BN), full);
-                }
-            }
-        }
+        if (lane == 0) f8_load<F8_BN>(sm, ring, &tmap_a, &tmap_b, args, first, step, kt0, kt1);
         if (args.split == 1) return;
         __syncwarp(); /* lane 0 rejoins its warp: barrier.cluster is .aligned */
     } else {
@@ -280,28 +296,14 @@ f8_wide_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant
     extern __shared__ uint8_t smem_raw[];
     f8w_smem *sm = (f8w_smem *)smem_aligned(smem_raw);
     const int tid = threadIdx.x, warp = __shfl_sync(0xffffffffu, tid / WARP_SIZE, 0), lane = tid % WARP_SIZE;
-    const pipe_ring ring = ring_make(sm->full, sm->empty, F8W_STAGES);
-    if (tid == 0) ring_init(ring, F8_CONSUMERS);
-    if (warp == F8_LOADER_WARP && lane == 0 && args.k_tiles > 0) {
-        prefetch_tensormap(&tmap_a);
-        prefetch_tensormap(&tmap_b);
-    }
-    __syncthreads();
+    const pipe_ring ring =
+        f8_prologue(sm->full, sm->empty, F8W_STAGES, tid, warp, lane, &tmap_a, &tmap_b, args.k_tiles);
     const uint32_t tiles = args.m_tiles * args.n_tiles;
 
     if (warp >= F8_LOADER_WARP) {
         setmaxnreg_dec<F8W_PRODUCER_REGS>();
-        if (warp == F8_LOADER_WARP && lane == 0) {
-            pipe_state st = {0, 0};
-            for (uint32_t t = blockIdx.x; t < tiles; t += gridDim.x) {
-                const hgemm_tile tile = hgemm_raster(t, args.m_tiles, args.n_tiles, F8_RASTER);
-                for (int kt = 0; kt < args.k_tiles; kt++, ring_advance(ring, &st)) {
-                    uint64_t *full = ring_producer_acquire(ring, st, F8W_TX_BYTES);
-                    tma_load_2d(sm->a[st.stage], &tmap_a, kt * F8_BK, (int32_t)(tile.m * F8_BM), full);
-                    tma_load_2d(sm->b[st.stage], &tmap_b, kt * F8_BK, (int32_t)(tile.n * F8W_BN), full);
-                }
-            }
-        }
+        if (warp == F8_LOADER_WARP && lane == 0)
+            f8_load<F8W_BN>(sm, ring, &tmap_a, &tmap_b, args, blockIdx.x, gridDim.x, 0, args.k_tiles);
         return;
     }
     setmaxnreg_inc<F8W_CONSUMER_REGS>();
