@@ -102,7 +102,7 @@ hgemm_status hgemm_gemm_fp8(hgemm_kernel kernel, hgemm_dtype a_dtype, hgemm_dtyp
                             float beta, void *C, int64_t ldc, const hgemm_options *options, cudaStream_t stream) {
     hgemm_nt_options o;
     hgemm_epi epi;
-    hgemm_status st = hgemm__read_options(options, c_dtype == HGEMM_DTYPE_F32 ? HGEMM_DTYPE_F16 : c_dtype, &o, &epi);
+    hgemm_status st = hgemm__read_options(options, c_dtype, &o, &epi);
     if (st != HGEMM_SUCCESS) return st;
     st = fp8_validate(kernel, a_dtype, b_dtype, c_dtype, m, n, k, A, lda, B, ldb, scale_mode, scale_a, scale_b, C,
                       ldc, &o, &epi);

@@ -9,7 +9,8 @@
  * are the sanitizers' to report. The rest of the input then drives
  * hgemm_gemm (element type, operand forms, batch, strides, and the options:
  * workspace, SM target, a separate C input and its leading dimension)
- * against the model's version of the general entry point's rules.
+ * against the model's version of the general entry point's rules, then
+ * hgemm_grouped and hgemm_gemm_fp8 against theirs.
  *
  * Built two ways: with libFuzzer (clang -fsanitize=fuzzer; CI runs it for a
  * bounded time), and with fuzz_main.c, which feeds it deterministic inputs
@@ -294,6 +295,57 @@ static void grouped_case(reader *r, hgemm_kernel id, const void *A, const void *
     }
 }
 
+/* hgemm_gemm_fp8: types (any of the enum's values and past them), mode, sizes
+ * near multiples of 16, the leading dimensions, the scales' pointers and the
+ * options, from the rest of the input. */
+static void fp8_case(reader *r, hgemm_kernel id, const void *A, const void *B, const void *C) {
+    const int small = take(r, 1) % 2;
+    const int64_t m = small ? (int64_t)take(r, 2) % 3000 : size_value(r);
+    const int64_t n = small ? (int64_t)take(r, 2) % 3000 : size_value(r);
+    const int64_t k = small ? (int64_t)take(r, 1) * (take(r, 1) % 4 ? 16 : 8) : size_value(r);
+    const int at = (int)(take(r, 1) % 6), bt = (int)(take(r, 1) % 6), ct = (int)(take(r, 1) % 6);
+    const int mode = (int)(take(r, 1) % 4);
+    int64_t lda = small ? (k + 15) / 16 * 16 + (k == 0) * 16 : ld_value(r, k);
+    int64_t ldb = small ? (k + 15) / 16 * 16 + (k == 0) * 16 : ld_value(r, k);
+    const int64_t ldc = small ? (n + 7) / 8 * 8 + (n == 0) * 8 : ld_value(r, n);
+    if (small && take(r, 1) % 4 == 0) lda += 8; /* a multiple of 8, not 16 */
+    if (small) {
+        A = (const void *)BASE;
+        B = (const void *)(BASE + ((uintptr_t)1 << 36));
+        C = take(r, 1) % 4 ? (const void *)(BASE + ((uintptr_t)1 << 38)) : ptr_value(r, B);
+    }
+    const void *sa = take(r, 1) % 3 ? (const void *)(BASE + ((uintptr_t)1 << 37)) : ptr_value(r, C);
+    const void *sb = take(r, 1) % 3 ? (const void *)(BASE + ((uintptr_t)3 << 37)) : ptr_value(r, C);
+    hgemm_options o;
+    memset(&o, 0, sizeof o);
+    const uint64_t osel = take(r, 1);
+    o.size = osel % 8 == 0 ? 8 : sizeof o;
+    o.sm_count_target = osel % 8 == 1 ? -1 : (int)(take(r, 1) % 3);
+    o.activation = osel % 8 == 2 ? (hgemm_activation)(take(r, 1) % 6) : HGEMM_ACTIVATION_NONE;
+    if (osel % 8 == 3) o.c_fp32 = 1;
+    if (osel % 8 == 4) o.c_in = C, o.ldc_in = ldc;
+    if (osel % 8 == 5) o.bias = (const void *)(BASE + ((uintptr_t)1 << 39)), o.bias_dtype = (hgemm_dtype)(take(r, 1) % 4);
+    if (osel % 8 == 6) o.workspace_bytes = 64, o.workspace = take(r, 1) % 2 ? NULL : (void *)(BASE + ((uintptr_t)1 << 39));
+    const hgemm_options *opt = osel % 16 == 7 ? NULL : &o;
+    int to_device = 0;
+    hgemm_status want = model_fp8(id, at, bt, ct, mode, m, n, k, A, lda, B, ldb, sa, sb, C, ldc, opt, &to_device);
+    if (to_device && gpu_state) return;
+    if (to_device) want = HGEMM_ERROR_NO_DEVICE;
+    const hgemm_status got =
+        hgemm_gemm_fp8(id, (hgemm_dtype)at, (hgemm_dtype)bt, (hgemm_dtype)ct, m, n, k, 1.0f, A, lda, B, ldb,
+                       (hgemm_scale_mode)mode, (const float *)sa, (const float *)sb, 0.0f, (void *)(uintptr_t)C, ldc,
+                       opt, NULL);
+    if (got != want) {
+        fprintf(stderr, "fuzz_validate: hgemm_gemm_fp8 types %d %d -> %d mode %d scales %p %p\n", at, bt, ct, mode,
+                sa, sb);
+        if (opt)
+            fprintf(stderr, "  options: size %zu sm %d act %d c_fp32 %d c_in %p ldc_in %lld bias %p/%d ws %p %zu\n",
+                    o.size, o.sm_count_target, (int)o.activation, o.c_fp32, o.c_in, (long long)o.ldc_in, o.bias,
+                    (int)o.bias_dtype, o.workspace, o.workspace_bytes);
+        disagree("hgemm_gemm_fp8", got, want, (int)id, m, n, k, 1.0f, A, lda, B, ldb, C, ldc);
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (gpu_state < 0) {
         int count = 0;
@@ -329,5 +381,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     gemm_case(&r, id, m, n, k, alpha, A, B, C);
     grouped_case(&r, id, A, B, C);
+    fp8_case(&r, id, A, B, C);
     return 0;
 }

@@ -364,3 +364,52 @@ hgemm_status model_grouped(hgemm_kernel kernel, int dtype, int op_b, int64_t row
     if (rows > 0 && n > 0 && groups > 0) *to_device = 1;
     return HGEMM_SUCCESS;
 }
+
+/* ---- hgemm_gemm_fp8 (include/hgemm.h) ------------------------------------------
+ * The options as hgemm_gemm_ex reads them (size, a bias's type: C's or
+ * fp32); then the header's checks in its order: kernel, types and mode,
+ * sizes, leading dimensions, spans (A and B one byte an element, C two or
+ * four), NULLs, alignment, overlaps (by byte ranges, the scale arrays'
+ * lengths by mode); then what the family does not serve. */
+hgemm_status model_fp8(hgemm_kernel kernel, int at, int bt, int ct, int mode, int64_t m, int64_t n, int64_t k,
+                       const void *A, int64_t lda, const void *B, int64_t ldb, const void *sa, const void *sb,
+                       const void *C, int64_t ldc, const hgemm_options *o, int *to_device) {
+    *to_device = 0;
+    if (o && (o->size < offsetof(hgemm_options, c_fp32) + sizeof(int))) return HGEMM_ERROR_INVALID_VALUE;
+    if (o && o->bias && (int)o->bias_dtype != ct && o->bias_dtype != HGEMM_DTYPE_F32) return HGEMM_ERROR_INVALID_VALUE;
+    if (!known_kernel(kernel)) return HGEMM_ERROR_INVALID_VALUE;
+    const int fp8_a = at == HGEMM_DTYPE_E4M3 || at == HGEMM_DTYPE_E5M2, fp8_b = bt == HGEMM_DTYPE_E4M3 || bt == HGEMM_DTYPE_E5M2;
+    if (!fp8_a || !fp8_b || (ct != HGEMM_DTYPE_F16 && ct != HGEMM_DTYPE_BF16 && ct != HGEMM_DTYPE_F32) || mode < 0 ||
+        mode > HGEMM_SCALE_BLOCK)
+        return HGEMM_ERROR_INVALID_VALUE;
+    if (m < 0 || n < 0 || k < 0 || (o && o->sm_count_target < 0)) return HGEMM_ERROR_INVALID_VALUE;
+    if (o && (unsigned)o->activation > HGEMM_ACTIVATION_SILU) return HGEMM_ERROR_INVALID_VALUE;
+    if (lda < (k < 1 ? 1 : k) || ldb < (k < 1 ? 1 : k) || ldc < (n < 1 ? 1 : n)) return HGEMM_ERROR_INVALID_VALUE;
+    const i128 cb = ct == HGEMM_DTYPE_F32 ? 4 : 2;
+    const i128 ea = extent(m, k, lda), eb = extent(n, k, ldb), ec = extent(m, n, ldc);
+    if (ea > (i128)INT64_MAX / 2 || eb > (i128)INT64_MAX / 2 || ec > (i128)INT64_MAX / cb)
+        return HGEMM_ERROR_INVALID_VALUE;
+    const i128 kb = ceil_div(k, 128);
+    const i128 na = mode == HGEMM_SCALE_TENSOR ? 1 : mode == HGEMM_SCALE_ROW ? (i128)m : m * kb;
+    const i128 nb = mode == HGEMM_SCALE_TENSOR ? 1 : mode == HGEMM_SCALE_ROW ? (i128)n : ceil_div(n, 128) * kb;
+    if ((ea && !A) || (eb && !B) || (ec && !C) || !sa || !sb) return HGEMM_ERROR_INVALID_VALUE;
+    if (k % 16 || lda % 16 || ldb % 16 || ldc % LD_MULT) return HGEMM_ERROR_MISALIGNED;
+    if ((ea && (uintptr_t)A % ALIGN) || (eb && (uintptr_t)B % ALIGN) || (ec && (uintptr_t)C % ALIGN) ||
+        (uintptr_t)sa % 4 || (uintptr_t)sb % 4)
+        return HGEMM_ERROR_MISALIGNED;
+    if (ranges_meet(C, ec * cb, A, ea) || ranges_meet(C, ec * cb, B, eb) || ranges_meet(C, ec * cb, sa, na * 4) ||
+        ranges_meet(C, ec * cb, sb, nb * 4))
+        return HGEMM_ERROR_INVALID_VALUE;
+    if (o && o->workspace_bytes && !o->workspace) return HGEMM_ERROR_INVALID_VALUE;
+    if (kernel != HGEMM_KERNEL_AUTO) return HGEMM_ERROR_NOT_SUPPORTED;
+    if (at == HGEMM_DTYPE_E5M2 && bt == HGEMM_DTYPE_E5M2) return HGEMM_ERROR_NOT_SUPPORTED;
+    if ((at == HGEMM_DTYPE_E5M2 || bt == HGEMM_DTYPE_E5M2) && mode != HGEMM_SCALE_TENSOR)
+        return HGEMM_ERROR_NOT_SUPPORTED;
+    if (o && (o->bias || o->activation || o->c_fp32 || o->c_in || o->workspace || o->workspace_bytes))
+        return HGEMM_ERROR_NOT_SUPPORTED;
+    if (m > MAX_SIZE || n > MAX_SIZE || k > MAX_SIZE) return HGEMM_ERROR_NOT_SUPPORTED;
+    if (ceil_div(m, 128) * ceil_div(n, 128) > INT32_MAX) return HGEMM_ERROR_NOT_SUPPORTED;
+    if (lda >= (INT64_C(1) << 40) || ldb >= (INT64_C(1) << 40)) return HGEMM_ERROR_NOT_SUPPORTED;
+    if (m > 0 && n > 0) *to_device = 1;
+    return HGEMM_SUCCESS;
+}
