@@ -409,8 +409,10 @@ typedef enum hgemm_scale_mode {
  * (MISALIGNED); NULL A, B or C with nonzero size, or NULL scales
  * (INVALID_VALUE); C sharing a byte with A, B or a scale array
  * (INVALID_VALUE). kernel: HGEMM_KERNEL_AUTO (others: NOT_SUPPORTED).
- * options: NULL, or hgemm_options with an SM target only (a bias, an
- * activation, a c_in or a workspace: NOT_SUPPORTED; c_fp32 is c_dtype's
+ * options: read as hgemm_gemm_ex reads them (a size short of the first
+ * version's, an unknown activation, a bias_dtype neither c_dtype nor F32:
+ * INVALID_VALUE); NULL, or hgemm_options with an SM target only (a bias,
+ * an activation, a c_in or a workspace: NOT_SUPPORTED; c_fp32 is c_dtype's
  * business here and must be 0). A status other than HGEMM_SUCCESS means
  * nothing was queued. k == 0 or alpha == 0: C = beta * C, A, B and the
  * scales not read. Asynchronous on `stream`, capturable, compiled ahead of
