@@ -24,8 +24,11 @@ static int64_t span(int64_t rows, int64_t cols, int64_t ld, int64_t eb) {
     return elems > INT64_MAX / eb ? -1 : elems * eb;
 }
 
+/* rows * ceil(k / 128) stays within int64 for every request whose spans do
+ * (rows > 0 bounds k by A's or B's span); k alone may be near INT64_MAX
+ * where the operands are empty, so no k + 127. */
 int64_t hgemm__fp8_scale_count(hgemm_scale_mode mode, int64_t rows, int64_t k) {
-    const int64_t kb = (k + FP8_SCALE_BLOCK - 1) / FP8_SCALE_BLOCK;
+    const int64_t kb = k / FP8_SCALE_BLOCK + (k % FP8_SCALE_BLOCK != 0);
     switch (mode) {
     case HGEMM_SCALE_TENSOR: return 1;
     case HGEMM_SCALE_ROW: return rows;
@@ -66,16 +69,20 @@ static hgemm_status fp8_validate(hgemm_kernel kernel, hgemm_dtype at, hgemm_dtyp
     const int64_t a_all = span(m, k, lda, 1), b_all = span(n, k, ldb, 1), c_all = span(m, n, ldc, cb);
     if (a_all < 0 || b_all < 0 || c_all < 0) return HGEMM_ERROR_INVALID_VALUE;
     const int64_t sa_n = hgemm__fp8_scale_count(mode, m, k);
-    const int64_t sb_n = hgemm__fp8_scale_count(mode, mode == HGEMM_SCALE_BLOCK ? (n + 127) / 128 : n, k);
+    const int64_t sb_n = hgemm__fp8_scale_count(mode, mode == HGEMM_SCALE_BLOCK ? n / 128 + (n % 128 != 0) : n, k);
     if ((a_all && A == NULL) || (b_all && B == NULL) || (c_all && C == NULL) || sa == NULL || sb == NULL)
         return HGEMM_ERROR_INVALID_VALUE;
     if (k % 16 || lda % 16 || ldb % 16 || ldc % 8) return HGEMM_ERROR_MISALIGNED;
     if ((a_all && hgemm__misaligned(A)) || (b_all && hgemm__misaligned(B)) || (c_all && hgemm__misaligned(C)) ||
         ((uintptr_t)sa & 3u) || ((uintptr_t)sb & 3u))
         return HGEMM_ERROR_MISALIGNED;
-    /* C is written: no byte shared with an input, by address ranges */
+    /* C is written: no byte shared with an input, by address ranges. A
+     * scale array's bytes saturate: past int64 only where C is empty (no
+     * rows or no columns leave m or n unbounded), and then nothing meets. */
+    const int64_t sa_bytes = sa_n > INT64_MAX / 4 ? INT64_MAX : sa_n * 4;
+    const int64_t sb_bytes = sb_n > INT64_MAX / 4 ? INT64_MAX : sb_n * 4;
     if (hgemm__overlaps(C, c_all, A, a_all) || hgemm__overlaps(C, c_all, B, b_all) ||
-        hgemm__overlaps(C, c_all, sa, sa_n * 4) || hgemm__overlaps(C, c_all, sb, sb_n * 4))
+        hgemm__overlaps(C, c_all, sa, sa_bytes) || hgemm__overlaps(C, c_all, sb, sb_bytes))
         return HGEMM_ERROR_INVALID_VALUE;
     if (o->workspace_bytes && o->workspace == NULL) return HGEMM_ERROR_INVALID_VALUE;
     /* what the FP8 family does not serve */
