@@ -2,7 +2,7 @@
 """hgemm.functional.scaled_mm beside torch._scaled_mm (cuBLASLt), in one
 process, on FP8 products of DeepSeek-V3's and Llama's shapes:
 
-    python3 python/fp8_bench.py [--scalings tensor,block] [--m 64,128,4096]
+    python3 python/fp8_bench.py [--scalings tensor,block] [--m 1,16,64,128,4096,16384]
                                 [--repeat 3] [--iters 20] [--csv FILE]
 
 Inputs: bf16 random normal activations (m, k) and weights (n, k), quantized
@@ -34,7 +34,7 @@ NK = ((2112, 7168), (24576, 1536), (32768, 512), (7168, 16384), (4096, 7168), (7
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--scalings", default="tensor,block")
-    parser.add_argument("--m", default="64,128,4096")
+    parser.add_argument("--m", default="1,16,64,128,4096,16384")
     parser.add_argument("--shapes", default="", help="n:k pairs, comma-separated (default: the built-in list)")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--iters", type=int, default=20)
