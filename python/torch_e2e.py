@@ -36,7 +36,7 @@ import time
 
 import bench_timing  # python/bench_timing.py, beside this script
 
-EXIT_NO_GPU = 2
+EXIT_NO_GPU = 77  # as the other measurement scripts and the GPU tests
 LLAMA3_8B = dict(hidden_size=4096, intermediate_size=14336, num_attention_heads=32,
                  num_key_value_heads=8, vocab_size=128256, max_position_embeddings=8192,
                  rope_theta=500000.0, rms_norm_eps=1e-5)

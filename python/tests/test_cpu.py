@@ -1469,8 +1469,9 @@ class QuantizeFP8Tests(unittest.TestCase):
 class NativeScaledMMFakeTests(unittest.TestCase):
     """torch.ops.hgemm.scaled_mm without a GPU: its meta side (what
     torch.compile sees: shape, rows padded to 8, out_dtype), its type
-    errors, and host tensors refused by name, through a compiled graph too.
-    Runs where torch is installed and hgemm's native operators are built."""
+    errors, and host tensors refused by name, through a compiled graph too;
+    grouped_mm's refusal of host tensors. Runs where torch is installed and
+    hgemm's native operators are built."""
 
     @classmethod
     def setUpClass(cls):
@@ -1508,6 +1509,13 @@ class NativeScaledMMFakeTests(unittest.TestCase):
                           fullgraph=True)
         with self.assertRaisesRegex(TypeError, "a: expected a CUDA tensor"):
             f(q, w.t(), s, sw.t())
+
+    def test_grouped_mm_refuses_host_tensors_by_name(self):
+        torch = self.torch
+        a, b = torch.randn(10, 16).bfloat16(), torch.randn(2, 16, 8).bfloat16()
+        offs = torch.tensor([4, 10], dtype=torch.int32)
+        with self.assertRaisesRegex(TypeError, "grouped_mm: a: expected a CUDA tensor"):
+            torch.ops.hgemm.grouped_mm(a, b, offs)
 
 
 if __name__ == "__main__":

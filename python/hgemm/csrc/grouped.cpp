@@ -105,6 +105,17 @@ Tensor grouped_cuda(const Tensor &a_in, const Tensor &b, const Tensor &offs, std
     return out;
 }
 
+// Tensors in host memory: a TypeError that names the first of them.
+Tensor grouped_cpu(const Tensor &a, const Tensor &b, const Tensor &offs, std::optional<at::ScalarType> out_dtype)
+{
+    (void)out_dtype;
+    const std::pair<const char *, const Tensor *> args[] = {{"a", &a}, {"b", &b}, {"offs", &offs}};
+    for (const auto &arg : args)
+        TORCH_CHECK_TYPE(arg.second->is_cuda(), "hgemm::grouped_mm: ", arg.first,
+                         ": expected a CUDA tensor, got one on ", arg.second->device());
+    TORCH_CHECK_TYPE(false, "hgemm::grouped_mm: expected CUDA tensors");
+}
+
 }  // namespace
 
 TORCH_LIBRARY_FRAGMENT(hgemm, m)
@@ -120,4 +131,9 @@ TORCH_LIBRARY_IMPL(hgemm, CUDA, m)
 TORCH_LIBRARY_IMPL(hgemm, Meta, m)
 {
     m.impl("grouped_mm", &grouped_meta);
+}
+
+TORCH_LIBRARY_IMPL(hgemm, CPU, m)
+{
+    m.impl("grouped_mm", &grouped_cpu);
 }
