@@ -22,6 +22,7 @@
 #include <cuda_runtime_api.h>
 
 #include "hgemm.h"
+#include "refuse.h"
 
 namespace {
 
@@ -112,17 +113,6 @@ Tensor scaled_cuda(const Tensor &a, const Tensor &b, const Tensor &sa, const Ten
     return out;
 }
 
-// Tensors in host memory: a TypeError that names the first of them.
-Tensor scaled_cpu(const Tensor &a, const Tensor &b, const Tensor &sa, const Tensor &sb,
-                  std::optional<at::ScalarType> out_dtype)
-{
-    (void)out_dtype;
-    const std::pair<const char *, const Tensor *> args[] = {{"a", &a}, {"b", &b}, {"scale_a", &sa}, {"scale_b", &sb}};
-    for (const auto &arg : args)
-        TORCH_CHECK_TYPE(arg.second->is_cuda(), "hgemm::scaled_mm: ", arg.first, ": expected a CUDA tensor, got one on ",
-                         arg.second->device());
-    TORCH_CHECK_TYPE(false, "hgemm::scaled_mm: expected CUDA tensors");
-}
 
 }  // namespace
 
@@ -143,5 +133,5 @@ TORCH_LIBRARY_IMPL(hgemm, Meta, m)
 
 TORCH_LIBRARY_IMPL(hgemm, CPU, m)
 {
-    m.impl("scaled_mm", &scaled_cpu);
+    m.impl("scaled_mm", torch::CppFunction::makeFromBoxedFunction<&hgemm_refuse_cpu>());
 }

@@ -19,6 +19,7 @@
 #include <cuda_runtime_api.h>
 
 #include "hgemm.h"
+#include "refuse.h"
 
 namespace {
 
@@ -105,16 +106,6 @@ Tensor grouped_cuda(const Tensor &a_in, const Tensor &b, const Tensor &offs, std
     return out;
 }
 
-// Tensors in host memory: a TypeError that names the first of them.
-Tensor grouped_cpu(const Tensor &a, const Tensor &b, const Tensor &offs, std::optional<at::ScalarType> out_dtype)
-{
-    (void)out_dtype;
-    const std::pair<const char *, const Tensor *> args[] = {{"a", &a}, {"b", &b}, {"offs", &offs}};
-    for (const auto &arg : args)
-        TORCH_CHECK_TYPE(arg.second->is_cuda(), "hgemm::grouped_mm: ", arg.first,
-                         ": expected a CUDA tensor, got one on ", arg.second->device());
-    TORCH_CHECK_TYPE(false, "hgemm::grouped_mm: expected CUDA tensors");
-}
 
 }  // namespace
 
@@ -135,5 +126,5 @@ TORCH_LIBRARY_IMPL(hgemm, Meta, m)
 
 TORCH_LIBRARY_IMPL(hgemm, CPU, m)
 {
-    m.impl("grouped_mm", &grouped_cpu);
+    m.impl("grouped_mm", torch::CppFunction::makeFromBoxedFunction<&hgemm_refuse_cpu>());
 }

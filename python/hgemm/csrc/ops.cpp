@@ -36,6 +36,7 @@
 #include <utility>
 
 #include "hgemm.h"
+#include "refuse.h"
 #include "plan.h"
 
 namespace {
@@ -631,8 +632,10 @@ Tensor linear_act_autograd(const Tensor &x, const Tensor &w, const std::optional
     }
 }
 
+}  // namespace
+
 // Tensors in host memory: a TypeError that names the argument, for every op.
-void refuse_cpu(const c10::OperatorHandle &op, torch::jit::Stack *stack)
+void hgemm_refuse_cpu(const c10::OperatorHandle &op, torch::jit::Stack *stack)
 {
     const auto &args = op.schema().arguments();
     size_t first = stack->size() - args.size();
@@ -644,8 +647,6 @@ void refuse_cpu(const c10::OperatorHandle &op, torch::jit::Stack *stack)
     }
     TORCH_CHECK_TYPE(false, op.schema().name(), ": expected CUDA tensors");
 }
-
-}  // namespace
 
 TORCH_LIBRARY(hgemm, m)
 {
@@ -696,7 +697,7 @@ TORCH_LIBRARY_IMPL(hgemm, CPU, m)
 {
     for (const char *name :
          {"mm", "mm.out", "bmm", "bmm.out", "baddbmm", "linear", "linear_act", "matmul", "matmul_out", "nt"})
-        m.impl(name, torch::CppFunction::makeFromBoxedFunction<&refuse_cpu>());
+        m.impl(name, torch::CppFunction::makeFromBoxedFunction<&hgemm_refuse_cpu>());
 }
 
 TORCH_LIBRARY_IMPL(hgemm, Autograd, m)
