@@ -14,8 +14,10 @@ column (max_abs_err for hgemm, torch_max_abs_err for torch, beside each
 other on every row). first_call_ms: the first call of the shape in this
 process, synchronized, wall clock. The two take turns, each window `iters`
 calls between two CUDA events. Columns: scaling, m, n, k, backend, run, ms,
-tflops, vs_torch_scaled_mm (torch's median ms over this row's ms),
-max_abs_err, torch_max_abs_err, first_call_ms."""
+tflops, gbps (A and B once, one byte an element, C's bf16 and the scales,
+over ms: the decode rows' measure against HBM), vs_torch_scaled_mm
+(torch's median ms over this row's ms), max_abs_err, torch_max_abs_err,
+first_call_ms."""
 import argparse
 import csv
 import statistics
@@ -110,17 +112,20 @@ def main():
                         times[nm].append(bench_timing.mean_ms(torch, fn, 3, args.iters))
                 torch_med = statistics.median(times["torch"]) if "torch" in times else float("nan")
                 flops = 2.0 * m * n * k
+                moved = m * k + n * k + 2 * m * n + 4 * (sa.numel() + sb.numel())  # bytes, each once
                 for nm, _ in runnable:
                     for r, ms in enumerate(times[nm]):
                         rows.append({"scaling": scaling, "m": m, "n": n, "k": k,
                                      "backend": "hgemm" if nm == "hgemm" else "torch_scaled_mm", "run": r,
                                      "ms": f"{ms:.5f}", "tflops": f"{flops / ms / 1e9:.1f}",
+                                     "gbps": f"{moved / ms / 1e6:.1f}",
                                      "vs_torch_scaled_mm": f"{torch_med / ms:.4f}",
                                      "max_abs_err": f"{errs['hgemm']:.4g}", "torch_max_abs_err": f"{errs['torch']:.4g}",
                                      "first_call_ms": f"{first[nm]:.3f}"})
                 med = {nm: statistics.median(t) for nm, t in times.items()}
                 h = med.get("hgemm", float("nan"))
-                print(f"{scaling:6} {m:5} x {n:5} x {k:5}  hgemm {h:.4f} ms {flops / h / 1e9:7.1f} TFLOP/s  "
+                print(f"{scaling:6} {m:5} x {n:5} x {k:5}  hgemm {h:.4f} ms {flops / h / 1e9:7.1f} TFLOP/s "
+                      f"{moved / h / 1e6:6.0f} GB/s  "
                       f"torch {torch_med:.4f} ms {flops / torch_med / 1e9:7.1f}  vs torch {torch_med / h:.3f}x  "
                       f"err {errs['hgemm']:.3g} (torch {errs['torch']:.3g})  first {first['hgemm']:.2f} / "
                       f"{first['torch']:.2f} ms", flush=True)
