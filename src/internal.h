@@ -403,8 +403,6 @@ typedef struct hgemm_fp8_problem {
     int k_zero;
 } hgemm_fp8_problem;
 hgemm_status hgemm__launch_fp8(const hgemm_fp8_problem *p, cudaStream_t stream);
-/* The scale arrays' lengths in floats: A's and B's for p's mode. */
-int64_t hgemm__fp8_scale_count(hgemm_scale_mode mode, int64_t rows, int64_t k);
 
 /* The table's V8 and V9 under a variant (the lab's ablations; src/v8/v8.c,
  * src/kernels/v9_skinny.cu). */

@@ -24,17 +24,16 @@ static int64_t span(int64_t rows, int64_t cols, int64_t ld, int64_t eb) {
     return elems > INT64_MAX / eb ? -1 : elems * eb;
 }
 
-/* rows * ceil(k / 128) stays within int64 for every request whose spans do
- * (rows > 0 bounds k by A's or B's span); k alone may be near INT64_MAX
- * where the operands are empty, so no k + 127. */
-int64_t hgemm__fp8_scale_count(hgemm_scale_mode mode, int64_t rows, int64_t k) {
-    const int64_t kb = k / FP8_SCALE_BLOCK + (k % FP8_SCALE_BLOCK != 0);
-    switch (mode) {
-    case HGEMM_SCALE_TENSOR: return 1;
-    case HGEMM_SCALE_ROW: return rows;
-    case HGEMM_SCALE_BLOCK: return rows * kb; /* A: rows = m; B: rows = ceil(n / 128) */
-    }
-    return -1;
+static int64_t ceil_block(int64_t x) { /* ceil(x / 128) without x + 127: x may be near INT64_MAX */
+    return x / FP8_SCALE_BLOCK + (x % FP8_SCALE_BLOCK != 0);
+}
+
+/* The scale arrays' lengths in floats, A's and B's, for a valid mode and
+ * sizes whose spans fit int64: rows * ceil(k / 128) then does too (rows > 0
+ * bounds k by A's or B's span). */
+static void scale_counts(hgemm_scale_mode mode, int64_t m, int64_t n, int64_t k, int64_t *sa_n, int64_t *sb_n) {
+    *sa_n = mode == HGEMM_SCALE_TENSOR ? 1 : mode == HGEMM_SCALE_ROW ? m : m * ceil_block(k);
+    *sb_n = mode == HGEMM_SCALE_TENSOR ? 1 : mode == HGEMM_SCALE_ROW ? n : ceil_block(n) * ceil_block(k);
 }
 
 /* log2 of the blocks (a cluster) that share each 128 x 128 tile, one slice
@@ -68,8 +67,8 @@ static hgemm_status fp8_validate(hgemm_kernel kernel, hgemm_dtype at, hgemm_dtyp
     const int64_t cb = ct == HGEMM_DTYPE_F32 ? 4 : 2;
     const int64_t a_all = span(m, k, lda, 1), b_all = span(n, k, ldb, 1), c_all = span(m, n, ldc, cb);
     if (a_all < 0 || b_all < 0 || c_all < 0) return HGEMM_ERROR_INVALID_VALUE;
-    const int64_t sa_n = hgemm__fp8_scale_count(mode, m, k);
-    const int64_t sb_n = hgemm__fp8_scale_count(mode, mode == HGEMM_SCALE_BLOCK ? n / 128 + (n % 128 != 0) : n, k);
+    int64_t sa_n, sb_n;
+    scale_counts(mode, m, n, k, &sa_n, &sb_n);
     if ((a_all && A == NULL) || (b_all && B == NULL) || (c_all && C == NULL) || sa == NULL || sb == NULL)
         return HGEMM_ERROR_INVALID_VALUE;
     if (k % 16 || lda % 16 || ldb % 16 || ldc % 8) return HGEMM_ERROR_MISALIGNED;
@@ -122,11 +121,10 @@ hgemm_status hgemm_gemm_fp8(hgemm_kernel kernel, hgemm_dtype a_dtype, hgemm_dtyp
     if (st == HGEMM_SUCCESS && !k_zero) {
         st = hgemm__check_ends(A, span(m, k, lda, 1), dev);
         if (st == HGEMM_SUCCESS) st = hgemm__check_ends(B, span(n, k, ldb, 1), dev);
-        if (st == HGEMM_SUCCESS) st = hgemm__check_ends(scale_a, hgemm__fp8_scale_count(scale_mode, m, k) * 4, dev);
-        if (st == HGEMM_SUCCESS) {
-            const int64_t rows_b = scale_mode == HGEMM_SCALE_BLOCK ? (n + 127) / 128 : n;
-            st = hgemm__check_ends(scale_b, hgemm__fp8_scale_count(scale_mode, rows_b, k) * 4, dev);
-        }
+        int64_t sa_n, sb_n;
+        scale_counts(scale_mode, m, n, k, &sa_n, &sb_n);
+        if (st == HGEMM_SUCCESS) st = hgemm__check_ends(scale_a, sa_n * 4, dev);
+        if (st == HGEMM_SUCCESS) st = hgemm__check_ends(scale_b, sb_n * 4, dev);
     }
     if (st != HGEMM_SUCCESS) return st;
     const hgemm_fp8_problem p = {a_dtype, b_dtype, c_dtype, scale_mode, m,       n,   k,   alpha, beta,

@@ -44,7 +44,6 @@ enum {
     F8_K_STEPS = F8_BK / 32,             /* m64nNk32 per stage */
     F8_DESC_K_STEP = 32 >> 4,            /* 32 bytes of k, in the descriptor's 16-byte units */
     F8_GROUPS = F8_BN / 8, /* column groups of a fragment: registers 4j .. 4j+3 */
-    F8_MAX_SPLIT = 8,      /* a portable cluster */
     /* the wide build */
     F8W_BN = 256,
     F8W_STAGES = 4,
@@ -69,8 +68,8 @@ struct __align__(SW128_ALIGN) f8w_smem {
 };
 static_assert(sizeof(f8w_smem) + SW128_ALIGN <= MAX_SMEM_PER_BLOCK, "the wide ring fits a block");
 /* setmaxnreg.inc takes its registers from those the producer warpgroup gives
- * back, not from the rest of the file (V8's run 111: a launch that asked for
- * more hung): at launch 168 each (65536 / 384, rounded down to 8). */
+ * back, not from the rest of the file (a launch that asks for more hangs):
+ * at launch 168 each (65536 / 384, rounded down to 8). */
 enum { F8W_LAUNCH_REGS = REGISTERS_PER_SM / F8W_THREADS / 8 * 8 };
 static_assert((F8W_CONSUMER_REGS - F8W_LAUNCH_REGS) * F8_CONSUMER_THREADS <=
                   (F8W_LAUNCH_REGS - F8W_PRODUCER_REGS) * WARPGROUP_THREADS,
@@ -81,13 +80,13 @@ static_assert(F8_BN == 128, "the block scales' 128 columns are one tile's");
 static_assert(F8_CONSUMERS * F8_GROUPS * WARPGROUP_THREADS * 16 <= sizeof(((f8_smem *)0)->a), "partials fit");
 
 typedef struct f8_args {
-    int32_t m, n, k_tiles, kb; /* kb: scale blocks along k, ceil(k / 128) */
+    int32_t m, n, k_tiles; /* k_tiles: also the scale blocks along k, ceil(k / 128), where k > 0 */
     float alpha, beta;
     void *C;
     int64_t ldc;
     const float *sa, *sb;
     uint32_t m_tiles, n_tiles;
-    int32_t split;     /* blocks per tile (a cluster), 1 .. F8_MAX_SPLIT, a power of 2 */
+    int32_t split;     /* blocks per tile (a cluster), 1, 2, 4 or 8 (hgemm__fp8_split_log) */
     int32_t split_log; /* log2(split) */
     int32_t nb;        /* 128-column blocks of B's scales, ceil(n / 128) */
 } f8_args;
@@ -104,13 +103,10 @@ static __device__ __forceinline__ void f8_stage_mma(float t[F8_BN / 2], uint64_t
     }
 }
 
-/* C's type: CT is __half, __nv_bfloat16 or float. */
-template <typename CT, int BN>
-static __device__ __forceinline__ void f8_store(const f8_args &a, const float d[BN / 2], float alpha, int32_t row0,
-                                                int32_t col0) {
+/* What the stores read: C, its sizes, alpha (the tensor scales folded in) and beta. */
+static __device__ __forceinline__ gemm_args f8_out(const f8_args &a, float alpha) {
     const gemm_args c = {a.m, a.n, 0, a.k_tiles, alpha, a.beta, (__half *)a.C, a.ldc};
-    if constexpr (__is_same(CT, float)) epilogue_m64n_f32_out_f32<BN>(c, d, row0, col0);
-    else epilogue_m64n_f32<CT, BN, true>(c, d, row0, col0);
+    return c;
 }
 
 /* d[0..63] += t * (s0 for the thread's first row, s1 for its second) */
@@ -124,13 +120,13 @@ static __device__ __forceinline__ void f8_promote(float *d, const float *t, floa
     }
 }
 
-/* One column group of the fragment (rows row, row + 8; columns col, col + 1):
- * the row and column scales where MODE says, then C. */
+/* One column group of the fragment (rows row, row + 8; columns col, col + 1)
+ * into C (CT: __half, __nv_bfloat16 or float), times the rows' scales a0, a1
+ * and the columns' in the row mode. */
 template <typename CT, hgemm_scale_mode MODE>
-static __device__ __forceinline__ void f8_store_group(const f8_args &a, const gemm_args &c, int32_t r0, int32_t r1,
+static __device__ __forceinline__ void f8_store_group(const f8_args &a, const gemm_args &c, float a0, float a1,
                                                       int32_t row, int32_t col, float4 v) {
     if constexpr (MODE == HGEMM_SCALE_ROW) {
-        const float a0 = a.sa[r0], a1 = a.sa[r1];
         const float b0 = a.sb[min(col, a.n - 1)], b1 = a.sb[min(col + 1, a.n - 1)];
         v.x *= a0 * b0, v.y *= a0 * b1, v.z *= a1 * b0, v.w *= a1 * b1;
     }
@@ -141,6 +137,24 @@ static __device__ __forceinline__ void f8_store_group(const f8_args &a, const ge
         store_pair_flat<CT>(c, row, col, v.x, v.y);
         store_pair_flat<CT>(c, row + 8, col, v.z, v.w);
     }
+}
+
+/* A consumer's whole fragment, BN columns from col0 (the thread's first
+ * row and column: row, col0 + frag_col); a0, a1 its rows' scales (row mode). */
+template <typename CT, hgemm_scale_mode MODE, int BN>
+static __device__ __forceinline__ void f8_store_tile(const f8_args &a, const gemm_args &c, const float d[BN / 2],
+                                                     float a0, float a1, int32_t row, int32_t col) {
+#pragma unroll
+    for (int j = 0; j < BN / 8; j++)
+        f8_store_group<CT, MODE>(a, c, a0, a1, row, col + 8 * j,
+                                 make_float4(d[4 * j], d[4 * j + 1], d[4 * j + 2], d[4 * j + 3]));
+}
+
+/* The rows' scales of the row mode (r0, r1 clamped to C's rows); 1 otherwise. */
+template <hgemm_scale_mode MODE>
+static __device__ __forceinline__ float2 f8_row_scales(const f8_args &a, int32_t r0, int32_t r1) {
+    if constexpr (MODE == HGEMM_SCALE_ROW) return make_float2(a.sa[r0], a.sa[r1]);
+    return make_float2(1.0f, 1.0f);
 }
 
 /* Both kernels' start: the ring's barriers (one thread), the maps
@@ -220,7 +234,7 @@ f8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
             for (int kt = kt0; kt < kt1; kt++, ring_advance(ring, &st)) {
                 float s0 = 1.0f, s1 = 1.0f;
                 if constexpr (MODE == HGEMM_SCALE_BLOCK) { /* issued before the wait: the loads overlap it */
-                    const float sb = args.sb[(int64_t)tile.n * args.kb + kt];
+                    const float sb = args.sb[(int64_t)tile.n * args.k_tiles + kt];
                     s0 = args.sa[(int64_t)kt * args.m + r0] * sb;
                     s1 = args.sa[(int64_t)kt * args.m + r1] * sb;
                 }
@@ -235,15 +249,8 @@ f8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
                 f8_promote(d, t, s0, s1);
             }
             if (args.split > 1) break; /* one tile per cluster: its partial sums meet below */
-            const gemm_args c = {args.m, args.n, 0, args.k_tiles, alpha, args.beta, (__half *)args.C, args.ldc};
-            if constexpr (MODE == HGEMM_SCALE_ROW) {
-#pragma unroll
-                for (int j = 0; j < F8_GROUPS; j++)
-                    f8_store_group<CT, MODE>(args, c, r0, r1, row0 + frag_row, col0 + frag_col + 8 * j,
-                                             make_float4(d[4 * j], d[4 * j + 1], d[4 * j + 2], d[4 * j + 3]));
-            } else {
-                f8_store<CT, F8_BN>(args, d, alpha, row0, col0);
-            }
+            const float2 rs = f8_row_scales<MODE>(args, r0, r1);
+            f8_store_tile<CT, MODE, F8_BN>(args, f8_out(args, alpha), d, rs.x, rs.y, row0 + frag_row, col0 + frag_col);
         }
         if (args.split == 1) return;
     }
@@ -271,14 +278,15 @@ f8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
             const int j = (int)rank + ((i >> args.split_log) << args.split_log);
             v[i] = ld_shared_cluster_f32x4(mapa_shared(&part[(g * F8_GROUPS + j) * WARPGROUP_THREADS + wt], i & mask));
         }
-        const gemm_args c = {args.m, args.n, 0, args.k_tiles, alpha, args.beta, (__half *)args.C, args.ldc};
+        const gemm_args c = f8_out(args, alpha);
+        const float2 rs = f8_row_scales<MODE>(args, r0, r1);
         float4 acc = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
 #pragma unroll
         for (int i = 0; i < F8_GROUPS; i++) {
             acc.x += v[i].x, acc.y += v[i].y, acc.z += v[i].z, acc.w += v[i].w;
             if ((i & mask) == mask) {
                 const int j = (int)rank + ((i >> args.split_log) << args.split_log);
-                f8_store_group<CT, MODE>(args, c, r0, r1, row0 + frag_row, col0 + frag_col + 8 * j, acc);
+                f8_store_group<CT, MODE>(args, c, rs.x, rs.y, row0 + frag_row, col0 + frag_col + 8 * j, acc);
                 acc = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
             }
         }
@@ -326,7 +334,7 @@ f8_wide_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant
         for (int kt = 0; kt < args.k_tiles; kt++, ring_advance(ring, &st)) {
             float s00 = 1.0f, s01 = 1.0f, s10 = 1.0f, s11 = 1.0f; /* s<half><row> */
             if constexpr (MODE == HGEMM_SCALE_BLOCK) {
-                const float b0 = args.sb[nb0 * args.kb + kt], b1 = args.sb[nb1 * args.kb + kt];
+                const float b0 = args.sb[nb0 * args.k_tiles + kt], b1 = args.sb[nb1 * args.k_tiles + kt];
                 const float a0 = args.sa[(int64_t)kt * args.m + r0], a1 = args.sa[(int64_t)kt * args.m + r1];
                 s00 = a0 * b0, s01 = a1 * b0, s10 = a0 * b1, s11 = a1 * b1;
             }
@@ -344,15 +352,8 @@ f8_wide_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant
             if (leader) ring_consumer_release(ring, st);
             f8_promote(d + F8_BN / 2, t, s10, s11);
         }
-        if constexpr (MODE == HGEMM_SCALE_ROW) {
-            const gemm_args c = {args.m, args.n, 0, args.k_tiles, alpha, args.beta, (__half *)args.C, args.ldc};
-#pragma unroll
-            for (int j = 0; j < F8W_BN / 8; j++)
-                f8_store_group<CT, MODE>(args, c, r0, r1, row0 + frag_row, col0 + frag_col + 8 * j,
-                                         make_float4(d[4 * j], d[4 * j + 1], d[4 * j + 2], d[4 * j + 3]));
-        } else {
-            f8_store<CT, F8W_BN>(args, d, alpha, row0, col0);
-        }
+        const float2 rs = f8_row_scales<MODE>(args, r0, r1);
+        f8_store_tile<CT, MODE, F8W_BN>(args, f8_out(args, alpha), d, rs.x, rs.y, row0 + frag_row, col0 + frag_col);
     }
 }
 
@@ -386,7 +387,6 @@ static hgemm_status f8_launch(const hgemm_fp8_problem *p, cudaStream_t stream) {
     f8_args args = {(int32_t)p->m,
                     (int32_t)p->n,
                     (int32_t)k_tiles,
-                    (int32_t)((p->k + 127) / 128),
                     p->k_zero ? 0.0f : p->alpha,
                     p->beta,
                     p->C,

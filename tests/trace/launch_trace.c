@@ -166,7 +166,7 @@ static int fp8_call(const char *line, calls_fn calls) {
     const int64_t sb_n = mode == HGEMM_SCALE_TENSOR ? 1 : mode == HGEMM_SCALE_ROW ? n : (n + 127) / 128 * kb;
     printf("fp8-call %s %s %lld %lld %lld target=%d\n", mname, cname, m, n, k, target);
     void *A = NULL, *B = NULL, *C = NULL, *sa = NULL, *sb = NULL;
-    cudaMalloc(&A, (size_t)(m * ld > 0 ? (m - 1) * ld + k : 16) + 0);
+    cudaMalloc(&A, (size_t)(m * ld > 0 ? (m - 1) * ld + k : 16));
     cudaMalloc(&B, (size_t)(n * ld > 0 ? (n - 1) * ld + k : 16));
     cudaMalloc(&C, (size_t)(m > 0 && n > 0 ? ((m - 1) * ldc + n) * (ct == HGEMM_DTYPE_F32 ? 4 : 2) : 16));
     cudaMalloc(&sa, (size_t)(sa_n > 0 ? sa_n : 1) * 4);
