@@ -56,6 +56,8 @@ def main():
     nk = NK if not args.shapes else tuple(tuple(int(v) for v in p.split(":")) for p in args.shapes.split(","))
     ms_list = [int(v) for v in args.m.split(",")]
     rows = []
+    out_csv = open(args.csv, "w", newline="") if args.csv else None
+    writer = None
     gen = torch.Generator(device="cuda").manual_seed(0)
     print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}")
     for scaling in args.scalings.split(","):
@@ -122,6 +124,13 @@ def main():
                                      "vs_torch_scaled_mm": f"{torch_med / ms:.4f}",
                                      "max_abs_err": f"{errs['hgemm']:.4g}", "torch_max_abs_err": f"{errs['torch']:.4g}",
                                      "first_call_ms": f"{first[nm]:.3f}"})
+                if out_csv is not None and rows:  # row by row: a run cut short keeps what it measured
+                    if writer is None:
+                        writer = csv.DictWriter(out_csv, fieldnames=list(rows[0].keys()))
+                        writer.writeheader()
+                    writer.writerows(rows)
+                    out_csv.flush()
+                    rows = []
                 med = {nm: statistics.median(t) for nm, t in times.items()}
                 h = med.get("hgemm", float("nan"))
                 print(f"{scaling:6} {m:5} x {n:5} x {k:5}  hgemm {h:.4f} ms {flops / h / 1e9:7.1f} TFLOP/s "
@@ -130,11 +139,8 @@ def main():
                       f"err {errs['hgemm']:.3g} (torch {errs['torch']:.3g})  first {first['hgemm']:.2f} / "
                       f"{first['torch']:.2f} ms", flush=True)
                 del a8, b8, sa, sb, x, w
-    if args.csv and rows:
-        with open(args.csv, "w", newline="") as f:
-            writer = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
-            writer.writeheader()
-            writer.writerows(rows)
+    if out_csv is not None:
+        out_csv.close()
     return 0
 
 
