@@ -8,13 +8,21 @@
  *                GELU_BIAS; cuBLASLt has no erf GELU and no SiLU: absent there);
  *   unfused      cublasGemmEx, then one element-wise pass of bias and activation.
  * fp16 or bf16, NT (nn.Linear's product), bias in C's type, beta 0, fp32
- * accumulation throughout. Before timing, hgemm's C is compared with the
+ * accumulation throughout.
+ * --wgrad: instead, the weight gradient accumulated into fp32 (TN, dW += dY^T X:
+ * A stored K x M, B K x N, C M x N fp32, beta 1, c_fp32), four entries again:
+ *   hgemm        AUTO through hgemm_gemm_ex with c_fp32, beta 1;
+ *   hgemm-plain  AUTO's TN product into C's 16-bit type, beta 0;
+ *   cublaslt     cublasGemmEx with an fp32 C and beta 1 (the column "vs_cublaslt");
+ *   unfused      cublasGemmEx into a 16-bit C, then one pass adding it into fp32.
+ * The check: hgemm's fp32 C against cuBLAS's, one call each from the same C
+ * (|d| <= 1e-3 + 1e-3 |ref|). Before timing, hgemm's C is compared with the
  * unfused sequence's (|d| <= 1e-2 + 1e-2 |ref|); a shape that fails prints
  * FAIL and is not timed. CSV columns: kernel, epilogue, m, n, k, dtype, run,
  * ms, vs_plain, vs_unfused, vs_cublaslt (the run's hgemm-plain, unfused and
  * cublaslt over this row's ms), tflops.
  *
- *   hgemm-epilogue-bench [--dtype f16|bf16] [--epilogues LIST] [--repeat N]
+ *   hgemm-epilogue-bench [--dtype f16|bf16] [--epilogues LIST | --wgrad] [--repeat N]
  *                        [--iters N] [--csv FILE] [M N K ...]
  */
 #include <stdint.h>
@@ -50,6 +58,8 @@ static const epilogue_kind EPILOGUES[] = {
     {"gelu-erf-bias", HGEMM_ACTIVATION_GELU_ERF, -1},
     {"silu-bias", HGEMM_ACTIVATION_SILU, -1},
 };
+/* --wgrad's one kind: not an activation, a form (TN, fp32 C, beta 1) */
+static const epilogue_kind WGRAD = {"wgrad-f32", HGEMM_ACTIVATION_NONE, -1};
 enum { EPILOGUE_COUNT = sizeof EPILOGUES / sizeof EPILOGUES[0] };
 
 /* The unfused sequence's second pass: C = act(C + bias), row-major m x n at ldc */
@@ -77,11 +87,33 @@ static void bias_act(hgemm_activation act, T *c, const T *bias, int64_t m, int64
     }
 }
 
+/* --wgrad's unfused second pass: acc (fp32) += c (16-bit), both row-major m x n at ldc */
+template <typename T>
+__global__ void accumulate_kernel(float *acc, const T *c, int64_t m, int64_t n, int64_t ldc) {
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < m * n; i += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t row = i / n, at = row * ldc + (i - row * n);
+        acc[at] += elem<T>::to_float(c[at]);
+    }
+}
+
+/* the largest |x - ref| and how many exceed atol + rtol |ref|, over m x n fp32 at ldc */
+__global__ void compare_f32_kernel(const float *x, const float *ref, int64_t m, int64_t n, int64_t ldc, float atol,
+                                   float rtol, float *worst, unsigned long long *bad) {
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < m * n; i += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t row = i / n, at = row * ldc + (i - row * n);
+        const float d = fabsf(x[at] - ref[at]);
+        if (!(d <= atol + rtol * fabsf(ref[at]))) atomicAdd(bad, 1ull); /* NaN counts as bad */
+        if (d == d) atomicMax((unsigned int *)worst, __float_as_uint(d)); /* d >= 0: bits order as values */
+    }
+}
+
 typedef struct ctx {
     hgemm_dtype dtype;
     cudaDataType_t cuda_type;
     int64_t m, n, k, ld_ab, ldc;
-    void *A, *B, *bias, *C[ENTRIES], *workspace, *lt_workspace;
+    int wgrad;        /* --wgrad: TN, fp32 C, beta 1 (A is K x M at lda, B K x N at ldb) */
+    int64_t lda, ldb; /* --wgrad's */
+    void *A, *B, *bias, *C[ENTRIES], *tmp, *workspace, *lt_workspace;
     size_t lt_workspace_bytes;
     cublasHandle_t blas;
     cublasLtHandle_t lt;
@@ -134,8 +166,50 @@ static void lt_teardown(ctx *c) {
     cublasLtMatmulDescDestroy(c->lt_op);
 }
 
+static int run_wgrad_entry(ctx *c, int e) {
+    const float one = 1.0f, zero = 0.0f;
+    switch (e) {
+    case E_HGEMM: {
+        hgemm_options o;
+        memset(&o, 0, sizeof o);
+        o.size = sizeof o;
+        o.workspace = c->workspace;
+        o.workspace_bytes = HGEMM_WORKSPACE_BYTES;
+        o.c_fp32 = 1;
+        return hgemm_gemm_ex(HGEMM_KERNEL_AUTO, c->dtype, HGEMM_OP_T, HGEMM_OP_N, c->m, c->n, c->k, 1.0f, c->A, c->lda,
+                             0, c->B, c->ldb, 0, 1.0f, c->C[e], c->ldc, 0, 1, &o, c->stream) == HGEMM_SUCCESS;
+    }
+    case E_PLAIN: {
+        const hgemm_nt_options o = {c->workspace, HGEMM_WORKSPACE_BYTES, 0, NULL, 0};
+        return hgemm_gemm(HGEMM_KERNEL_AUTO, c->dtype, HGEMM_OP_T, HGEMM_OP_N, c->m, c->n, c->k, 1.0f, c->A, c->lda, 0,
+                          c->B, c->ldb, 0, 0.0f, c->C[e], c->ldc, 0, 1, &o, c->stream) == HGEMM_SUCCESS;
+    }
+    case E_LT: /* column-major: C^T (n x m) = B^T (n x k, B as stored) times A (k x m, A as stored, transposed) */
+        return cublasGemmEx(c->blas, CUBLAS_OP_N, CUBLAS_OP_T, (int)c->n, (int)c->m, (int)c->k, &one, c->B,
+                            c->cuda_type, (int)c->ldb, c->A, c->cuda_type, (int)c->lda, &one, c->C[e], CUDA_R_32F,
+                            (int)c->ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_SUCCESS;
+    default: {
+        if (cublasGemmEx(c->blas, CUBLAS_OP_N, CUBLAS_OP_T, (int)c->n, (int)c->m, (int)c->k, &one, c->B, c->cuda_type,
+                         (int)c->ldb, c->A, c->cuda_type, (int)c->lda, &zero, c->tmp, c->cuda_type, (int)c->ldc,
+                         CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) != CUBLAS_STATUS_SUCCESS)
+            return 0;
+        const int threads = 256;
+        const int64_t want = (c->m * c->n + threads - 1) / threads;
+        const unsigned blocks = (unsigned)(want < 4096 ? want : 4096);
+        if (c->dtype == HGEMM_DTYPE_BF16)
+            accumulate_kernel<__nv_bfloat16><<<blocks, threads, 0, c->stream>>>(
+                (float *)c->C[e], (const __nv_bfloat16 *)c->tmp, c->m, c->n, c->ldc);
+        else
+            accumulate_kernel<__half><<<blocks, threads, 0, c->stream>>>((float *)c->C[e], (const __half *)c->tmp,
+                                                                         c->m, c->n, c->ldc);
+        return cudaGetLastError() == cudaSuccess;
+    }
+    }
+}
+
 static int run_entry(ctx *c, int e) {
     const float one = 1.0f, zero = 0.0f;
+    if (c->wgrad) return run_wgrad_entry(c, e);
     switch (e) {
     case E_HGEMM: {
         hgemm_options o;
@@ -170,21 +244,45 @@ static int run_entry(ctx *c, int e) {
     }
 }
 
+/* --wgrad: hgemm's fp32 C against cuBLAS's, each one call from the same C (C[E_HGEMM] and C[E_LT]
+ * filled alike before) */
+static int wgrad_agree(ctx *c, double *worst) {
+    float *dev_worst;
+    unsigned long long *dev_bad;
+    HGEMM_CHECK_CUDA(cudaMalloc(&dev_worst, 2 * sizeof(float) + sizeof(unsigned long long)));
+    dev_bad = (unsigned long long *)(dev_worst + 2);
+    HGEMM_CHECK_CUDA(cudaMemsetAsync(dev_worst, 0, 2 * sizeof(float) + sizeof(unsigned long long), c->stream));
+    compare_f32_kernel<<<1024, 256, 0, c->stream>>>((const float *)c->C[E_HGEMM], (const float *)c->C[E_LT], c->m,
+                                                    c->n, c->ldc, 1e-3f, 1e-3f, dev_worst, dev_bad);
+    HGEMM_CHECK_CUDA(cudaGetLastError());
+    float w = 0.0f;
+    unsigned long long bad = 0;
+    HGEMM_CHECK_CUDA(cudaMemcpyAsync(&w, dev_worst, sizeof w, cudaMemcpyDeviceToHost, c->stream));
+    HGEMM_CHECK_CUDA(cudaMemcpyAsync(&bad, dev_bad, sizeof bad, cudaMemcpyDeviceToHost, c->stream));
+    HGEMM_CHECK_CUDA(cudaStreamSynchronize(c->stream));
+    HGEMM_CHECK_CUDA(cudaFree(dev_worst));
+    *worst = w;
+    return bad == 0;
+}
+
 /* hgemm's C (and cuBLASLt's) against the unfused sequence's */
 static int outputs_agree(ctx *c, int e, double *worst) {
+    if (c->wgrad) return wgrad_agree(c, worst);
     return hgemm_check_outputs_agree_dt(c->dtype, c->C[e], c->C[E_UNFUSED], c->m, c->n, c->ldc, 1e-2, 1e-2, worst);
 }
 
 int main(int argc, char **argv) {
     hgemm_dtype dtype = HGEMM_DTYPE_BF16;
     const char *epilogues = "bias,relu-bias,gelu-bias,gelu-erf-bias,silu-bias", *csv_path = NULL;
-    int repeat = 3, iters = 40;
+    int repeat = 3, iters = 40, wgrad = 0;
     int64_t shapes[MAX_SHAPES][3];
     int nshapes = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--dtype") && i + 1 < argc) {
             i++;
             dtype = !strcmp(argv[i], "f16") ? HGEMM_DTYPE_F16 : HGEMM_DTYPE_BF16;
+        } else if (!strcmp(argv[i], "--wgrad")) {
+            wgrad = 1;
         } else if (!strcmp(argv[i], "--epilogues") && i + 1 < argc) {
             epilogues = argv[++i];
         } else if (!strcmp(argv[i], "--repeat") && i + 1 < argc) {
@@ -199,8 +297,10 @@ int main(int argc, char **argv) {
             i += 2;
         } else {
             fprintf(stderr,
-                    "usage: %s [--dtype f16|bf16] [--epilogues LIST] [--repeat N] [--iters N] [--csv FILE] [M N K ...]\n"
+                    "usage: %s [--dtype f16|bf16] [--epilogues LIST | --wgrad] [--repeat N] [--iters N] [--csv FILE] "
+                    "[M N K ...]\n"
                     "  epilogues: bias, relu-bias, gelu-bias (tanh), gelu-erf-bias, silu-bias\n"
+                    "  --wgrad: instead, dW += dY^T X into fp32 (TN, c_fp32, beta 1) beside cuBLAS's fp32 C\n"
                     "  default shapes: 8192^3 and four Llama 3 8B prefill products at 4096 tokens\n",
                     argv[0]);
             return 2;
@@ -232,6 +332,7 @@ int main(int argc, char **argv) {
     ctx c;
     memset(&c, 0, sizeof c);
     c.dtype = dtype;
+    c.wgrad = wgrad;
     c.cuda_type = dtype == HGEMM_DTYPE_BF16 ? CUDA_R_16BF : CUDA_R_16F;
     HGEMM_CHECK_CUDA(cudaStreamCreate(&c.stream));
     HGEMM_CHECK_CUBLAS(cublasCreate(&c.blas));
@@ -252,24 +353,38 @@ int main(int argc, char **argv) {
         c.k = shapes[s][2];
         c.ld_ab = (c.k + 7) / 8 * 8;
         c.ldc = (c.n + 7) / 8 * 8;
-        HGEMM_CHECK_CUDA(cudaMalloc(&c.A, (size_t)(c.m * c.ld_ab) * 2));
-        HGEMM_CHECK_CUDA(cudaMalloc(&c.B, (size_t)(c.n * c.ld_ab) * 2));
+        c.lda = (c.m + 7) / 8 * 8;
+        c.ldb = c.ldc;
+        /* --wgrad: A is K x M and B K x N as stored, C fp32 */
+        const int64_t a_elems = wgrad ? c.k * c.lda : c.m * c.ld_ab, b_elems = wgrad ? c.k * c.ldb : c.n * c.ld_ab;
+        HGEMM_CHECK_CUDA(cudaMalloc(&c.A, (size_t)a_elems * 2));
+        HGEMM_CHECK_CUDA(cudaMalloc(&c.B, (size_t)b_elems * 2));
         HGEMM_CHECK_CUDA(cudaMalloc(&c.bias, (size_t)c.ldc * 2));
-        for (int e = 0; e < ENTRIES; e++) HGEMM_CHECK_CUDA(cudaMalloc(&c.C[e], (size_t)(c.m * c.ldc) * 2));
-        hgemm_check_fill_random_dt(dtype, c.A, c.m, c.k, c.ld_ab, 1, hgemm_check_unit_scale(c.k), c.stream);
-        hgemm_check_fill_random_dt(dtype, c.B, c.n, c.k, c.ld_ab, 2, hgemm_check_unit_scale(c.k), c.stream);
+        HGEMM_CHECK_CUDA(cudaMalloc(&c.tmp, (size_t)(c.m * c.ldc) * 2));
+        for (int e = 0; e < ENTRIES; e++) HGEMM_CHECK_CUDA(cudaMalloc(&c.C[e], (size_t)(c.m * c.ldc) * (wgrad ? 4 : 2)));
+        if (wgrad) {
+            hgemm_check_fill_random_dt(dtype, c.A, c.k, c.m, c.lda, 1, hgemm_check_unit_scale(c.k), c.stream);
+            hgemm_check_fill_random_dt(dtype, c.B, c.k, c.n, c.ldb, 2, hgemm_check_unit_scale(c.k), c.stream);
+            /* the accumulators start equal: zero, then one product each is what the check compares */
+            for (int e = 0; e < ENTRIES; e++)
+                HGEMM_CHECK_CUDA(cudaMemsetAsync(c.C[e], 0, (size_t)(c.m * c.ldc) * 4, c.stream));
+        } else {
+            hgemm_check_fill_random_dt(dtype, c.A, c.m, c.k, c.ld_ab, 1, hgemm_check_unit_scale(c.k), c.stream);
+            hgemm_check_fill_random_dt(dtype, c.B, c.n, c.k, c.ld_ab, 2, hgemm_check_unit_scale(c.k), c.stream);
+        }
         hgemm_check_fill_random_dt(dtype, c.bias, 1, c.n, c.ldc, 3, hgemm_check_unit_scale(1), c.stream);
         const double flops = 2.0 * (double)c.m * (double)c.n * (double)c.k;
-        for (int p = 0; p < EPILOGUE_COUNT; p++) {
-            if (!strstr(epilogues, EPILOGUES[p].name)) continue;
+        for (int p = 0; p < (wgrad ? 1 : EPILOGUE_COUNT); p++) {
+            if (!wgrad && !strstr(epilogues, EPILOGUES[p].name)) continue;
             /* "gelu-bias" is a substring of nothing else; "bias" alone must be the whole item */
-            if (!strcmp(EPILOGUES[p].name, "bias")) {
+            if (!wgrad && !strcmp(EPILOGUES[p].name, "bias")) {
                 char list[256];
                 snprintf(list, sizeof list, ",%s,", epilogues);
                 if (!strstr(list, ",bias,")) continue;
             }
-            c.epi = &EPILOGUES[p];
+            c.epi = wgrad ? &WGRAD : &EPILOGUES[p];
             lt_setup(&c);
+            if (wgrad) c.lt_ok = 1; /* the slot runs cublasGemmEx's fp32 C */
             int present[ENTRIES] = {1, 1, c.lt_ok, 1}, ids[ENTRIES], count = 0;
             for (int e = 0; e < ENTRIES; e++)
                 if (present[e]) ids[count++] = e;
@@ -281,10 +396,12 @@ int main(int argc, char **argv) {
                 }
             HGEMM_CHECK_CUDA(cudaStreamSynchronize(c.stream));
             double worst = 0.0, worst_lt = 0.0;
-            const int ok = outputs_agree(&c, E_HGEMM, &worst), ok_lt = !c.lt_ok || outputs_agree(&c, E_LT, &worst_lt);
-            printf("%s %s %s %lld x %lld x %lld: hgemm against the unfused sequence max |d| %.2e%s", ok ? "ok" : "FAIL",
-                   dname, c.epi->name, (long long)c.m, (long long)c.n, (long long)c.k, worst, ok_lt ? "" : " (cuBLASLt off too)");
-            if (c.lt_ok) printf(", cuBLASLt %.2e", worst_lt);
+            const int ok = outputs_agree(&c, E_HGEMM, &worst),
+                      ok_lt = wgrad || !c.lt_ok || outputs_agree(&c, E_LT, &worst_lt);
+            printf("%s %s %s %lld x %lld x %lld: hgemm against %s max |d| %.2e%s", ok ? "ok" : "FAIL", dname,
+                   c.epi->name, (long long)c.m, (long long)c.n, (long long)c.k,
+                   wgrad ? "cuBLAS's fp32 C" : "the unfused sequence", worst, ok_lt ? "" : " (cuBLASLt off too)");
+            if (c.lt_ok && !wgrad) printf(", cuBLASLt %.2e", worst_lt);
             printf("\n");
             if (!ok) {
                 failures++;
@@ -343,6 +460,7 @@ int main(int argc, char **argv) {
         HGEMM_CHECK_CUDA(cudaFree(c.A));
         HGEMM_CHECK_CUDA(cudaFree(c.B));
         HGEMM_CHECK_CUDA(cudaFree(c.bias));
+        HGEMM_CHECK_CUDA(cudaFree(c.tmp));
         for (int e = 0; e < ENTRIES; e++) HGEMM_CHECK_CUDA(cudaFree(c.C[e]));
     }
     if (csv) fclose(csv);
