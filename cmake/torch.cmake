@@ -64,7 +64,8 @@ if(hgemm_torch_dir)
   enable_language(CXX)
   add_library(hgemm_torch SHARED ${PROJECT_SOURCE_DIR}/python/hgemm/csrc/ops.cpp
               ${PROJECT_SOURCE_DIR}/python/hgemm/csrc/grouped.cpp
-              ${PROJECT_SOURCE_DIR}/python/hgemm/csrc/fp8.cpp)
+              ${PROJECT_SOURCE_DIR}/python/hgemm/csrc/fp8.cpp
+              ${PROJECT_SOURCE_DIR}/python/hgemm/csrc/wgrad.cpp)
   target_include_directories(hgemm_torch SYSTEM PRIVATE "${hgemm_torch_dir}/include")
   target_include_directories(hgemm_torch PRIVATE ${PROJECT_SOURCE_DIR}/python/hgemm/csrc)
   target_compile_features(hgemm_torch PRIVATE cxx_std_17)

@@ -6,6 +6,7 @@
     c = hgemm.functional.bmm(a, b)           # torch.bmm
     y = hgemm.functional.grouped_mm(x, w, offs=offs)   # F.grouped_mm's 2D x 3D form (MoE experts)
     y = hgemm.functional.scaled_mm(a8, b8.t(), sa, sb)  # torch._scaled_mm (FP8, no autograd)
+    hgemm.functional.wgrad_accumulate_(main_grad, dy, x)  # main_grad (fp32) += dy^T x, in place
 
 fp16 or bf16 CUDA tensors of one type, fp32 accumulation (kernel="auto"),
 on torch's current stream. Gradients: dX = dY W through hgemm's NN form,
@@ -141,3 +142,13 @@ if _torch.torch is not None:
             a, b, offs = ctx.saved_tensors
             da, db = _grouped_backward(a, b, offs, dy, ctx.needs_input_grad[0], ctx.needs_input_grad[1])
             return da, db, None, None
+
+
+def wgrad_accumulate_(main_grad, grad_output, input):
+    """main_grad += grad_output^T @ input, in place, in fp32: the weight
+    gradient of a linear layer added into the fp32 buffer mixed-precision
+    training keeps (Megatron's main_grad). main_grad (out, in) float32,
+    contiguous, in % 8 == 0; grad_output (..., out) and input (..., in) fp16
+    or bf16 of one type, their leading dimensions the tokens. One hgemm call
+    (the TN form, fp32 C, beta 1): the 16-bit product is never rounded."""
+    _ops().wgrad_accumulate_(main_grad, grad_output, input)

@@ -6,6 +6,12 @@
 Linear is torch.nn.Linear (the same parameters, initialisation and
 state_dict) whose forward runs torch.ops.hgemm.linear, with autograd. It
 needs the native operators (hgemm.native_ops()).
+
+Mixed-precision training that keeps an fp32 copy of each weight's gradient
+(Megatron's `weight.main_grad`): where the weight has a `main_grad`
+attribute (an fp32 tensor of its shape), the backward adds dW into it in
+place, in fp32 (torch.ops.hgemm.wgrad_accumulate_), and leaves weight.grad
+None, so the 16-bit gradient is never formed.
 """
 from . import _torch
 
@@ -17,6 +23,42 @@ _compiling = getattr(getattr(torch, "compiler", None), "is_compiling", lambda: F
 
 
 _ACTIVATIONS = ("relu", "gelu", "gelu_tanh", "silu")
+_ACT_FNS = {"relu": lambda y: torch.relu(y), "gelu": lambda y: torch.nn.functional.gelu(y),
+            "gelu_tanh": lambda y: torch.nn.functional.gelu(y, approximate="tanh"),
+            "silu": lambda y: torch.nn.functional.silu(y)}
+
+
+def _rows_ready(g):
+    """g as (tokens, cols) rows hgemm reads: contiguous, cols padded to 8 where needed."""
+    g = g.reshape(-1, g.shape[-1])
+    if g.is_contiguous() and g.shape[-1] % 8 == 0:
+        return g
+    padded = torch.empty(g.shape[0], (g.shape[-1] + 7) // 8 * 8, device=g.device, dtype=g.dtype)
+    padded[:, :g.shape[-1]].copy_(g)
+    return padded[:, :g.shape[-1]]
+
+
+class _LinearMainGrad(torch.autograd.Function):
+    """linear whose weight gradient goes into weight.main_grad (fp32, in place)."""
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, kernel):
+        ctx.save_for_backward(x, weight)
+        ctx.has_bias, ctx.kernel = bias is not None, kernel
+        return torch.ops.hgemm.linear(x, weight, bias, kernel_name=kernel)
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, weight = ctx.saved_tensors
+        g = _rows_ready(grad)
+        dx = db = None
+        if ctx.needs_input_grad[0]:
+            dx = torch.ops.hgemm.mm(g, weight, kernel_name=ctx.kernel).reshape(x.shape)
+        if ctx.needs_input_grad[1]:
+            torch.ops.hgemm.wgrad_accumulate_(weight.main_grad, g, x.reshape(-1, x.shape[-1]))
+        if ctx.has_bias and ctx.needs_input_grad[2]:
+            db = g.sum(0)
+        return dx, None, db, None
 
 
 class Linear(torch.nn.Linear):
@@ -45,6 +87,12 @@ class Linear(torch.nn.Linear):
         if _torch._native_linear is None:
             raise RuntimeError("hgemm.nn.Linear needs hgemm's native torch operators, which are not "
                                "loaded: %s" % _torch.native_missing)
+        if getattr(self.weight, "main_grad", None) is not None and self.weight.requires_grad \
+                and torch.is_grad_enabled():
+            y = _LinearMainGrad.apply(input, self.weight, self.bias, self.kernel)
+            if self.activation:
+                y = _ACT_FNS[self.activation](y)
+            return y if self.out_features % 8 == 0 else y.contiguous()
         if self.activation:
             y = torch.ops.hgemm.linear_act(input, self.weight, self.bias, activation=self.activation,
                                            kernel_name=self.kernel)

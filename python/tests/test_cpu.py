@@ -1518,5 +1518,52 @@ class NativeScaledMMFakeTests(unittest.TestCase):
             torch.ops.hgemm.grouped_mm(a, b, offs)
 
 
+class NativeWgradFakeTests(unittest.TestCase):
+    """torch.ops.hgemm.wgrad_accumulate_ without a GPU: its meta side (the
+    checks torch.compile runs), the errors, host tensors refused by name, and
+    hgemm.nn.Linear's main_grad path wired through autograd on meta tensors
+    (weight.grad left None, dX and the bias gradient of their shapes). Runs
+    where torch is installed and hgemm's native operators are built."""
+
+    @classmethod
+    def setUpClass(cls):
+        NativeScaledMMFakeTests.setUpClass.__func__(cls)
+        import hgemm.nn
+        cls.nn = hgemm.nn
+
+    def test_meta_and_errors(self):
+        torch = self.torch
+        bf = torch.bfloat16
+        main = torch.empty(264, 136, device="meta")
+        g, x = torch.empty(3, 40, 264, device="meta", dtype=bf), torch.empty(120, 136, device="meta", dtype=bf)
+        self.assertIsNone(torch.ops.hgemm.wgrad_accumulate_(main, g, x))
+        with self.assertRaisesRegex(TypeError, "main_grad: expected float32"):
+            torch.ops.hgemm.wgrad_accumulate_(main.to(bf), g, x)
+        with self.assertRaisesRegex(TypeError, "both must be the same type"):
+            torch.ops.hgemm.wgrad_accumulate_(main, g, x.half())
+        with self.assertRaisesRegex(ValueError, "expected main_grad \\(grad_output.shape\\[-1\\]"):
+            torch.ops.hgemm.wgrad_accumulate_(main.t(), g, x)
+        with self.assertRaisesRegex(ValueError, "different numbers of tokens"):
+            torch.ops.hgemm.wgrad_accumulate_(main, g, x[:119])
+        with self.assertRaisesRegex(TypeError, "wgrad_accumulate_: main_grad: expected a CUDA tensor"):
+            self.HF.wgrad_accumulate_(torch.zeros(8, 8), torch.zeros(2, 8, dtype=bf), torch.zeros(2, 8, dtype=bf))
+
+    def test_linear_main_grad_path(self):
+        torch = self.torch
+        layer = self.nn.Linear(136, 264, device="meta", dtype=torch.bfloat16)
+        layer.weight.main_grad = torch.zeros(264, 136, device="meta")
+        x = torch.empty(3, 40, 136, device="meta", dtype=torch.bfloat16, requires_grad=True)
+        y = layer(x)
+        self.assertEqual(tuple(y.shape), (3, 40, 264))
+        y.backward(torch.empty(3, 40, 264, device="meta", dtype=torch.bfloat16))
+        self.assertIsNone(layer.weight.grad)
+        self.assertEqual(tuple(x.grad.shape), (3, 40, 136))
+        self.assertEqual(tuple(layer.bias.grad.shape), (264,))
+        # without main_grad: the ordinary gradient
+        del layer.weight.main_grad
+        layer(x).backward(torch.empty(3, 40, 264, device="meta", dtype=torch.bfloat16))
+        self.assertEqual(tuple(layer.weight.grad.shape), (264, 136))
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -246,6 +246,44 @@ class NativeOpsTests(unittest.TestCase):
             self.assertClose(bb.grad, ba.detach().double().transpose(1, 2) @ gb.double(), "bmm dB " + dtype,
                              atol=2 * ATOL)
 
+    def test_wgrad_accumulate(self):
+        """dW added into an fp32 main_grad in place (TN, fp32 C, beta 1):
+        against main_grad + dY^T X in fp64; inputs whose rows need a copy
+        (a column slice) give the same; hgemm.nn.Linear with weight.main_grad
+        fills it and leaves weight.grad None, dX as torch's."""
+        torch = self.torch
+        for dtype in DTYPES:
+            for tokens, out, inn in ((120, 264, 136), (1, 4096, 4096), (4100, 72, 200)):
+                base = torch.randn(out, inn, device="cuda", dtype=torch.float32)
+                main = base.clone()
+                g = self.randn(tokens, out, k=1, dtype=dtype)
+                x = self.randn(tokens, inn, k=1, dtype=dtype)
+                self.ops.wgrad_accumulate_(main, g, x)
+                ref = base.double() + g.double().t() @ x.double()
+                # fp32 sums of `tokens` products: far inside atol scaled by sqrt(tokens)
+                self.assertClose(main, ref, "wgrad %s %dx%dx%d" % (dtype, out, inn, tokens),
+                                 atol=1e-4 * max(tokens, 1) ** 0.5)
+            wide = self.randn(50, 300, k=1, dtype=dtype)
+            g, x = wide[:, :264], self.randn(50, 136, k=1, dtype=dtype)  # g's rows 300 apart: copied
+            main = torch.zeros(264, 136, device="cuda")
+            self.ops.wgrad_accumulate_(main, g, x)
+            self.assertClose(main, g.double().t() @ x.double(), "wgrad, strided grad_output " + dtype, atol=1e-3)
+            with self.assertRaisesRegex(ValueError, "multiple of 8"):
+                self.ops.wgrad_accumulate_(torch.zeros(264, 130, device="cuda"), g, self.randn(50, 130, k=1,
+                                                                                               dtype=dtype))
+            layer = hgemm.nn.Linear(136, 264, device="cuda", dtype=getattr(torch, dtype))
+            layer.weight.main_grad = torch.zeros(264, 136, device="cuda")
+            xin = self.randn(3, 40, 136, k=136, dtype=dtype).requires_grad_()
+            gy = self.randn(3, 40, 264, k=1, dtype=dtype)
+            layer(xin).backward(gy)
+            layer(xin).backward(gy)  # twice: main_grad accumulates
+            self.assertIsNone(layer.weight.grad)
+            g64, x64 = gy.double().reshape(120, 264), xin.detach().double().reshape(120, 136)
+            self.assertClose(layer.weight.main_grad, 2 * (g64.t() @ x64), "Linear main_grad " + dtype, atol=1e-3)
+            self.assertClose(xin.grad, 2 * (gy.double() @ layer.weight.detach().double()), "Linear dX " + dtype,
+                             atol=4 * ATOL)
+            self.assertClose(layer.bias.grad, 2 * g64.sum(0), "Linear dbias " + dtype, atol=ATOL * 120 ** 0.5)
+
     def test_swap_linears_training(self):
         # A small MLP: the same loss and gradients with hgemm.nn.Linear as with nn.Linear.
         torch = self.torch
