@@ -173,9 +173,7 @@ static int run_wgrad_entry(ctx *c, int e) {
         hgemm_options o;
         memset(&o, 0, sizeof o);
         o.size = sizeof o;
-        o.workspace = c->workspace;
-        o.workspace_bytes = HGEMM_WORKSPACE_BYTES;
-        o.c_fp32 = 1;
+        o.c_fp32 = 1; /* no workspace: an fp32 C is never split (hgemm_gemm_ex) */
         return hgemm_gemm_ex(HGEMM_KERNEL_AUTO, c->dtype, HGEMM_OP_T, HGEMM_OP_N, c->m, c->n, c->k, 1.0f, c->A, c->lda,
                              0, c->B, c->ldb, 0, 1.0f, c->C[e], c->ldc, 0, 1, &o, c->stream) == HGEMM_SUCCESS;
     }
