@@ -19,7 +19,8 @@
  *     the two "wide" cases have 128 x 256 tiles enough for the wide build)
  *     and on 4 SMs (no split; the wide build where n > 128 and there are at
  *     least 4 tiles of 128 x 256; each block walks many tiles).
- * The bound: |C - ref| <= C's rounding of |ref| + 2^-10 * sum |a_k b_k|
+ * The bound: |C - ref| <= C's rounding of |ref| (half a subnormal step below
+ * C's smallest normal) + 2^-10 * sum |a_k b_k|
  * (the tensor core's sums over each 128 of k, kept narrower than fp32,
  * then added in fp32); each case prints its worst error over that sum.
  * Exit 77 (skipped) without an sm_90 GPU.
@@ -99,6 +100,12 @@ static double c_get(hgemm_dtype ct, const void *c, int64_t i) {
 
 static double c_unit(hgemm_dtype ct) { /* half an ulp at 1 */
     return ct == HGEMM_DTYPE_F32 ? ldexp(1.0, -24) : ct == HGEMM_DTYPE_F16 ? ldexp(1.0, -11) : ldexp(1.0, -8);
+}
+
+/* half the spacing of C's subnormals: the rounding of a value below C's smallest normal
+ * (fp16's start at 2^-14, 2^-24 apart) */
+static double c_floor(hgemm_dtype ct) {
+    return ct == HGEMM_DTYPE_F32 ? ldexp(1.0, -150) : ct == HGEMM_DTYPE_F16 ? ldexp(1.0, -25) : ldexp(1.0, -134);
 }
 
 static int run_case(const fp8_case *t, int sm_target) {
@@ -194,7 +201,7 @@ static int run_case(const fp8_case *t, int sm_target) {
             mag = t->alpha == 0.0f ? 0.0 : mag * fabs(t->alpha);
             if (beta != 0.0f) ref += beta * c_get(t->ct, hC0, e), mag += fabs(beta * c_get(t->ct, hC0, e));
             const double got = c_get(t->ct, hC, e), err = fabs(got - ref);
-            const double bound = 2.0 * c_unit(t->ct) * fabs(ref) + ldexp(mag, -10) + 1e-30;
+            const double bound = 2.0 * c_unit(t->ct) * fabs(ref) + c_floor(t->ct) + ldexp(mag, -10);
             if (!(err <= bound)) {
                 if (bad < 5)
                     printf("     C[%lld][%lld] = %.8g, reference %.8g (bound %.3g)\n", (long long)i, (long long)j, got,
