@@ -525,8 +525,8 @@ gpu_smoke)
     grep -q '^# max_window_ms: 15 (a run whose windows would last longer' "$csv" ||
         fail "no '# max_window_ms: 15' metadata line (the default cap)"
     header=$(grep -v '^#' "$csv" | head -n 1)
-    echo "$header" | grep -q ',window_clock_events,interleave$' ||
-        fail "interleave is not the last column: '$header'"
+    echo "$header" | grep -q ',window_clock_events,interleave,workspace_bytes$' ||
+        fail "the header does not end with interleave, workspace_bytes: '$header'"
     rows=$(grep -v '^#' "$csv" | tail -n +2 | grep -c ',ok,')
     [ "$rows" -eq 6 ] || fail "--interleave: expected 6 ok rows (3 kernels x 2 runs), got $rows"
     expect_interleave "$csv" 3
