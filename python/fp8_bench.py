@@ -126,6 +126,8 @@ def main():
                                      "first_call_ms": f"{first[nm]:.3f}"})
                 if out_csv is not None and rows:  # row by row: a run cut short keeps what it measured
                     if writer is None:
+                        out_csv.write(f"# tool: python/fp8_bench.py\n# gpu: {torch.cuda.get_device_name()}, "
+                                      f"torch {torch.__version__}\n# command: {' '.join(sys.argv)}\n")
                         writer = csv.DictWriter(out_csv, fieldnames=list(rows[0].keys()))
                         writer.writeheader()
                     writer.writerows(rows)
