@@ -23,9 +23,9 @@ _compiling = getattr(getattr(torch, "compiler", None), "is_compiling", lambda: F
 
 
 _ACTIVATIONS = ("relu", "gelu", "gelu_tanh", "silu")
-_ACT_FNS = {"relu": lambda y: torch.relu(y), "gelu": lambda y: torch.nn.functional.gelu(y),
+_ACT_FNS = {"relu": torch.relu, "gelu": torch.nn.functional.gelu,
             "gelu_tanh": lambda y: torch.nn.functional.gelu(y, approximate="tanh"),
-            "silu": lambda y: torch.nn.functional.silu(y)}
+            "silu": torch.nn.functional.silu}
 
 
 def _rows_ready(g):

@@ -1559,6 +1559,11 @@ class NativeWgradFakeTests(unittest.TestCase):
         self.assertIsNone(layer.weight.grad)
         self.assertEqual(tuple(x.grad.shape), (3, 40, 136))
         self.assertEqual(tuple(layer.bias.grad.shape), (264,))
+        # an activation after the product: torch's, on the main_grad path too
+        act = self.nn.Linear(136, 264, bias=False, device="meta", dtype=torch.bfloat16, activation="silu")
+        act.weight.main_grad = torch.zeros(264, 136, device="meta")
+        act(x).backward(torch.empty(3, 40, 264, device="meta", dtype=torch.bfloat16))
+        self.assertIsNone(act.weight.grad)
         # without main_grad: the ordinary gradient
         del layer.weight.main_grad
         layer(x).backward(torch.empty(3, 40, 264, device="meta", dtype=torch.bfloat16))
