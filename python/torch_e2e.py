@@ -5,9 +5,11 @@
 The model is transformers' Llama from a Llama 3 8B configuration (hidden 4096,
 intermediate 14336, 32 heads, 8 KV heads, vocabulary 128256) with random
 weights and --layers layers; nothing is downloaded. Two backends, on the same
-model object: "torch" (nn.Linear: cuBLAS) and "hgemm" (hgemm.nn.swap_linears:
-every nn.Linear runs torch.ops.hgemm.linear, AUTO, fp32 accumulation), eager
-and, with --compile, under torch.compile (inductor, dynamic shapes).
+model object: "torch" (nn.Linear: cuBLAS) and "hgemm" (every nn.Linear made
+an hgemm.nn.Linear: torch.ops.hgemm.linear, AUTO, fp32 accumulation; with
+--swap-only q_proj,lm_head,... only the layers of those names, to find which
+products a step's difference comes from), eager and, with --compile, under
+torch.compile (inductor, dynamic shapes).
 
 Phases, each timed with CUDA events after warm-up, --repeats times, the two
 backends alternating within each repeat (so that both see the same clocks):
@@ -52,13 +54,21 @@ def events_ms(torch, fn, warmup=2, iters=1):
 class Backends:
     """One model; its nn.Linear layers switched between torch and hgemm."""
 
-    def __init__(self, torch, hgemm_nn, model):
+    def __init__(self, torch, hgemm_nn, model, only=None):
         self.torch, self.model = torch, model
-        self.linears = [m for m in model.modules() if type(m) is torch.nn.Linear]
+        # only: name endings (q_proj, lm_head, ...); the other layers stay torch's under "hgemm"
+        self.linears = [m for name, m in model.named_modules() if type(m) is torch.nn.Linear
+                        and (only is None or name.split(".")[-1] in only)]
+        if only is not None and not self.linears:
+            raise SystemExit("torch_e2e: --swap-only %s names no linear layer of the model" % ",".join(only))
         self.hgemm_cls, self.torch_cls = hgemm_nn.Linear, torch.nn.Linear
+        # swap_linears as a user calls it (every layer), then back to torch's class but for use("hgemm")
         swapped, skipped = hgemm_nn.swap_linears(model)
         if skipped:
             raise RuntimeError("layers hgemm does not take: %s" % skipped)
+        for m in model.modules():
+            if type(m) is hgemm_nn.Linear:
+                m.__class__ = torch.nn.Linear
         self.use("torch")
 
     def use(self, backend):
@@ -111,8 +121,12 @@ def main():
     parser.add_argument("--compile-dtypes", default="f16,bf16", help="the dtypes --compile applies to")
     parser.add_argument("--train", action="store_true", help="also a bf16 training step")
     parser.add_argument("--train-steps", type=int, default=10)
+    parser.add_argument("--swap-only", default="",
+                        help="comma-separated layer names (q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, "
+                             "down_proj, lm_head): only those run on hgemm under the hgemm backend")
     parser.add_argument("--csv")
     args = parser.parse_args()
+    only = set(args.swap_only.split(",")) if args.swap_only else None
     try:
         import torch
         from transformers import LlamaConfig, LlamaForCausalLM
@@ -137,7 +151,7 @@ def main():
         config = LlamaConfig(num_hidden_layers=args.layers, **LLAMA3_8B)
         with torch.device("cuda"):
             model = LlamaForCausalLM(config).to(dtype).eval()
-        b = Backends(torch, hgemm.nn, model)
+        b = Backends(torch, hgemm.nn, model, only)
         gen = torch.Generator(device="cuda").manual_seed(1)
 
         def tokens(batch, seq):
@@ -267,6 +281,7 @@ def main():
                 commit = ""
             f.write(f"# git_commit: {commit or 'unknown'}\n")
             f.write(f"# model: Llama 3 8B shapes, {args.layers} layers, random weights\n")
+            f.write(f"# hgemm backend: {'only ' + args.swap_only if args.swap_only else 'every'} linear layer\n")
             f.write(f"# decode: prompt {args.prompt} tokens, {args.decode_steps} steps timed; per repeat the "
                     f"median of {args.decode_loops} loops less the median of as many prompts\n")
             f.write("# vs_torch: the median of torch's runs (F.linear for host rows) over this row's ms\n")
