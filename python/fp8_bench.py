@@ -86,10 +86,8 @@ def main():
                     xa = a8.double() * sa.double()
                     wb = w8.double() * sw.double()
                 else:
-                    kb = (k + 127) // 128
                     xa = a8.double() * sa.double().repeat_interleave(128, dim=1)[:, :k]
                     wb = w8.double() * sw.double().repeat_interleave(128, dim=0)[:n].repeat_interleave(128, dim=1)[:, :k]
-                    del kb
                 ref = xa @ wb.t()
                 del xa, wb
                 first = {}
@@ -124,7 +122,7 @@ def main():
                                      "vs_torch_scaled_mm": f"{torch_med / ms:.4f}",
                                      "max_abs_err": f"{errs['hgemm']:.4g}", "torch_max_abs_err": f"{errs['torch']:.4g}",
                                      "first_call_ms": f"{first[nm]:.3f}"})
-                if out_csv is not None and rows:  # row by row: a run cut short keeps what it measured
+                if out_csv is not None and rows:  # shape by shape: a run cut short keeps what it measured
                     if writer is None:
                         out_csv.write(f"# tool: python/fp8_bench.py\n# gpu: {torch.cuda.get_device_name()}, "
                                       f"torch {torch.__version__}\n# command: {' '.join(sys.argv)}\n")
@@ -132,7 +130,7 @@ def main():
                         writer.writeheader()
                     writer.writerows(rows)
                     out_csv.flush()
-                    rows = []
+                rows = []
                 med = {nm: statistics.median(t) for nm, t in times.items()}
                 h = med.get("hgemm", float("nan"))
                 print(f"{scaling:6} {m:5} x {n:5} x {k:5}  hgemm {h:.4f} ms {flops / h / 1e9:7.1f} TFLOP/s "

@@ -113,7 +113,6 @@ Tensor scaled_cuda(const Tensor &a, const Tensor &b, const Tensor &sa, const Ten
     return out;
 }
 
-
 }  // namespace
 
 TORCH_LIBRARY_FRAGMENT(hgemm, m)

@@ -20,6 +20,7 @@
 
 #include "hgemm.h"
 #include "refuse.h"
+#include "rows.h"
 
 namespace {
 
@@ -64,14 +65,7 @@ Tensor grouped_cuda(const Tensor &a_in, const Tensor &b, const Tensor &offs, std
         TORCH_CHECK_VALUE(t->is_cuda() && t->get_device() == out.get_device(), "hgemm::grouped_mm: a, b and offs "
                           "must be on one CUDA device, got ", a_in.device(), ", ", b.device(), " and ", offs.device());
     // a: rows contiguous at a leading dimension hgemm takes, else a copy
-    Tensor a = a_in;
-    if (a.stride(1) != 1 || a.stride(0) % 8 || a.stride(0) < k || reinterpret_cast<uintptr_t>(a.data_ptr()) % 16)
-        a = a_in.contiguous();
-    if (a.stride(0) % 8 || reinterpret_cast<uintptr_t>(a.data_ptr()) % 16) {
-        Tensor padded = at::empty({rows, (k + 7) / 8 * 8}, a.options());
-        padded.narrow(1, 0, k).copy_(a);
-        a = padded.narrow(1, 0, k);
-    }
+    const Tensor a = hgemm_rows_padded(a_in);
     // b[g]: k contiguous (stored n x k: op T) or n contiguous (stored k x n: op N)
     hgemm_op op_b;
     int64_t ldb;
@@ -105,7 +99,6 @@ Tensor grouped_cuda(const Tensor &a_in, const Tensor &b, const Tensor &offs, std
                 (int)s, ")");
     return out;
 }
-
 
 }  // namespace
 

@@ -22,6 +22,7 @@
 
 #include "hgemm.h"
 #include "refuse.h"
+#include "rows.h"
 
 namespace {
 
@@ -64,18 +65,11 @@ void wgrad_meta(const Tensor &main_grad, const Tensor &grad_output, const Tensor
                       input.sym_sizes(), " have different numbers of tokens");
 }
 
-// x as 2-D rows (tokens, cols), contiguous at a leading dimension that is a
-// multiple of 8 and 16-byte aligned: x itself where it already is, else a copy.
+// x (..., cols) as 2-D rows (tokens, cols) hgemm reads in place, or a padded copy.
 Tensor rows_of(const Tensor &x)
 {
     const int64_t cols = x.size(-1), tokens = cols == 0 ? 0 : x.numel() / cols;
-    Tensor r = x.reshape({tokens, cols});
-    if (r.stride(1) == 1 && r.stride(0) >= cols && r.stride(0) % 8 == 0 &&
-        reinterpret_cast<uintptr_t>(r.data_ptr()) % 16 == 0)
-        return r;
-    Tensor padded = at::empty({tokens, (cols + 7) / 8 * 8}, x.options());
-    padded.narrow(1, 0, cols).copy_(r);
-    return padded.narrow(1, 0, cols);
+    return hgemm_rows_padded(x.reshape({tokens, cols}));
 }
 
 void wgrad_cuda(const Tensor &main_grad, const Tensor &grad_output, const Tensor &input)
