@@ -12,14 +12,20 @@ products a step's difference comes from), eager and, with --compile, under
 torch.compile (inductor, dynamic shapes).
 
 Phases, each timed with CUDA events after warm-up, --repeats times, the two
-backends alternating within each repeat (so that both see the same clocks):
+backends alternating within each repeat, torch first in odd repeats and hgemm
+first in even ones (so that both see the same clocks and neither always
+follows the other):
   - prefill B x S: one forward pass over B sequences of S tokens;
   - decode B: one token per sequence with a KV cache of --prompt tokens
-    (the loop's time less its prompt's, per step: medians of --decode-loops each);
+    (per step: CUDA events around --decode-steps steps after an untimed
+    prompt; the median of --decode-loops such loops);
   - train (--train, bf16): forward, backward and AdamW over 4 x 2048 tokens.
   - host: microseconds per call at 1 x 4096 x 4096 (300 calls, no sync inside)
     of F.linear, nn.Linear, torch.ops.hgemm.linear, hgemm.nn.Linear and the
     ctypes hgemm.linear path.
+--phases and --prefill narrow the run (e.g. --phases prefill --prefill 1x4096);
+--profile BxS prints, for each backend, the CUDA kernels of one prefill of
+that size by total time (torch.profiler), to say where a difference lies.
 Accuracy: the logits of the first prefill phase against the same model with
 fp32 linear layers, for both backends (max |error|); for train, the loss after
 --train-steps steps on a fixed seed (each train row its step's loss).
@@ -77,6 +83,30 @@ class Backends:
             m.__class__ = cls
 
 
+def order(r):
+    """The backends in repeat r: torch first in odd repeats (r = 0, 2, ...), hgemm first in even."""
+    return ("torch", "hgemm") if r % 2 == 0 else ("hgemm", "torch")
+
+
+def profile_prefill(torch, backends, fwd, t, dname, size, top=15):
+    """Each backend's CUDA kernels of one forward over t, by total time."""
+    from torch.profiler import ProfilerActivity, profile
+    for backend in ("torch", "hgemm"):
+        backends.use(backend)
+        for _ in range(2):
+            fwd(t)
+        torch.cuda.synchronize()
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            fwd(t)
+            torch.cuda.synchronize()
+        events = [e for e in prof.key_averages() if e.device_type == torch.autograd.DeviceType.CUDA]
+        events.sort(key=lambda e: -e.device_time_total)
+        total = sum(e.device_time_total for e in events)
+        print(f"profile {dname} prefill {size[0]}x{size[1]} {backend}: kernels {total / 1e3:.3f} ms in all")
+        for e in events[:top]:
+            print(f"  {e.device_time_total / 1e3:9.3f} ms {e.count:5d}x  {e.key[:110]}")
+
+
 def host_us(torch, hgemm, dtype, repeats, calls=300):
     """Microseconds per call at 1 x 4096 x 4096, one list per path."""
     import torch.nn.functional as F
@@ -124,9 +154,25 @@ def main():
     parser.add_argument("--swap-only", default="",
                         help="comma-separated layer names (q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, "
                              "down_proj, lm_head): only those run on hgemm under the hgemm backend")
+    parser.add_argument("--phases", default="host,prefill,decode",
+                        help="comma-separated: host, prefill, decode (train: --train)")
+    parser.add_argument("--prefill", default=",".join("%dx%d" % p for p in PREFILL),
+                        help="prefill sizes BxS, comma-separated")
+    parser.add_argument("--profile", default="", help="BxS: each backend's kernels of one prefill of that size")
     parser.add_argument("--csv")
     args = parser.parse_args()
     only = set(args.swap_only.split(",")) if args.swap_only else None
+    phases = set(args.phases.split(","))
+    unknown = phases - {"host", "prefill", "decode"}
+    if unknown:
+        parser.error("unknown phase(s): %s" % ",".join(sorted(unknown)))
+    try:
+        prefill = [tuple(int(v) for v in p.split("x")) for p in args.prefill.split(",")]
+        profile = tuple(int(v) for v in args.profile.split("x")) if args.profile else None
+        if any(len(p) != 2 or min(p) < 1 for p in prefill + ([profile] if profile else [])):
+            raise ValueError
+    except ValueError:
+        parser.error("--prefill and --profile take sizes BxS of positive integers, e.g. 1x4096")
     try:
         import torch
         from transformers import LlamaConfig, LlamaForCausalLM
@@ -144,7 +190,7 @@ def main():
     names = {"f16": torch.float16, "bf16": torch.bfloat16}
     for dname in args.dtypes.split(","):
         dtype = names[dname]
-        for name, values in host_us(torch, hgemm, dtype, args.repeats).items():
+        for name, values in (host_us(torch, hgemm, dtype, args.repeats) if "host" in phases else {}).items():
             rows.extend((dname, "host", 1, 4096, name, "eager", r + 1, v / 1e3, float("nan"), float("nan"))
                         for r, v in enumerate(values))
         torch.manual_seed(0)
@@ -158,7 +204,7 @@ def main():
             return torch.randint(0, config.vocab_size, (batch, seq), device="cuda", generator=gen)
 
         # Accuracy: the first prefill's logits against fp32 linear layers.
-        first = tokens(*PREFILL[0])
+        first = tokens(*prefill[0])
         err = {}
         with torch.inference_mode():
             with torch.device("cuda"):
@@ -178,34 +224,37 @@ def main():
             modes.append(("compile", torch.compile(model, dynamic=True)))
         for mode, fwd in modes:
             with torch.inference_mode():
-                for batch, seq in PREFILL:
+                for batch, seq in (prefill if "prefill" in phases else []):
                     t = tokens(batch, seq)
                     for r in range(args.repeats):
-                        for backend in ("torch", "hgemm"):
+                        for backend in order(r):
                             b.use(backend)
                             ms = events_ms(torch, lambda: fwd(t))
                             rows.append((dname, "prefill", batch, seq, backend, mode, r + 1, ms,
-                                         err[backend] if (batch, seq) == PREFILL[0] else float("nan"),
+                                         err[backend] if (batch, seq) == prefill[0] else float("nan"),
                                          float("nan")))
-                for batch in DECODE:
+                for batch in (DECODE if "decode" in phases else []):
                     prompt, nxt = tokens(batch, args.prompt), tokens(batch, 1)
 
-                    def run_prompt():
-                        return fwd(prompt, use_cache=True)
-
-                    def run_loop():
-                        out = fwd(prompt, use_cache=True)
-                        past = out.past_key_values
+                    def decode_ms():
+                        # the prompt untimed; events around the decode steps alone
+                        past = fwd(prompt, use_cache=True).past_key_values
+                        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                        start.record()
                         for _ in range(args.decode_steps):
-                            out = fwd(nxt, past_key_values=past, use_cache=True)
-                            past = out.past_key_values
+                            past = fwd(nxt, past_key_values=past, use_cache=True).past_key_values
+                        stop.record()
+                        torch.cuda.synchronize()
+                        return start.elapsed_time(stop) / args.decode_steps
                     for r in range(args.repeats):
-                        for backend in ("torch", "hgemm"):
+                        for backend in order(r):
                             b.use(backend)
-                            step = (events_ms(torch, run_loop, 1, args.decode_loops)
-                                    - events_ms(torch, run_prompt, 1, args.decode_loops)) / args.decode_steps
+                            decode_ms()  # warm-up
+                            step = statistics.median(decode_ms() for _ in range(args.decode_loops))
                             rows.append((dname, "decode", batch, 1, backend, mode, r + 1, step,
                                          float("nan"), float("nan")))
+                if profile and mode == "eager":
+                    profile_prefill(torch, b, fwd, tokens(*profile), dname, profile)
         del modes
         if args.train and dtype == torch.bfloat16:
             model.train()
@@ -282,8 +331,9 @@ def main():
             f.write(f"# git_commit: {commit or 'unknown'}\n")
             f.write(f"# model: Llama 3 8B shapes, {args.layers} layers, random weights\n")
             f.write(f"# hgemm backend: {'only ' + args.swap_only if args.swap_only else 'every'} linear layer\n")
-            f.write(f"# decode: prompt {args.prompt} tokens, {args.decode_steps} steps timed; per repeat the "
-                    f"median of {args.decode_loops} loops less the median of as many prompts\n")
+            f.write(f"# decode: prompt {args.prompt} tokens (untimed), {args.decode_steps} steps timed; per repeat "
+                    f"the median of {args.decode_loops} loops, per step\n")
+            f.write("# order: torch first in odd runs, hgemm first in even runs\n")
             f.write("# vs_torch: the median of torch's runs (F.linear for host rows) over this row's ms\n")
             f.write(f"# date: {datetime.datetime.now(datetime.timezone.utc).isoformat()}\n")
             f.write(f"# command: {' '.join(sys.argv)}\n")
