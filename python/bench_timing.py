@@ -1,6 +1,7 @@
 """CUDA-event timing shared by the scripts beside it (torch_e2e, llama_e2e,
-moe_e2e, grouped_bench, bench_torch): torch is passed in, so that a script
+moe_e2e, grouped_bench, bench_torch, fp8_bench): torch is passed in, so that a script
 without it can still print its usage."""
+import statistics
 
 
 def each_ms(torch, fn, warmup, repeats):
@@ -31,6 +32,32 @@ def mean_ms(torch, fn, warmup, iters):
     stop.record()
     stop.synchronize()
     return start.elapsed_time(stop) / iters
+
+
+def graph_ms(torch, fns, warmup, iters):
+    """Milliseconds per call of `iters` calls, fns[i % len(fns)] for call i,
+    captured in one CUDA graph and replayed (the GPU's time alone, no host
+    time between calls): the median of `warmup` + 3 replays' last 3."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for fn in fns:  # first calls outside the capture (allocations, a workspace)
+            fn()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for i in range(iters):
+            fns[i % len(fns)]()
+    out = []
+    for _ in range(warmup + 3):
+        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        graph.replay()
+        stop.record()
+        stop.synchronize()
+        out.append(start.elapsed_time(stop) / iters)
+    del graph
+    return statistics.median(out[-3:])
 
 
 def not_ready(torch, hgemm=None):

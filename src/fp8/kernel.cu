@@ -89,6 +89,7 @@ typedef struct f8_args {
     int32_t split;     /* blocks per tile (a cluster), 1, 2, 4 or 8 (hgemm__fp8_split_log) */
     int32_t split_log; /* log2(split) */
     int32_t nb;        /* 128-column blocks of B's scales, ceil(n / 128) */
+    int32_t pair_log;  /* the wide build: 1 where a cluster of two blocks shares B (f8_tile), else 0 */
 } f8_args;
 
 /* The four k32 steps of one stage into t (overwritten). */
@@ -157,37 +158,63 @@ static __device__ __forceinline__ float2 f8_row_scales(const f8_args &a, int32_t
     return make_float2(1.0f, 1.0f);
 }
 
-/* Both kernels' start: the ring's barriers (one thread), the maps
- * prefetched (the loader), then every thread past the barrier. */
-static __device__ __forceinline__ pipe_ring f8_prologue(uint64_t *full, uint64_t *empty, uint32_t stages, int tid,
-                                                        int warp, int lane, const CUtensorMap *ta,
-                                                        const CUtensorMap *tb, int k_tiles) {
-    const pipe_ring ring = ring_make(full, empty, stages);
+/* Both kernels' start: the ring's barriers (one thread; shared by the
+ * `pair` blocks of a cluster where pair is 2), the maps prefetched (the
+ * loader), then every thread past the barrier (the cluster's, in a pair: no
+ * block loads into another before its barriers exist). */
+static __device__ __forceinline__ pipe_ring f8_prologue(uint64_t *full, uint64_t *empty, uint32_t stages,
+                                                        uint32_t pair, int tid, int warp, int lane,
+                                                        const CUtensorMap *ta, const CUtensorMap *tb, int k_tiles) {
+    const pipe_ring ring = ring_make_cluster(full, empty, stages, pair);
     if (tid == 0) ring_init(ring, F8_CONSUMERS);
     if (warp == F8_LOADER_WARP && lane == 0 && k_tiles > 0) {
         prefetch_tensormap(ta);
         prefetch_tensormap(tb);
     }
-    __syncthreads();
+    if (pair > 1)
+        cluster_sync();
+    else
+        __syncthreads();
     return ring;
 }
 
-/* The loader (one thread): for tiles first, first + step, ..., k-tiles
- * kt0 .. kt1-1 of A's 128 rows and B's BN, one stage each. SM: f8_smem or
- * f8w_smem. */
+/* The tile of walk index t: in a pair (pair_log 1) the two blocks of a
+ * cluster take tile rows 2u and 2u + 1 of one column, u the pair's row. */
+static __device__ __forceinline__ hgemm_tile f8_tile(const f8_args &a, uint32_t t, uint32_t rank) {
+    const uint32_t m_units = (a.m_tiles + (1u << a.pair_log) - 1) >> a.pair_log;
+    hgemm_tile tile = hgemm_raster(t, m_units, a.n_tiles, F8_RASTER);
+    tile.m = (tile.m << a.pair_log) + rank;
+    return tile;
+}
+
+/* The loader (one thread): for walk indices first, first + step, ..., k-tiles
+ * kt0 .. kt1-1 of A's 128 rows and B's BN, one stage each, B in 128-row
+ * boxes. In a pair, block r loads B's half r into both blocks (multicast),
+ * each block's full barrier counting its A and both halves, and waits at the
+ * end until both blocks' consumers have released every stage (their releases
+ * land here). SM: f8_smem or f8w_smem. */
 template <int BN, typename SM>
 static __device__ __forceinline__ void f8_load(SM *sm, pipe_ring ring, const CUtensorMap *ta, const CUtensorMap *tb,
-                                               const f8_args &args, uint32_t first, uint32_t step, int kt0, int kt1) {
+                                               const f8_args &args, uint32_t first, uint32_t step, int kt0, int kt1,
+                                               uint32_t rank) {
     pipe_state st = {0, 0};
-    const uint32_t tiles = args.m_tiles * args.n_tiles;
-    for (uint32_t t = first; t < tiles; t += step) {
-        const hgemm_tile tile = hgemm_raster(t, args.m_tiles, args.n_tiles, F8_RASTER);
+    const uint32_t walk = ((args.m_tiles + (1u << args.pair_log) - 1) >> args.pair_log) * args.n_tiles;
+    for (uint32_t t = first; t < walk; t += step) {
+        const hgemm_tile tile = f8_tile(args, t, rank);
         for (int kt = kt0; kt < kt1; kt++, ring_advance(ring, &st)) {
             uint64_t *full = ring_producer_acquire(ring, st, (F8_BM + BN) * F8_BK);
             tma_load_2d(sm->a[st.stage], ta, kt * F8_BK, (int32_t)(tile.m * F8_BM), full);
-            tma_load_2d(sm->b[st.stage], tb, kt * F8_BK, (int32_t)(tile.n * BN), full);
+#pragma unroll
+            for (int h = 0; h < BN / F8_BN; h++) {
+                const int32_t row = (int32_t)(tile.n * BN + h * F8_BN);
+                if (args.pair_log == 0)
+                    tma_load_2d(sm->b[st.stage] + h * F8_BN * F8_BK, tb, kt * F8_BK, row, full);
+                else if ((uint32_t)h == rank)
+                    tma_load_2d_multicast(sm->b[st.stage] + h * F8_BN * F8_BK, tb, kt * F8_BK, row, full, 0x3);
+            }
         }
     }
+    if (args.pair_log) ring_producer_tail(ring, st);
 }
 
 template <hgemm_dtype AT, hgemm_dtype BT, typename CT, hgemm_scale_mode MODE>
@@ -199,7 +226,7 @@ f8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
      * that ptxas sees the roles' branches as uniform */
     const int tid = threadIdx.x, warp = __shfl_sync(0xffffffffu, tid / WARP_SIZE, 0), lane = tid % WARP_SIZE;
     const pipe_ring ring =
-        f8_prologue(sm->full, sm->empty, F8_STAGES, tid, warp, lane, &tmap_a, &tmap_b, args.k_tiles);
+        f8_prologue(sm->full, sm->empty, F8_STAGES, 1, tid, warp, lane, &tmap_a, &tmap_b, args.k_tiles);
     const uint32_t tiles = args.m_tiles * args.n_tiles;
     /* a split: this block's tile is its cluster's, its k the rank-th slice */
     const uint32_t rank = args.split > 1 ? cluster_ctarank() : 0;
@@ -216,7 +243,7 @@ f8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
     int32_t row0 = 0, col0 = 0, r0 = 0, r1 = 0;
 
     if (warp == F8_LOADER_WARP) {
-        if (lane == 0) f8_load<F8_BN>(sm, ring, &tmap_a, &tmap_b, args, first, step, kt0, kt1);
+        if (lane == 0) f8_load<F8_BN>(sm, ring, &tmap_a, &tmap_b, args, first, step, kt0, kt1, 0);
         if (args.split == 1) return;
         __syncwarp(); /* lane 0 rejoins its warp: barrier.cluster is .aligned */
     } else {
@@ -225,7 +252,7 @@ f8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
         float t[F8_BN / 2];
         pipe_state st = {0, 0};
         for (uint32_t tt = first; tt < tiles; tt += step) {
-            const hgemm_tile tile = hgemm_raster(tt, args.m_tiles, args.n_tiles, F8_RASTER);
+            const hgemm_tile tile = f8_tile(args, tt, 0);
             row0 = (int32_t)tile.m * F8_BM + g * (F8_BM / F8_CONSUMERS), col0 = (int32_t)tile.n * F8_BN;
             /* rows past m read row m-1's scales: in bounds, and never stored */
             r0 = min(row0 + frag_row, args.m - 1), r1 = min(row0 + frag_row + 8, args.m - 1);
@@ -297,21 +324,25 @@ f8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
 
 /* The wide build: the same product over 128 x 256 tiles, persistent, no
  * split. Per stage each consumer takes B's two 128-row halves in turn: four
- * k32 WGMMAs into t, wait, promote into d's half. */
+ * k32 WGMMAs into t, wait, promote into d's half. With pair_log 1 a cluster
+ * of two blocks takes two tiles of one column, and each block loads one half
+ * of their B for both: a third fewer bytes from L2 per product. */
 template <hgemm_dtype AT, hgemm_dtype BT, typename CT, hgemm_scale_mode MODE>
 __global__ void __launch_bounds__(F8W_THREADS, 1)
 f8_wide_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b, f8_args args) {
     extern __shared__ uint8_t smem_raw[];
     f8w_smem *sm = (f8w_smem *)smem_aligned(smem_raw);
     const int tid = threadIdx.x, warp = __shfl_sync(0xffffffffu, tid / WARP_SIZE, 0), lane = tid % WARP_SIZE;
-    const pipe_ring ring =
-        f8_prologue(sm->full, sm->empty, F8W_STAGES, tid, warp, lane, &tmap_a, &tmap_b, args.k_tiles);
-    const uint32_t tiles = args.m_tiles * args.n_tiles;
+    const uint32_t pair = 1u << args.pair_log, rank = args.pair_log ? cluster_ctarank() : 0;
+    const pipe_ring ring = f8_prologue(sm->full, sm->empty, F8W_STAGES, pair, tid, warp, lane, &tmap_a, &tmap_b,
+                                       args.k_tiles);
+    const uint32_t walk = ((args.m_tiles + pair - 1) >> args.pair_log) * args.n_tiles;
+    const uint32_t first = blockIdx.x >> args.pair_log, step = gridDim.x >> args.pair_log;
 
     if (warp >= F8_LOADER_WARP) {
         setmaxnreg_dec<F8W_PRODUCER_REGS>();
         if (warp == F8_LOADER_WARP && lane == 0)
-            f8_load<F8W_BN>(sm, ring, &tmap_a, &tmap_b, args, blockIdx.x, gridDim.x, 0, args.k_tiles);
+            f8_load<F8W_BN>(sm, ring, &tmap_a, &tmap_b, args, first, step, 0, args.k_tiles, rank);
         return;
     }
     setmaxnreg_inc<F8W_CONSUMER_REGS>();
@@ -323,8 +354,8 @@ f8_wide_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant
     if (MODE == HGEMM_SCALE_TENSOR && args.k_tiles > 0) alpha *= args.sa[0] * args.sb[0];
     float d[F8W_BN / 2], t[F8_BN / 2];
     pipe_state st = {0, 0};
-    for (uint32_t tt = blockIdx.x; tt < tiles; tt += gridDim.x) {
-        const hgemm_tile tile = hgemm_raster(tt, args.m_tiles, args.n_tiles, F8_RASTER);
+    for (uint32_t tt = first; tt < walk; tt += step) {
+        const hgemm_tile tile = f8_tile(args, tt, rank);
         const int32_t row0 = (int32_t)tile.m * F8_BM + g * (F8_BM / F8_CONSUMERS), col0 = (int32_t)tile.n * F8W_BN;
         const int32_t r0 = min(row0 + frag_row, args.m - 1), r1 = min(row0 + frag_row + 8, args.m - 1);
         /* B's 128-column scale blocks of the two halves (the second clamped where n ends first) */
@@ -370,20 +401,19 @@ static hgemm_status f8_launch(const hgemm_fp8_problem *p, cudaStream_t stream) {
     const uint64_t tiles = (uint64_t)m_tiles * n_tiles;
     const int64_t k_tiles = p->k_zero ? 0 : (p->k + F8_BK - 1) / F8_BK;
     const int split_log = wide ? 0 : hgemm__fp8_split_log(tiles, k_tiles, sms);
+    /* the wide build in pairs sharing B wherever there are two tile rows */
+    const int pair_log = wide && m_tiles >= 2 && sms >= 2;
     CUtensorMap ta, tb;
     memset(&ta, 0, sizeof ta);
     memset(&tb, 0, sizeof tb);
     if (!p->k_zero) {
         hgemm_status st = hgemm__tmap_encode_dt(&ta, AT, p->A, (uint64_t)p->m, (uint64_t)p->k, (uint64_t)p->lda,
                                                 F8_BM, F8_BK, TMAP_SWIZZLE_128B);
-        if (st == HGEMM_SUCCESS)
-            st = hgemm__tmap_encode_dt(&tb, BT, p->B, (uint64_t)p->n, (uint64_t)p->k, (uint64_t)p->ldb, bn, F8_BK,
-                                       TMAP_SWIZZLE_128B);
+        if (st == HGEMM_SUCCESS) /* B in boxes of 128 rows: the wide tile's halves are two */
+            st = hgemm__tmap_encode_dt(&tb, BT, p->B, (uint64_t)p->n, (uint64_t)p->k, (uint64_t)p->ldb, F8_BN,
+                                       F8_BK, TMAP_SWIZZLE_128B);
         if (st != HGEMM_SUCCESS) return st;
     }
-    const uint32_t grid = split_log > 0              ? (uint32_t)(tiles << split_log)
-                          : tiles < (uint64_t)sms ? (uint32_t)tiles
-                                                  : (uint32_t)sms;
     f8_args args = {(int32_t)p->m,
                     (int32_t)p->n,
                     (int32_t)k_tiles,
@@ -397,8 +427,22 @@ static hgemm_status f8_launch(const hgemm_fp8_problem *p, cudaStream_t stream) {
                     n_tiles,
                     1 << split_log,
                     split_log,
-                    (int32_t)((p->n + 127) / 128)};
+                    (int32_t)((p->n + 127) / 128),
+                    pair_log};
     void *params[] = {&ta, &tb, &args};
+    if (pair_log) {
+        const void *fn = (const void *)f8_wide_kernel<AT, BT, CT, MODE>;
+        const size_t smem = sizeof(f8w_smem) + SW128_ALIGN;
+        unsigned grid = 0;
+        hgemm_status st = hgemm__persistent_grid(fn, F8W_THREADS, smem, 2, ((m_tiles + 1) / 2) * (uint64_t)n_tiles,
+                                                 &grid);
+        if (st != HGEMM_SUCCESS) return st;
+        if (grid > (unsigned)(sms & ~1)) grid = (unsigned)(sms & ~1); /* sm_count's target */
+        return hgemm__launch_ready(fn, grid, F8W_THREADS, smem, 2, stream, params);
+    }
+    const uint32_t grid = split_log > 0              ? (uint32_t)(tiles << split_log)
+                          : tiles < (uint64_t)sms ? (uint32_t)tiles
+                                                  : (uint32_t)sms;
     if (wide)
         return hgemm__launch((const void *)f8_wide_kernel<AT, BT, CT, MODE>, grid, F8W_THREADS,
                              sizeof(f8w_smem) + SW128_ALIGN, 1, stream, params);

@@ -528,7 +528,7 @@ FP8_CALLS = [
 
 
 def fp8_plan(m, n, k, sms):
-    """What src/fp8/fp8.c plans: (wide, split log)."""
+    """What src/fp8/fp8.c plans: (wide, split log, tiles)."""
     wide = n > 128 and -(-m // 128) * -(-n // 256) >= sms
     tiles = -(-m // 128) * -(-n // (256 if wide else 128))
     k_tiles = -(-k // 128)
@@ -542,7 +542,8 @@ def fp8_plan(m, n, k, sms):
 def fp8(a):
     """hgemm_gemm_fp8's launches against its plan: one launch of the narrow or
     the wide kernel, a grid of every tile (a cluster of 2^split blocks each)
-    or of the SMs, two byte maps with 128-byte rows of 128 or 256 boxes."""
+    or of the SMs, the wide build in pairs (clusters of 2 over pairs of tile
+    rows) wherever it has two tile rows, two maps with 128 x 128-byte boxes."""
     env = dict(os.environ, LD_PRELOAD=os.path.abspath(a.fake), LD_BIND_NOW="1", HGEMM_FAKE_SMS=str(a.sms))
     text_in = "".join("fp8 %s %s %d %d %d %d\n" % c for c in FP8_CALLS)
     r = subprocess.run([a.driver], input=text_in, capture_output=True, text=True, env=env)
@@ -583,11 +584,15 @@ def fp8(a):
         if ("f8_wide_kernel" in name) != wide:
             bad(f"ran {name}, the plan says {'wide' if wide else 'narrow'}")
         grid = int(lv["grid"].split(",")[0])
-        want_grid = tiles << lg if lg else min(tiles, sms)
-        if grid != want_grid or int(lv["cluster"]) != 1 << lg:
-            bad(f"grid {grid} cluster {lv['cluster']}, the plan: grid {want_grid} cluster {1 << lg}")
+        want_grid, want_cluster = (tiles << lg if lg else min(tiles, sms)), 1 << lg
+        m_tiles = -(-m // 128)
+        if wide and m_tiles >= 2 and sms >= 2:  # pairs: every pair of tile rows, or the pairs resident, or the target's
+            units = -(-m_tiles // 2) * -(-n // 256)
+            want_grid, want_cluster = min(2 * min(units, a.sms // 2), sms & ~1), 2
+        if grid != want_grid or int(lv["cluster"]) != want_cluster:
+            bad(f"grid {grid} cluster {lv['cluster']}, the plan: grid {want_grid} cluster {want_cluster}")
         tmaps = [x for x in lines if x.startswith("tmap ")]
-        want_boxes = [] if k == 0 else ["128,128", "128,256" if wide else "128,128"]
+        want_boxes = [] if k == 0 else ["128,128", "128,128"]
         boxes = [dict(y.split("=", 1) for y in x.split()[2:] if "=" in y)["box"] for x in tmaps]
         if boxes != want_boxes:
             bad(f"tensor map boxes {boxes}, not {want_boxes}")
