@@ -103,17 +103,52 @@ static __device__ __forceinline__ void store_pair_f32_flat(gemm_args a, int32_t 
     st_global_b32_if(one, c, __float_as_uint(v0));
 }
 
-/* epilogue_m64n_f32 (FLAT) into an fp32 C */
+/* epilogue_m64n_f32 (FLAT) into an fp32 C. With beta != 0 the old values
+ * of eight column groups (16 pairs) are loaded at once before any is used,
+ * so that their latencies overlap (store_pair_f32_flat, one pair at a time,
+ * waits for each load before the next: its asm keeps program order). */
 template <int N>
 static __device__ __forceinline__ void epilogue_m64n_f32_out_f32(gemm_args a, const float d[N / 2], int32_t row0,
                                                                  int32_t col0) {
     const int t = threadIdx.x % WARPGROUP_THREADS;
     const int32_t row = row0 + 16 * (t / 32) + (t % 32) / 4;
     const int32_t col = col0 + 2 * (t % 4);
+    if (a.beta == 0.0f) { /* the same for every thread */
 #pragma unroll
-    for (int j = 0; j < N / 8; j++) {
-        store_pair_f32_flat(a, row, col + 8 * j, d[4 * j + 0], d[4 * j + 1]);
-        store_pair_f32_flat(a, row + 8, col + 8 * j, d[4 * j + 2], d[4 * j + 3]);
+        for (int j = 0; j < N / 8; j++) {
+            store_pair_f32_flat(a, row, col + 8 * j, d[4 * j + 0], d[4 * j + 1]);
+            store_pair_f32_flat(a, row + 8, col + 8 * j, d[4 * j + 2], d[4 * j + 3]);
+        }
+        return;
+    }
+    constexpr int J = N / 8 < 8 ? N / 8 : 8;
+    static_assert((N / 8) % J == 0, "whole batches of column groups");
+#pragma unroll
+    for (int j0 = 0; j0 < N / 8; j0 += J) {
+        uint64_t old[2 * J];
+#pragma unroll
+        for (int j = 0; j < J; j++)
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                const int32_t r = row + 8 * h, c = col + 8 * (j0 + j);
+                const bool in = r < a.m && c < a.n, two = in && c + 1 < a.n, one = in && !two;
+                const float *p = (const float *)a.C + (int64_t)r * a.ldc + c;
+                const uint64_t both = ld_global_b64_if(two, p);
+                old[2 * j + h] = two ? both : (uint64_t)ld_global_b32_if(one, p);
+            }
+#pragma unroll
+        for (int j = 0; j < J; j++)
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                const int32_t r = row + 8 * h, c = col + 8 * (j0 + j);
+                const bool in = r < a.m && c < a.n, two = in && c + 1 < a.n, one = in && !two;
+                float *p = (float *)a.C + (int64_t)r * a.ldc + c;
+                float v0 = d[4 * (j0 + j) + 2 * h] * a.alpha, v1 = d[4 * (j0 + j) + 2 * h + 1] * a.alpha;
+                v0 += a.beta * __uint_as_float((uint32_t)old[2 * j + h]); /* as store_pair_f32_flat */
+                v1 += a.beta * __uint_as_float((uint32_t)(old[2 * j + h] >> 32));
+                st_global_b64_if(two, p, (uint64_t)__float_as_uint(v1) << 32 | __float_as_uint(v0));
+                st_global_b32_if(one, p, __float_as_uint(v0));
+            }
     }
 }
 

@@ -145,10 +145,15 @@ static __device__ __forceinline__ void f8_store_group(const f8_args &a, const ge
 template <typename CT, hgemm_scale_mode MODE, int BN>
 static __device__ __forceinline__ void f8_store_tile(const f8_args &a, const gemm_args &c, const float d[BN / 2],
                                                      float a0, float a1, int32_t row, int32_t col) {
+    if constexpr (__is_same(CT, float) && MODE != HGEMM_SCALE_ROW) { /* C's old values loaded in batches */
+        const int wt = threadIdx.x % WARPGROUP_THREADS;
+        epilogue_m64n_f32_out_f32<BN>(c, d, row - (16 * (wt / 32) + (wt % 32) / 4), col - 2 * (wt % 4));
+    } else {
 #pragma unroll
-    for (int j = 0; j < BN / 8; j++)
-        f8_store_group<CT, MODE>(a, c, a0, a1, row, col + 8 * j,
-                                 make_float4(d[4 * j], d[4 * j + 1], d[4 * j + 2], d[4 * j + 3]));
+        for (int j = 0; j < BN / 8; j++)
+            f8_store_group<CT, MODE>(a, c, a0, a1, row, col + 8 * j,
+                                     make_float4(d[4 * j], d[4 * j + 1], d[4 * j + 2], d[4 * j + 3]));
+    }
 }
 
 /* The rows' scales of the row mode (r0, r1 clamped to C's rows); 1 otherwise. */
