@@ -21,6 +21,7 @@
 #include <cuda_bf16.h>
 
 #include "epilogue_direct.cuh"
+#include "epilogue_f32.cuh"
 #include "fp8/plan.h"
 #include "kernel_common.cuh"
 #include "pipeline.cuh"
@@ -50,6 +51,7 @@ enum {
     F8W_THREADS = F8_CONSUMER_THREADS + WARPGROUP_THREADS, /* a producer warpgroup, for setmaxnreg */
     F8W_PRODUCER_REGS = 24,
     F8W_CONSUMER_REGS = 240,
+    F8_EPI_BARRIER = 1, /* named barriers 1, 2: consumer g's staging (0 is __syncthreads) */
 };
 
 struct __align__(SW128_ALIGN) f8_smem {
@@ -63,6 +65,7 @@ static_assert(sizeof(f8_smem) + SW128_ALIGN <= MAX_SMEM_PER_BLOCK, "the ring fit
 struct __align__(SW128_ALIGN) f8w_smem {
     uint8_t a[F8W_STAGES][F8_BM * F8_BK];
     uint8_t b[F8W_STAGES][F8W_BN * F8_BK]; /* 256 rows: columns 0..127 of the tile, then 128..255 */
+    uint8_t c[F8_CONSUMERS][2 * F16Q_BOX_BYTES]; /* a 16-bit C's 64 x 128 half of consumer g, for TMA */
     uint64_t full[F8W_STAGES];
     uint64_t empty[F8W_STAGES];
 };
@@ -90,6 +93,7 @@ typedef struct f8_args {
     int32_t split_log; /* log2(split) */
     int32_t nb;        /* 128-column blocks of B's scales, ceil(n / 128) */
     int32_t pair_log;  /* the wide build: 1 where a cluster of two blocks shares B (f8_tile), else 0 */
+    int32_t tma_c;     /* the wide build: a 16-bit C, beta 0, C's map valid: tiles go out by TMA */
 } f8_args;
 
 /* The four k32 steps of one stage into t (overwritten). */
@@ -153,6 +157,43 @@ static __device__ __forceinline__ void f8_store_tile(const f8_args &a, const gem
         for (int j = 0; j < BN / 8; j++)
             f8_store_group<CT, MODE>(a, c, a0, a1, row, col + 8 * j,
                                      make_float4(d[4 * j], d[4 * j + 1], d[4 * j + 2], d[4 * j + 3]));
+    }
+}
+
+/* The row mode's scales applied to the fragment in place (BN columns from
+ * the thread's column col; a0, a1 its rows'), as f8_store_group applies them. */
+template <hgemm_scale_mode MODE, int BN>
+static __device__ __forceinline__ void f8_scale_cols(const f8_args &a, float d[BN / 2], float a0, float a1,
+                                                     int32_t col) {
+    if constexpr (MODE == HGEMM_SCALE_ROW) {
+#pragma unroll
+        for (int j = 0; j < BN / 8; j++) {
+            const float b0 = a.sb[min(col + 8 * j, a.n - 1)], b1 = a.sb[min(col + 8 * j + 1, a.n - 1)];
+            d[4 * j] *= a0 * b0, d[4 * j + 1] *= a0 * b1, d[4 * j + 2] *= a1 * b0, d[4 * j + 3] *= a1 * b1;
+        }
+    }
+}
+
+/* A consumer's 64 x 256 fragment of a 16-bit C out by TMA, in two halves of
+ * 128 columns through its 16 KB buffer (two 64 x 64 boxes, 128B-swizzled,
+ * f32q_stage): each half waits until the store before has read the buffer,
+ * so the consumer goes back to its k-loop while the last half's store runs. */
+template <typename CT>
+static __device__ __forceinline__ void f8_store_tma(uint8_t *buf, const CUtensorMap *tc, const gemm_args &c,
+                                                    const float d[F8W_BN / 2], int32_t row0, int32_t col0, int g,
+                                                    bool leader) {
+#pragma unroll
+    for (int h = 0; h < F8W_BN / F8_BN; h++) {
+        if (leader) bulk_wait_group_read_0();
+        named_barrier_sync(F8_EPI_BARRIER + g, WARPGROUP_THREADS);
+        f32q_stage<CT, F8_BN>((__half *)buf, d + h * F8_BN / 2, c);
+        fence_proxy_async_shared(); /* the staging's writes before the TMA engine reads them */
+        named_barrier_sync(F8_EPI_BARRIER + g, WARPGROUP_THREADS);
+        if (leader) {
+            tma_store_2d(tc, col0 + h * F8_BN, row0, buf);
+            tma_store_2d(tc, col0 + h * F8_BN + F16Q_BOX, row0, buf + F16Q_BOX_BYTES);
+            bulk_commit_group();
+        }
     }
 }
 
@@ -334,7 +375,8 @@ f8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
  * of their B for both: a third fewer bytes from L2 per product. */
 template <hgemm_dtype AT, hgemm_dtype BT, typename CT, hgemm_scale_mode MODE>
 __global__ void __launch_bounds__(F8W_THREADS, 1)
-f8_wide_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b, f8_args args) {
+f8_wide_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
+               const __grid_constant__ CUtensorMap tmap_c, f8_args args) {
     extern __shared__ uint8_t smem_raw[];
     f8w_smem *sm = (f8w_smem *)smem_aligned(smem_raw);
     const int tid = threadIdx.x, warp = __shfl_sync(0xffffffffu, tid / WARP_SIZE, 0), lane = tid % WARP_SIZE;
@@ -389,8 +431,17 @@ f8_wide_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant
             f8_promote(d + F8_BN / 2, t, s10, s11);
         }
         const float2 rs = f8_row_scales<MODE>(args, r0, r1);
-        f8_store_tile<CT, MODE, F8W_BN>(args, f8_out(args, alpha), d, rs.x, rs.y, row0 + frag_row, col0 + frag_col);
+        const gemm_args c = f8_out(args, alpha);
+        if constexpr (!__is_same(CT, float)) {
+            if (args.tma_c && !f16q_needs_direct(c, col0, F8W_BN)) {
+                f8_scale_cols<MODE, F8W_BN>(args, d, rs.x, rs.y, col0 + frag_col);
+                f8_store_tma<CT>(sm->c[g], &tmap_c, c, d, row0, col0, g, leader);
+                continue;
+            }
+        }
+        f8_store_tile<CT, MODE, F8W_BN>(args, c, d, rs.x, rs.y, row0 + frag_row, col0 + frag_col);
     }
+    if (leader) bulk_wait_group_read_0(); /* the last stores have read the buffer before the block leaves */
 }
 
 template <hgemm_dtype AT, hgemm_dtype BT, typename CT, hgemm_scale_mode MODE>
@@ -419,6 +470,20 @@ static hgemm_status f8_launch(const hgemm_fp8_problem *p, cudaStream_t stream) {
                                        F8_BK, TMAP_SWIZZLE_128B);
         if (st != HGEMM_SUCCESS) return st;
     }
+    /* the wide build's TMA stores: a 16-bit C that is not read (beta 0) and that a map can describe */
+    CUtensorMap tc;
+    memset(&tc, 0, sizeof tc);
+    int tma_c = 0;
+    if (wide && !__is_same(CT, float) && p->beta == 0.0f &&
+        hgemm__tmap_check(p->C, (uint64_t)p->m, (uint64_t)p->n, (uint64_t)p->ldc, F16Q_ROWS, F16Q_BOX,
+                          TMAP_SWIZZLE_128B) == HGEMM_SUCCESS) {
+        const hgemm_status st =
+            hgemm__tmap_encode_dt(&tc, __is_same(CT, __half) ? HGEMM_DTYPE_F16 : HGEMM_DTYPE_BF16, p->C,
+                                  (uint64_t)p->m, (uint64_t)p->n, (uint64_t)p->ldc, F16Q_ROWS, F16Q_BOX,
+                                  TMAP_SWIZZLE_128B);
+        if (st != HGEMM_SUCCESS) return st;
+        tma_c = 1;
+    }
     f8_args args = {(int32_t)p->m,
                     (int32_t)p->n,
                     (int32_t)k_tiles,
@@ -433,8 +498,10 @@ static hgemm_status f8_launch(const hgemm_fp8_problem *p, cudaStream_t stream) {
                     1 << split_log,
                     split_log,
                     (int32_t)((p->n + 127) / 128),
-                    pair_log};
+                    pair_log,
+                    tma_c};
     void *params[] = {&ta, &tb, &args};
+    void *wide_params[] = {&ta, &tb, &tc, &args};
     if (pair_log) {
         const void *fn = (const void *)f8_wide_kernel<AT, BT, CT, MODE>;
         const size_t smem = sizeof(f8w_smem) + SW128_ALIGN;
@@ -443,14 +510,14 @@ static hgemm_status f8_launch(const hgemm_fp8_problem *p, cudaStream_t stream) {
                                                  &grid);
         if (st != HGEMM_SUCCESS) return st;
         if (grid > (unsigned)(sms & ~1)) grid = (unsigned)(sms & ~1); /* sm_count's target */
-        return hgemm__launch_ready(fn, grid, F8W_THREADS, smem, 2, stream, params);
+        return hgemm__launch_ready(fn, grid, F8W_THREADS, smem, 2, stream, wide_params);
     }
     const uint32_t grid = split_log > 0              ? (uint32_t)(tiles << split_log)
                           : tiles < (uint64_t)sms ? (uint32_t)tiles
                                                   : (uint32_t)sms;
     if (wide)
         return hgemm__launch((const void *)f8_wide_kernel<AT, BT, CT, MODE>, grid, F8W_THREADS,
-                             sizeof(f8w_smem) + SW128_ALIGN, 1, stream, params);
+                             sizeof(f8w_smem) + SW128_ALIGN, 1, stream, wide_params);
     return hgemm__launch((const void *)f8_kernel<AT, BT, CT, MODE>, grid, F8_THREADS, sizeof(f8_smem) + SW128_ALIGN,
                          1u << split_log, stream, params);
 }

@@ -16,8 +16,10 @@
  *     library's results the same run to run);
  *   - each case twice: on the whole GPU (where a case's tiles fill at most
  *     half of it, clusters split k and add up in distributed shared memory;
- *     the three "wide" cases have 128 x 256 tiles enough for the wide build,
- *     whose clusters of two blocks share B: tile rows odd and even)
+ *     the five "wide" cases have 128 x 256 tiles enough for the wide build,
+ *     whose clusters of two blocks share B: tile rows odd and even; a
+ *     16-bit C with beta 0 goes out by TMA, but for a right-edge tile
+ *     where n % 8 != 0)
  *     and on 4 SMs (no split; the wide build where n > 128 and there are at
  *     least 4 tiles of 128 x 256; each block walks many tiles).
  * The bound: |C - ref| <= C's rounding of |ref| (half a subnormal step below
@@ -64,6 +66,8 @@ static const fp8_case cases[] = {
     {"wide tiles, n ragged", E4, E4, HGEMM_DTYPE_BF16, HGEMM_SCALE_BLOCK, 1152, 4100, 256, 1.0f, 0.5f, 0, 0, 8, 0},
     {"wide, row, fp32 C", E4, E4, HGEMM_DTYPE_F32, HGEMM_SCALE_ROW, 1100, 4352, 160, 1.0f, 0.0f, 0, 0, 0, 1},
     {"wide pairs, even rows", E4, E4, HGEMM_DTYPE_BF16, HGEMM_SCALE_TENSOR, 1280, 3584, 512, 1.0f, 0.0f, 0, 0, 0, 0},
+    {"wide, TMA stores, ragged", E4, E4, HGEMM_DTYPE_F16, HGEMM_SCALE_ROW, 1100, 4360, 256, 1.0f, 0.0f, 0, 0, 8, 1},
+    {"wide, TMA and n % 8", E4, E4, HGEMM_DTYPE_BF16, HGEMM_SCALE_BLOCK, 1152, 4100, 256, 1.5f, 0.0f, 0, 0, 0, 1},
     {"k 0", E4, E4, HGEMM_DTYPE_BF16, HGEMM_SCALE_BLOCK, 140, 136, 0, 1.0f, -2.0f, 0, 0, 0, 0},
     {"alpha 0", E4, E4, HGEMM_DTYPE_F16, HGEMM_SCALE_ROW, 140, 136, 256, 0.0f, 0.5f, 0, 0, 0, 0},
 };

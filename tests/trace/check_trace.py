@@ -519,11 +519,15 @@ def grouped(a):
 
 
 # mode, C type, m, n, k, SM target: narrow and wide tiles, the splits of 2, 4 and 8, k 0
+# mode, C type, m, n, k, SM target, beta: narrow and wide tiles (beta 0: a 16-bit C by TMA), the splits of 2, 4
+# and 8, k 0
 FP8_CALLS = [
-    ("block", "bf16", 4096, 7168, 16384, 0), ("tensor", "bf16", 4096, 2112, 7168, 0),
-    ("block", "bf16", 64, 2112, 7168, 0), ("row", "f16", 128, 7168, 2048, 0), ("block", "f32", 256, 256, 16384, 0),
-    ("tensor", "bf16", 1, 4096, 4096, 0), ("block", "bf16", 1152, 4100, 256, 0), ("row", "f32", 300, 264, 1024, 4),
-    ("block", "bf16", 140, 136, 0, 0), ("tensor", "bf16", 8192, 8192, 8192, 114),
+    ("block", "bf16", 4096, 7168, 16384, 0, 0.5), ("tensor", "bf16", 4096, 2112, 7168, 0, 0.0),
+    ("block", "bf16", 64, 2112, 7168, 0, 0.5), ("row", "f16", 128, 7168, 2048, 0, 0.5),
+    ("block", "f32", 256, 256, 16384, 0, 0.5), ("tensor", "bf16", 1, 4096, 4096, 0, 0.5),
+    ("block", "bf16", 1152, 4100, 256, 0, 0.0), ("row", "f32", 300, 264, 1024, 4, 0.0),
+    ("block", "bf16", 140, 136, 0, 0, 0.5), ("tensor", "bf16", 8192, 8192, 8192, 114, 0.5),
+    ("row", "f16", 1100, 4360, 256, 0, 0.0),
 ]
 
 
@@ -543,9 +547,10 @@ def fp8(a):
     """hgemm_gemm_fp8's launches against its plan: one launch of the narrow or
     the wide kernel, a grid of every tile (a cluster of 2^split blocks each)
     or of the SMs, the wide build in pairs (clusters of 2 over pairs of tile
-    rows) wherever it has two tile rows, two maps with 128 x 128-byte boxes."""
+    rows) wherever it has two tile rows, two maps with 128 x 128-byte boxes
+    and, for the wide build's 16-bit C with beta 0, C's with 64 x 64."""
     env = dict(os.environ, LD_PRELOAD=os.path.abspath(a.fake), LD_BIND_NOW="1", HGEMM_FAKE_SMS=str(a.sms))
-    text_in = "".join("fp8 %s %s %d %d %d %d\n" % c for c in FP8_CALLS)
+    text_in = "".join("fp8 %s %s %d %d %d %d %g\n" % c for c in FP8_CALLS)
     r = subprocess.run([a.driver], input=text_in, capture_output=True, text=True, env=env)
     if r.returncode != 0:
         sys.stderr.write(r.stderr)
@@ -559,7 +564,7 @@ def fp8(a):
             block["lines"].append(line)
     if len(blocks) != len(FP8_CALLS):
         problems.append(f"{len(blocks)} fp8 calls traced of {len(FP8_CALLS)}")
-    for b, (mode, ct, m, n, k, target) in zip(blocks, FP8_CALLS):
+    for b, (mode, ct, m, n, k, target, beta) in zip(blocks, FP8_CALLS):
         lines = b["lines"]
         bad = lambda why: problems.append(f"{b['call']}: {why}")
         status = [x for x in lines if x.startswith("status ")]
@@ -593,6 +598,8 @@ def fp8(a):
             bad(f"grid {grid} cluster {lv['cluster']}, the plan: grid {want_grid} cluster {want_cluster}")
         tmaps = [x for x in lines if x.startswith("tmap ")]
         want_boxes = [] if k == 0 else ["128,128", "128,128"]
+        if wide and ct != "f32" and beta == 0:  # C's map: 64 x 64 boxes
+            want_boxes.append("64,64")
         boxes = [dict(y.split("=", 1) for y in x.split()[2:] if "=" in y)["box"] for x in tmaps]
         if boxes != want_boxes:
             bad(f"tensor map boxes {boxes}, not {want_boxes}")

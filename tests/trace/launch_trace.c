@@ -34,10 +34,11 @@
  *   hgemm_grouped with B's entries stored n x k (OPB t) or k x n (n), packed,
  *   SHARED 1: stride_b 0 (one B for every group); offsets of GROUPS int32.
  *
- * An FP8 line:  fp8 MODE CTYPE M N K TARGET
+ * An FP8 line:  fp8 MODE CTYPE M N K TARGET [BETA]
  *   hgemm_gemm_fp8, e4m3 x e4m3, MODE tensor | row | block, CTYPE bf16 | f16 |
  *   f32, packed (lda = ldb = k, ldc = n rounded to 8), TARGET the options'
- *   sm_count_target (0: every SM); each scale array its exact size.
+ *   sm_count_target (0: every SM), beta BETA (default 0.5); each scale array
+ *   its exact size.
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -151,7 +152,8 @@ static int fp8_call(const char *line, calls_fn calls) {
     char mname[16], cname[16];
     long long m, n, k;
     int target;
-    if (sscanf(line, "fp8 %15s %15s %lld %lld %lld %d", mname, cname, &m, &n, &k, &target) != 6) {
+    float beta = 0.5f;
+    if (sscanf(line, "fp8 %15s %15s %lld %lld %lld %d %f", mname, cname, &m, &n, &k, &target, &beta) < 6) {
         fprintf(stderr, "hgemm-launch-trace: cannot read: %s", line);
         return 1;
     }
@@ -164,7 +166,7 @@ static int fp8_call(const char *line, calls_fn calls) {
     const int64_t ld = k > 16 ? k : 16, ldc = round8(n ? n : 1), kb = (k + 127) / 128;
     const int64_t sa_n = mode == HGEMM_SCALE_TENSOR ? 1 : mode == HGEMM_SCALE_ROW ? m : m * kb;
     const int64_t sb_n = mode == HGEMM_SCALE_TENSOR ? 1 : mode == HGEMM_SCALE_ROW ? n : (n + 127) / 128 * kb;
-    printf("fp8-call %s %s %lld %lld %lld target=%d\n", mname, cname, m, n, k, target);
+    printf("fp8-call %s %s %lld %lld %lld target=%d beta=%g\n", mname, cname, m, n, k, target, (double)beta);
     void *A = NULL, *B = NULL, *C = NULL, *sa = NULL, *sb = NULL;
     cudaMalloc(&A, (size_t)(m * ld > 0 ? (m - 1) * ld + k : 16));
     cudaMalloc(&B, (size_t)(n * ld > 0 ? (n - 1) * ld + k : 16));
@@ -178,7 +180,7 @@ static int fp8_call(const char *line, calls_fn calls) {
     o.sm_count_target = target;
     const unsigned long long before = calls();
     const hgemm_status st = hgemm_gemm_fp8(HGEMM_KERNEL_AUTO, HGEMM_DTYPE_E4M3, HGEMM_DTYPE_E4M3, ct, m, n, k, 1.0f, A,
-                                           ld, B, ld, mode, (const float *)sa, (const float *)sb, 0.5f, C, ldc, &o, 0);
+                                           ld, B, ld, mode, (const float *)sa, (const float *)sb, beta, C, ldc, &o, 0);
     const unsigned long long made = calls() - before;
     printf("status %d calls=%llu pending=%d %s\n", (int)st, made, (int)cudaPeekAtLastError(), hgemm_status_string(st));
     cudaFree(A);
