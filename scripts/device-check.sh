@@ -74,7 +74,11 @@
 #             python/bench_torch.py
 #   fp8       hgemm_gemm_fp8: test_gpu_fp8, the same under compute-sanitizer memcheck and
 #             racecheck, then python/fp8_bench.py beside torch._scaled_mm ($FP8_ARGS, default
-#             --repeat 3) into fp8.csv and fp8.log
+#             the bar's block-scaled shapes, m 64, 128, 4096 at DeepSeek-V3's six (n, k), --repeat 3,
+#             CUDA-graph timing) into fp8.csv and fp8.log, and 8192^3 with tensor scales into fp8-8192.csv
+#   epilogue  test_gpu_epilogue and test_gpu_c_in, then hgemm-epilogue-bench --wgrad (the TN
+#             product into an fp32 C with beta 1 beside cuBLAS's, bf16, $WGRAD_ARGS, default
+#             --repeat 2) into wgrad.csv
 #   e2e       python/llama_e2e.py: a Llama-shaped model through hgemm and through torch
 #   torch     the native torch operators (libhgemm_torch.so, built beside the library where
 #             torch is installed): their GPU tests (python/tests/test_gpu_native.py), then
@@ -270,7 +274,18 @@ if has fp8; then
     run fp8-racecheck 300 compute-sanitizer --tool racecheck --error-exitcode 9 "$BUILD/tests/gpu/test_gpu_fp8"
     # shellcheck disable=SC2086
     STEP_LOG="$OUT/fp8.log" run fp8-bench 400 env PYTHONPATH=python HGEMM_LIBRARY="$BUILD/libhgemm.so" \
-        PYTHONUNBUFFERED=1 python3 python/fp8_bench.py ${FP8_ARGS:---repeat 3} --csv "$OUT/fp8.csv"
+        PYTHONUNBUFFERED=1 python3 python/fp8_bench.py ${FP8_ARGS:---scalings block --m 64,128,4096 \
+        --shapes 2112:7168,24576:1536,32768:512,7168:16384,4096:7168,7168:2048 --repeat 3} --csv "$OUT/fp8.csv"
+    STEP_LOG="$OUT/fp8.log" run fp8-8192 120 env PYTHONPATH=python HGEMM_LIBRARY="$BUILD/libhgemm.so" \
+        PYTHONUNBUFFERED=1 python3 python/fp8_bench.py --scalings tensor --m 8192 --shapes 8192:8192 --repeat 3 \
+        --csv "$OUT/fp8-8192.csv"
+fi
+
+if has epilogue; then
+    run epilogue-tests 300 ctest --test-dir "$BUILD" -R 'test_gpu_epilogue|test_gpu_c_in' --output-on-failure
+    # shellcheck disable=SC2086
+    run wgrad 300 "$BUILD/tools/hgemm-epilogue-bench" --wgrad --dtype bf16 ${WGRAD_ARGS:---repeat 2} \
+        --csv "$OUT/wgrad.csv"
 fi
 
 if has e2e; then
