@@ -424,6 +424,34 @@ hgemm_status hgemm_gemm_fp8(hgemm_kernel kernel, hgemm_dtype a_dtype, hgemm_dtyp
                             float beta, void *C, int64_t ldc,
                             const hgemm_options *options, cudaStream_t stream);
 
+/* Grouped FP8 products (mixture-of-experts in FP8): hgemm_grouped's 2D x
+ * 3D form with hgemm_gemm_fp8's scaling. Group g holds A's rows [start_g,
+ * end_g) (offs as hgemm_grouped reads it: int32 cumulative ends in device
+ * memory, read by the kernel alone, clamped, capturable); for each of them
+ *     C[r, :] = alpha * (A[r, :] .* S_A) * (B_g .* S_Bg)^T + beta * C[r, :]
+ * A is total_rows x k and each B_g n x k (an expert's weight as nn.Linear
+ * stores it), both e4m3 and k-contiguous (lda, ldb >= k, bytes), B_g
+ * stride_b bytes after B_{g-1} (0: every group the same B and the same
+ * scales). C is total_rows x n of c_dtype (F16, BF16 or F32). The scales,
+ * fp32 in device memory, with E experts (groups, or 1 where stride_b is 0):
+ *   TENSOR: scale_a[0]; scale_b[e], one per expert;
+ *   ROW:    scale_a[r] per row of A; scale_b[e * n + j] per expert and
+ *           column (torch's (E, n) rowwise scales);
+ *   BLOCK:  scale_a[q * total_rows + r] per row and 128 of k, as
+ *           hgemm_gemm_fp8's; scale_b[(e * ceil(n / 128) + p) * kb + q]
+ *           per expert and 128 x 128 block (each expert's blocks as
+ *           hgemm_gemm_fp8's, experts one after another; kb = ceil(k / 128)).
+ * Accumulation as hgemm_gemm_fp8's. Checked before any CUDA call as
+ * hgemm_grouped's and hgemm_gemm_fp8's arguments are (k, lda, ldb and
+ * stride_b multiples of 16, ldc of 8); E5M2 operands, kernels other than
+ * AUTO and options other than an SM target: NOT_SUPPORTED. Rows in no
+ * group are never written. Asynchronous on `stream`, capturable. */
+hgemm_status hgemm_grouped_fp8(hgemm_kernel kernel, hgemm_dtype a_dtype, hgemm_dtype b_dtype, hgemm_dtype c_dtype,
+                               int64_t total_rows, int64_t n, int64_t k, int64_t groups, const int32_t *offs,
+                               float alpha, const void *A, int64_t lda, const void *B, int64_t ldb, int64_t stride_b,
+                               hgemm_scale_mode scale_mode, const float *scale_a, const float *scale_b, float beta,
+                               void *C, int64_t ldc, const hgemm_options *options, cudaStream_t stream);
+
 /* A short English sentence for a status; never NULL. */
 const char *hgemm_status_string(hgemm_status status);
 

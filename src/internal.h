@@ -404,6 +404,24 @@ typedef struct hgemm_fp8_problem {
 } hgemm_fp8_problem;
 hgemm_status hgemm__launch_fp8(const hgemm_fp8_problem *p, cudaStream_t stream);
 
+/* A validated grouped FP8 call (hgemm_grouped_fp8; src/fp8/grouped.cu):
+ * e4m3 x e4m3, every other field as the caller gave it, alpha == 0 or k == 0
+ * with k_zero set (A, B and the scales never read). */
+typedef struct hgemm_grouped_fp8_problem {
+    hgemm_dtype c_dtype;
+    hgemm_scale_mode mode;
+    int64_t total_rows, n, k, groups;
+    const int32_t *offs;
+    float alpha, beta;
+    const void *A; int64_t lda;   /* bytes */
+    const void *B; int64_t ldb, stride_b;
+    const float *scale_a, *scale_b;
+    void *C;       int64_t ldc;   /* elements of c_dtype */
+    int sm_count;                 /* > 0: at most this many SMs' blocks */
+    int k_zero;
+} hgemm_grouped_fp8_problem;
+hgemm_status hgemm__launch_grouped_fp8(const hgemm_grouped_fp8_problem *p, cudaStream_t stream);
+
 /* The table's V8 and V9 under a variant (the lab's ablations; src/v8/v8.c,
  * src/kernels/v9_skinny.cu). */
 hgemm_status hgemm__v8_run(const hgemm_problem *p, const hgemm_v8_variant *v, cudaStream_t stream);

@@ -16,6 +16,7 @@
 
 #include <cuda_bf16.h>
 
+#include "grouped/schedule.cuh"
 #include "kernel_common.cuh"
 #include "mma_tile.cuh"
 #include "pipeline.cuh"
@@ -24,12 +25,10 @@
 #include "v8/kernel.cuh" /* v8_load and v8_desc: B's boxes in either layout */
 
 enum {
-    GR_BM = 128,
     GR_CONSUMERS = 2,
     GR_CONSUMER_THREADS = GR_CONSUMERS * WARPGROUP_THREADS,
     GR_LOADER_WARP = GR_CONSUMER_THREADS / WARP_SIZE,
     GR_THREADS = GR_CONSUMER_THREADS + WARP_SIZE,
-    GR_RASTER = 8,
     GR_MAX_GROUPS = HGEMM_GROUPED_MAX_GROUPS,
 };
 
@@ -61,68 +60,6 @@ typedef struct gr_args {
     uint32_t n_tiles;
     int32_t shared_b; /* every group reads B's entry 0 (stride_b == 0) */
 } gr_args;
-
-typedef struct gr_unit {
-    uint32_t g, mt, nt;
-} gr_unit;
-
-/* Tile t's group (the last with tile0[g] <= t: empty groups share their
- * successor's tile0 and are passed over), and its m- and n-tile. */
-template <int BN>
-static __device__ __forceinline__ gr_unit gr_decode(const gr_smem<BN> *sm, uint32_t t, const gr_args &a) {
-    uint32_t lo = 0, hi = (uint32_t)a.groups - 1;
-    while (lo < hi) {
-        const uint32_t mid = (lo + hi + 1) / 2;
-        if (sm->tile0[mid] <= t) lo = mid;
-        else hi = mid - 1;
-    }
-    const uint32_t m_tiles = (uint32_t)(sm->end[lo] - sm->start[lo] + GR_BM - 1) / GR_BM;
-    const hgemm_tile tile = hgemm_raster(t - sm->tile0[lo], m_tiles, a.n_tiles, GR_RASTER);
-    gr_unit u = {lo, tile.m, tile.n};
-    return u;
-}
-
-/* The groups' rows and the prefix of their tile counts (warp 0; the
- * offsets are read here once). end_g is the largest of offs[0..g], clamped
- * to [0, total_rows], and start_g the end before: in-range increasing
- * offsets are torch's groups, and any others give empty or shorter groups
- * that never overlap. */
-template <int BN>
-static __device__ __forceinline__ void gr_read_groups(gr_smem<BN> *sm, const gr_args &a) {
-    if (threadIdx.x < WARP_SIZE) {
-        const uint32_t lane = threadIdx.x;
-        int32_t high = 0;   /* the largest offset so far, at least 0 */
-        uint32_t carry = 0; /* tiles so far */
-        for (int base = 0; base < a.groups; base += WARP_SIZE) {
-            const int g = base + (int)lane;
-            int32_t end = g < a.groups ? max(a.offs[g], high) : high; /* inclusive max-scan */
-#pragma unroll
-            for (int o = 1; o < WARP_SIZE; o <<= 1) {
-                const int32_t y = __shfl_up_sync(0xffffffffu, end, o);
-                if (lane >= (uint32_t)o) end = max(end, y);
-            }
-            int32_t start = __shfl_up_sync(0xffffffffu, end, 1);
-            if (lane == 0) start = high;
-            high = __shfl_sync(0xffffffffu, end, WARP_SIZE - 1);
-            const int32_t lo = min(start, a.total_rows), hi = min(end, a.total_rows);
-            const uint32_t count = g < a.groups ? (uint32_t)(hi - lo + GR_BM - 1) / GR_BM * a.n_tiles : 0;
-            uint32_t x = count; /* inclusive sum-scan */
-#pragma unroll
-            for (int o = 1; o < WARP_SIZE; o <<= 1) {
-                const uint32_t y = __shfl_up_sync(0xffffffffu, x, o);
-                if (lane >= (uint32_t)o) x += y;
-            }
-            if (g < a.groups) {
-                sm->start[g] = lo;
-                sm->end[g] = hi;
-                sm->tile0[g] = carry + x - count;
-            }
-            carry += __shfl_sync(0xffffffffu, x, WARP_SIZE - 1);
-        }
-        if (lane == 0) sm->tile0[a.groups] = carry;
-    }
-    __syncthreads();
-}
 
 template <typename T, int B_MN, int BN>
 __global__ void __launch_bounds__(GR_THREADS, 1)

@@ -10,7 +10,11 @@
  *   - a kernel other than AUTO, e5m2 x e5m2, e5m2 with row or block scales, a bias, an activation, a c_in,
  *     a workspace, an fp32 C asked for through the options, a size past what
  *     the kernel addresses: NOT_SUPPORTED;
- *   - nothing to do (m or n zero): SUCCESS.
+ *   - nothing to do (m or n zero): SUCCESS;
+ *   - hgemm_grouped_fp8's own: groups, offsets and stride_b (negative,
+ *     NULL, misaligned), C on the last expert, on the offsets or on the
+ *     last expert's block scales (INVALID_VALUE), e5m2, a named kernel,
+ *     too many groups, a bias (NOT_SUPPORTED).
  * Requests that would go on to the device return NO_DEVICE where there is
  * none and are skipped (counted) where there is a GPU.
  */
@@ -235,6 +239,112 @@ static void test_split(void) {
     }
 }
 
+/* hgemm_grouped_fp8: 4 groups of M rows in all, experts N x K apart by stride_b bytes. */
+enum { G = 4 };
+static const uintptr_t ADDR_OFFS = (uintptr_t)6 << 40;
+
+typedef struct greq {
+    hgemm_kernel kernel;
+    hgemm_dtype at, bt, ct;
+    hgemm_scale_mode mode;
+    int64_t rows, n, k, groups;
+    uintptr_t offs;
+    uintptr_t A; int64_t lda;
+    uintptr_t B; int64_t ldb, stride_b;
+    uintptr_t sa, sb;
+    uintptr_t C; int64_t ldc;
+} greq;
+
+static greq gbase(void) {
+    greq r = {HGEMM_KERNEL_AUTO, HGEMM_DTYPE_E4M3, HGEMM_DTYPE_E4M3, HGEMM_DTYPE_BF16, HGEMM_SCALE_BLOCK,
+              M, N, K, G, ADDR_OFFS, ADDR_A, K, ADDR_B, K, (int64_t)N * K, ADDR_SA, ADDR_SB, ADDR_C, N};
+    return r;
+}
+
+static void gexpect(const char *file, int line, const char *what, const greq *r, const hgemm_options *o,
+                    hgemm_status want) {
+    if (want == HGEMM_SUCCESS && r->rows > 0 && r->n > 0 && r->groups > 0) {
+        if (gpu_present) {
+            skipped++;
+            return;
+        }
+        want = HGEMM_ERROR_NO_DEVICE;
+    }
+    const hgemm_status got = hgemm_grouped_fp8(
+        r->kernel, r->at, r->bt, r->ct, r->rows, r->n, r->k, r->groups, (const int32_t *)r->offs, 1.0f,
+        (const void *)r->A, r->lda, (const void *)r->B, r->ldb, r->stride_b, r->mode, (const float *)r->sa,
+        (const float *)r->sb, 0.0f, (void *)r->C, r->ldc, o, 0);
+    check_status(got, want, what, file, line);
+}
+#define GEXPECT(what, r, o, want) gexpect(__FILE__, __LINE__, (what), (r), (o), (want))
+
+static void test_grouped(void) {
+    greq r = gbase();
+    GEXPECT("grouped: a valid call", &r, NULL, HGEMM_SUCCESS);
+    r.mode = HGEMM_SCALE_ROW, r.ct = HGEMM_DTYPE_F32;
+    GEXPECT("grouped: row scales, fp32 C", &r, NULL, HGEMM_SUCCESS);
+    r = gbase(), r.mode = HGEMM_SCALE_TENSOR, r.stride_b = 0;
+    GEXPECT("grouped: one B for every group", &r, NULL, HGEMM_SUCCESS);
+    r = gbase(), r.groups = 0;
+    GEXPECT("grouped: no groups", &r, NULL, HGEMM_SUCCESS);
+    r = gbase(), r.rows = 0;
+    GEXPECT("grouped: no rows", &r, NULL, HGEMM_SUCCESS);
+    r = gbase(), r.k = 0, r.lda = 16, r.ldb = 16, r.stride_b = (int64_t)N * 16;
+    GEXPECT("grouped: k 0", &r, NULL, HGEMM_SUCCESS);
+    /* invalid values */
+    r = gbase(), r.at = HGEMM_DTYPE_BF16;
+    GEXPECT("grouped: a bf16 A", &r, NULL, HGEMM_ERROR_INVALID_VALUE);
+    r = gbase(), r.ct = HGEMM_DTYPE_E4M3;
+    GEXPECT("grouped: an fp8 C", &r, NULL, HGEMM_ERROR_INVALID_VALUE);
+    r = gbase(), r.mode = (hgemm_scale_mode)3;
+    GEXPECT("grouped: an unknown mode", &r, NULL, HGEMM_ERROR_INVALID_VALUE);
+    r = gbase(), r.groups = -1;
+    GEXPECT("grouped: negative groups", &r, NULL, HGEMM_ERROR_INVALID_VALUE);
+    r = gbase(), r.stride_b = -16;
+    GEXPECT("grouped: negative stride_b", &r, NULL, HGEMM_ERROR_INVALID_VALUE);
+    r = gbase(), r.offs = 0;
+    GEXPECT("grouped: NULL offsets", &r, NULL, HGEMM_ERROR_INVALID_VALUE);
+    r = gbase(), r.sb = 0;
+    GEXPECT("grouped: NULL scale_b", &r, NULL, HGEMM_ERROR_INVALID_VALUE);
+    r = gbase(), r.ldb = K - 16;
+    GEXPECT("grouped: ldb short of k", &r, NULL, HGEMM_ERROR_INVALID_VALUE);
+    /* alignment */
+    r = gbase(), r.stride_b = (int64_t)N * K + 8;
+    GEXPECT("grouped: stride_b not a multiple of 16", &r, NULL, HGEMM_ERROR_MISALIGNED);
+    r = gbase(), r.offs = ADDR_OFFS + 2;
+    GEXPECT("grouped: offsets not 4-byte aligned", &r, NULL, HGEMM_ERROR_MISALIGNED);
+    r = gbase(), r.sa = ADDR_SA + 2;
+    GEXPECT("grouped: scale_a not 4-byte aligned", &r, NULL, HGEMM_ERROR_MISALIGNED);
+    r = gbase(), r.k = K + 8, r.lda = K + 16, r.ldb = K + 16;
+    GEXPECT("grouped: k not a multiple of 16", &r, NULL, HGEMM_ERROR_MISALIGNED);
+    /* C sharing bytes: with the last expert (stride_b counts), the offsets, B's scales */
+    r = gbase(), r.C = ADDR_B + (uintptr_t)(G - 1) * N * K;
+    GEXPECT("grouped: C on the last expert", &r, NULL, HGEMM_ERROR_INVALID_VALUE);
+    r = gbase(), r.C = ADDR_OFFS;
+    GEXPECT("grouped: C on the offsets", &r, NULL, HGEMM_ERROR_INVALID_VALUE);
+    r = gbase(), r.C = ADDR_SB + (uintptr_t)(G * ((N + 127) / 128) * (K / 128) - 1) * 4;
+    GEXPECT("grouped: C on B's last block scale", &r, NULL, HGEMM_ERROR_INVALID_VALUE);
+    r = gbase(), r.stride_b = 0, r.C = ADDR_SB + (uintptr_t)(((N + 127) / 128) * (K / 128)) * 4;
+    GEXPECT("grouped: C past one expert's scales, stride_b 0", &r, NULL, HGEMM_SUCCESS);
+    /* not supported */
+    r = gbase(), r.kernel = HGEMM_KERNEL_V8;
+    GEXPECT("grouped: a named kernel", &r, NULL, HGEMM_ERROR_NOT_SUPPORTED);
+    r = gbase(), r.bt = HGEMM_DTYPE_E5M2, r.mode = HGEMM_SCALE_TENSOR;
+    GEXPECT("grouped: e5m2 B", &r, NULL, HGEMM_ERROR_NOT_SUPPORTED);
+    r = gbase(), r.groups = HGEMM_GROUPED_MAX_GROUPS + 1, r.rows = M;
+    GEXPECT("grouped: past the most groups", &r, NULL, HGEMM_ERROR_NOT_SUPPORTED);
+    hgemm_options o;
+    memset(&o, 0, sizeof o);
+    o.size = sizeof o;
+    o.bias = (const void *)ADDR_SA;
+    r = gbase();
+    GEXPECT("grouped: a bias", &r, &o, HGEMM_ERROR_NOT_SUPPORTED);
+    memset(&o, 0, sizeof o);
+    o.size = sizeof o;
+    o.sm_count_target = 4;
+    GEXPECT("grouped: an SM target", &r, &o, HGEMM_SUCCESS);
+}
+
 /* The wide build's plan (hgemm__fp8_wide): n over 128 and a full wave of 128 x 256 tiles. */
 static void test_wide(void) {
     CHECK_I64(hgemm__fp8_wide(4096, 7168, 132), 1);
@@ -254,6 +364,7 @@ int main(void) {
     test_nothing_to_do();
     test_split();
     test_wide();
+    test_grouped();
     if (skipped) printf("%d valid calls skipped: a GPU is present\n", skipped);
     return check_finish();
 }
