@@ -322,8 +322,8 @@ static void test_grouped(void) {
     GEXPECT("grouped: C on the last expert", &r, NULL, HGEMM_ERROR_INVALID_VALUE);
     r = gbase(), r.C = ADDR_OFFS;
     GEXPECT("grouped: C on the offsets", &r, NULL, HGEMM_ERROR_INVALID_VALUE);
-    r = gbase(), r.C = ADDR_SB + (uintptr_t)(G * ((N + 127) / 128) * (K / 128) - 1) * 4;
-    GEXPECT("grouped: C on B's last block scale", &r, NULL, HGEMM_ERROR_INVALID_VALUE);
+    r = gbase(), r.C = ADDR_SB + (uintptr_t)(G * ((N + 127) / 128) * (K / 128)) * 4 - 16;
+    GEXPECT("grouped: C on B's last four block scales", &r, NULL, HGEMM_ERROR_INVALID_VALUE);
     r = gbase(), r.stride_b = 0, r.C = ADDR_SB + (uintptr_t)(((N + 127) / 128) * (K / 128)) * 4;
     GEXPECT("grouped: C past one expert's scales, stride_b 0", &r, NULL, HGEMM_SUCCESS);
     /* not supported */
@@ -336,7 +336,8 @@ static void test_grouped(void) {
     hgemm_options o;
     memset(&o, 0, sizeof o);
     o.size = sizeof o;
-    o.bias = (const void *)ADDR_SA;
+    o.bias = (const void *)((uintptr_t)7 << 40);
+    o.bias_dtype = HGEMM_DTYPE_F32;
     r = gbase();
     GEXPECT("grouped: a bias", &r, &o, HGEMM_ERROR_NOT_SUPPORTED);
     memset(&o, 0, sizeof o);

@@ -22,6 +22,10 @@
  *     where n % 8 != 0)
  *     and on 4 SMs (no split; the wide build where n > 128 and there are at
  *     least 4 tiles of 128 x 256; each block walks many tiles).
+ *   - hgemm_grouped_fp8: groups of rows (an empty group, a group of one
+ *     row, rows in no group, offsets past the rows or decreasing) against
+ *     each group's expert or one shared B, every scale mode and C type;
+ *     rows in no group must keep their bits.
  * The bound: |C - ref| <= C's rounding of |ref| (half a subnormal step below
  * C's smallest normal) + 2^-10 * sum |a_k b_k|
  * (the tensor core's sums over each 128 of k, kept narrower than fp32,
@@ -295,6 +299,144 @@ static int graph_case(void) {
     return !pass;
 }
 
+/* hgemm_grouped_fp8: groups of rows (some empty, one of one row, rows past
+ * the last end in no group), each against its own expert (or one shared B),
+ * every scale mode; the reference clamps the offsets as the header says. */
+typedef struct gcase {
+    const char *what;
+    hgemm_dtype ct;
+    hgemm_scale_mode mode;
+    int64_t rows, n, k;
+    int groups;
+    int32_t offs[6];
+    int shared_b;
+    float alpha, beta;
+    int nan_c;
+} gcase;
+
+static const gcase gcases[] = {
+    {"grouped, block", HGEMM_DTYPE_BF16, HGEMM_SCALE_BLOCK, 455, 264, 640, 5, {130, 130, 131, 388, 452}, 0,
+     1.0f, 0.0f, 1},
+    {"grouped, row, one B", HGEMM_DTYPE_F16, HGEMM_SCALE_ROW, 506, 200, 256, 3, {300, 377, 506}, 1, 1.0f, 0.5f, 0},
+    {"grouped, tensor, fp32 +=", HGEMM_DTYPE_F32, HGEMM_SCALE_TENSOR, 265, 136, 1040, 4, {1, 201, 201, 265}, 0,
+     0.5f, 1.0f, 0},
+    {"grouped, offsets clamped", HGEMM_DTYPE_BF16, HGEMM_SCALE_BLOCK, 300, 384, 512, 3, {100, 50, 400}, 0, 1.0f,
+     0.0f, 0},
+};
+
+static int grouped_case(const gcase *t, int sm_target) {
+    const int64_t rows = t->rows, n = t->n, k = t->k, kb = (k + 127) / 128, nb = (n + 127) / 128;
+    const int64_t lda = k + 16, ldb = k, ldc = (n + 7) / 8 * 8 + 8, c_rows = rows + PAD_ROWS;
+    const int64_t experts = t->shared_b ? 1 : t->groups, stride_b = t->shared_b ? 0 : n * ldb + 32;
+    const size_t cb = c_bytes(t->ct), c_size = (size_t)(c_rows * ldc) * cb;
+    const size_t b_bytes = (size_t)((experts - 1) * (stride_b ? stride_b : 0) + n * ldb);
+    const int64_t sa_n = t->mode == HGEMM_SCALE_TENSOR ? 1 : t->mode == HGEMM_SCALE_ROW ? rows : rows * kb;
+    const int64_t sb_one = t->mode == HGEMM_SCALE_TENSOR ? 1 : t->mode == HGEMM_SCALE_ROW ? n : nb * kb;
+    const int64_t sb_n = sb_one * experts;
+    uint8_t *hA = calloc((size_t)(rows * lda), 1), *hB = calloc(b_bytes, 1);
+    float *hsa = malloc((size_t)sa_n * 4), *hsb = malloc((size_t)sb_n * 4);
+    unsigned char *hC0 = malloc(c_size), *hC = malloc(c_size);
+    for (int64_t i = 0; i < rows; i++)
+        for (int64_t j = 0; j < k; j++) hA[i * lda + j] = fp8_random(E4, 41, (uint64_t)(i * k + j));
+    for (size_t i = 0; i < b_bytes; i++) hB[i] = fp8_random(E4, 42, (uint64_t)i);
+    for (int64_t i = 0; i < sa_n; i++) hsa[i] = scale_random(43, (uint64_t)i);
+    for (int64_t i = 0; i < sb_n; i++) hsb[i] = scale_random(44, (uint64_t)i);
+    /* the groups as the kernel clamps them */
+    int64_t start[6], end[6], high = 0;
+    for (int g = 0; g < t->groups; g++) {
+        start[g] = high < rows ? high : rows;
+        high = t->offs[g] > high ? t->offs[g] : high;
+        end[g] = high < rows ? high : rows;
+    }
+    for (int64_t i = 0; i < c_rows; i++)
+        for (int64_t j = 0; j < ldc; j++) {
+            const float v = i < rows && j < n && t->nan_c ? NAN : hgemm_check_random_f32(45, (uint64_t)i, (uint64_t)j, 1.0f);
+            const int64_t e = i * ldc + j;
+            if (t->ct == HGEMM_DTYPE_F32) ((float *)hC0)[e] = v;
+            else ((uint16_t *)hC0)[e] = hgemm_check_f32_to_dt(t->ct, v);
+        }
+    void *dA, *dB, *dC;
+    float *dsa, *dsb;
+    int32_t *doffs;
+    HGEMM_CHECK_CUDA(cudaMalloc(&dA, (size_t)(rows * lda)));
+    HGEMM_CHECK_CUDA(cudaMalloc(&dB, b_bytes));
+    HGEMM_CHECK_CUDA(cudaMalloc(&dC, c_size));
+    HGEMM_CHECK_CUDA(cudaMalloc((void **)&dsa, (size_t)sa_n * 4));
+    HGEMM_CHECK_CUDA(cudaMalloc((void **)&dsb, (size_t)sb_n * 4));
+    HGEMM_CHECK_CUDA(cudaMalloc((void **)&doffs, sizeof t->offs));
+    HGEMM_CHECK_CUDA(cudaMemcpy(dA, hA, (size_t)(rows * lda), cudaMemcpyHostToDevice));
+    HGEMM_CHECK_CUDA(cudaMemcpy(dB, hB, b_bytes, cudaMemcpyHostToDevice));
+    HGEMM_CHECK_CUDA(cudaMemcpy(dC, hC0, c_size, cudaMemcpyHostToDevice));
+    HGEMM_CHECK_CUDA(cudaMemcpy(dsa, hsa, (size_t)sa_n * 4, cudaMemcpyHostToDevice));
+    HGEMM_CHECK_CUDA(cudaMemcpy(dsb, hsb, (size_t)sb_n * 4, cudaMemcpyHostToDevice));
+    HGEMM_CHECK_CUDA(cudaMemcpy(doffs, t->offs, sizeof t->offs, cudaMemcpyHostToDevice));
+    const float beta = t->nan_c ? 0.0f : t->beta;
+    hgemm_options o;
+    memset(&o, 0, sizeof o);
+    o.size = sizeof o;
+    o.sm_count_target = sm_target;
+    const hgemm_status st = hgemm_grouped_fp8(HGEMM_KERNEL_AUTO, E4, E4, t->ct, rows, n, k, t->groups, doffs,
+                                              t->alpha, dA, lda, dB, ldb, stride_b, t->mode, dsa, dsb, beta, dC,
+                                              ldc, &o, 0);
+    HGEMM_CHECK_CUDA(cudaDeviceSynchronize());
+    HGEMM_CHECK_CUDA(cudaMemcpy(hC, dC, c_size, cudaMemcpyDeviceToHost));
+    int64_t bad = 0, touched = 0, checked = 0;
+    double worst = 0.0;
+    for (int64_t i = 0; i < c_rows; i++) {
+        int g = -1;
+        for (int q = 0; q < t->groups; q++)
+            if (i >= start[q] && i < end[q]) g = q;
+        const int64_t e_b = t->shared_b ? 0 : g;
+        for (int64_t j = 0; j < ldc; j++) {
+            const int64_t e = i * ldc + j;
+            if (g < 0 || j >= n) {
+                touched += memcmp(hC + (size_t)e * cb, hC0 + (size_t)e * cb, cb) != 0;
+                continue;
+            }
+            double ref = 0.0, mag = 0.0;
+            for (int64_t q = 0; q < k; q++) {
+                const double sa = t->mode == HGEMM_SCALE_TENSOR ? hsa[0]
+                                  : t->mode == HGEMM_SCALE_ROW  ? hsa[i]
+                                                                : hsa[(q / 128) * rows + i];
+                const double sb = t->mode == HGEMM_SCALE_TENSOR ? hsb[e_b]
+                                  : t->mode == HGEMM_SCALE_ROW  ? hsb[e_b * n + j]
+                                                                : hsb[(e_b * nb + j / 128) * kb + q / 128];
+                const double p = fp8_value(E4, hA[i * lda + q]) * sa *
+                                 fp8_value(E4, hB[e_b * stride_b + j * ldb + q]) * sb;
+                ref += p;
+                mag += fabs(p);
+            }
+            ref *= t->alpha, mag *= fabs(t->alpha);
+            if (beta != 0.0f) ref += beta * c_get(t->ct, hC0, e), mag += fabs(beta * c_get(t->ct, hC0, e));
+            const double got = c_get(t->ct, hC, e), err = fabs(got - ref);
+            const double bound = 2.0 * c_unit(t->ct) * fabs(ref) + c_floor(t->ct) + ldexp(mag, -10);
+            checked++;
+            if (!(err <= bound)) {
+                if (bad < 5)
+                    printf("     C[%lld][%lld] (group %d) = %.8g, reference %.8g (bound %.3g)\n", (long long)i,
+                           (long long)j, g, got, ref, bound);
+                bad++;
+            }
+            if (mag > 0 && err / mag > worst) worst = err / mag;
+        }
+    }
+    const int pass = st == HGEMM_SUCCESS && bad == 0 && touched == 0;
+    printf("%s %-22s %5lld x %5lld x %5lld  %d groups  %s  worst |err| / sum|ab| %.2e\n", pass ? "PASS" : "FAIL",
+           t->what, (long long)rows, (long long)n, (long long)k, t->groups, sm_target ? "4 SMs   " : "all SMs ",
+           worst);
+    if (st != HGEMM_SUCCESS) printf("     hgemm_grouped_fp8 returned %s\n", hgemm_status_string(st));
+    if (bad) printf("     %lld of %lld elements past the bound\n", (long long)bad, (long long)checked);
+    if (touched) printf("     %lld elements outside the groups' rows were written\n", (long long)touched);
+    HGEMM_CHECK_CUDA(cudaFree(dA));
+    HGEMM_CHECK_CUDA(cudaFree(dB));
+    HGEMM_CHECK_CUDA(cudaFree(dC));
+    HGEMM_CHECK_CUDA(cudaFree(dsa));
+    HGEMM_CHECK_CUDA(cudaFree(dsb));
+    HGEMM_CHECK_CUDA(cudaFree(doffs));
+    free(hA), free(hB), free(hsa), free(hsb), free(hC0), free(hC);
+    return !pass;
+}
+
 int main(void) {
     char why[256] = "";
     if (!hgemm_check_sm90_available(why, sizeof why)) {
@@ -305,6 +447,10 @@ int main(void) {
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         failures += run_case(&cases[i], 0);
         failures += run_case(&cases[i], 4);
+    }
+    for (size_t i = 0; i < sizeof gcases / sizeof gcases[0]; i++) {
+        failures += grouped_case(&gcases[i], 0);
+        failures += grouped_case(&gcases[i], 4);
     }
     failures += graph_case();
     failures += cudaGetLastError() != cudaSuccess;
