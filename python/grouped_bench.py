@@ -4,7 +4,16 @@ of F.linear (cuBLAS, the sizes read on the host, what transformers' MoE code
 runs), in one process, on mixture-of-experts shapes:
 
     python3 python/grouped_bench.py [--tokens 16,64,512,4096] [--routing uniform,skewed]
+                                    [--dtype bf16|fp8] [--scaling block|row]
                                     [--repeat 3] [--iters 20] [--csv FILE]
+
+--dtype fp8: the same experts in float8_e4m3fn (hgemm.functional.quantize_fp8:
+--scaling block, DeepSeek-V3's 1 x 128 and 128 x 128 blocks, or row, one
+scale per row of A and per column of each expert), hgemm.functional
+.grouped_scaled_mm beside torch._scaled_grouped_mm (row scaling, where torch
+has it) and a loop of torch._scaled_mm over the non-empty groups (each
+group's scales laid out as torch takes them, before timing); the reference
+is the fp32 product of the dequantized operands.
 
 Each token picks top_k distinct experts, uniformly or skewed (the square of
 a uniform draw: low experts busy, high ones often empty). A is (rows, k), the
@@ -45,6 +54,70 @@ def route(torch, tokens, experts, top_k, skewed, gen):
     return torch.bincount(picked.flatten(), minlength=experts)
 
 
+def fp8_calls(torch, hgemm, a, w, offs, sizes, scaling):
+    """The fp8 backends over a (rows, k) and w (experts, n, k), both bf16,
+    quantized here, and the fp32 reference of the dequantized operands."""
+    HF = hgemm.functional
+    experts, n, k = w.shape
+    rows = a.shape[0]
+    block = (1, 128) if scaling == "block" else (1, k)
+    a8, sa = HF.quantize_fp8(a, block)
+    w8, sw = [], []
+    for e in range(experts):
+        q, s = HF.quantize_fp8(w[e], (128, 128) if scaling == "block" else (1, k))
+        w8.append(q)
+        sw.append(s)
+    w8 = torch.stack(w8)  # (experts, n, k)
+    wt8 = w8.transpose(1, 2)  # each expert column-major, as torch takes it
+    if scaling == "block":
+        sb = torch.stack(sw).transpose(1, 2)  # (experts, kb, nb), each expert's the transposed view
+        sa_g = sa
+    else:
+        sb = torch.stack([s.reshape(n) for s in sw])  # (experts, n)
+        sa_g = sa.reshape(rows)
+    # the loop's inputs, each group's in the layout torch._scaled_mm takes (made before timing)
+    parts, start = [], 0
+    for e, c in enumerate(sizes):
+        if c:
+            if scaling == "block":
+                sa_e = sa[start:start + c].t().contiguous().t()  # (c, kb) of strides (1, c)
+                sb_e = sb[e]
+            else:
+                sa_e = sa[start:start + c].contiguous()  # (c, 1)
+                sb_e = sb[e].reshape(1, n)
+            parts.append((start, c, a8[start:start + c], wt8[e], sa_e, sb_e))
+        start += c
+
+    def loop():
+        out = torch.empty(rows, n, device="cuda", dtype=torch.bfloat16)
+        for s0, c, a_e, b_e, sa_e, sb_e in parts:
+            out[s0:s0 + c] = torch._scaled_mm(a_e, b_e, sa_e, sb_e, out_dtype=torch.bfloat16)
+        return out
+
+    calls = {
+        "hgemm": lambda: HF.grouped_scaled_mm(a8, wt8, sa_g, sb, offs=offs),
+        "torch_grouped": ((lambda: torch._scaled_grouped_mm(a8, wt8, sa_g, sb, offs=offs, out_dtype=torch.bfloat16))
+                          if scaling == "row" and hasattr(torch, "_scaled_grouped_mm") else None),
+        "cublas_loop": loop,
+    }
+    # dequantized, fp32
+    if scaling == "block":
+        xa = a8.float() * sa.repeat_interleave(128, dim=1)[:, :k]
+    else:
+        xa = a8.float() * sa
+    ref = torch.empty(rows, n, device="cuda", dtype=torch.float32)
+    start = 0
+    for e, c in enumerate(sizes):
+        if c:
+            if scaling == "block":
+                we = w8[e].float() * sw[e].repeat_interleave(128, dim=0)[:n].repeat_interleave(128, dim=1)[:, :k]
+            else:
+                we = w8[e].float() * sw[e]
+            ref[start:start + c] = xa[start:start + c] @ we.t()
+        start += c
+    return calls, ref
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tokens", default="16,64,512,4096")
@@ -52,6 +125,8 @@ def main():
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--iters", type=int, default=20)
     parser.add_argument("--models", default="", help="comma-separated model names (default: all)")
+    parser.add_argument("--dtype", choices=("bf16", "fp8"), default="bf16")
+    parser.add_argument("--scaling", choices=("block", "row"), default="block", help="--dtype fp8's scales")
     parser.add_argument("--csv")
     args = parser.parse_args()
     try:
@@ -84,32 +159,40 @@ def main():
                 a = torch.randn(rows, k, device="cuda", generator=gen, dtype=torch.bfloat16)
                 used = sum(1 for c in sizes if c)
 
-                def loop():
-                    out = a.new_empty(rows, n)
+                if args.dtype == "fp8":
+                    calls, ref = fp8_calls(torch, hgemm, a, w, offs, sizes, args.scaling)
+                else:
+                    def loop():
+                        out = a.new_empty(rows, n)
+                        start = 0
+                        for e, c in enumerate(sizes):
+                            if c:
+                                torch.mm(a[start:start + c], wt[e], out=out[start:start + c])
+                            start += c
+                        return out
+
+                    calls = {
+                        "hgemm": lambda: hgemm.functional.grouped_mm(a, wt, offs=offs),
+                        "torch_grouped": (lambda: torch._grouped_mm(a, wt, offs=offs)) if has_torch_grouped else None,
+                        "cublas_loop": loop,
+                    }
+                    ref = torch.empty(rows, n, device="cuda", dtype=torch.float32)
                     start = 0
                     for e, c in enumerate(sizes):
                         if c:
-                            torch.mm(a[start:start + c], wt[e], out=out[start:start + c])
+                            ref[start:start + c] = a[start:start + c].float() @ wt[e].float()
                         start += c
-                    return out
-
-                calls = {
-                    "hgemm": lambda: hgemm.functional.grouped_mm(a, wt, offs=offs),
-                    "torch_grouped": (lambda: torch._grouped_mm(a, wt, offs=offs)) if has_torch_grouped else None,
-                    "cublas_loop": loop,
-                }
-                ref = torch.empty(rows, n, device="cuda", dtype=torch.float32)
-                start = 0
-                for e, c in enumerate(sizes):
-                    if c:
-                        ref[start:start + c] = a[start:start + c].float() @ wt[e].float()
-                    start += c
                 ok = {}
                 for name, fn in calls.items():
                     if fn is None:
                         ok[name] = False
                         continue
-                    err = (fn().float() - ref).abs()
+                    try:
+                        err = (fn().float() - ref).abs()
+                    except RuntimeError as e:  # a layout or type this torch does not take
+                        print(f"SKIP {name} {model} {proj} {tokens} {routing}: {str(e).splitlines()[0]}")
+                        ok[name] = False
+                        continue
                     ok[name] = bool((err <= 2e-2 + 2e-2 * ref.abs()).all())
                     if not ok[name]:
                         print(f"FAIL {name} {model} {proj} {tokens} {routing}: max error {err.max().item():.3e}")
@@ -121,12 +204,13 @@ def main():
                             continue
                         times[name].append(bench_timing.mean_ms(torch, fn, 1, args.iters))
                 med = {name: statistics.median(v) for name, v in times.items() if v}
-                weight_bytes = used * n * k * 2
-                io_bytes = weight_bytes + rows * (k + n) * 2
+                eb = 1 if args.dtype == "fp8" else 2  # bytes an element of A and the weights
+                weight_bytes = used * n * k * eb
+                io_bytes = weight_bytes + rows * k * eb + rows * n * 2
                 flops = 2.0 * rows * n * k
                 for name, v in times.items():
                     for r, ms in enumerate(v):
-                        rows_out.append((model, proj, tokens, routing, "bf16", name, r + 1, ms,
+                        rows_out.append((model, proj, tokens, routing, args.dtype, name, r + 1, ms,
                                          med["torch_grouped"] / ms if "torch_grouped" in med else float("nan"),
                                          med["cublas_loop"] / ms if "cublas_loop" in med else float("nan"),
                                          io_bytes / ms / 1e6, flops / ms / 1e9))
@@ -143,6 +227,9 @@ def main():
             f.write("# command: " + " ".join(sys.argv) + "\n")
             f.write("# ms: one call; gbps: the used experts' weights once, A and C; vs_*: that backend's "
                     "median over this row's ms\n")
+            if args.dtype == "fp8":
+                f.write(f"# fp8: float8_e4m3fn, {args.scaling} scales; torch_grouped is torch._scaled_grouped_mm, "
+                        "cublas_loop a loop of torch._scaled_mm over the non-empty groups\n")
             out = csv.writer(f)
             out.writerow(("model", "proj", "tokens", "routing", "dtype", "backend", "run", "ms",
                           "vs_torch_grouped", "vs_cublas_loop", "gbps", "tflops"))

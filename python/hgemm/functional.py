@@ -75,6 +75,21 @@ def scaled_mm(a, b, scale_a, scale_b, *, out_dtype=None):
     return _ops().scaled_mm(a, b, scale_a, scale_b, out_dtype=out_dtype)
 
 
+def grouped_scaled_mm(a, b, scale_a, scale_b, *, offs, out_dtype=None):
+    """FP8 experts in one launch (hgemm_grouped_fp8): a (total_rows, k) and
+    b (groups, k, n), float8_e4m3fn, each b[g] column-major (an expert's
+    (n, k) weight transposed, as torch._scaled_grouped_mm takes it); offs
+    (groups,) int32 cumulative ends on a's device. The scales choose the
+    mode: a's one value and b's (groups,); a's (total_rows,) and b's
+    (groups, n) (torch._scaled_grouped_mm's rowwise scales); or a's 1 x 128
+    blocks (quantize_fp8's (total_rows, ceil(k/128)) layout) and b's 128 x 128
+    blocks per group, (groups, ceil(k/128), ceil(n/128)), each group's the
+    transposed view quantize_fp8 returns for that expert. out_dtype:
+    torch.bfloat16 (default), float16 or float32. Rows past offs[-1] are
+    left as allocated. No gradient."""
+    return _ops().grouped_scaled_mm(a, b, scale_a, scale_b, offs, out_dtype=out_dtype)
+
+
 def quantize_fp8(x, block=(1, 128), dtype=None):
     """x (rows, cols), any float type, to fp8 with one fp32 scale per block
     of `block` (rows x cols: (1, 128) for activations, (128, 128) for

@@ -1470,7 +1470,8 @@ class NativeScaledMMFakeTests(unittest.TestCase):
     """torch.ops.hgemm.scaled_mm without a GPU: its meta side (what
     torch.compile sees: shape, rows padded to 8, out_dtype), its type
     errors, and host tensors refused by name, through a compiled graph too;
-    grouped_mm's refusal of host tensors. Runs where torch is installed and
+    grouped_scaled_mm's meta side and errors; grouped_mm's refusal of host
+    tensors. Runs where torch is installed and
     hgemm's native operators are built."""
 
     @classmethod
@@ -1509,6 +1510,31 @@ class NativeScaledMMFakeTests(unittest.TestCase):
                           fullgraph=True)
         with self.assertRaisesRegex(TypeError, "a: expected a CUDA tensor"):
             f(q, w.t(), s, sw.t())
+
+    def test_grouped_scaled_mm_meta_and_errors(self):
+        torch = self.torch
+        e4 = torch.float8_e4m3fn
+        a = torch.empty(300, 512, device="meta", dtype=e4)
+        b = torch.empty(4, 260, 512, device="meta", dtype=e4).transpose(1, 2)
+        offs = torch.empty(4, device="meta", dtype=torch.int32)
+        sa, sb = torch.empty(300, device="meta"), torch.empty(4, 260, device="meta")
+        out = torch.ops.hgemm.grouped_scaled_mm(a, b, sa, sb, offs)
+        self.assertEqual((tuple(out.shape), tuple(out.stride()), out.dtype), ((300, 260), (264, 1), torch.bfloat16))
+        out = torch.ops.hgemm.grouped_scaled_mm(a, b, sa, sb, offs, out_dtype=torch.float32)
+        self.assertEqual(out.dtype, torch.float32)
+        with self.assertRaisesRegex(TypeError, "expected float8_e4m3fn a and b"):
+            torch.ops.hgemm.grouped_scaled_mm(a.to(torch.float8_e5m2), b, sa, sb, offs)
+        with self.assertRaisesRegex(TypeError, "offs: expected int32"):
+            torch.ops.hgemm.grouped_scaled_mm(a, b, sa, sb, offs.long())
+        with self.assertRaisesRegex(ValueError, "offs of shape"):
+            torch.ops.hgemm.grouped_scaled_mm(a, b, sa, sb, offs[:3])
+        with self.assertRaisesRegex(ValueError, "expected a \\(total_rows, k\\) and b \\(groups, k, n\\)"):
+            torch.ops.hgemm.grouped_scaled_mm(a, b.transpose(1, 2), sa, sb, offs)
+        # host tensors: refused by name (the CPU kernel), never computed
+        qa, qb = torch.zeros(10, 32, dtype=e4), torch.zeros(2, 16, 32, dtype=e4).transpose(1, 2)
+        with self.assertRaisesRegex(TypeError, "grouped_scaled_mm: a: expected a CUDA tensor"):
+            self.HF.grouped_scaled_mm(qa, qb, torch.ones(10), torch.ones(2, 16),
+                                      offs=torch.tensor([4, 10], dtype=torch.int32))
 
     def test_grouped_mm_refuses_host_tensors_by_name(self):
         torch = self.torch
