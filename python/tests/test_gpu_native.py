@@ -391,6 +391,48 @@ class NativeOpsTests(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "scales of shapes"):
             HF.scaled_mm(a8, w8.t(), sa[:, :1], sb)
 
+    def test_grouped_scaled_mm(self):
+        """FP8 experts in one launch (hgemm.functional.grouped_scaled_mm):
+        groups of 37, 0, 1 and 90 rows, each against its expert, row and
+        block scales, against the fp64 product of the dequantized operands
+        group by group (bf16's rounding plus the tensor core's FP8 sums over
+        each 128 of k, as test_gpu_fp8 bounds them); rows past offs[-1] left alone."""
+        torch = self.torch
+        HF = hgemm.functional
+        sizes, n, k = (37, 0, 1, 90), 200, 384
+        groups, rows = len(sizes), sum(sizes)
+        offs = torch.tensor(sizes, device="cuda").cumsum(0).to(torch.int32)
+        x = torch.randn(rows, k, device="cuda", dtype=torch.bfloat16)
+        w = torch.randn(groups, n, k, device="cuda", dtype=torch.bfloat16) * 0.05
+        for scaling in ("row", "block"):
+            blk_a, blk_b = ((1, k), (1, k)) if scaling == "row" else ((1, 128), (128, 128))
+            a8, sa = HF.quantize_fp8(x, blk_a)
+            qs = [HF.quantize_fp8(w[e], blk_b) for e in range(groups)]
+            w8 = torch.stack([q for q, _ in qs])
+            if scaling == "row":
+                sa_g, sb = sa.reshape(rows), torch.stack([s.reshape(n) for _, s in qs])
+                xa = a8.double() * sa.double()
+                wbs = [q.double() * s.double() for q, s in qs]
+            else:
+                sa_g, sb = sa, torch.stack([s for _, s in qs]).transpose(1, 2)
+                xa = a8.double() * sa.double().repeat_interleave(128, dim=1)[:, :k]
+                wbs = [q.double() * s.double().repeat_interleave(128, dim=0)[:n].repeat_interleave(128, dim=1)[:, :k]
+                       for q, s in qs]
+            got = HF.grouped_scaled_mm(a8, w8.transpose(1, 2), sa_g, sb, offs=offs)
+            self.assertEqual((tuple(got.shape), got.dtype), ((rows, n), torch.bfloat16))
+            start = 0
+            for e, c in enumerate(sizes):
+                if c:
+                    prods = xa[start:start + c, None, :] * wbs[e][None, :, :]
+                    ref, mag = prods.sum(-1), prods.abs().sum(-1)
+                    err = (got[start:start + c].double() - ref).abs()
+                    bound = ref.abs() * 2 ** -7 + mag * 2 ** -10 + 1e-30
+                    self.assertTrue(bool((err <= bound).all()), "grouped_scaled_mm %s group %d: %g" %
+                                    (scaling, e, float((err - bound).max())))
+                start += c
+        with self.assertRaisesRegex(ValueError, "scales of shapes"):
+            HF.grouped_scaled_mm(a8, w8.transpose(1, 2), sa_g[:, :1], sb, offs=offs)
+
 
 if __name__ == "__main__":
     unittest.main()
