@@ -475,24 +475,33 @@ GROUPED_CALLS = [
     ("bf16", "t", 4096, 28672, 4096, 1024, 1),
 ]
 
+# grouped FP8: mode, C type, rows, n, k, groups, shared B
+GROUPED_FP8_CALLS = [
+    ("block", "bf16", 32768, 4096, 7168, 256, 0), ("row", "f16", 777, 200, 272, 5, 0),
+    ("tensor", "f32", 500, 264, 1040, 4, 1), ("block", "bf16", 300, 136, 0, 3, 0),
+    ("row", "bf16", 1, 128, 16, 1, 0),
+]
+
 
 def grouped(a):
     env = dict(os.environ, LD_PRELOAD=os.path.abspath(a.fake), LD_BIND_NOW="1", HGEMM_FAKE_SMS=str(a.sms))
     text_in = "".join("grouped %s %s %d %d %d %d %d\n" % c for c in GROUPED_CALLS)
+    text_in += "".join("grouped-fp8 %s %s %d %d %d %d %d\n" % c for c in GROUPED_FP8_CALLS)
     r = subprocess.run([a.driver], input=text_in, capture_output=True, text=True, env=env)
     if r.returncode != 0:
         sys.stderr.write(r.stderr)
         sys.exit(f"check_trace: hgemm-launch-trace exited {r.returncode} on grouped calls")
     problems, block, blocks = [], None, []
     for line in r.stdout.splitlines():
-        if line.startswith("grouped-call "):
+        if line.startswith("grouped-call ") or line.startswith("grouped-fp8-call "):
             block = {"call": line, "lines": []}
             blocks.append(block)
         elif block is not None:
             block["lines"].append(line)
-    if len(blocks) != len(GROUPED_CALLS):
-        problems.append(f"{len(blocks)} grouped calls traced of {len(GROUPED_CALLS)}")
-    for b, c in zip(blocks, GROUPED_CALLS):
+    calls = [("bf16",) + c for c in GROUPED_CALLS] + [("fp8",) + c for c in GROUPED_FP8_CALLS]
+    if len(blocks) != len(calls):
+        problems.append(f"{len(blocks)} grouped calls traced of {len(calls)}")
+    for b, (kind, *c) in zip(blocks, calls):
         lines = b["lines"]
         status = [x for x in lines if x.startswith("status ")]
         if not status:
@@ -512,13 +521,25 @@ def grouped(a):
         want_maps = 0 if c[4] == 0 else 2
         if len(tmaps) != want_maps:
             problems.append(f"{b['call']}: {len(tmaps)} tensor maps, not {want_maps}")
+        if kind == "fp8" and launches:
+            # the FP8 k-loop's kernel, a block per tile up to the SMs (each group rounds up one),
+            # A in 128 x 128-byte boxes, B's experts as a 3-D map of the same boxes
+            rows, n, groups = c[2], c[3], c[5]
+            name = launches[0].split()[1]
+            lv = dict(x.split("=", 1) for x in launches[0].split()[2:] if "=" in x)
+            most = (-(-rows // 128) + groups) * -(-n // 128)
+            if "f8g_kernel" not in name or int(lv["grid"].split(",")[0]) != min(most, a.sms):
+                problems.append(f"{b['call']}: launched {name} grid {lv['grid']}, not f8g_kernel on "
+                                f"{min(most, a.sms)} blocks")
+            boxes = [dict(y.split("=", 1) for y in x.split()[2:] if "=" in y)["box"] for x in tmaps]
+            if c[4] and boxes != ["128,128", "128,128,1"]:
+                problems.append(f"{b['call']}: tensor map boxes {boxes}")
     for p in problems:
         print("FAIL " + p)
-    print(f"check_trace --grouped: {len(blocks)} calls, {len(problems)} problems")
+    print(f"check_trace --grouped: {len(blocks)} calls (bf16/fp16 and FP8), {len(problems)} problems")
     return 1 if problems else 0
 
 
-# mode, C type, m, n, k, SM target: narrow and wide tiles, the splits of 2, 4 and 8, k 0
 # mode, C type, m, n, k, SM target, beta: narrow and wide tiles (beta 0: a 16-bit C by TMA), the splits of 2, 4
 # and 8, k 0
 FP8_CALLS = [

@@ -34,6 +34,11 @@
  *   hgemm_grouped with B's entries stored n x k (OPB t) or k x n (n), packed,
  *   SHARED 1: stride_b 0 (one B for every group); offsets of GROUPS int32.
  *
+ * A grouped FP8 line:  grouped-fp8 MODE CTYPE ROWS N K GROUPS SHARED
+ *   hgemm_grouped_fp8, e4m3, MODE and CTYPE as below, packed (lda = ldb = k
+ *   rounded to 16, experts n x ldb apart, or one where SHARED is 1), beta 0;
+ *   each scale array its exact size.
+ *
  * An FP8 line:  fp8 MODE CTYPE M N K TARGET [BETA]
  *   hgemm_gemm_fp8, e4m3 x e4m3, MODE tensor | row | block, CTYPE bf16 | f16 |
  *   f32, packed (lda = ldb = k, ldc = n rounded to 8), TARGET the options'
@@ -147,6 +152,50 @@ static int grouped_call(const char *line, calls_fn calls) {
     return 0;
 }
 
+/* A grouped FP8 line (see the header): the call, then its status line. */
+static int grouped_fp8_call(const char *line, calls_fn calls) {
+    char mname[16], cname[16];
+    long long rows, n, k, groups;
+    int shared;
+    if (sscanf(line, "grouped-fp8 %15s %15s %lld %lld %lld %lld %d", mname, cname, &rows, &n, &k, &groups,
+               &shared) != 7) {
+        fprintf(stderr, "hgemm-launch-trace: cannot read: %s", line);
+        return 1;
+    }
+    const hgemm_scale_mode mode = strcmp(mname, "tensor") == 0 ? HGEMM_SCALE_TENSOR
+                                  : strcmp(mname, "row") == 0  ? HGEMM_SCALE_ROW
+                                                               : HGEMM_SCALE_BLOCK;
+    const hgemm_dtype ct = strcmp(cname, "f32") == 0 ? HGEMM_DTYPE_F32
+                           : strcmp(cname, "f16") == 0 ? HGEMM_DTYPE_F16
+                                                       : HGEMM_DTYPE_BF16;
+    const int64_t ld = k > 16 ? (k + 15) / 16 * 16 : 16, ldc = round8(n ? n : 1), kb = (k + 127) / 128;
+    const int64_t experts = shared ? 1 : groups, stride_b = shared ? 0 : n * ld;
+    const int64_t sa_n = mode == HGEMM_SCALE_TENSOR ? 1 : mode == HGEMM_SCALE_ROW ? rows : rows * kb;
+    const int64_t sb_n = experts * (mode == HGEMM_SCALE_TENSOR ? 1 : mode == HGEMM_SCALE_ROW ? n : (n + 127) / 128 * kb);
+    printf("grouped-fp8-call %s %s %lld %lld %lld %lld shared=%d\n", mname, cname, rows, n, k, groups, shared);
+    void *A = NULL, *B = NULL, *C = NULL, *offs = NULL, *sa = NULL, *sb = NULL;
+    cudaMalloc(&A, rows && k ? (size_t)((rows - 1) * ld + k) : 16);
+    cudaMalloc(&B, n && k && experts ? (size_t)((experts - 1) * stride_b + (n - 1) * ld + k) : 16);
+    cudaMalloc(&C, span(rows, n, ldc, 1, 0) * (ct == HGEMM_DTYPE_F32 ? 2 : 1));
+    cudaMalloc(&offs, (size_t)(groups ? groups : 1) * 4);
+    cudaMalloc(&sa, (size_t)(sa_n > 0 ? sa_n : 1) * 4);
+    cudaMalloc(&sb, (size_t)(sb_n > 0 ? sb_n : 1) * 4);
+    (void)cudaGetLastError();
+    const unsigned long long before = calls();
+    const hgemm_status st = hgemm_grouped_fp8(HGEMM_KERNEL_AUTO, HGEMM_DTYPE_E4M3, HGEMM_DTYPE_E4M3, ct, rows, n, k,
+                                              groups, (const int32_t *)offs, 1.0f, A, ld, B, ld, stride_b, mode,
+                                              (const float *)sa, (const float *)sb, 0.0f, C, ldc, NULL, 0);
+    const unsigned long long made = calls() - before;
+    printf("status %d calls=%llu pending=%d %s\n", (int)st, made, (int)cudaPeekAtLastError(), hgemm_status_string(st));
+    cudaFree(A);
+    cudaFree(B);
+    cudaFree(C);
+    cudaFree(offs);
+    cudaFree(sa);
+    cudaFree(sb);
+    return 0;
+}
+
 /* An FP8 line (see the header): the call, then its status line. */
 static int fp8_call(const char *line, calls_fn calls) {
     char mname[16], cname[16];
@@ -223,6 +272,10 @@ int main(int argc, char **argv) {
         }
         if (strncmp(line, "grouped ", 8) == 0) {
             bad |= grouped_call(line, calls);
+            continue;
+        }
+        if (strncmp(line, "grouped-fp8 ", 12) == 0) {
+            bad |= grouped_fp8_call(line, calls);
             continue;
         }
         if (strncmp(line, "fp8 ", 4) == 0) {
