@@ -321,6 +321,8 @@ f8_wide_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant
             if (leader) ring_consumer_release(ring, st);
             f8_promote(d + F8_BN / 2, t, s10, s11);
         }
+        /* a pair's second block past m (an odd number of tile rows) loaded for its peer: nothing to store */
+        if (row0 >= args.m) continue;
         const float2 rs = f8_row_scales<MODE>(args, r0, r1);
         const gemm_args c = f8_out(args, alpha);
         if constexpr (!__is_same(CT, float)) {
