@@ -159,8 +159,10 @@ static hgemm_status grouped_fp8_validate(hgemm_kernel kernel, hgemm_dtype at, hg
     if (lda < (k > 1 ? k : 1) || ldb < (k > 1 ? k : 1) || ldc < (n > 1 ? n : 1)) return HGEMM_ERROR_INVALID_VALUE;
     const int64_t cb = ct == HGEMM_DTYPE_F32 ? 4 : 2;
     const int64_t a_all = span(rows, k, lda, 1), c_all = span(rows, n, ldc, cb);
-    const int64_t b_two = hgemm__batch_span(hgemm__span_bytes(n, k, ldb), stride_b, groups); /* as if 2 bytes */
-    const int64_t b_all = hgemm__span_bytes(n, k, ldb) < 0 || b_two < 0 ? -1 : b_two / 2;
+    /* B over the groups, counted as if 2 bytes an element (hgemm__batch_span's unit), then halved */
+    const int64_t b_one = hgemm__span_bytes(n, k, ldb);
+    const int64_t b_two = b_one < 0 ? -1 : hgemm__batch_span(b_one, stride_b, groups);
+    const int64_t b_all = b_two < 0 ? -1 : b_two / 2;
     if (a_all < 0 || b_all < 0 || c_all < 0 || groups > INT64_MAX / 4) return HGEMM_ERROR_INVALID_VALUE;
     const int64_t experts = stride_b == 0 ? (groups > 0 ? 1 : 0) : groups;
     int64_t sa_n, sb_n;

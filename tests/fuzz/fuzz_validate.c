@@ -10,7 +10,7 @@
  * hgemm_gemm (element type, operand forms, batch, strides, and the options:
  * workspace, SM target, a separate C input and its leading dimension)
  * against the model's version of the general entry point's rules, then
- * hgemm_grouped and hgemm_gemm_fp8 against theirs.
+ * hgemm_grouped, hgemm_gemm_fp8 and hgemm_grouped_fp8 against theirs.
  *
  * Built two ways: with libFuzzer (clang -fsanitize=fuzzer; CI runs it for a
  * bounded time), and with fuzz_main.c, which feeds it deterministic inputs
@@ -346,6 +346,57 @@ static void fp8_case(reader *r, hgemm_kernel id, const void *A, const void *B, c
     }
 }
 
+/* hgemm_grouped_fp8: types, mode, sizes near multiples of 16, groups, the
+ * experts' stride, the offsets' and the scales' pointers and the options,
+ * from the rest of the input. */
+static void grouped_fp8_case(reader *r, hgemm_kernel id, const void *A, const void *B, const void *C) {
+    const int small = take(r, 1) % 2;
+    const int64_t rows = small ? (int64_t)take(r, 2) % 3000 : size_value(r);
+    const int64_t n = small ? (int64_t)take(r, 2) % 3000 : size_value(r);
+    const int64_t k = small ? (int64_t)take(r, 1) * (take(r, 1) % 4 ? 16 : 8) : size_value(r);
+    const uint64_t gsel = take(r, 1);
+    const int64_t groups = gsel % 4 == 0 ? EDGES[take(r, 1) % N_EDGES] : gsel % 4 == 1 ? 1025 : (int64_t)take(r, 1) * 4;
+    const int at = (int)(take(r, 1) % 6), bt = (int)(take(r, 1) % 6), ct = (int)(take(r, 1) % 6);
+    const int mode = (int)(take(r, 1) % 4);
+    const int64_t lda = small ? (k + 15) / 16 * 16 + (k == 0) * 16 : ld_value(r, k);
+    const int64_t ldb = small ? (k + 15) / 16 * 16 + (k == 0) * 16 : ld_value(r, k);
+    const int64_t ldc = small ? (n + 7) / 8 * 8 + (n == 0) * 8 : ld_value(r, n);
+    const int64_t stride_b = stride_value(r, n, k, ldb) * (take(r, 1) % 2 ? 2 : 1);
+    if (small) {
+        A = (const void *)BASE;
+        B = (const void *)(BASE + ((uintptr_t)1 << 36));
+        C = take(r, 1) % 4 ? (const void *)(BASE + ((uintptr_t)1 << 38)) : ptr_value(r, B);
+    }
+    const void *offs = ptr_value(r, C);
+    const void *sa = take(r, 1) % 3 ? (const void *)(BASE + ((uintptr_t)1 << 37)) : ptr_value(r, C);
+    const void *sb = take(r, 1) % 3 ? (const void *)(BASE + ((uintptr_t)3 << 37)) : ptr_value(r, C);
+    hgemm_options o;
+    memset(&o, 0, sizeof o);
+    const uint64_t osel = take(r, 1);
+    o.size = osel % 8 == 0 ? 8 : sizeof o;
+    o.sm_count_target = osel % 8 == 1 ? -1 : (int)(take(r, 1) % 3);
+    o.activation = osel % 8 == 2 ? (hgemm_activation)(take(r, 1) % 6) : HGEMM_ACTIVATION_NONE;
+    if (osel % 8 == 3) o.c_fp32 = 1;
+    if (osel % 8 == 4) o.c_in = C, o.ldc_in = ldc;
+    if (osel % 8 == 5) o.bias = (const void *)(BASE + ((uintptr_t)1 << 39)), o.bias_dtype = (hgemm_dtype)(take(r, 1) % 4);
+    if (osel % 8 == 6) o.workspace_bytes = 64, o.workspace = take(r, 1) % 2 ? NULL : (void *)(BASE + ((uintptr_t)1 << 39));
+    const hgemm_options *opt = osel % 16 == 7 ? NULL : &o;
+    int to_device = 0;
+    hgemm_status want = model_grouped_fp8(id, at, bt, ct, mode, rows, n, k, groups, offs, A, lda, B, ldb, stride_b,
+                                          sa, sb, C, ldc, opt, &to_device);
+    if (to_device && gpu_state) return;
+    if (to_device) want = HGEMM_ERROR_NO_DEVICE;
+    const hgemm_status got = hgemm_grouped_fp8(id, (hgemm_dtype)at, (hgemm_dtype)bt, (hgemm_dtype)ct, rows, n, k,
+                                               groups, (const int32_t *)offs, 1.0f, A, lda, B, ldb, stride_b,
+                                               (hgemm_scale_mode)mode, (const float *)sa, (const float *)sb, 0.0f,
+                                               (void *)(uintptr_t)C, ldc, opt, NULL);
+    if (got != want) {
+        fprintf(stderr, "fuzz_validate: hgemm_grouped_fp8 types %d %d -> %d mode %d groups %lld offs %p stride_b %lld "
+                "scales %p %p\n", at, bt, ct, mode, (long long)groups, offs, (long long)stride_b, sa, sb);
+        disagree("hgemm_grouped_fp8", got, want, (int)id, rows, n, k, 1.0f, A, lda, B, ldb, C, ldc);
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (gpu_state < 0) {
         int count = 0;
@@ -382,5 +433,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     gemm_case(&r, id, m, n, k, alpha, A, B, C);
     grouped_case(&r, id, A, B, C);
     fp8_case(&r, id, A, B, C);
+    grouped_fp8_case(&r, id, A, B, C);
     return 0;
 }

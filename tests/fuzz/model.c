@@ -413,3 +413,56 @@ hgemm_status model_fp8(hgemm_kernel kernel, int at, int bt, int ct, int mode, in
     if (m > 0 && n > 0) *to_device = 1;
     return HGEMM_SUCCESS;
 }
+
+/* ---- hgemm_grouped_fp8 (include/hgemm.h) ----------------------------------------
+ * The options as hgemm_gemm_fp8's; then kernel, types and mode, sizes,
+ * leading dimensions, spans (A and each expert one byte an element, the
+ * experts stride_b bytes apart, counted within half of int64 as
+ * hgemm_grouped's are in its unit), NULLs, alignment, overlaps (C with A, the
+ * experts, the offsets and the scale arrays, B's over the experts it reads);
+ * then what the grouped FP8 kernel does not serve. */
+hgemm_status model_grouped_fp8(hgemm_kernel kernel, int at, int bt, int ct, int mode, int64_t rows, int64_t n,
+                               int64_t k, int64_t groups, const void *offs, const void *A, int64_t lda, const void *B,
+                               int64_t ldb, int64_t stride_b, const void *sa, const void *sb, const void *C,
+                               int64_t ldc, const hgemm_options *o, int *to_device) {
+    *to_device = 0;
+    if (o && (o->size < offsetof(hgemm_options, c_fp32) + sizeof(int))) return HGEMM_ERROR_INVALID_VALUE;
+    if (o && o->bias && (int)o->bias_dtype != ct && o->bias_dtype != HGEMM_DTYPE_F32) return HGEMM_ERROR_INVALID_VALUE;
+    if (!known_kernel(kernel)) return HGEMM_ERROR_INVALID_VALUE;
+    const int fp8_a = at == HGEMM_DTYPE_E4M3 || at == HGEMM_DTYPE_E5M2, fp8_b = bt == HGEMM_DTYPE_E4M3 || bt == HGEMM_DTYPE_E5M2;
+    if (!fp8_a || !fp8_b || (ct != HGEMM_DTYPE_F16 && ct != HGEMM_DTYPE_BF16 && ct != HGEMM_DTYPE_F32) || mode < 0 ||
+        mode > HGEMM_SCALE_BLOCK)
+        return HGEMM_ERROR_INVALID_VALUE;
+    if (rows < 0 || n < 0 || k < 0 || groups < 0 || stride_b < 0 || (o && o->sm_count_target < 0))
+        return HGEMM_ERROR_INVALID_VALUE;
+    if (o && (unsigned)o->activation > HGEMM_ACTIVATION_SILU) return HGEMM_ERROR_INVALID_VALUE;
+    if (lda < (k < 1 ? 1 : k) || ldb < (k < 1 ? 1 : k) || ldc < (n < 1 ? 1 : n)) return HGEMM_ERROR_INVALID_VALUE;
+    const i128 cb = ct == HGEMM_DTYPE_F32 ? 4 : 2, half = (i128)INT64_MAX / 2;
+    const i128 ea = extent(rows, k, lda), e1 = extent(n, k, ldb), ec = extent(rows, n, ldc);
+    const i128 tb = e1 == 0 || groups == 0 ? 0 : (i128)(groups - 1) * stride_b + e1;
+    if (ea > half || e1 > half || tb > half || ec > (i128)INT64_MAX / cb || groups > INT64_MAX / 4)
+        return HGEMM_ERROR_INVALID_VALUE;
+    const i128 experts = stride_b == 0 ? (groups > 0 ? 1 : 0) : groups, kb = ceil_div(k, 128);
+    const i128 na = mode == HGEMM_SCALE_TENSOR ? 1 : mode == HGEMM_SCALE_ROW ? (i128)rows : rows * kb;
+    const i128 nb = experts * (mode == HGEMM_SCALE_TENSOR ? 1 : mode == HGEMM_SCALE_ROW ? (i128)n : ceil_div(n, 128) * kb);
+    if ((ea && !A) || (tb && !B) || (ec && !C) || (groups > 0 && !offs) || !sa || !sb) return HGEMM_ERROR_INVALID_VALUE;
+    if (k % 16 || lda % 16 || ldb % 16 || stride_b % 16 || ldc % LD_MULT) return HGEMM_ERROR_MISALIGNED;
+    if ((ea && (uintptr_t)A % ALIGN) || (tb && (uintptr_t)B % ALIGN) || (ec && (uintptr_t)C % ALIGN) ||
+        (uintptr_t)offs % 4 || (uintptr_t)sa % 4 || (uintptr_t)sb % 4)
+        return HGEMM_ERROR_MISALIGNED;
+    if (ranges_meet(C, ec * cb, A, ea) || ranges_meet(C, ec * cb, B, tb) || ranges_meet(C, ec * cb, offs, (i128)groups * 4) ||
+        ranges_meet(C, ec * cb, sa, na * 4) || ranges_meet(C, ec * cb, sb, nb * 4))
+        return HGEMM_ERROR_INVALID_VALUE;
+    if (o && o->workspace_bytes && !o->workspace) return HGEMM_ERROR_INVALID_VALUE;
+    if (kernel != HGEMM_KERNEL_AUTO) return HGEMM_ERROR_NOT_SUPPORTED;
+    if (at != HGEMM_DTYPE_E4M3 || bt != HGEMM_DTYPE_E4M3) return HGEMM_ERROR_NOT_SUPPORTED;
+    if (o && (o->bias || o->activation || o->c_fp32 || o->c_in || o->workspace || o->workspace_bytes))
+        return HGEMM_ERROR_NOT_SUPPORTED;
+    if (groups > HGEMM_GROUPED_MAX_GROUPS || rows > MAX_SIZE || n > MAX_SIZE || k > MAX_SIZE)
+        return HGEMM_ERROR_NOT_SUPPORTED;
+    if ((ceil_div(rows, 128) + groups) * ceil_div(n, 128) > INT32_MAX) return HGEMM_ERROR_NOT_SUPPORTED;
+    if (lda >= (INT64_C(1) << 40) || ldb >= (INT64_C(1) << 40) || stride_b >= (INT64_C(1) << 40))
+        return HGEMM_ERROR_NOT_SUPPORTED;
+    if (rows > 0 && n > 0 && groups > 0) *to_device = 1;
+    return HGEMM_SUCCESS;
+}

@@ -39,5 +39,10 @@ hgemm_status model_grouped(hgemm_kernel kernel, int dtype, int op_b, int64_t row
 hgemm_status model_fp8(hgemm_kernel kernel, int at, int bt, int ct, int mode, int64_t m, int64_t n, int64_t k,
                        const void *A, int64_t lda, const void *B, int64_t ldb, const void *sa, const void *sb,
                        const void *C, int64_t ldc, const hgemm_options *o, int *to_device);
+/* hgemm_grouped_fp8's status up to its first CUDA call (*to_device as model_gemm's). */
+hgemm_status model_grouped_fp8(hgemm_kernel kernel, int at, int bt, int ct, int mode, int64_t rows, int64_t n,
+                               int64_t k, int64_t groups, const void *offs, const void *A, int64_t lda, const void *B,
+                               int64_t ldb, int64_t stride_b, const void *sa, const void *sb, const void *C,
+                               int64_t ldc, const hgemm_options *o, int *to_device);
 
 #endif
