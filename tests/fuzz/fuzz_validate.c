@@ -361,7 +361,7 @@ static void grouped_fp8_case(reader *r, hgemm_kernel id, const void *A, const vo
     const int64_t lda = small ? (k + 15) / 16 * 16 + (k == 0) * 16 : ld_value(r, k);
     const int64_t ldb = small ? (k + 15) / 16 * 16 + (k == 0) * 16 : ld_value(r, k);
     const int64_t ldc = small ? (n + 7) / 8 * 8 + (n == 0) * 8 : ld_value(r, n);
-    const int64_t stride_b = stride_value(r, n, k, ldb) * (take(r, 1) % 2 ? 2 : 1);
+    const int64_t stride_b = stride_value(r, n, k, ldb);
     if (small) {
         A = (const void *)BASE;
         B = (const void *)(BASE + ((uintptr_t)1 << 36));
