@@ -370,6 +370,27 @@ hgemm_status hgemm_grouped(hgemm_kernel kernel, hgemm_dtype dtype, hgemm_op op_b
                            const void *B, int64_t ldb, int64_t stride_b, float beta, void *C, int64_t ldc,
                            const hgemm_options *options, cudaStream_t stream);
 
+/* Products grouped along k (the weight gradients of a mixture's experts,
+ * torch.nn.functional.grouped_mm's 2D x 2D form): group g holds the rows
+ * [start_g, end_g) of A and of B, offs as hgemm_grouped reads it (int32
+ * cumulative ends in device memory, read by the kernel alone, clamped to
+ * [0, total_k]); for each group
+ *     C_g = alpha * A_g^T B_g + beta * C_g
+ * A is total_k x m and B total_k x n, row-major (lda >= m, ldb >= n: dY and
+ * X of a linear layer, tokens by features), C_g is m x n (ldc) at C +
+ * g * stride_c elements, every group's C written (an empty group: beta * C_g,
+ * zeros with beta 0). fp16 or bf16 in, fp32 accumulation; C of the same type,
+ * or fp32 with hgemm_options.c_fp32 (a main gradient accumulated with beta
+ * 1; c_in, if set, must be C itself). Checked before any CUDA call as
+ * hgemm_grouped's arguments are (leading dimensions and stride_c multiples
+ * of 8, 16-byte aligned A, B and C, C's groups not overlapping one another
+ * nor A, B or offs); kernels other than AUTO, a bias or an activation:
+ * NOT_SUPPORTED. Asynchronous on `stream`, capturable. */
+hgemm_status hgemm_grouped_k(hgemm_kernel kernel, hgemm_dtype dtype, int64_t m, int64_t n, int64_t total_k,
+                             int64_t groups, const int32_t *offs, float alpha, const void *A, int64_t lda,
+                             const void *B, int64_t ldb, float beta, void *C, int64_t ldc, int64_t stride_c,
+                             const hgemm_options *options, cudaStream_t stream);
+
 /* How hgemm_gemm_fp8 scales its operands. Values are ABI. Each is a pair,
  * one mode for A and its counterpart for B, as torch._scaled_mm accepts them;
  * the scales are fp32 arrays in device memory:

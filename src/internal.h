@@ -387,6 +387,23 @@ typedef struct hgemm_grouped_problem {
 } hgemm_grouped_problem;
 hgemm_status hgemm__launch_grouped(const hgemm_grouped_problem *p, cudaStream_t stream);
 
+/* A validated call grouped along k (hgemm_grouped_k; src/grouped/kgrouped.cu):
+ * every field as the caller gave it, alpha == 0 or total_k == 0 with k_zero
+ * set (A and B never read). */
+typedef struct hgemm_grouped_k_problem {
+    hgemm_dtype dtype;
+    int c_f32;               /* C of fp32 elements */
+    int64_t m, n, total_k, groups;
+    const int32_t *offs;
+    float alpha, beta;
+    const void *A; int64_t lda;
+    const void *B; int64_t ldb;
+    void *C;       int64_t ldc, stride_c;
+    int sm_count;            /* > 0: at most this many SMs' blocks */
+    int k_zero;
+} hgemm_grouped_k_problem;
+hgemm_status hgemm__launch_grouped_k(const hgemm_grouped_k_problem *p, cudaStream_t stream);
+
 /* A validated FP8 call (hgemm_gemm_fp8; src/fp8/): every field as the
  * caller gave it, alpha == 0 or k == 0 with k_zero set (A, B and the
  * scales never read). */

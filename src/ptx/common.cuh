@@ -72,6 +72,13 @@ static __device__ __forceinline__ void st_shared_u32(uint32_t addr, uint32_t val
     asm volatile("st.shared.b32 [%0], %1;" ::"r"(addr), "r"(value) : "memory");
 }
 
+/* st.shared.v4.b32 of zeros where p holds (PTX ISA "st", under PTX_IF): 16
+ * bytes cleared at a shared-memory address without a branch. */
+static __device__ __forceinline__ void st_shared_v4_zero_if(bool p, uint32_t addr) {
+    asm volatile(PTX_IF(0, "st.shared.v4.b32 [%1], {%2, %2, %2, %2}")
+                 :: "r"((uint32_t)p), "r"(addr), "r"(0u) : "memory");
+}
+
 /* ld.shared.b32 (PTX ISA "ld"): one 32-bit load from a shared-memory address. */
 static __device__ __forceinline__ uint32_t ld_shared_u32(uint32_t addr) {
     uint32_t value;

@@ -11,7 +11,9 @@
  *   - a kernel other than AUTO, a bias, an activation, an fp32 C, a separate
  *     c_in, more than HGEMM_GROUPED_MAX_GROUPS groups, a size past what the
  *     kernels address: NOT_SUPPORTED; the options' size rules as hgemm_gemm_ex's;
- *   - nothing to do (no rows, no columns, no groups): SUCCESS.
+ *   - nothing to do (no rows, no columns, no groups): SUCCESS;
+ *   - hgemm_grouped_k's own (the groups along k): overlapping groups of C,
+ *     an fp32 C's doubled span, stride_c's alignment, an activation.
  * Requests that would go on to the device return NO_DEVICE where there is
  * none and are skipped (counted) where there is a GPU.
  */
@@ -178,8 +180,99 @@ static void test_nothing_to_do(void) {
     EXPECT("k 0: C = beta C in the groups", &r, NULL, HGEMM_SUCCESS);
 }
 
+/* hgemm_grouped_k: dW_g = dY_g^T X_g over G groups of ROWS tokens in all:
+ * A (ROWS x N) and B (ROWS x K) row-major, C_g (N x K) packed one after another. */
+typedef struct kreq {
+    hgemm_dtype dtype;
+    int64_t m, n, total_k, groups;
+    uintptr_t offs, A; int64_t lda;
+    uintptr_t B; int64_t ldb;
+    uintptr_t C; int64_t ldc, stride_c;
+} kreq;
+
+static kreq kbase(void) {
+    kreq r = {HGEMM_DTYPE_BF16, N, K, ROWS, G, ADDR_OFFS, ADDR_A, N, ADDR_B, K, ADDR_C, K, (int64_t)N * K};
+    return r;
+}
+
+static void kexpect(const char *file, int line, const char *what, const kreq *r, hgemm_kernel kernel,
+                    const hgemm_options *o, hgemm_status want) {
+    if (want == HGEMM_SUCCESS && r->m > 0 && r->n > 0 && r->groups > 0) {
+        if (gpu_present) {
+            skipped++;
+            return;
+        }
+        want = HGEMM_ERROR_NO_DEVICE;
+    }
+    const hgemm_status got = hgemm_grouped_k(kernel, r->dtype, r->m, r->n, r->total_k, r->groups,
+                                             (const int32_t *)r->offs, 1.0f, (const void *)r->A, r->lda,
+                                             (const void *)r->B, r->ldb, 1.0f, (void *)r->C, r->ldc, r->stride_c, o, 0);
+    check_status(got, want, what, file, line);
+}
+#define KEXPECT(what, r, o, want) kexpect(__FILE__, __LINE__, (what), (r), HGEMM_KERNEL_AUTO, (o), (want))
+
+static void test_grouped_k(void) {
+    kreq r = kbase();
+    KEXPECT("k-grouped: a valid call", &r, NULL, HGEMM_SUCCESS);
+    hgemm_options o;
+    memset(&o, 0, sizeof o);
+    o.size = sizeof o;
+    o.c_fp32 = 1;
+    KEXPECT("k-grouped: fp32 C", &r, &o, HGEMM_SUCCESS);
+    r = kbase(), r.total_k = 0;
+    KEXPECT("k-grouped: no rows (C = beta C)", &r, NULL, HGEMM_SUCCESS);
+    r = kbase(), r.groups = 0;
+    KEXPECT("k-grouped: no groups", &r, NULL, HGEMM_SUCCESS);
+    r = kbase(), r.m = 0;
+    KEXPECT("k-grouped: no rows of C", &r, NULL, HGEMM_SUCCESS);
+    /* invalid values */
+    kexpect(__FILE__, __LINE__, "k-grouped: unknown kernel", &r, (hgemm_kernel)999, NULL, HGEMM_ERROR_INVALID_VALUE);
+    r = kbase(), r.dtype = HGEMM_DTYPE_E4M3;
+    KEXPECT("k-grouped: an fp8 type", &r, NULL, HGEMM_ERROR_INVALID_VALUE);
+    r = kbase(), r.total_k = -1;
+    KEXPECT("k-grouped: negative total_k", &r, NULL, HGEMM_ERROR_INVALID_VALUE);
+    r = kbase(), r.stride_c = -8;
+    KEXPECT("k-grouped: negative stride_c", &r, NULL, HGEMM_ERROR_INVALID_VALUE);
+    r = kbase(), r.lda = N - 8;
+    KEXPECT("k-grouped: lda short of m", &r, NULL, HGEMM_ERROR_INVALID_VALUE);
+    r = kbase(), r.ldb = K - 8;
+    KEXPECT("k-grouped: ldb short of n", &r, NULL, HGEMM_ERROR_INVALID_VALUE);
+    r = kbase(), r.stride_c = (int64_t)N * K - 8;
+    KEXPECT("k-grouped: groups of C overlapping", &r, NULL, HGEMM_ERROR_INVALID_VALUE);
+    r = kbase(), r.offs = 0;
+    KEXPECT("k-grouped: NULL offsets", &r, NULL, HGEMM_ERROR_INVALID_VALUE);
+    /* alignment */
+    r = kbase(), r.lda = N + 4;
+    KEXPECT("k-grouped: lda not a multiple of 8", &r, NULL, HGEMM_ERROR_MISALIGNED);
+    r = kbase(), r.stride_c = (int64_t)N * K + 4;
+    KEXPECT("k-grouped: stride_c not a multiple of 8", &r, NULL, HGEMM_ERROR_MISALIGNED);
+    r = kbase(), r.B = ADDR_B + 8;
+    KEXPECT("k-grouped: B not 16-byte aligned", &r, NULL, HGEMM_ERROR_MISALIGNED);
+    /* overlaps: the last group's C on A, C on the offsets */
+    r = kbase(), r.C = ADDR_A - (uintptr_t)(G - 1) * N * K * 2 - 16;
+    KEXPECT("k-grouped: the last group's C on A", &r, NULL, HGEMM_ERROR_INVALID_VALUE);
+    r = kbase(), r.C = ADDR_OFFS - 16;
+    KEXPECT("k-grouped: C on the offsets", &r, NULL, HGEMM_ERROR_INVALID_VALUE);
+    memset(&o, 0, sizeof o);
+    o.size = sizeof o;
+    o.c_fp32 = 1;
+    r = kbase(), r.C = ADDR_A - (uintptr_t)(G - 1) * N * K * 4 - (uintptr_t)N * K * 2;
+    KEXPECT("k-grouped: an fp32 C reaching A (twice the bytes)", &r, &o, HGEMM_ERROR_INVALID_VALUE);
+    /* not supported */
+    r = kbase();
+    kexpect(__FILE__, __LINE__, "k-grouped: a named kernel", &r, HGEMM_KERNEL_V8, NULL, HGEMM_ERROR_NOT_SUPPORTED);
+    r = kbase(), r.groups = HGEMM_GROUPED_MAX_GROUPS + 1;
+    KEXPECT("k-grouped: past the most groups", &r, NULL, HGEMM_ERROR_NOT_SUPPORTED);
+    memset(&o, 0, sizeof o);
+    o.size = sizeof o;
+    o.activation = HGEMM_ACTIVATION_RELU;
+    r = kbase();
+    KEXPECT("k-grouped: an activation", &r, &o, HGEMM_ERROR_NOT_SUPPORTED);
+}
+
 int main(void) {
     gpu_present = check_gpu_present();
+    test_grouped_k();
     test_values();
     test_alignment();
     test_overlaps();

@@ -11,7 +11,11 @@
  *     include/hgemm.h);
  *   - k == 0 and alpha == 0: C = beta * C in the groups only;
  *   - a CUDA graph captured once and replayed after the offsets changed on
- *     the device: the new groups.
+ *     the device: the new groups;
+ *   - hgemm_grouped_k (the weight gradients, grouped along k): group sizes
+ *     0, 1, 63 and more (a group's last k-tile reaching into the next
+ *     group's rows), clamped offsets, NaN C with beta 0, an fp32 C with
+ *     beta 1, no rows at all; C's padding between rows and groups untouched.
  * Exit 77 (skipped) without an sm_90 GPU.
  */
 #include <math.h>
@@ -209,6 +213,114 @@ static int graph_case(void) {
     return !pass;
 }
 
+/* hgemm_grouped_k: C_g = alpha A_g^T B_g + beta C_g, A (total_k x m) and B
+ * (total_k x n) row-major, the groups' rows as hgemm_grouped's (clamped);
+ * every group's C written, an empty group's as beta * C. */
+typedef struct kgrouped_case {
+    const char *what;
+    hgemm_dtype dtype;
+    int64_t m, n, total_k, groups;
+    int32_t offs[MAX_G];
+    float alpha, beta;
+    int c_f32; /* an fp32 C */
+    int nan_c; /* beta 0 and C NaN before the call (16-bit C) */
+} kgrouped_case;
+
+static const kgrouped_case kcases[] = {
+    {"k-grouped, sizes 0,1,63,136,0,800", HGEMM_DTYPE_BF16, 264, 136, 1000, 6, {0, 1, 64, 200, 200, 1000}, 1.0f,
+     0.5f, 0, 0},
+    {"k-grouped, clamped, NaN C", HGEMM_DTYPE_F16, 256, 520, 777, 4, {300, 301, 700, 9999}, 1.0f, 0.0f, 0, 1},
+    {"k-grouped, fp32 C += ", HGEMM_DTYPE_BF16, 200, 136, 513, 3, {64, 128, 513}, 1.0f, 1.0f, 1, 0},
+    {"k-grouped, no rows", HGEMM_DTYPE_F16, 136, 72, 0, 2, {0, 0}, 1.0f, -2.0f, 0, 0},
+};
+
+static int kgrouped_run(const kgrouped_case *t) {
+    const int64_t m = t->m, n = t->n, tk = t->total_k, lda = (m + 7) / 8 * 8 + 8, ldb = (n + 7) / 8 * 8;
+    const int64_t ldc = (n + 7) / 8 * 8 + 8, stride_c = m * ldc + 16, cb = t->c_f32 ? 4 : 2;
+    const size_t c_bytes = (size_t)(t->groups * stride_c) * (size_t)cb;
+    void *A, *B, *C, *C0;
+    int32_t *offs;
+    double *ref;
+    HGEMM_CHECK_CUDA(cudaMalloc(&A, (size_t)((tk > 0 ? tk : 1) * lda) * 2));
+    HGEMM_CHECK_CUDA(cudaMalloc(&B, (size_t)((tk > 0 ? tk : 1) * ldb) * 2));
+    HGEMM_CHECK_CUDA(cudaMalloc(&C, c_bytes));
+    HGEMM_CHECK_CUDA(cudaMalloc(&C0, c_bytes));
+    HGEMM_CHECK_CUDA(cudaMalloc((void **)&offs, MAX_G * sizeof(int32_t)));
+    HGEMM_CHECK_CUDA(cudaMalloc((void **)&ref, (size_t)(m * n) * sizeof(double)));
+    const float scale = hgemm_check_unit_scale(tk > 0 ? tk : 1);
+    if (tk > 0) {
+        hgemm_check_fill_random_dt(t->dtype, A, tk, m, lda, SEED_A, scale, 0);
+        hgemm_check_fill_random_dt(t->dtype, B, tk, n, ldb, SEED_B, scale, 0);
+    }
+    unsigned char *h0 = malloc(c_bytes), *h = malloc(c_bytes);
+    for (size_t i = 0; i < c_bytes / (size_t)cb; i++) { /* C: random, or NaN, in every byte (padding too) */
+        const float v = t->nan_c ? NAN : hgemm_check_random_f32(SEED_C, i / 4096, i % 4096, 1.0f);
+        if (t->c_f32) ((float *)h0)[i] = v;
+        else ((uint16_t *)h0)[i] = hgemm_check_f32_to_dt(t->dtype, v);
+    }
+    HGEMM_CHECK_CUDA(cudaMemcpy(C0, h0, c_bytes, cudaMemcpyHostToDevice));
+    HGEMM_CHECK_CUDA(cudaMemcpy(C, h0, c_bytes, cudaMemcpyHostToDevice));
+    HGEMM_CHECK_CUDA(cudaMemcpy(offs, t->offs, (size_t)t->groups * sizeof(int32_t), cudaMemcpyHostToDevice));
+    hgemm_options o;
+    memset(&o, 0, sizeof o);
+    o.size = sizeof o;
+    o.c_fp32 = t->c_f32;
+    const hgemm_status st = hgemm_grouped_k(HGEMM_KERNEL_AUTO, t->dtype, m, n, tk, t->groups, offs, t->alpha, A, lda,
+                                            B, ldb, t->beta, C, ldc, stride_c, &o, 0);
+    HGEMM_CHECK_CUDA(cudaDeviceSynchronize());
+    HGEMM_CHECK_CUDA(cudaMemcpy(h, C, c_bytes, cudaMemcpyDeviceToHost));
+    int64_t start[MAX_G], end[MAX_G];
+    group_rows(t->offs, t->groups, tk, start, end);
+    double *href = malloc((size_t)(m * n) * sizeof(double));
+    int64_t bad = 0, touched = 0;
+    double worst = 0.0;
+    for (int64_t g = 0; g < t->groups; g++) {
+        const int64_t r = end[g] - start[g];
+        if (r > 0) { /* alpha A_g^T B_g in fp64, beta added below */
+            hgemm_check_reference_ex(t->dtype, HGEMM_OP_T, HGEMM_OP_N, m, n, r, t->alpha,
+                                     (const char *)A + start[g] * lda * 2, lda, (const char *)B + start[g] * ldb * 2,
+                                     ldb, 0.0, NULL, n, ref, n, 0);
+            HGEMM_CHECK_CUDA(cudaMemcpy(href, ref, (size_t)(m * n) * sizeof(double), cudaMemcpyDeviceToHost));
+        } else {
+            for (int64_t i = 0; i < m * n; i++) href[i] = 0.0;
+        }
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t j = 0; j < ldc; j++) {
+                const int64_t e = g * stride_c + i * ldc + j;
+                const double old = t->c_f32 ? ((const float *)h0)[e] : hgemm_check_dt_to_f32(t->dtype, ((const uint16_t *)h0)[e]);
+                const double got = t->c_f32 ? ((const float *)h)[e] : hgemm_check_dt_to_f32(t->dtype, ((const uint16_t *)h)[e]);
+                if (j >= n) { /* C's padding: untouched */
+                    touched += memcmp(h + e * cb, h0 + e * cb, (size_t)cb) != 0;
+                    continue;
+                }
+                const double want = href[i * n + j] + (t->beta != 0.0f ? t->beta * old : 0.0);
+                const double err = fabs(got - want);
+                if (!(err <= HGEMM_CHECK_ATOL_ACC_F32 + HGEMM_CHECK_RTOL * fabs(want))) {
+                    if (bad < 5)
+                        printf("     C_%lld[%lld][%lld] = %.6g, reference %.6g\n", (long long)g, (long long)i,
+                               (long long)j, got, want);
+                    bad++;
+                }
+                if (err > worst) worst = err;
+            }
+    }
+    const int pass = st == HGEMM_SUCCESS && bad == 0 && touched == 0;
+    printf("%s %-34s %s%s %5lld x %5lld, %5lld rows in %lld groups, beta %g  max %.2e\n", pass ? "PASS" : "FAIL",
+           t->what, t->dtype == HGEMM_DTYPE_BF16 ? "bf16" : "fp16", t->c_f32 ? "->fp32" : "", (long long)m,
+           (long long)n, (long long)tk, (long long)t->groups, (double)t->beta, worst);
+    if (st != HGEMM_SUCCESS) printf("     hgemm_grouped_k returned %s\n", hgemm_status_string(st));
+    if (bad) printf("     %lld elements past the tolerance\n", (long long)bad);
+    if (touched) printf("     %lld padding elements written\n", (long long)touched);
+    HGEMM_CHECK_CUDA(cudaFree(A));
+    HGEMM_CHECK_CUDA(cudaFree(B));
+    HGEMM_CHECK_CUDA(cudaFree(C));
+    HGEMM_CHECK_CUDA(cudaFree(C0));
+    HGEMM_CHECK_CUDA(cudaFree(offs));
+    HGEMM_CHECK_CUDA(cudaFree(ref));
+    free(h0), free(h), free(href);
+    return !pass;
+}
+
 int main(void) {
     char why[256] = "";
     if (!hgemm_check_sm90_available(why, sizeof why)) {
@@ -217,6 +329,7 @@ int main(void) {
     }
     int failures = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) failures += run_case(&cases[i]);
+    for (size_t i = 0; i < sizeof kcases / sizeof kcases[0]; i++) failures += kgrouped_run(&kcases[i]);
     failures += graph_case();
     failures += cudaGetLastError() != cudaSuccess;
     printf("%s: %d failure%s\n", failures ? "FAIL" : "PASS", failures, failures == 1 ? "" : "s");
