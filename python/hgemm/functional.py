@@ -56,9 +56,9 @@ def grouped_mm(a, b, *, offs, out_dtype=None):
     passed as w.transpose(-2, -1) is not copied).
 
     With a gradient to record: da through hgemm's grouped product (dy @ b[g]^T
-    in one launch, zero past offs[-1]); db one hgemm product per non-empty
-    group, a[rows]^T @ dy[rows], which reads the offsets on the host (one
-    synchronization) until the k-grouped kernel exists."""
+    in one launch, zero past offs[-1]); db through the product grouped along
+    the rows (a[rows of g]^T @ dy[rows of g] for every g in one launch,
+    hgemm_grouped_k): no host synchronization."""
     torch = _torch.torch
     if torch.is_grad_enabled() and (a.requires_grad or b.requires_grad):
         return _GroupedMM.apply(a, b, offs, out_dtype)
@@ -134,14 +134,8 @@ def _grouped_backward(a, b, offs, dy, need_a, need_b):
         last = offs.max().clamp(min=0).long()  # rows past every group get no gradient; no host sync
         rows = torch.arange(da.shape[0], device=da.device)
         da = da.masked_fill((rows >= last).unsqueeze(1), 0)
-    if need_b:
-        db = torch.zeros_like(b)
-        start = 0
-        for g, end in enumerate(offs.tolist()):
-            end = min(max(end, start), a.shape[0])  # the kernel's groups: running largest end
-            if end > start:
-                db[g] = ops.mm(a[start:end].t(), dy[start:end])
-            start = end
+    if need_b:  # every expert's a_g^T dy_g in one launch, grouped along the rows; no host sync
+        db = ops.grouped_mm_k(a, dy, offs)
     return da, db
 
 

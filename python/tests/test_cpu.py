@@ -1543,6 +1543,23 @@ class NativeScaledMMFakeTests(unittest.TestCase):
         with self.assertRaisesRegex(TypeError, "grouped_mm: a: expected a CUDA tensor"):
             torch.ops.hgemm.grouped_mm(a, b, offs)
 
+    def test_grouped_mm_k_meta_and_errors(self):
+        torch = self.torch
+        a = torch.empty(300, 264, device="meta", dtype=torch.bfloat16)
+        b = torch.empty(300, 100, device="meta", dtype=torch.bfloat16)
+        offs = torch.empty(5, device="meta", dtype=torch.int32)
+        out = torch.ops.hgemm.grouped_mm_k(a, b, offs)
+        self.assertEqual((tuple(out.shape), tuple(out.stride())), ((5, 264, 100), (264 * 104, 104, 1)))
+        with self.assertRaisesRegex(ValueError, "with the same rows"):
+            torch.ops.hgemm.grouped_mm_k(a, b[:299], offs)
+        with self.assertRaisesRegex(TypeError, "both must be the same type"):
+            torch.ops.hgemm.grouped_mm_k(a, b.half(), offs)
+        with self.assertRaisesRegex(TypeError, "offs: expected int32"):
+            torch.ops.hgemm.grouped_mm_k(a, b, offs.long())
+        with self.assertRaisesRegex(TypeError, "grouped_mm_k: a: expected a CUDA tensor"):
+            torch.ops.hgemm.grouped_mm_k(torch.zeros(10, 16).bfloat16(), torch.zeros(10, 8).bfloat16(),
+                                         torch.tensor([4, 10], dtype=torch.int32))
+
 
 class NativeWgradFakeTests(unittest.TestCase):
     """torch.ops.hgemm.wgrad_accumulate_ without a GPU: its meta side (the

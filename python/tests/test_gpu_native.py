@@ -218,6 +218,16 @@ class NativeOpsTests(unittest.TestCase):
             torch.cat(pieces).backward(g[:700].double())
             self.assertClose(ag.grad, a64.grad, "grouped_mm da (rows 700.. zero) " + dtype, atol=2 * ATOL)
             self.assertClose(wg.grad, w64.grad, "grouped_mm db " + dtype, atol=ATOL * 400 ** 0.5)
+            # grouped along k directly: rows past offs[-1] belong to no group, an empty group gives zeros
+            y = self.randn(760, n, k=1, dtype=dtype)
+            dw = self.ops.grouped_mm_k(a, y, offs)
+            self.assertEqual(tuple(dw.shape), (groups, k, n))
+            for gi in range(groups):
+                r0, r1 = ends[gi], ends[gi + 1]
+                self.assertClose(dw[gi], a[r0:r1].double().t() @ y[r0:r1].double(),
+                                 "grouped_mm_k %s group %d" % (dtype, gi), atol=ATOL * 400 ** 0.5)
+            torch.library.opcheck(self.ops.grouped_mm_k.default, (a, y, offs),
+                                  test_utils=("test_schema", "test_faketensor"))
 
     def test_autograd(self):
         torch = self.torch

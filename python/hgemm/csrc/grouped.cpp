@@ -9,8 +9,13 @@
 // fp16 or bf16 (out_dtype, if given, must be the same), fp32 accumulation,
 // torch's current stream. b is read as stored: b[g] with k contiguous (an
 // expert weight stored (n, k), passed transposed, as MoE layers do) or n
-// contiguous. No autograd formula here: hgemm.functional.grouped_mm has one
-// (the weight gradient per group until a k-grouped kernel exists).
+// contiguous. No autograd formula here: hgemm.functional.grouped_mm has one.
+//
+//   grouped_mm_k(a, b, offs) -> Tensor
+//     F.grouped_mm's 2D x 2D form, grouped along k (hgemm_grouped_k): a
+//     (total, m) and b (total, n), offs (groups,) int32 cumulative ends on
+//     a's device; out (groups, m, n), out[g] = a[rows of g]^T @ b[rows of g]
+//     (zeros for an empty group): the weight gradient of every expert at once.
 #include <ATen/ATen.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
@@ -100,24 +105,67 @@ Tensor grouped_cuda(const Tensor &a_in, const Tensor &b, const Tensor &offs, std
     return out;
 }
 
+// grouped_mm_k's result: (groups, m, n), each group's rows padded to 8 elements.
+Tensor grouped_k_meta(const Tensor &a, const Tensor &b, const Tensor &offs)
+{
+    TORCH_CHECK_VALUE(a.dim() == 2 && b.dim() == 2 && a.sym_size(0) == b.sym_size(0),
+                      "hgemm::grouped_mm_k: expected a (total, m) and b (total, n) with the same rows, got shapes ",
+                      a.sym_sizes(), " and ", b.sym_sizes());
+    TORCH_CHECK_VALUE(offs.dim() == 1, "hgemm::grouped_mm_k: offs of shape ", offs.sym_sizes(), ": expected (groups,)");
+    TORCH_CHECK_TYPE(offs.scalar_type() == at::kInt, "hgemm::grouped_mm_k: offs: expected int32, got ",
+                     offs.scalar_type());
+    grouped_dtype(a, "a");
+    TORCH_CHECK_TYPE(a.scalar_type() == b.scalar_type(), "hgemm::grouped_mm_k: a is ", a.scalar_type(), " and b ",
+                     b.scalar_type(), ": both must be the same type");
+    const c10::SymInt groups = offs.sym_size(0), m = a.sym_size(1), n = b.sym_size(1);
+    const c10::SymInt ld = (n + 7) / 8 * 8;
+    Tensor wide = at::empty_symint({groups, m, ld == 0 ? c10::SymInt(8) : ld}, a.options());
+    return wide.narrow_symint(2, 0, n);
+}
+
+Tensor grouped_k_cuda(const Tensor &a_in, const Tensor &b_in, const Tensor &offs)
+{
+    Tensor out = grouped_k_meta(a_in, b_in, offs);
+    const int64_t total = a_in.size(0), m = a_in.size(1), n = b_in.size(1), groups = offs.size(0);
+    if (m == 0 || n == 0 || groups == 0) return out;
+    for (const Tensor *t : {&a_in, &b_in, &offs})
+        TORCH_CHECK_VALUE(t->is_cuda() && t->get_device() == out.get_device(), "hgemm::grouped_mm_k: a, b and offs "
+                          "must be on one CUDA device, got ", a_in.device(), ", ", b_in.device(), " and ", offs.device());
+    const Tensor a = hgemm_rows_padded(a_in), b = hgemm_rows_padded(b_in);
+    Tensor o = offs.is_contiguous() ? offs : offs.contiguous();
+    c10::cuda::CUDAGuard device(out.device());
+    cudaStream_t stream = c10::cuda::getCurrentCUDAStream(out.get_device()).stream();
+    const hgemm_status s = hgemm_grouped_k(HGEMM_KERNEL_AUTO, grouped_dtype(a, "a"), m, n, total, groups,
+                                           o.data_ptr<int32_t>(), 1.0f, a.data_ptr(), a.stride(0), b.data_ptr(),
+                                           b.stride(0), 0.0f, out.data_ptr(), out.stride(1), out.stride(0), nullptr,
+                                           stream);
+    TORCH_CHECK(s == HGEMM_SUCCESS, "hgemm::grouped_mm_k: hgemm_grouped_k failed: ", hgemm_status_string(s),
+                " (status ", (int)s, ")");
+    return out;
+}
+
 }  // namespace
 
 TORCH_LIBRARY_FRAGMENT(hgemm, m)
 {
     m.def("grouped_mm(Tensor a, Tensor b, Tensor offs, *, ScalarType? out_dtype=None) -> Tensor");
+    m.def("grouped_mm_k(Tensor a, Tensor b, Tensor offs) -> Tensor");
 }
 
 TORCH_LIBRARY_IMPL(hgemm, CUDA, m)
 {
     m.impl("grouped_mm", &grouped_cuda);
+    m.impl("grouped_mm_k", &grouped_k_cuda);
 }
 
 TORCH_LIBRARY_IMPL(hgemm, Meta, m)
 {
     m.impl("grouped_mm", &grouped_meta);
+    m.impl("grouped_mm_k", &grouped_k_meta);
 }
 
 TORCH_LIBRARY_IMPL(hgemm, CPU, m)
 {
     m.impl("grouped_mm", torch::CppFunction::makeFromBoxedFunction<&hgemm_refuse_cpu>());
+    m.impl("grouped_mm_k", torch::CppFunction::makeFromBoxedFunction<&hgemm_refuse_cpu>());
 }
