@@ -482,23 +482,31 @@ GROUPED_FP8_CALLS = [
     ("row", "bf16", 1, 128, 16, 1, 0),
 ]
 
+# grouped along k: dtype, m, n, total_k, groups, fp32 C
+GROUPED_K_CALLS = [
+    ("bf16", 4096, 7168, 32768, 256, 1), ("f16", 264, 136, 1000, 6, 0), ("bf16", 136, 72, 0, 2, 0),
+    ("f16", 1, 8, 1, 1, 0),
+]
+
 
 def grouped(a):
     env = dict(os.environ, LD_PRELOAD=os.path.abspath(a.fake), LD_BIND_NOW="1", HGEMM_FAKE_SMS=str(a.sms))
     text_in = "".join("grouped %s %s %d %d %d %d %d\n" % c for c in GROUPED_CALLS)
     text_in += "".join("grouped-fp8 %s %s %d %d %d %d %d\n" % c for c in GROUPED_FP8_CALLS)
+    text_in += "".join("grouped-k %s %d %d %d %d %d\n" % c for c in GROUPED_K_CALLS)
     r = subprocess.run([a.driver], input=text_in, capture_output=True, text=True, env=env)
     if r.returncode != 0:
         sys.stderr.write(r.stderr)
         sys.exit(f"check_trace: hgemm-launch-trace exited {r.returncode} on grouped calls")
     problems, block, blocks = [], None, []
     for line in r.stdout.splitlines():
-        if line.startswith("grouped-call ") or line.startswith("grouped-fp8-call "):
+        if line.startswith(("grouped-call ", "grouped-fp8-call ", "grouped-k-call ")):
             block = {"call": line, "lines": []}
             blocks.append(block)
         elif block is not None:
             block["lines"].append(line)
-    calls = [("bf16",) + c for c in GROUPED_CALLS] + [("fp8",) + c for c in GROUPED_FP8_CALLS]
+    calls = [("bf16",) + c for c in GROUPED_CALLS] + [("fp8",) + c for c in GROUPED_FP8_CALLS] + \
+        [("k",) + c for c in GROUPED_K_CALLS]
     if len(blocks) != len(calls):
         problems.append(f"{len(blocks)} grouped calls traced of {len(calls)}")
     for b, (kind, *c) in zip(blocks, calls):
@@ -518,7 +526,19 @@ def grouped(a):
             problems.append(f"{b['call']}: status {f[1]}, pending {kv['pending']}")
         if len(launches) != 1:
             problems.append(f"{b['call']}: {len(launches)} launches, not one")
-        want_maps = 0 if c[4] == 0 else 2
+        want_maps = 0 if (c[4] if kind != "k" else c[3]) == 0 else 2
+        if kind == "k" and launches:
+            # every group's m x n tiles (128 x 128), up to the SMs; A and B MN-major in 64 x 64 boxes
+            m, n, groups = c[1], c[2], c[4]
+            name = launches[0].split()[1]
+            lv = dict(x.split("=", 1) for x in launches[0].split()[2:] if "=" in x)
+            most = -(-m // 128) * -(-n // 128) * groups
+            if "gk_kernel" not in name or int(lv["grid"].split(",")[0]) != min(most, a.sms):
+                problems.append(f"{b['call']}: launched {name} grid {lv['grid']}, not gk_kernel on "
+                                f"{min(most, a.sms)} blocks")
+            boxes = [dict(y.split("=", 1) for y in x.split()[2:] if "=" in y)["box"] for x in tmaps]
+            if c[3] and boxes != ["64,64,1", "64,64,1"]:
+                problems.append(f"{b['call']}: tensor map boxes {boxes}")
         if len(tmaps) != want_maps:
             problems.append(f"{b['call']}: {len(tmaps)} tensor maps, not {want_maps}")
         if kind == "fp8" and launches:

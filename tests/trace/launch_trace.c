@@ -34,6 +34,11 @@
  *   hgemm_grouped with B's entries stored n x k (OPB t) or k x n (n), packed,
  *   SHARED 1: stride_b 0 (one B for every group); offsets of GROUPS int32.
  *
+ * A k-grouped line:  grouped-k DTYPE M N TOTAL_K GROUPS C32
+ *   hgemm_grouped_k, A (TOTAL_K x M) and B (TOTAL_K x N) packed (leading
+ *   dimensions rounded to 8), C's groups packed one after another, an fp32
+ *   C where C32 is 1, beta 1.
+ *
  * A grouped FP8 line:  grouped-fp8 MODE CTYPE ROWS N K GROUPS SHARED
  *   hgemm_grouped_fp8, e4m3, MODE and CTYPE as below, packed (lda = ldb = k
  *   rounded to 16, experts n x ldb apart, or one where SHARED is 1), beta 0;
@@ -143,6 +148,41 @@ static int grouped_call(const char *line, calls_fn calls) {
     const hgemm_status st = hgemm_grouped(HGEMM_KERNEL_AUTO, strcmp(dname, "bf16") ? HGEMM_DTYPE_F16 : HGEMM_DTYPE_BF16,
                                           op_b, rows, n, k, groups, (const int32_t *)offs, 1.0f, A, lda, B, ldb,
                                           stride_b, 0.5f, C, ldc, NULL, 0);
+    const unsigned long long made = calls() - before;
+    printf("status %d calls=%llu pending=%d %s\n", (int)st, made, (int)cudaPeekAtLastError(), hgemm_status_string(st));
+    cudaFree(A);
+    cudaFree(B);
+    cudaFree(C);
+    cudaFree(offs);
+    return 0;
+}
+
+/* A k-grouped line (see the header): the call, then its status line. */
+static int grouped_k_call(const char *line, calls_fn calls) {
+    char dname[16];
+    long long m, n, total, groups;
+    int c32;
+    if (sscanf(line, "grouped-k %15s %lld %lld %lld %lld %d", dname, &m, &n, &total, &groups, &c32) != 6 ||
+        (strcmp(dname, "f16") && strcmp(dname, "bf16"))) {
+        fprintf(stderr, "hgemm-launch-trace: cannot read: %s", line);
+        return 1;
+    }
+    const int64_t lda = round8(m ? m : 1), ldb = round8(n ? n : 1), ldc = round8(n ? n : 1), stride_c = m * ldc;
+    printf("grouped-k-call %s %lld %lld %lld %lld c32=%d\n", dname, m, n, total, groups, c32);
+    void *A = NULL, *B = NULL, *C = NULL, *offs = NULL;
+    cudaMalloc(&A, span(total, m, lda, 1, 0));
+    cudaMalloc(&B, span(total, n, ldb, 1, 0));
+    cudaMalloc(&C, span(m, n, ldc, groups ? groups : 1, stride_c) * (c32 ? 2 : 1));
+    cudaMalloc(&offs, (size_t)(groups ? groups : 1) * 4);
+    (void)cudaGetLastError();
+    hgemm_options o;
+    memset(&o, 0, sizeof o);
+    o.size = sizeof o;
+    o.c_fp32 = c32;
+    const unsigned long long before = calls();
+    const hgemm_status st = hgemm_grouped_k(HGEMM_KERNEL_AUTO, strcmp(dname, "bf16") ? HGEMM_DTYPE_F16 : HGEMM_DTYPE_BF16,
+                                            m, n, total, groups, (const int32_t *)offs, 1.0f, A, lda, B, ldb, 1.0f, C,
+                                            ldc, stride_c, &o, 0);
     const unsigned long long made = calls() - before;
     printf("status %d calls=%llu pending=%d %s\n", (int)st, made, (int)cudaPeekAtLastError(), hgemm_status_string(st));
     cudaFree(A);
@@ -272,6 +312,10 @@ int main(int argc, char **argv) {
         }
         if (strncmp(line, "grouped ", 8) == 0) {
             bad |= grouped_call(line, calls);
+            continue;
+        }
+        if (strncmp(line, "grouped-k ", 10) == 0) {
+            bad |= grouped_k_call(line, calls);
             continue;
         }
         if (strncmp(line, "grouped-fp8 ", 12) == 0) {
