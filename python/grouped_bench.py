@@ -7,6 +7,11 @@ runs), in one process, on mixture-of-experts shapes:
                                     [--dtype bf16|fp8] [--scaling block|row]
                                     [--repeat 3] [--iters 20] [--csv FILE]
 
+--wgrad: the experts' weight gradients instead (dW_g = dY_g^T X_g over each
+expert's rows, (experts, n, k)): torch.ops.hgemm.grouped_mm_k beside
+torch._grouped_mm's 2D x 2D form (where torch has it) and a loop of torch.mm
+over the non-empty groups; bf16.
+
 --dtype fp8: the same experts in float8_e4m3fn (hgemm.functional.quantize_fp8:
 --scaling block, DeepSeek-V3's 1 x 128 and 128 x 128 blocks, or row, one
 scale per row of A and per column of each expert), hgemm.functional
@@ -52,6 +57,36 @@ def route(torch, tokens, experts, top_k, skewed, gen):
         score = torch.rand(tokens, experts, generator=gen, device="cuda")
     picked = score.topk(top_k, dim=1).indices
     return torch.bincount(picked.flatten(), minlength=experts)
+
+
+def wgrad_calls(torch, x, n, offs, sizes, gen, has_torch_grouped):
+    """The weight-gradient backends: dW_g = dY_g^T X_g for dY (rows, n) and
+    X (rows, k) = x, (experts, n, k); the fp32 reference."""
+    rows, k = x.shape
+    dy = torch.randn(rows, n, device="cuda", generator=gen, dtype=torch.bfloat16)
+    experts = len(sizes)
+
+    def loop():
+        out = x.new_zeros(experts, n, k)
+        start = 0
+        for e, c in enumerate(sizes):
+            if c:
+                torch.mm(dy[start:start + c].t(), x[start:start + c], out=out[e])
+            start += c
+        return out
+
+    calls = {
+        "hgemm": lambda: torch.ops.hgemm.grouped_mm_k(dy, x, offs),
+        "torch_grouped": (lambda: torch._grouped_mm(dy.t(), x, offs=offs)) if has_torch_grouped else None,
+        "cublas_loop": loop,
+    }
+    ref = torch.zeros(experts, n, k, device="cuda", dtype=torch.float32)
+    start = 0
+    for e, c in enumerate(sizes):
+        if c:
+            ref[e] = dy[start:start + c].float().t() @ x[start:start + c].float()
+        start += c
+    return calls, ref
 
 
 def fp8_calls(torch, hgemm, a, w, offs, sizes, scaling):
@@ -126,9 +161,12 @@ def main():
     parser.add_argument("--iters", type=int, default=20)
     parser.add_argument("--models", default="", help="comma-separated model names (default: all)")
     parser.add_argument("--dtype", choices=("bf16", "fp8"), default="bf16")
+    parser.add_argument("--wgrad", action="store_true", help="the weight gradients, grouped along the rows")
     parser.add_argument("--scaling", choices=("block", "row"), default="block", help="--dtype fp8's scales")
     parser.add_argument("--csv")
     args = parser.parse_args()
+    if args.wgrad and args.dtype != "bf16":
+        parser.error("--wgrad measures bf16 weight gradients only")
     try:
         import torch
         import torch.nn.functional as F
@@ -159,7 +197,9 @@ def main():
                 a = torch.randn(rows, k, device="cuda", generator=gen, dtype=torch.bfloat16)
                 used = sum(1 for c in sizes if c)
 
-                if args.dtype == "fp8":
+                if args.wgrad:
+                    calls, ref = wgrad_calls(torch, a, n, offs, sizes, gen, has_torch_grouped)
+                elif args.dtype == "fp8":
                     calls, ref = fp8_calls(torch, hgemm, a, w, offs, sizes, args.scaling)
                 else:
                     def loop():
@@ -204,13 +244,14 @@ def main():
                             continue
                         times[name].append(bench_timing.mean_ms(torch, fn, 1, args.iters))
                 med = {name: statistics.median(v) for name, v in times.items() if v}
-                eb = 1 if args.dtype == "fp8" else 2  # bytes an element of A and the weights
-                weight_bytes = used * n * k * eb
+                eb = 1 if args.dtype == "fp8" and not args.wgrad else 2  # bytes an element of A and the weights
+                weight_bytes = (experts if args.wgrad else used) * n * k * eb  # wgrad: every expert's dW written
                 io_bytes = weight_bytes + rows * k * eb + rows * n * 2
                 flops = 2.0 * rows * n * k
                 for name, v in times.items():
                     for r, ms in enumerate(v):
-                        rows_out.append((model, proj, tokens, routing, args.dtype, name, r + 1, ms,
+                        rows_out.append((model, proj if not args.wgrad else proj + "_wgrad", tokens, routing,
+                                         "bf16" if args.wgrad else args.dtype, name, r + 1, ms,
                                          med["torch_grouped"] / ms if "torch_grouped" in med else float("nan"),
                                          med["cublas_loop"] / ms if "cublas_loop" in med else float("nan"),
                                          io_bytes / ms / 1e6, flops / ms / 1e9))
