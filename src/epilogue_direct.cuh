@@ -85,12 +85,26 @@ static __device__ __forceinline__ void epilogue_m64n_f32(gemm_args a, const floa
     }
 }
 
+/* An fp32 C's pair at (row, col) (col even): its address, and which of it
+ * lies in m x n: both (two), the first alone (one), or neither. */
+typedef struct f32_pair {
+    float *p;
+    bool two, one;
+} f32_pair;
+
+static __device__ __forceinline__ f32_pair f32_pair_at(const gemm_args &a, int32_t row, int32_t col) {
+    const bool in = row < a.m && col < a.n, two = in && col + 1 < a.n;
+    const f32_pair r = {(float *)a.C + (int64_t)row * a.ldc + col, two, in && !two};
+    return r;
+}
+
 /* store_pair_flat for an fp32 C (hgemm_options.c_fp32): C[row][col],
  * C[row][col+1] = alpha * (v0, v1) + beta * C, one 8-byte access per pair
  * (col even, ldc a multiple of 8, C 16-byte aligned). */
 static __device__ __forceinline__ void store_pair_f32_flat(gemm_args a, int32_t row, int32_t col, float v0, float v1) {
-    const bool in = row < a.m && col < a.n, two = in && col + 1 < a.n, one = in && !two;
-    float *c = (float *)a.C + (int64_t)row * a.ldc + col;
+    const f32_pair q = f32_pair_at(a, row, col);
+    const bool two = q.two, one = q.one;
+    float *c = q.p;
     v0 *= a.alpha;
     v1 *= a.alpha;
     if (a.beta != 0.0f) { /* the same for every thread */
@@ -130,24 +144,20 @@ static __device__ __forceinline__ void epilogue_m64n_f32_out_f32(gemm_args a, co
         for (int j = 0; j < J; j++)
 #pragma unroll
             for (int h = 0; h < 2; h++) {
-                const int32_t r = row + 8 * h, c = col + 8 * (j0 + j);
-                const bool in = r < a.m && c < a.n, two = in && c + 1 < a.n, one = in && !two;
-                const float *p = (const float *)a.C + (int64_t)r * a.ldc + c;
-                const uint64_t both = ld_global_b64_if(two, p);
-                old[2 * j + h] = two ? both : (uint64_t)ld_global_b32_if(one, p);
+                const f32_pair q = f32_pair_at(a, row + 8 * h, col + 8 * (j0 + j));
+                const uint64_t both = ld_global_b64_if(q.two, q.p);
+                old[2 * j + h] = q.two ? both : (uint64_t)ld_global_b32_if(q.one, q.p);
             }
 #pragma unroll
         for (int j = 0; j < J; j++)
 #pragma unroll
             for (int h = 0; h < 2; h++) {
-                const int32_t r = row + 8 * h, c = col + 8 * (j0 + j);
-                const bool in = r < a.m && c < a.n, two = in && c + 1 < a.n, one = in && !two;
-                float *p = (float *)a.C + (int64_t)r * a.ldc + c;
+                const f32_pair q = f32_pair_at(a, row + 8 * h, col + 8 * (j0 + j));
                 float v0 = d[4 * (j0 + j) + 2 * h] * a.alpha, v1 = d[4 * (j0 + j) + 2 * h + 1] * a.alpha;
                 v0 += a.beta * __uint_as_float((uint32_t)old[2 * j + h]); /* as store_pair_f32_flat */
                 v1 += a.beta * __uint_as_float((uint32_t)(old[2 * j + h] >> 32));
-                st_global_b64_if(two, p, (uint64_t)__float_as_uint(v1) << 32 | __float_as_uint(v0));
-                st_global_b32_if(one, p, __float_as_uint(v0));
+                st_global_b64_if(q.two, q.p, (uint64_t)__float_as_uint(v1) << 32 | __float_as_uint(v0));
+                st_global_b32_if(q.one, q.p, __float_as_uint(v0));
             }
     }
 }

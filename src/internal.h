@@ -250,6 +250,9 @@ long hgemm__tmap_lookup_attempts(void);
  * caller's (src/launch.c). */
 hgemm_status hgemm__launch(const void *kernel, dim3 grid, unsigned block, size_t smem,
                            unsigned cluster, cudaStream_t stream, void **args);
+/* The current device's SMs, at most `target` of them where target > 0 (an
+ * SM target of the options): a persistent grid's size. */
+hgemm_status hgemm__target_sms(int target, int *sms);
 /* hgemm__launch for a kernel whose shared-memory limit is already set
  * (hgemm__persistent_grid sets it): the launch alone. */
 hgemm_status hgemm__launch_ready(const void *kernel, dim3 grid, unsigned block, size_t smem,

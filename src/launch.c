@@ -168,6 +168,15 @@ hgemm_status hgemm__launch(const void *kernel, dim3 grid, unsigned block, size_t
     return hgemm__launch_ex(kernel, grid, block, smem, cluster, 0, stream, args);
 }
 
+hgemm_status hgemm__target_sms(int target, int *sms) {
+    int dev = 0;
+    cudaError_t err = cudaGetDevice(&dev);
+    if (err == cudaSuccess) err = cudaDeviceGetAttribute(sms, cudaDevAttrMultiProcessorCount, dev);
+    if (err != cudaSuccess) return hgemm__status_from_cuda(err);
+    if (target > 0 && target < *sms) *sms = target;
+    return HGEMM_SUCCESS;
+}
+
 hgemm_status hgemm__persistent_grid(const void *kernel, unsigned block, size_t smem,
                                     unsigned cluster, uint64_t units, unsigned *grid) {
     hgemm_status st = set_smem_limit(kernel, smem);

@@ -339,11 +339,9 @@ f8_wide_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant
 
 template <hgemm_dtype AT, hgemm_dtype BT, typename CT, hgemm_scale_mode MODE>
 static hgemm_status f8_launch(const hgemm_fp8_problem *p, cudaStream_t stream) {
-    int dev = 0, sms = 0;
-    cudaError_t err = cudaGetDevice(&dev);
-    if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-    if (err != cudaSuccess) return hgemm__status_from_cuda(err);
-    if (p->sm_count > 0 && p->sm_count < sms) sms = p->sm_count;
+    int sms = 0;
+    const hgemm_status sst = hgemm__target_sms(p->sm_count, &sms);
+    if (sst != HGEMM_SUCCESS) return sst;
     const uint32_t m_tiles = hgemm_ceil_div((uint64_t)p->m, F8_BM);
     const int wide = hgemm__fp8_wide((uint64_t)p->m, (uint64_t)p->n, sms);
     const uint32_t bn = wide ? F8W_BN : F8_BN, n_tiles = hgemm_ceil_div((uint64_t)p->n, bn);

@@ -143,11 +143,9 @@ static hgemm_status gr_launch(const hgemm_grouped_problem *p, cudaStream_t strea
                                                  (uint64_t)p->stride_b, BN, BK, TMAP_SWIZZLE_128B);
         if (st != HGEMM_SUCCESS) return st;
     }
-    int dev = 0, sms = 0;
-    cudaError_t err = cudaGetDevice(&dev);
-    if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-    if (err != cudaSuccess) return hgemm__status_from_cuda(err);
-    if (p->sm_count > 0 && p->sm_count < sms) sms = p->sm_count;
+    int sms = 0;
+    const hgemm_status sst = hgemm__target_sms(p->sm_count, &sms);
+    if (sst != HGEMM_SUCCESS) return sst;
     const uint32_t n_tiles = hgemm_ceil_div((uint64_t)p->n, BN);
     /* at most this many tiles, whatever the offsets (each group rounds up one) */
     const uint64_t most = ((uint64_t)hgemm_ceil_div((uint64_t)p->total_rows, GR_BM) + (uint64_t)p->groups) * n_tiles;

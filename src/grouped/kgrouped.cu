@@ -169,11 +169,9 @@ static hgemm_status gk_launch(const hgemm_grouped_k_problem *p, cudaStream_t str
                                           (uint64_t)p->ldb, 1, 0, BK, V8_MN_BOX, TMAP_SWIZZLE_128B);
         if (st != HGEMM_SUCCESS) return st;
     }
-    int dev = 0, sms = 0;
-    cudaError_t err = cudaGetDevice(&dev);
-    if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-    if (err != cudaSuccess) return hgemm__status_from_cuda(err);
-    if (p->sm_count > 0 && p->sm_count < sms) sms = p->sm_count;
+    int sms = 0;
+    const hgemm_status sst = hgemm__target_sms(p->sm_count, &sms);
+    if (sst != HGEMM_SUCCESS) return sst;
     const uint32_t m_tiles = hgemm_ceil_div((uint64_t)p->m, GK_BM), n_tiles = hgemm_ceil_div((uint64_t)p->n, GK_BN);
     const uint64_t tiles = (uint64_t)m_tiles * n_tiles * (uint64_t)p->groups;
     const uint32_t grid = tiles < (uint64_t)sms ? (uint32_t)tiles : (uint32_t)sms;

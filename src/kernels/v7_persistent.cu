@@ -199,11 +199,9 @@ extern "C" hgemm_status hgemm__launch_v7(const hgemm_problem *p, cudaStream_t st
     if (st == HGEMM_SUCCESS) st = tmap_c(p, &tc, F16Q_ROWS, F16Q_BOX);
     if (st != HGEMM_SUCCESS) return st;
     uint32_t tiles_m = hgemm_ceil_div(p->m, V7_BM), tiles_n = hgemm_ceil_div(p->n, V7_BN);
-    int dev = 0, sms = 0;
-    cudaError_t err = cudaGetDevice(&dev);
-    if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-    if (err != cudaSuccess) return hgemm__status_from_cuda(err);
-    if (p->sm_count > 0 && p->sm_count < sms) sms = p->sm_count; /* hgemm_nt_ex's SM target */
+    int sms = 0;
+    const hgemm_status sst = hgemm__target_sms(p->sm_count, &sms);
+    if (sst != HGEMM_SUCCESS) return sst;
     const uint32_t tiles = tiles_m * tiles_n;
     const uint32_t grid = tiles < (uint32_t)sms ? tiles : (uint32_t)sms; /* one block per SM */
     gemm_args args = make_args(p);

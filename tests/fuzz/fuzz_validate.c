@@ -245,6 +245,29 @@ static void gemm_case(reader *r, hgemm_kernel id, int64_t m, int64_t n, int64_t 
     }
 }
 
+/* The options of a grouped or FP8 case from the input: a size short of the
+ * first version's, a negative SM target, an activation, an fp32 C, a c_in
+ * (C itself, or with other_c_in another buffer half the time), a bias of
+ * some type, a workspace with or without its pointer; NULL for some inputs. */
+static const hgemm_options *ex_options_value(reader *r, hgemm_options *o, const void *C, int64_t ldc,
+                                             int other_c_in) {
+    memset(o, 0, sizeof *o);
+    const uint64_t osel = take(r, 1);
+    o->size = osel % 8 == 0 ? 8 : sizeof *o;
+    o->sm_count_target = osel % 8 == 1 ? -1 : (int)(take(r, 1) % 3);
+    o->activation = osel % 8 == 2 ? (hgemm_activation)(take(r, 1) % 6) : HGEMM_ACTIVATION_NONE;
+    if (osel % 8 == 3) o->c_fp32 = 1;
+    if (osel % 8 == 4) {
+        o->c_in = !other_c_in || take(r, 1) % 2 ? C : (const void *)(BASE + ((uintptr_t)1 << 39));
+        o->ldc_in = ldc;
+    }
+    if (osel % 8 == 5)
+        o->bias = (const void *)(BASE + ((uintptr_t)1 << 39)), o->bias_dtype = (hgemm_dtype)(take(r, 1) % 4);
+    if (osel % 8 == 6)
+        o->workspace_bytes = 64, o->workspace = take(r, 1) % 2 ? NULL : (void *)(BASE + ((uintptr_t)1 << 39));
+    return osel % 16 == 7 ? NULL : o;
+}
+
 /* hgemm_grouped: sizes, groups, B's layout and stride, the offsets' pointer
  * and the options from the rest of the input, small or edge values. */
 static void grouped_case(reader *r, hgemm_kernel id, const void *A, const void *B, const void *C) {
@@ -266,16 +289,7 @@ static void grouped_case(reader *r, hgemm_kernel id, const void *A, const void *
     }
     const void *offs = ptr_value(r, C);
     hgemm_options o;
-    memset(&o, 0, sizeof o);
-    const uint64_t osel = take(r, 1);
-    o.size = osel % 8 == 0 ? 8 : sizeof o;
-    o.sm_count_target = osel % 8 == 1 ? -1 : (int)(take(r, 1) % 3);
-    o.activation = osel % 8 == 2 ? (hgemm_activation)(take(r, 1) % 6) : HGEMM_ACTIVATION_NONE;
-    if (osel % 8 == 3) o.c_fp32 = 1;
-    if (osel % 8 == 4) o.c_in = take(r, 1) % 2 ? C : (const void *)(BASE + ((uintptr_t)1 << 39)), o.ldc_in = ldc;
-    if (osel % 8 == 5) o.bias = (const void *)(BASE + ((uintptr_t)1 << 39)), o.bias_dtype = (hgemm_dtype)(take(r, 1) % 4);
-    if (osel % 8 == 6) o.workspace_bytes = 64, o.workspace = take(r, 1) % 2 ? NULL : (void *)(BASE + ((uintptr_t)1 << 39));
-    const hgemm_options *opt = osel % 16 == 7 ? NULL : &o;
+    const hgemm_options *opt = ex_options_value(r, &o, C, ldc, 1);
     int to_device = 0;
     hgemm_status want = model_grouped(id, dtype, op_b, rows, n, k, groups, offs, A, lda, B, ldb, stride_b, C, ldc,
                                       opt, &to_device);
@@ -317,16 +331,7 @@ static void fp8_case(reader *r, hgemm_kernel id, const void *A, const void *B, c
     const void *sa = take(r, 1) % 3 ? (const void *)(BASE + ((uintptr_t)1 << 37)) : ptr_value(r, C);
     const void *sb = take(r, 1) % 3 ? (const void *)(BASE + ((uintptr_t)3 << 37)) : ptr_value(r, C);
     hgemm_options o;
-    memset(&o, 0, sizeof o);
-    const uint64_t osel = take(r, 1);
-    o.size = osel % 8 == 0 ? 8 : sizeof o;
-    o.sm_count_target = osel % 8 == 1 ? -1 : (int)(take(r, 1) % 3);
-    o.activation = osel % 8 == 2 ? (hgemm_activation)(take(r, 1) % 6) : HGEMM_ACTIVATION_NONE;
-    if (osel % 8 == 3) o.c_fp32 = 1;
-    if (osel % 8 == 4) o.c_in = C, o.ldc_in = ldc;
-    if (osel % 8 == 5) o.bias = (const void *)(BASE + ((uintptr_t)1 << 39)), o.bias_dtype = (hgemm_dtype)(take(r, 1) % 4);
-    if (osel % 8 == 6) o.workspace_bytes = 64, o.workspace = take(r, 1) % 2 ? NULL : (void *)(BASE + ((uintptr_t)1 << 39));
-    const hgemm_options *opt = osel % 16 == 7 ? NULL : &o;
+    const hgemm_options *opt = ex_options_value(r, &o, C, ldc, 0);
     int to_device = 0;
     hgemm_status want = model_fp8(id, at, bt, ct, mode, m, n, k, A, lda, B, ldb, sa, sb, C, ldc, opt, &to_device);
     if (to_device && gpu_state) return;
@@ -371,16 +376,7 @@ static void grouped_fp8_case(reader *r, hgemm_kernel id, const void *A, const vo
     const void *sa = take(r, 1) % 3 ? (const void *)(BASE + ((uintptr_t)1 << 37)) : ptr_value(r, C);
     const void *sb = take(r, 1) % 3 ? (const void *)(BASE + ((uintptr_t)3 << 37)) : ptr_value(r, C);
     hgemm_options o;
-    memset(&o, 0, sizeof o);
-    const uint64_t osel = take(r, 1);
-    o.size = osel % 8 == 0 ? 8 : sizeof o;
-    o.sm_count_target = osel % 8 == 1 ? -1 : (int)(take(r, 1) % 3);
-    o.activation = osel % 8 == 2 ? (hgemm_activation)(take(r, 1) % 6) : HGEMM_ACTIVATION_NONE;
-    if (osel % 8 == 3) o.c_fp32 = 1;
-    if (osel % 8 == 4) o.c_in = C, o.ldc_in = ldc;
-    if (osel % 8 == 5) o.bias = (const void *)(BASE + ((uintptr_t)1 << 39)), o.bias_dtype = (hgemm_dtype)(take(r, 1) % 4);
-    if (osel % 8 == 6) o.workspace_bytes = 64, o.workspace = take(r, 1) % 2 ? NULL : (void *)(BASE + ((uintptr_t)1 << 39));
-    const hgemm_options *opt = osel % 16 == 7 ? NULL : &o;
+    const hgemm_options *opt = ex_options_value(r, &o, C, ldc, 0);
     int to_device = 0;
     hgemm_status want = model_grouped_fp8(id, at, bt, ct, mode, rows, n, k, groups, offs, A, lda, B, ldb, stride_b,
                                           sa, sb, C, ldc, opt, &to_device);

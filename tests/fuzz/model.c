@@ -371,10 +371,9 @@ hgemm_status model_grouped(hgemm_kernel kernel, int dtype, int op_b, int64_t row
  * sizes, leading dimensions, spans (A and B one byte an element, C two or
  * four), NULLs, alignment, overlaps (by byte ranges, the scale arrays'
  * lengths by mode); then what the family does not serve. */
-hgemm_status model_fp8(hgemm_kernel kernel, int at, int bt, int ct, int mode, int64_t m, int64_t n, int64_t k,
-                       const void *A, int64_t lda, const void *B, int64_t ldb, const void *sa, const void *sb,
-                       const void *C, int64_t ldc, const hgemm_options *o, int *to_device) {
-    *to_device = 0;
+/* The FP8 calls' first checks: the options as hgemm_gemm_ex reads them (its
+ * size, a bias's type: C's or fp32), the kernel, the types and the mode. */
+static hgemm_status model_fp8_head(hgemm_kernel kernel, int at, int bt, int ct, int mode, const hgemm_options *o) {
     if (o && (o->size < offsetof(hgemm_options, c_fp32) + sizeof(int))) return HGEMM_ERROR_INVALID_VALUE;
     if (o && o->bias && (int)o->bias_dtype != ct && o->bias_dtype != HGEMM_DTYPE_F32) return HGEMM_ERROR_INVALID_VALUE;
     if (!known_kernel(kernel)) return HGEMM_ERROR_INVALID_VALUE;
@@ -382,6 +381,15 @@ hgemm_status model_fp8(hgemm_kernel kernel, int at, int bt, int ct, int mode, in
     if (!fp8_a || !fp8_b || (ct != HGEMM_DTYPE_F16 && ct != HGEMM_DTYPE_BF16 && ct != HGEMM_DTYPE_F32) || mode < 0 ||
         mode > HGEMM_SCALE_BLOCK)
         return HGEMM_ERROR_INVALID_VALUE;
+    return HGEMM_SUCCESS;
+}
+
+hgemm_status model_fp8(hgemm_kernel kernel, int at, int bt, int ct, int mode, int64_t m, int64_t n, int64_t k,
+                       const void *A, int64_t lda, const void *B, int64_t ldb, const void *sa, const void *sb,
+                       const void *C, int64_t ldc, const hgemm_options *o, int *to_device) {
+    *to_device = 0;
+    const hgemm_status head = model_fp8_head(kernel, at, bt, ct, mode, o);
+    if (head != HGEMM_SUCCESS) return head;
     if (m < 0 || n < 0 || k < 0 || (o && o->sm_count_target < 0)) return HGEMM_ERROR_INVALID_VALUE;
     if (o && (unsigned)o->activation > HGEMM_ACTIVATION_SILU) return HGEMM_ERROR_INVALID_VALUE;
     if (lda < (k < 1 ? 1 : k) || ldb < (k < 1 ? 1 : k) || ldc < (n < 1 ? 1 : n)) return HGEMM_ERROR_INVALID_VALUE;
@@ -426,13 +434,8 @@ hgemm_status model_grouped_fp8(hgemm_kernel kernel, int at, int bt, int ct, int 
                                int64_t ldb, int64_t stride_b, const void *sa, const void *sb, const void *C,
                                int64_t ldc, const hgemm_options *o, int *to_device) {
     *to_device = 0;
-    if (o && (o->size < offsetof(hgemm_options, c_fp32) + sizeof(int))) return HGEMM_ERROR_INVALID_VALUE;
-    if (o && o->bias && (int)o->bias_dtype != ct && o->bias_dtype != HGEMM_DTYPE_F32) return HGEMM_ERROR_INVALID_VALUE;
-    if (!known_kernel(kernel)) return HGEMM_ERROR_INVALID_VALUE;
-    const int fp8_a = at == HGEMM_DTYPE_E4M3 || at == HGEMM_DTYPE_E5M2, fp8_b = bt == HGEMM_DTYPE_E4M3 || bt == HGEMM_DTYPE_E5M2;
-    if (!fp8_a || !fp8_b || (ct != HGEMM_DTYPE_F16 && ct != HGEMM_DTYPE_BF16 && ct != HGEMM_DTYPE_F32) || mode < 0 ||
-        mode > HGEMM_SCALE_BLOCK)
-        return HGEMM_ERROR_INVALID_VALUE;
+    const hgemm_status head = model_fp8_head(kernel, at, bt, ct, mode, o);
+    if (head != HGEMM_SUCCESS) return head;
     if (rows < 0 || n < 0 || k < 0 || groups < 0 || stride_b < 0 || (o && o->sm_count_target < 0))
         return HGEMM_ERROR_INVALID_VALUE;
     if (o && (unsigned)o->activation > HGEMM_ACTIVATION_SILU) return HGEMM_ERROR_INVALID_VALUE;
