@@ -76,6 +76,10 @@
 #             racecheck, then python/fp8_bench.py beside torch._scaled_mm ($FP8_ARGS, default
 #             the bar's block-scaled shapes, m 64, 128, 4096 at DeepSeek-V3's six (n, k), --repeat 3,
 #             CUDA-graph timing) into fp8.csv and fp8.log, and 8192^3 with tensor scales into fp8-8192.csv
+#   grouped   test_gpu_grouped (the 2D x 3D and the k-grouped forms), then python/grouped_bench.py
+#             beside torch's grouped products and a per-expert loop ($GROUPED_ARGS, default
+#             --tokens 64,4096 --routing uniform --repeat 3): bf16 into grouped.csv, the weight
+#             gradients (--wgrad) into grouped-wgrad.csv, FP8 with block scales into grouped-fp8.csv
 #   epilogue  test_gpu_epilogue and test_gpu_c_in, then hgemm-epilogue-bench --wgrad (the TN
 #             product into an fp32 C with beta 1 beside cuBLAS's, bf16, $WGRAD_ARGS, default
 #             --repeat 2) into wgrad.csv
@@ -279,6 +283,19 @@ if has fp8; then
     STEP_LOG="$OUT/fp8.log" run fp8-8192 120 env PYTHONPATH=python HGEMM_LIBRARY="$BUILD/libhgemm.so" \
         PYTHONUNBUFFERED=1 python3 python/fp8_bench.py --scalings tensor --m 8192 --shapes 8192:8192 --repeat 3 \
         --csv "$OUT/fp8-8192.csv"
+fi
+
+if has grouped; then
+    run grouped-tests 300 ctest --test-dir "$BUILD" -R 'test_gpu_grouped' --output-on-failure
+    for mode in bf16 wgrad fp8; do
+        case $mode in bf16) extra="" ;; wgrad) extra="--wgrad" ;; fp8) extra="--dtype fp8 --scaling block" ;; esac
+        csv="$OUT/grouped.csv"
+        [ "$mode" = bf16 ] || csv="$OUT/grouped-$mode.csv"
+        # shellcheck disable=SC2086
+        STEP_LOG="$OUT/grouped.log" run "grouped-$mode" 400 env PYTHONPATH=python HGEMM_LIBRARY="$BUILD/libhgemm.so" \
+            PYTHONUNBUFFERED=1 python3 python/grouped_bench.py ${GROUPED_ARGS:---tokens 64,4096 --routing uniform \
+            --repeat 3} $extra --csv "$csv"
+    done
 fi
 
 if has epilogue; then
