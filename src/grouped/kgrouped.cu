@@ -58,10 +58,9 @@ typedef struct gk_args {
 } gk_args;
 
 /* Zero k-rows `from`..BK-1 of the stage's boxes (A's two, B's two), each
- * of the consumers' 256 threads 8 fixed 16-byte chunks under a predicate (no
- * branch on the thread: ptxas then keeps the k-loop's descriptors in uniform
- * registers); the rows are whole 128-byte lines of each box (the swizzle
- * moves chunks within a line only). */
+ * of the consumers' 256 threads 8 fixed 16-byte chunks under a predicate
+ * (no branch on the thread); the rows are whole 128-byte lines of each box
+ * (the swizzle moves chunks within a line only). */
 static __device__ __forceinline__ void gk_zero_tail(__half *a, __half *b, int from, int tid) {
     constexpr int chunks = SW128_ROW_BYTES / 16, per_box = BK * chunks; /* 512 */
     constexpr int all = (GK_BM + GK_BN) / V8_MN_BOX * per_box;            /* 2048 */
