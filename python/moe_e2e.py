@@ -4,17 +4,24 @@ shapes, a few layers, random weights, nothing downloaded) with its experts in
 one grouped product per projection, through hgemm.functional.grouped_mm or
 torch._grouped_mm, beside each other and beside transformers' own expert loop:
 
-    python3 python/moe_e2e.py [--layers 2] [--repeats 3] [--csv FILE]
+    python3 python/moe_e2e.py [--layers 2] [--repeats 3] [--train] [--csv FILE]
 
 Every sparse MoE block is replaced by one that routes as transformers does
 (softmax, top-k, renormalised where the config says so), sorts the token
 copies by expert, runs gate+up (one (experts, 2 * width, hidden) weight), SiLU
 times up, then down, both as grouped products over int32 end offsets on the
 device, and adds the weighted rows back. Prefill (1 x 512, 4 x 1024) and decode
-(batch 1 and 16 after a 128-token prompt, 16 steps) are timed with CUDA
-events; the logits of the first prefill are compared with transformers' loop
-in fp32 weights (max |error|). Columns: phase, batch, seq, backend, run, ms,
-vs_torch_grouped, max_abs_logit_err."""
+(batch 1 and 16 after a 128-token prompt: CUDA events around 16 steps, the
+prompt untimed) are timed with CUDA events; the logits of the first prefill
+are compared with transformers' loop in fp32 weights (max |error|).
+
+--train: a bf16 training step (4 x 512 tokens, AdamW) with the experts'
+weights as parameters, their gradients through each backend's grouped
+products (hgemm: the weight gradient grouped along the rows, one launch);
+the experts' gradients after the first step compared between the two
+backends (max |d| over max |g|), the loss of every step printed, steps
+from the third on timed. Columns: phase, batch, seq, backend, run, ms,
+vs_torch_grouped, max_abs_logit_err (train rows: the step's loss)."""
 import argparse
 import csv
 import statistics
@@ -48,12 +55,27 @@ def experts_of(block, torch):
     return router, gate_up.detach().contiguous(), down.detach().contiguous()
 
 
-def make_block(torch, F, block, config, grouped):
-    router, gate_up, down = experts_of(block, torch)
+def expert_weights(torch, blocks):
+    """Each block's experts as two parameters, gate+up and down (shared by the
+    backends' blocks, so that both train the same weights)."""
+    out = []
+    for blk in blocks:
+        _, gate_up, down = experts_of(blk, torch)
+        out.append((torch.nn.Parameter(gate_up), torch.nn.Parameter(down)))
+    return out
+
+
+def make_block(torch, F, block, config, grouped, weights):
+    router = block.gate.weight
+    gate_up, down = weights
     experts, top_k, norm = config.num_experts, config.num_experts_per_tok, config.norm_topk_prob
     width = down.shape[2]
 
     class GroupedMoe(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.gate_up, self.down = gate_up, down
+
         def forward(self, hidden):
             shape = hidden.shape
             x = hidden.reshape(-1, shape[-1])
@@ -65,14 +87,57 @@ def make_block(torch, F, block, config, grouped):
             token = order // top_k
             offs = torch.bincount(chosen.flatten(), minlength=experts).cumsum(0).to(torch.int32)
             rows = x[token]
-            h = grouped(rows, gate_up.transpose(1, 2), offs)
+            h = grouped(rows, self.gate_up.transpose(1, 2), offs)
             h = F.silu(h[:, :width]) * h[:, width:]
-            y = grouped(h, down.transpose(1, 2), offs)
+            y = grouped(h, self.down.transpose(1, 2), offs)
             y = y * weight.flatten()[order].to(y.dtype).unsqueeze(1)
             out = torch.zeros_like(x).index_add_(0, token, y)
             return out.reshape(shape)
 
     return GroupedMoe()
+
+
+def train(torch, model, use, weights, tokens, steps):
+    """Rows of the training step for hgemm and torch_grouped from the same
+    weights and data; prints each step's loss and the experts' gradients'
+    difference after the first step."""
+    model.train()
+    seen, params = set(), []
+    for p in list(model.parameters()) + [p for pair in weights for p in pair]:  # each once
+        if id(p) not in seen:
+            seen.add(id(p))
+            params.append(p)
+    init = [p.detach().clone() for p in params]
+    data = tokens(4, 512)
+    out, first_grads = [], {}
+    for name in ("torch_grouped", "hgemm"):
+        with torch.no_grad():
+            for p, v in zip(params, init):
+                p.copy_(v)
+        use(name)
+        opt = torch.optim.AdamW(params, lr=1e-4, fused=True)
+        losses, times = [], []
+        for s in range(steps):
+            start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            opt.zero_grad(set_to_none=True)
+            loss = model(data, labels=data).loss
+            loss.backward()
+            if s == 0:
+                first_grads[name] = [p.grad.detach().clone() for pair in weights for p in pair]
+            opt.step()
+            stop.record()
+            torch.cuda.synchronize()
+            times.append(start.elapsed_time(stop))
+            losses.append(loss.item())
+        print(f"train {name}: loss by step " + " ".join(f"{x:.4f}" for x in losses))
+        out.extend(("train", 4, 512, name, r + 1, ms, losses[r + 2]) for r, ms in enumerate(times[2:]))
+        del opt
+    worst = max(float((a.float() - b.float()).abs().max() / b.float().abs().max().clamp(min=1e-30))
+                for a, b in zip(first_grads["hgemm"], first_grads["torch_grouped"]))
+    print(f"train: the experts' gradients after one step, hgemm against torch_grouped: max |d| / max |g| {worst:.3e}")
+    model.eval()
+    return out
 
 
 def events_ms(torch, fn, iters=3):
@@ -84,6 +149,8 @@ def main():
     parser.add_argument("--layers", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--decode-steps", type=int, default=16)
+    parser.add_argument("--train", action="store_true", help="also a bf16 training step")
+    parser.add_argument("--train-steps", type=int, default=6)
     parser.add_argument("--csv")
     args = parser.parse_args()
     try:
@@ -111,7 +178,9 @@ def main():
         "hgemm": lambda a, b, offs: hgemm.functional.grouped_mm(a, b, offs=offs),
         "torch_grouped": lambda a, b, offs: torch._grouped_mm(a, b, offs=offs),
     }
-    swapped = {name: [make_block(torch, F, blk, config, fn) for _, blk in blocks] for name, fn in backends.items()}
+    weights = expert_weights(torch, [blk for _, blk in blocks])
+    swapped = {name: [make_block(torch, F, blk, config, fn, w) for (_, blk), w in zip(blocks, weights)]
+               for name, fn in backends.items()}
 
     def use(name):
         for i, (layer, blk) in enumerate(blocks):
@@ -148,19 +217,23 @@ def main():
         for batch in DECODE:
             prompt, nxt = tokens(batch, 128), tokens(batch, 1)
 
-            def loop():
-                out = model(prompt, use_cache=True)
-                past = out.past_key_values
+            def decode_ms():  # the prompt untimed; events around the steps alone
+                past = model(prompt, use_cache=True).past_key_values
+                start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                start.record()
                 for _ in range(args.decode_steps):
-                    out = model(nxt, past_key_values=past, use_cache=True)
-                    past = out.past_key_values
+                    past = model(nxt, past_key_values=past, use_cache=True).past_key_values
+                stop.record()
+                torch.cuda.synchronize()
+                return start.elapsed_time(stop) / args.decode_steps
 
             for r in range(args.repeats):
                 for name in names:
                     use(name)
-                    step = (events_ms(torch, loop, 1) - events_ms(torch, lambda: model(prompt, use_cache=True), 1)) \
-                        / args.decode_steps
-                    rows.append(("decode", batch, 1, name, r + 1, step, float("nan")))
+                    decode_ms()  # warm-up
+                    rows.append(("decode", batch, 1, name, r + 1, decode_ms(), float("nan")))
+    if args.train:
+        rows.extend(train(torch, model, use, weights, tokens, args.train_steps))
     base = {}
     for row in rows:
         if row[3] == "torch_grouped":
@@ -182,6 +255,7 @@ def main():
             f.write(f"# gpu: {torch.cuda.get_device_name()}\n")
             f.write(f"# torch: {torch.__version__}\n")
             f.write(f"# model: Qwen3-30B-A3B shapes, {args.layers} layers, random weights, bf16\n")
+            f.write("# train rows: max_abs_logit_err holds the step's loss\n")
             f.write("# command: " + " ".join(sys.argv) + "\n")
             out = csv.writer(f)
             out.writerow(("phase", "batch", "seq", "backend", "run", "ms", "vs_torch_grouped", "max_abs_logit_err"))
