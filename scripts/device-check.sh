@@ -79,7 +79,9 @@
 #   grouped   test_gpu_grouped (the 2D x 3D and the k-grouped forms), then python/grouped_bench.py
 #             beside torch's grouped products and a per-expert loop ($GROUPED_ARGS, default
 #             --tokens 64,4096 --routing uniform --repeat 3): bf16 into grouped.csv, the weight
-#             gradients (--wgrad) into grouped-wgrad.csv, FP8 with block scales into grouped-fp8.csv
+#             gradients (--wgrad) into grouped-wgrad.csv, FP8 with block scales into grouped-fp8.csv;
+#             then python/moe_e2e.py --train (Qwen3-MoE shapes, the experts through either grouped
+#             product, prefill, decode and a training step) into moe-e2e.csv
 #   epilogue  test_gpu_epilogue and test_gpu_c_in, then hgemm-epilogue-bench --wgrad (the TN
 #             product into an fp32 C with beta 1 beside cuBLAS's, bf16, $WGRAD_ARGS, default
 #             --repeat 2) into wgrad.csv
@@ -296,6 +298,8 @@ if has grouped; then
             PYTHONUNBUFFERED=1 python3 python/grouped_bench.py ${GROUPED_ARGS:---tokens 64,4096 --routing uniform \
             --repeat 3} $extra --csv "$csv"
     done
+    STEP_LOG="$OUT/moe-e2e.log" run moe-e2e 400 env PYTHONPATH=python HGEMM_LIBRARY="$BUILD/libhgemm.so" \
+        PYTHONUNBUFFERED=1 python3 python/moe_e2e.py --train --csv "$OUT/moe-e2e.csv"
 fi
 
 if has epilogue; then
