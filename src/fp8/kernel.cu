@@ -13,8 +13,9 @@
  * distributed shared memory: block r adds up and stores every split-th
  * column group from r on. Where there are tiles enough, the wide build:
  * 128 x 256 tiles, the fresh fragment taken in two halves of 128 columns
- * (so that 128 + 64 accumulators fit, with setmaxnreg), half the bytes from
- * L2 per product. Design and measurements: docs/notes/fp8-design.md.
+ * (so that 128 + 64 accumulators fit, with setmaxnreg), in pairs of blocks
+ * that share B by multicast, a 16-bit C stored by TMA. The shared pieces
+ * are in fp8/common.cuh. Design and measurements: docs/notes/fp8-design.md.
  */
 #include <string.h>
 
