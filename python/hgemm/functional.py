@@ -48,19 +48,30 @@ def bmm(a, b, *, kernel="auto"):
 
 
 def grouped_mm(a, b, *, offs, out_dtype=None):
-    """torch.nn.functional.grouped_mm's 2D x 3D form through hgemm, one launch
-    for every group: a (total_rows, k), b (groups, k, n), offs (groups,) int32
-    cumulative ends on a's device; rows offs[g-1]:offs[g] of the result are
-    a[offs[g-1]:offs[g]] @ b[g] (rows past offs[-1] unspecified, as torch's).
-    b[g] is read as stored (k or n contiguous: an expert weight stored (n, k)
-    passed as w.transpose(-2, -1) is not copied).
+    """torch.nn.functional.grouped_mm through hgemm, one launch for every
+    group, offs (groups,) int32 cumulative ends on a's device:
+    - 2D x 3D: a (total_rows, k), b (groups, k, n); rows offs[g-1]:offs[g]
+      of the result are a[offs[g-1]:offs[g]] @ b[g] (rows past offs[-1]
+      unspecified, as torch's). b[g] is read as stored (k or n contiguous: an
+      expert weight stored (n, k) passed as w.transpose(-2, -1) is not copied).
+    - 2D x 2D, grouped along k: a (m, total_k), b (total_k, n); the result
+      (groups, m, n) holds a[:, rows of g] @ b[rows of g] (zeros for an empty
+      group): the experts' weight gradients, dY.t() and X as torch passes them.
 
-    With a gradient to record: da through hgemm's grouped product (dy @ b[g]^T
-    in one launch, zero past offs[-1]); db through the product grouped along
-    the rows (a[rows of g]^T @ dy[rows of g] for every g in one launch,
-    hgemm_grouped_k): no host synchronization."""
+    With a gradient to record, no host synchronization either way. 2D x 3D:
+    da through the grouped product (dy @ b[g]^T, zero past offs[-1]), db
+    through the product grouped along the rows. 2D x 2D: each input's
+    gradient through the 2D x 3D product (zero past offs[-1])."""
     torch = _torch.torch
-    if torch.is_grad_enabled() and (a.requires_grad or b.requires_grad):
+    grad = torch.is_grad_enabled() and (a.requires_grad or b.requires_grad)
+    if a.dim() == 2 and b.dim() == 2:
+        if out_dtype is not None and out_dtype != a.dtype:
+            raise TypeError("hgemm.functional.grouped_mm: out_dtype %s: only the inputs' type (%s) is served"
+                            % (out_dtype, a.dtype))
+        if grad:
+            return _GroupedMMK.apply(a, b, offs)
+        return _ops().grouped_mm_k(a.t(), b, offs)
+    if grad:
         return _GroupedMM.apply(a, b, offs, out_dtype)
     return _ops().grouped_mm(a, b, offs, out_dtype=out_dtype)
 
@@ -125,15 +136,19 @@ def quantize_fp8(x, block=(1, 128), dtype=None):
     return q, scale.contiguous()
 
 
-def _grouped_backward(a, b, offs, dy, need_a, need_b):
+def _past_groups_zeroed(x, offs):
+    """x (rows, cols) with the rows past every group (offs' largest end) zeroed, no host sync."""
     torch = _torch.torch
+    last = offs.max().clamp(min=0).long()
+    rows = torch.arange(x.shape[0], device=x.device)
+    return x.masked_fill((rows >= last).unsqueeze(1), 0)
+
+
+def _grouped_backward(a, b, offs, dy, need_a, need_b):
     ops = _ops()
     da = db = None
     if need_a:
-        da = ops.grouped_mm(dy, b.transpose(-2, -1), offs)
-        last = offs.max().clamp(min=0).long()  # rows past every group get no gradient; no host sync
-        rows = torch.arange(da.shape[0], device=da.device)
-        da = da.masked_fill((rows >= last).unsqueeze(1), 0)
+        da = _past_groups_zeroed(ops.grouped_mm(dy, b.transpose(-2, -1), offs), offs)
     if need_b:  # every expert's a_g^T dy_g in one launch, grouped along the rows; no host sync
         db = ops.grouped_mm_k(a, dy, offs)
     return da, db
@@ -151,6 +166,27 @@ if _torch.torch is not None:
             a, b, offs = ctx.saved_tensors
             da, db = _grouped_backward(a, b, offs, dy, ctx.needs_input_grad[0], ctx.needs_input_grad[1])
             return da, db, None, None
+
+    class _GroupedMMK(_torch.torch.autograd.Function):
+        """out[g] = a[:, rows of g] @ b[rows of g]; for a row r of group g,
+        da[:, r] = dout[g] @ b[r]^T and db[r] = a[:, r]^T dout[g]: both the
+        2D x 3D grouped product over the rows."""
+
+        @staticmethod
+        def forward(ctx, a, b, offs):
+            ctx.save_for_backward(a, b, offs)
+            return _ops().grouped_mm_k(a.t(), b, offs)
+
+        @staticmethod
+        def backward(ctx, dout):
+            a, b, offs = ctx.saved_tensors
+            ops = _ops()
+            da = db = None
+            if ctx.needs_input_grad[0]:  # (total, m) rows, then a's (m, total) view
+                da = _past_groups_zeroed(ops.grouped_mm(b, dout.transpose(-2, -1), offs), offs).t()
+            if ctx.needs_input_grad[1]:
+                db = _past_groups_zeroed(ops.grouped_mm(a.t(), dout, offs), offs)
+            return da, db, None
 
 
 def wgrad_accumulate_(main_grad, grad_output, input):

@@ -1556,6 +1556,12 @@ class NativeScaledMMFakeTests(unittest.TestCase):
             torch.ops.hgemm.grouped_mm_k(a, b.half(), offs)
         with self.assertRaisesRegex(TypeError, "offs: expected int32"):
             torch.ops.hgemm.grouped_mm_k(a, b, offs.long())
+        # hgemm.functional.grouped_mm's 2D x 2D form is this op over a's transpose
+        import hgemm.functional as HF
+        out = HF.grouped_mm(a.t(), b, offs=offs)
+        self.assertEqual(tuple(out.shape), (5, 264, 100))
+        with self.assertRaisesRegex(TypeError, "only the inputs' type"):
+            HF.grouped_mm(a.t(), b, offs=offs, out_dtype=torch.float32)
         with self.assertRaisesRegex(TypeError, "grouped_mm_k: a: expected a CUDA tensor"):
             torch.ops.hgemm.grouped_mm_k(torch.zeros(10, 16).bfloat16(), torch.zeros(10, 8).bfloat16(),
                                          torch.tensor([4, 10], dtype=torch.int32))

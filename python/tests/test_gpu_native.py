@@ -228,6 +228,20 @@ class NativeOpsTests(unittest.TestCase):
                                  "grouped_mm_k %s group %d" % (dtype, gi), atol=ATOL * 400 ** 0.5)
             torch.library.opcheck(self.ops.grouped_mm_k.default, (a, y, offs),
                                   test_utils=("test_schema", "test_faketensor"))
+            # F.grouped_mm's 2D x 2D form through hgemm.functional.grouped_mm, with gradients
+            at = a.t().detach().requires_grad_()  # (k, 760): dY^T as torch passes it
+            yg = y.detach().requires_grad_()
+            out = hgemm.functional.grouped_mm(at, yg, offs=offs)
+            self.assertEqual(tuple(out.shape), (groups, k, n))
+            gout = self.randn(groups, k, n, k=1, dtype=dtype)
+            out.backward(gout)
+            a64, y64 = a.detach().double().t().requires_grad_(), y.detach().double().requires_grad_()
+            ref = torch.stack([a64[:, ends[i]:ends[i + 1]] @ y64[ends[i]:ends[i + 1]] for i in range(groups)])
+            self.assertClose(out, ref.detach(), "grouped_mm 2D x 2D " + dtype, atol=ATOL * 400 ** 0.5)
+            ref.backward(gout.double())
+            self.assertClose(at.grad, a64.grad, "grouped_mm 2D x 2D da (columns 700.. zero) " + dtype,
+                             atol=ATOL * groups ** 0.5 * 2)
+            self.assertClose(yg.grad, y64.grad, "grouped_mm 2D x 2D db " + dtype, atol=ATOL * groups ** 0.5 * 2)
 
     def test_autograd(self):
         torch = self.torch
