@@ -172,18 +172,21 @@ Tensor grouped_scaled_meta(const Tensor &a, const Tensor &b, const Tensor &sa, c
     return wide.narrow_symint(1, 0, n);
 }
 
-Tensor grouped_scaled_cuda(const Tensor &a, const Tensor &b, const Tensor &sa, const Tensor &sb, const Tensor &offs,
-                           std::optional<at::ScalarType> out_dtype)
+Tensor grouped_scaled_cuda(const Tensor &a, const Tensor &b_in, const Tensor &sa, const Tensor &sb,
+                           const Tensor &offs, std::optional<at::ScalarType> out_dtype)
 {
-    Tensor out = grouped_scaled_meta(a, b, sa, sb, offs, out_dtype);
-    const int64_t rows = a.size(0), k = a.size(1), groups = b.size(0), n = b.size(2);
+    Tensor out = grouped_scaled_meta(a, b_in, sa, sb, offs, out_dtype);
+    const int64_t rows = a.size(0), k = a.size(1), groups = b_in.size(0), n = b_in.size(2);
     if (rows == 0 || n == 0 || groups == 0) return out;
-    for (const Tensor *t : {&a, &b, &sa, &sb, &offs})
+    for (const Tensor *t : {&a, &b_in, &sa, &sb, &offs})
         TORCH_CHECK_VALUE(t->is_cuda() && t->get_device() == out.get_device(), "hgemm::grouped_scaled_mm: a, b, "
                           "the scales and offs must be on one CUDA device");
-    TORCH_CHECK_VALUE((k <= 1 || a.stride(1) == 1) && (k <= 1 || b.stride(1) == 1),
+    TORCH_CHECK_VALUE((k <= 1 || a.stride(1) == 1) && (k <= 1 || b_in.stride(1) == 1),
                       "hgemm::grouped_scaled_mm: a must be row-major and each b[g] column-major (an (n, k) "
-                      "weight transposed), got strides ", a.strides(), " and ", b.strides());
+                      "weight transposed), got strides ", a.strides(), " and ", b_in.strides());
+    // one weight expanded over the groups (stride 0) but scales per group: each group its own copy, since
+    // hgemm_grouped_fp8 reads one expert's scales where stride_b is 0
+    const Tensor b = groups > 1 && b_in.stride(0) == 0 ? b_in.transpose(1, 2).contiguous().transpose(1, 2) : b_in;
     const int64_t packed = std::max<int64_t>(16, (k + 15) / 16 * 16);
     const int64_t lda = rows == 1 || k == 0 ? packed : a.stride(0);
     const int64_t ldb = n == 1 || k == 0 ? packed : b.stride(2);
