@@ -81,6 +81,7 @@
 #include "check.h"
 #include "hgemm_bench_git.h" /* HGEMM_GIT_COMMIT, generated at build time */
 #include "internal.h"
+#include "fp8/plan.h" /* hgemm_gemm_fp8's plan, for --explain --fp8 */
 #include "stream_k.h" /* HGEMM_SK_REDUCE_*, for --explain */
 #include "interleave.h" /* the order of --interleave's slices */
 
@@ -367,6 +368,7 @@ typedef struct options {
     const char *host_cost_csv;  /* --host-cost-csv */
     int list, list_shapes, accuracy, host_cost, help, version;
     int explain;                /* --explain */
+    int explain_fp8;            /* --fp8: --explain plans hgemm_gemm_fp8's calls instead */
     int64_t sms;                /* --sms: the SMs --explain plans for; 0: the GPU's (or 132) */
 } options;
 
@@ -509,6 +511,8 @@ static void usage(FILE *f) {
         "  --no-library-workspace\n"
         "                   calls without a workspace run unsplit (hgemm_set_library_workspace(0))\n"
         "  --sms N          the SMs --explain plans for (default: the GPU's, else %d)\n"
+        "  --fp8            with --explain: hgemm_gemm_fp8's plan at each shape instead (e4m3,\n"
+        "                   a bf16 C, beta 0): its tile, the pair or the split, the stores\n"
         "timing:\n"
         "  --warmup N       untimed launches before each timed window (default: %d)\n"
         "  --iters N        timed launches per window (default: %d)\n"
@@ -936,7 +940,7 @@ static int parse_args(int argc, char **argv, options *o) {
                 strcmp(a, "--accuracy-sweep") == 0 || strcmp(a, "--sweep") == 0 ||
                 strcmp(a, "--version") == 0 || strcmp(a, "--list-shapes") == 0 ||
                 strcmp(a, "--rotate") == 0 || strcmp(a, "--no-rotate") == 0 ||
-                strcmp(a, "--host-cost") == 0 || strcmp(a, "--explain") == 0 ||
+                strcmp(a, "--host-cost") == 0 || strcmp(a, "--explain") == 0 || strcmp(a, "--fp8") == 0 ||
                 strcmp(a, "--no-lead-in") == 0 || strcmp(a, "--no-library-workspace") == 0)
                 return bad_usage("%s takes no value", a);
             return bad_usage("unknown option '%s'", a);
@@ -958,6 +962,8 @@ static int parse_args(int argc, char **argv, options *o) {
             o->list_shapes = 1;
         } else if (strcmp(a, "--explain") == 0) {
             o->explain = 1;
+        } else if (strcmp(a, "--fp8") == 0) {
+            o->explain_fp8 = 1;
         } else if (strcmp(a, "--sms") == 0) {
             if (val == NULL) return bad_usage("--sms needs an argument");
             if (!parse_int(val, 1, MAX_EXPLAIN_SMS, &o->sms))
@@ -1143,6 +1149,7 @@ static int parse_args(int argc, char **argv, options *o) {
     } else if (o->sms) {
         return bad_usage("--sms sets the SMs --explain plans for: only with --explain");
     }
+    if (o->explain_fp8 && !o->explain) return bad_usage("--fp8 applies to --explain: hgemm-bench times no FP8 product");
     if (!kernels_given) parse_kernels("all", o);
     /* The forms: every dtype with every layout, dtypes outermost. */
     for (int d = 0; d < o->n_dtypes; d++)
@@ -2052,6 +2059,38 @@ static void explain_text(char *buf, size_t len, hgemm_status st, const hgemm_exp
         snprintf(buf + used, len - used, "; in the library's workspace");
 }
 
+/* --explain --fp8: hgemm_gemm_fp8's plan at each shape (src/fp8/plan.h; the
+ * launch in src/fp8/kernel.cu), for e4m3 operands, a bf16 C and beta 0. */
+static void explain_fp8_line(char *buf, size_t len, int64_t m, int64_t n, int64_t k, int sms) {
+    const uint64_t m_tiles = (uint64_t)(m + 127) / 128, k_tiles = (uint64_t)(k + 127) / 128;
+    const int wide = hgemm__fp8_wide((uint64_t)m, (uint64_t)n, sms);
+    const uint64_t bn = wide ? 256 : 128, tiles = m_tiles * (((uint64_t)n + bn - 1) / bn);
+    if (m == 0 || n == 0) {
+        snprintf(buf, len, "nothing to do");
+    } else if (wide) {
+        const int pair = hgemm__fp8_pair((uint64_t)m, wide, sms);
+        const uint64_t units = pair ? (m_tiles + 1) / 2 * (tiles / m_tiles) : tiles;
+        const uint64_t most = pair ? (uint64_t)(sms & ~1) : (uint64_t)sms;
+        snprintf(buf, len,
+                 "128x256 tiles%s, %llu tiles of %llu k-tiles on up to %llu blocks; a 16-bit C by TMA "
+                 "(stores from registers for beta != 0, an fp32 C, a right edge with n %% 8 != 0)",
+                 pair ? ", in pairs sharing B by multicast" : "", (unsigned long long)tiles,
+                 (unsigned long long)k_tiles,
+                 (unsigned long long)(pair ? (2 * units < most ? 2 * units : most) : (tiles < most ? tiles : most)));
+    } else {
+        const int lg = hgemm__fp8_split_log(tiles, (int64_t)k_tiles, sms);
+        if (lg > 0)
+            snprintf(buf, len,
+                     "128x128 tiles, k split over a cluster of %d: %llu tiles x %d blocks, %llu k-tiles each, "
+                     "the partial sums added in distributed shared memory",
+                     1 << lg, (unsigned long long)tiles, 1 << lg, (unsigned long long)(k_tiles >> lg));
+        else
+            snprintf(buf, len, "128x128 tiles, %llu tiles of %llu k-tiles on %llu blocks; stores from registers",
+                     (unsigned long long)tiles, (unsigned long long)k_tiles,
+                     (unsigned long long)(tiles < (uint64_t)sms ? tiles : (uint64_t)sms));
+    }
+}
+
 /* --explain: what each selected kernel would run at each shape and form (the
  * library's own decision for the call the bench makes: its leading
  * dimensions, its workspace, beta 0), without a GPU. */
@@ -2072,6 +2111,15 @@ static int print_explanations(const options *o) {
     if (sms == 0) {
         sms = EXPLAIN_DEFAULT_SMS;
         whose = "an H100's or H200's; no sm_90 GPU here";
+    }
+    if (o->explain_fp8) {
+        printf("# hgemm_gemm_fp8's plan (e4m3 x e4m3, a bf16 C, beta 0), on %u SMs (%s)\n", sms, whose);
+        char line[TEXT_LEN * 4];
+        for (int i = 0; i < count; i++) {
+            explain_fp8_line(line, sizeof line, v[i].m, v[i].n, v[i].k, (int)sms);
+            printf("%lld %lld %lld: fp8 -> %s\n", (long long)v[i].m, (long long)v[i].n, (long long)v[i].k, line);
+        }
+        return EXIT_OK;
     }
     printf("# what each kernel runs, as the library decides it for hgemm-bench's calls (a workspace of "
            "%zu bytes%s, beta 0), on %u SMs (%s)\n", bench_workspace_bytes,

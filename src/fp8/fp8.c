@@ -52,6 +52,11 @@ int hgemm__fp8_wide(uint64_t m, uint64_t n, int sms) {
     return n > 128 && ((m + 127) / 128) * ((n + 255) / 256) >= (uint64_t)sms;
 }
 
+/* The wide build in pairs wherever it has two tile rows (and two SMs). */
+int hgemm__fp8_pair(uint64_t m, int wide, int sms) {
+    return wide && (m + 127) / 128 >= 2 && sms >= 2;
+}
+
 static hgemm_status fp8_validate(hgemm_kernel kernel, hgemm_dtype at, hgemm_dtype bt, hgemm_dtype ct, int64_t m,
                                  int64_t n, int64_t k, const void *A, int64_t lda, const void *B, int64_t ldb,
                                  hgemm_scale_mode mode, const float *sa, const float *sb, void *C, int64_t ldc,

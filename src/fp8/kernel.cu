@@ -350,7 +350,7 @@ static hgemm_status f8_launch(const hgemm_fp8_problem *p, cudaStream_t stream) {
     const int64_t k_tiles = p->k_zero ? 0 : (p->k + F8_BK - 1) / F8_BK;
     const int split_log = wide ? 0 : hgemm__fp8_split_log(tiles, k_tiles, sms);
     /* the wide build in pairs sharing B wherever there are two tile rows */
-    const int pair_log = wide && m_tiles >= 2 && sms >= 2;
+    const int pair_log = hgemm__fp8_pair((uint64_t)p->m, wide, sms);
     CUtensorMap ta, tb;
     memset(&ta, 0, sizeof ta);
     memset(&tb, 0, sizeof tb);

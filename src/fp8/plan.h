@@ -13,6 +13,8 @@ extern "C" {
 int hgemm__fp8_split_log(uint64_t tiles, int64_t k_tiles, int sms);
 /* 1 where the kernel takes 128 x 256 tiles. */
 int hgemm__fp8_wide(uint64_t m, uint64_t n, int sms);
+/* 1 where the wide build runs in pairs (clusters of two blocks sharing B). */
+int hgemm__fp8_pair(uint64_t m, int wide, int sms);
 
 #ifdef __cplusplus
 }

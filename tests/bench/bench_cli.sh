@@ -391,6 +391,19 @@ list)
     fi
     ;;
 explain)
+    # --explain --fp8: hgemm_gemm_fp8's plan (src/fp8/plan.h), the wide build in pairs, the split, plain tiles
+    run --explain --fp8 --sms 132 --size 4096 7168 16384
+    expect_rc 0
+    expect_empty err
+    expect_in out "hgemm_gemm_fp8's plan (e4m3 x e4m3, a bf16 C, beta 0), on 132 SMs (--sms)"
+    expect_in out "4096 7168 16384: fp8 -> 128x256 tiles, in pairs sharing B by multicast, 896 tiles of 128 k-tiles on up to 132 blocks"
+    run --explain --fp8 --sms 132 --size 64 2112 7168
+    expect_in out "64 2112 7168: fp8 -> 128x128 tiles, k split over a cluster of 4: 17 tiles x 4 blocks, 14 k-tiles each"
+    run --explain --fp8 --sms 132 --size 1024 1024 256
+    expect_in out "1024 1024 256: fp8 -> 128x128 tiles, 64 tiles of 2 k-tiles on 64 blocks; stores from registers"
+    run --fp8 --size 64 64 64
+    expect_rc 1
+    expect_in err "--fp8 applies to --explain"
     # --explain needs no GPU; with --sms its plans do not depend on the machine
     run --explain --sms 132 --kernels auto,v9 --size 4096 4096 4096
     expect_rc 0
