@@ -489,6 +489,18 @@ GROUPED_K_CALLS = [
 ]
 
 
+def check_grouped_launch(call, launch, tmaps, kernel, grid, boxes, problems):
+    """One grouped launch against its plan: the kernel by name, a persistent
+    grid of `grid` blocks, the tensor maps' boxes in order."""
+    name = launch.split()[1]
+    lv = dict(x.split("=", 1) for x in launch.split()[2:] if "=" in x)
+    if kernel not in name or int(lv["grid"].split(",")[0]) != grid:
+        problems.append(f"{call}: launched {name} grid {lv['grid']}, not {kernel} on {grid} blocks")
+    got = [dict(y.split("=", 1) for y in x.split()[2:] if "=" in y)["box"] for x in tmaps]
+    if got != boxes:
+        problems.append(f"{call}: tensor map boxes {got}, not {boxes}")
+
+
 def grouped(a):
     env = dict(os.environ, LD_PRELOAD=os.path.abspath(a.fake), LD_BIND_NOW="1", HGEMM_FAKE_SMS=str(a.sms))
     text_in = "".join("grouped %s %s %d %d %d %d %d\n" % c for c in GROUPED_CALLS)
@@ -526,34 +538,19 @@ def grouped(a):
             problems.append(f"{b['call']}: status {f[1]}, pending {kv['pending']}")
         if len(launches) != 1:
             problems.append(f"{b['call']}: {len(launches)} launches, not one")
-        want_maps = 0 if (c[4] if kind != "k" else c[3]) == 0 else 2
-        if kind == "k" and launches:
-            # every group's m x n tiles (128 x 128), up to the SMs; A and B MN-major in 64 x 64 boxes
-            m, n, groups = c[1], c[2], c[4]
-            name = launches[0].split()[1]
-            lv = dict(x.split("=", 1) for x in launches[0].split()[2:] if "=" in x)
-            most = -(-m // 128) * -(-n // 128) * groups
-            if "gk_kernel" not in name or int(lv["grid"].split(",")[0]) != min(most, a.sms):
-                problems.append(f"{b['call']}: launched {name} grid {lv['grid']}, not gk_kernel on "
-                                f"{min(most, a.sms)} blocks")
-            boxes = [dict(y.split("=", 1) for y in x.split()[2:] if "=" in y)["box"] for x in tmaps]
-            if c[3] and boxes != ["64,64,1", "64,64,1"]:
-                problems.append(f"{b['call']}: tensor map boxes {boxes}")
+        k = c[3] if kind == "k" else c[4]
+        want_maps = 0 if k == 0 else 2
         if len(tmaps) != want_maps:
             problems.append(f"{b['call']}: {len(tmaps)} tensor maps, not {want_maps}")
-        if kind == "fp8" and launches:
-            # the FP8 k-loop's kernel, a block per tile up to the SMs (each group rounds up one),
-            # A in 128 x 128-byte boxes, B's experts as a 3-D map of the same boxes
-            rows, n, groups = c[2], c[3], c[5]
-            name = launches[0].split()[1]
-            lv = dict(x.split("=", 1) for x in launches[0].split()[2:] if "=" in x)
-            most = (-(-rows // 128) + groups) * -(-n // 128)
-            if "f8g_kernel" not in name or int(lv["grid"].split(",")[0]) != min(most, a.sms):
-                problems.append(f"{b['call']}: launched {name} grid {lv['grid']}, not f8g_kernel on "
-                                f"{min(most, a.sms)} blocks")
-            boxes = [dict(y.split("=", 1) for y in x.split()[2:] if "=" in y)["box"] for x in tmaps]
-            if c[4] and boxes != ["128,128", "128,128,1"]:
-                problems.append(f"{b['call']}: tensor map boxes {boxes}")
+        if launches and kind != "bf16":
+            if kind == "k":  # every group's m x n tiles (128 x 128); A and B MN-major in 64 x 64 boxes
+                m, n, groups = c[1], c[2], c[4]
+                kernel, most, boxes = "gk_kernel", -(-m // 128) * -(-n // 128) * groups, ["64,64,1", "64,64,1"]
+            else:  # a tile per 128 rows of each group (each rounds up one); A and B's experts in 128 x 128-byte boxes
+                rows, n, groups = c[2], c[3], c[5]
+                kernel, most, boxes = "f8g_kernel", (-(-rows // 128) + groups) * -(-n // 128), ["128,128", "128,128,1"]
+            check_grouped_launch(b["call"], launches[0], tmaps, kernel, min(most, a.sms), boxes if k else [],
+                                 problems)
     for p in problems:
         print("FAIL " + p)
     print(f"check_trace --grouped: {len(blocks)} calls (bf16/fp16 and FP8), {len(problems)} problems")

@@ -123,6 +123,29 @@ static void *make_call(void *arg) {
     return NULL;
 }
 
+/* A call's status line: its status, the CUDA calls it made, the error it left pending. */
+static void print_status(hgemm_status st, unsigned long long made) {
+    printf("status %d calls=%llu pending=%d %s\n", (int)st, made, (int)cudaPeekAtLastError(), hgemm_status_string(st));
+}
+
+/* An FP8 line's MODE and CTYPE words. */
+static hgemm_scale_mode fp8_mode_named(const char *name) {
+    return strcmp(name, "tensor") == 0 ? HGEMM_SCALE_TENSOR
+           : strcmp(name, "row") == 0  ? HGEMM_SCALE_ROW
+                                       : HGEMM_SCALE_BLOCK;
+}
+
+static hgemm_dtype fp8_c_named(const char *name) {
+    return strcmp(name, "f32") == 0 ? HGEMM_DTYPE_F32 : strcmp(name, "f16") == 0 ? HGEMM_DTYPE_F16 : HGEMM_DTYPE_BF16;
+}
+
+/* The exact lengths of an FP8 call's scale arrays (one expert's for B), as include/hgemm.h lays them out. */
+static void fp8_scale_counts(hgemm_scale_mode mode, int64_t m, int64_t n, int64_t k, int64_t *sa_n, int64_t *sb_n) {
+    const int64_t kb = (k + 127) / 128;
+    *sa_n = mode == HGEMM_SCALE_TENSOR ? 1 : mode == HGEMM_SCALE_ROW ? m : m * kb;
+    *sb_n = mode == HGEMM_SCALE_TENSOR ? 1 : mode == HGEMM_SCALE_ROW ? n : (n + 127) / 128 * kb;
+}
+
 /* A grouped line (see the header): the call, then its status line. */
 static int grouped_call(const char *line, calls_fn calls) {
     char dname[16], opb[8];
@@ -149,7 +172,7 @@ static int grouped_call(const char *line, calls_fn calls) {
                                           op_b, rows, n, k, groups, (const int32_t *)offs, 1.0f, A, lda, B, ldb,
                                           stride_b, 0.5f, C, ldc, NULL, 0);
     const unsigned long long made = calls() - before;
-    printf("status %d calls=%llu pending=%d %s\n", (int)st, made, (int)cudaPeekAtLastError(), hgemm_status_string(st));
+    print_status(st, made);
     cudaFree(A);
     cudaFree(B);
     cudaFree(C);
@@ -184,7 +207,7 @@ static int grouped_k_call(const char *line, calls_fn calls) {
                                             m, n, total, groups, (const int32_t *)offs, 1.0f, A, lda, B, ldb, 1.0f, C,
                                             ldc, stride_c, &o, 0);
     const unsigned long long made = calls() - before;
-    printf("status %d calls=%llu pending=%d %s\n", (int)st, made, (int)cudaPeekAtLastError(), hgemm_status_string(st));
+    print_status(st, made);
     cudaFree(A);
     cudaFree(B);
     cudaFree(C);
@@ -202,16 +225,13 @@ static int grouped_fp8_call(const char *line, calls_fn calls) {
         fprintf(stderr, "hgemm-launch-trace: cannot read: %s", line);
         return 1;
     }
-    const hgemm_scale_mode mode = strcmp(mname, "tensor") == 0 ? HGEMM_SCALE_TENSOR
-                                  : strcmp(mname, "row") == 0  ? HGEMM_SCALE_ROW
-                                                               : HGEMM_SCALE_BLOCK;
-    const hgemm_dtype ct = strcmp(cname, "f32") == 0 ? HGEMM_DTYPE_F32
-                           : strcmp(cname, "f16") == 0 ? HGEMM_DTYPE_F16
-                                                       : HGEMM_DTYPE_BF16;
-    const int64_t ld = k > 16 ? (k + 15) / 16 * 16 : 16, ldc = round8(n ? n : 1), kb = (k + 127) / 128;
+    const hgemm_scale_mode mode = fp8_mode_named(mname);
+    const hgemm_dtype ct = fp8_c_named(cname);
+    const int64_t ld = k > 16 ? (k + 15) / 16 * 16 : 16, ldc = round8(n ? n : 1);
     const int64_t experts = shared ? 1 : groups, stride_b = shared ? 0 : n * ld;
-    const int64_t sa_n = mode == HGEMM_SCALE_TENSOR ? 1 : mode == HGEMM_SCALE_ROW ? rows : rows * kb;
-    const int64_t sb_n = experts * (mode == HGEMM_SCALE_TENSOR ? 1 : mode == HGEMM_SCALE_ROW ? n : (n + 127) / 128 * kb);
+    int64_t sa_n, sb_n;
+    fp8_scale_counts(mode, rows, n, k, &sa_n, &sb_n);
+    sb_n *= experts;
     printf("grouped-fp8-call %s %s %lld %lld %lld %lld shared=%d\n", mname, cname, rows, n, k, groups, shared);
     void *A = NULL, *B = NULL, *C = NULL, *offs = NULL, *sa = NULL, *sb = NULL;
     cudaMalloc(&A, rows && k ? (size_t)((rows - 1) * ld + k) : 16);
@@ -226,7 +246,7 @@ static int grouped_fp8_call(const char *line, calls_fn calls) {
                                               groups, (const int32_t *)offs, 1.0f, A, ld, B, ld, stride_b, mode,
                                               (const float *)sa, (const float *)sb, 0.0f, C, ldc, NULL, 0);
     const unsigned long long made = calls() - before;
-    printf("status %d calls=%llu pending=%d %s\n", (int)st, made, (int)cudaPeekAtLastError(), hgemm_status_string(st));
+    print_status(st, made);
     cudaFree(A);
     cudaFree(B);
     cudaFree(C);
@@ -246,15 +266,11 @@ static int fp8_call(const char *line, calls_fn calls) {
         fprintf(stderr, "hgemm-launch-trace: cannot read: %s", line);
         return 1;
     }
-    const hgemm_scale_mode mode = strcmp(mname, "tensor") == 0 ? HGEMM_SCALE_TENSOR
-                                  : strcmp(mname, "row") == 0  ? HGEMM_SCALE_ROW
-                                                               : HGEMM_SCALE_BLOCK;
-    const hgemm_dtype ct = strcmp(cname, "f32") == 0 ? HGEMM_DTYPE_F32
-                           : strcmp(cname, "f16") == 0 ? HGEMM_DTYPE_F16
-                                                       : HGEMM_DTYPE_BF16;
-    const int64_t ld = k > 16 ? k : 16, ldc = round8(n ? n : 1), kb = (k + 127) / 128;
-    const int64_t sa_n = mode == HGEMM_SCALE_TENSOR ? 1 : mode == HGEMM_SCALE_ROW ? m : m * kb;
-    const int64_t sb_n = mode == HGEMM_SCALE_TENSOR ? 1 : mode == HGEMM_SCALE_ROW ? n : (n + 127) / 128 * kb;
+    const hgemm_scale_mode mode = fp8_mode_named(mname);
+    const hgemm_dtype ct = fp8_c_named(cname);
+    const int64_t ld = k > 16 ? k : 16, ldc = round8(n ? n : 1);
+    int64_t sa_n, sb_n;
+    fp8_scale_counts(mode, m, n, k, &sa_n, &sb_n);
     printf("fp8-call %s %s %lld %lld %lld target=%d beta=%g\n", mname, cname, m, n, k, target, (double)beta);
     void *A = NULL, *B = NULL, *C = NULL, *sa = NULL, *sb = NULL;
     cudaMalloc(&A, (size_t)(m * ld > 0 ? (m - 1) * ld + k : 16));
@@ -271,7 +287,7 @@ static int fp8_call(const char *line, calls_fn calls) {
     const hgemm_status st = hgemm_gemm_fp8(HGEMM_KERNEL_AUTO, HGEMM_DTYPE_E4M3, HGEMM_DTYPE_E4M3, ct, m, n, k, 1.0f, A,
                                            ld, B, ld, mode, (const float *)sa, (const float *)sb, beta, C, ldc, &o, 0);
     const unsigned long long made = calls() - before;
-    printf("status %d calls=%llu pending=%d %s\n", (int)st, made, (int)cudaPeekAtLastError(), hgemm_status_string(st));
+    print_status(st, made);
     cudaFree(A);
     cudaFree(B);
     cudaFree(C);
